@@ -1,0 +1,45 @@
+import t from 'tap';
+import { parseConfig, ConfigError } from './config.ts';
+
+t.test('defaults are filled and frozen', async (t) => {
+  const c = parseConfig({});
+  t.equal(c.port, 8080);
+  t.equal(c.db_path, 'data/transit.duckdb');
+  t.ok(Object.isFrozen(c));
+  t.ok(Object.isFrozen(c.freshness));
+});
+
+t.test('env overrides port and db', async (t) => {
+  const c = parseConfig({ port: 1 }, { TRANSIT_PORT: '9999', TRANSIT_DB: '/tmp/x.duckdb' });
+  t.equal(c.port, 9999);
+  t.equal(c.db_path, '/tmp/x.duckdb');
+});
+
+t.test('every problem is listed by path', async (t) => {
+  try {
+    parseConfig({
+      port: 'x',
+      feeds: [
+        { id: 'a', kind: 'gtfs-rt', url: 'ftp://x' },
+        { id: 'a', kind: 'nope', url: 'http://x' },
+      ],
+      bogus: 1,
+    });
+    t.fail('should throw');
+  } catch (err) {
+    t.ok(err instanceof ConfigError);
+    const problems = (err as ConfigError).problems.join('\n');
+    t.match(problems, /port:/);
+    t.match(problems, /feeds\.0\.url: must be an http/);
+    t.match(problems, /feeds\.1\.kind/);
+    t.match(problems, /bogus/);
+  }
+});
+
+t.test('duplicate feed ids and inverted freshness are refused', async (t) => {
+  t.throws(() => parseConfig({
+    feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x' }, { id: 'a', kind: 'gtfs-rt', url: 'http://y' }],
+  }), /duplicate feed id/);
+  t.throws(() => parseConfig({ freshness: { stale_after_s: 100, expired_after_s: 50 } }), /expired_after_s/);
+  t.throws(() => parseConfig({}, { TRANSIT_PORT: 'abc' }), /TRANSIT_PORT/);
+});

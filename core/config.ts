@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+// One schema for the whole service. Units are in the key names; every default is here.
+
+const feedId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only');
+const feedUrl = z.string().refine((u) => /^(https?|file):\/\//.test(u), 'must be an http(s):// or file:// URL');
+
+export const FeedSchema = z.object({
+  id: feedId,
+  kind: z.enum(['gtfs-rt', 'alerts-json']),
+  url: feedUrl,
+  interval_s: z.number().positive().max(86_400).default(15),
+  timeout_s: z.number().positive().max(300).default(10),
+  max_bytes: z.number().int().positive().default(50 * 1024 * 1024),
+  /** static schedule used to resolve trips and stops of this feed */
+  schedule_id: z.string().optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+}).strict();
+
+export const ScheduleSchema = z.object({
+  id: feedId,
+  /** zip path, folder path, file:// or http(s):// URL */
+  source: z.string().min(1),
+}).strict();
+
+export const ConfigSchema = z.object({
+  port: z.number().int().min(0).max(65_535).default(8080),
+  host: z.string().default('0.0.0.0'),
+  db_path: z.string().default('data/transit.duckdb'),
+  public_base_url: z.string().url().optional(),
+  feeds: z.array(FeedSchema).default([]),
+  schedules: z.array(ScheduleSchema).default([]),
+  freshness: z.object({
+    stale_after_s: z.number().positive().default(90),
+    expired_after_s: z.number().positive().default(300),
+    /** header timestamps further ahead than this are rejected as future */
+    max_future_s: z.number().nonnegative().default(300),
+    /** header timestamps older than this are rejected as years old */
+    max_age_days: z.number().positive().default(365),
+  }).strict().default({ stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 365 }),
+  delay: z.object({
+    early_below_s: z.number().default(-60),
+    late_above_s: z.number().default(300),
+  }).strict().default({ early_below_s: -60, late_above_s: 300 }),
+  retention_days: z.object({
+    vehicle_positions: z.number().int().positive().default(7),
+    arrivals: z.number().int().positive().default(30),
+    trip_observations: z.number().int().positive().default(400),
+    alerts: z.number().int().positive().default(400),
+    feed_polls: z.number().int().positive().default(30),
+    usage: z.number().int().positive().default(400),
+  }).strict().default({ vehicle_positions: 7, arrivals: 30, trip_observations: 400, alerts: 400, feed_polls: 30, usage: 400 }),
+  /** node-cron expression for pruning history past its retention window */
+  prune_cron: z.string().default('17 3 * * *'),
+  webhooks: z.object({
+    allow_private_targets: z.boolean().default(false),
+    timeout_ms: z.number().int().positive().default(15_000),
+    max_concurrency: z.number().int().positive().default(32),
+    max_concurrency_per_endpoint: z.number().int().positive().default(4),
+  }).strict().default({ allow_private_targets: false, timeout_ms: 15_000, max_concurrency: 32, max_concurrency_per_endpoint: 4 }),
+  sse: z.object({
+    max_connection_s: z.number().int().positive().default(3_600),
+    buffer_bytes: z.number().int().positive().default(1024 * 1024),
+    ping_interval_s: z.number().positive().default(15),
+    event_log_size: z.number().int().positive().default(100_000),
+  }).strict().default({ max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000 }),
+  exports: z.object({
+    dir: z.string().default('data/exports'),
+    cron: z.string().default('30 4 * * *'),
+    url_ttl_s: z.number().int().positive().default(3_600),
+  }).strict().default({ dir: 'data/exports', cron: '30 4 * * *', url_ttl_s: 3_600 }),
+  snapshot: z.object({
+    path: z.string().default('data/snapshot.duckdb'),
+    cron: z.string().default('*/15 * * * *'),
+  }).strict().default({ path: 'data/snapshot.duckdb', cron: '*/15 * * * *' }),
+  /** secret for signed URLs and cursors; generated per process when absent */
+  signing_secret: z.string().min(16).optional(),
+}).strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type FeedConfig = z.infer<typeof FeedSchema>;
+export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Validates once and freezes; every problem is listed by its path. */
+export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = {}): Readonly<Config> {
+  const input: Record<string, unknown> = { ...((raw ?? {}) as Record<string, unknown>) };
+  const problems: string[] = [];
+  if (env.TRANSIT_PORT !== undefined) {
+    const port = Number(env.TRANSIT_PORT);
+    if (!Number.isInteger(port)) problems.push(`TRANSIT_PORT: not an integer: ${JSON.stringify(env.TRANSIT_PORT)}`);
+    else input.port = port;
+  }
+  if (env.TRANSIT_DB) input.db_path = env.TRANSIT_DB;
+  const parsed = ConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push(`${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
+    }
+  }
+  if (parsed.success) {
+    const ids = new Set<string>();
+    parsed.data.feeds.forEach((feed, i) => {
+      if (ids.has(feed.id)) problems.push(`feeds.${i}.id: duplicate feed id ${JSON.stringify(feed.id)}`);
+      ids.add(feed.id);
+    });
+    if (parsed.data.freshness.expired_after_s <= parsed.data.freshness.stale_after_s) {
+      problems.push('freshness.expired_after_s: must be greater than stale_after_s');
+    }
+  }
+  if (problems.length || !parsed.success) throw new ConfigError(problems);
+  return deepFreeze(parsed.data);
+}
+
+/** Reads `--config`/TRANSIT_CONFIG (a JSON file) and applies env overrides. */
+export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const file = path ?? env.TRANSIT_CONFIG;
+  let raw: unknown = {};
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError([`config file ${file}: not valid JSON: ${(err as Error).message}`]);
+    }
+  }
+  return parseConfig(raw, env);
+}

@@ -1,0 +1,91 @@
+// The seams between pipeline, store and http. Each side depends on these shapes only.
+import type { Alert, Arrival, FeedPoll, Freshness, Mode, TripObservation, VehiclePosition } from './types.ts';
+
+export interface ScheduledTrip {
+  schedule_id: string;
+  trip_id: string;
+  route_id: string;
+  service_id: string;
+  direction_id: number | null;
+  headsign: string | null;
+}
+
+export interface ScheduledRoute {
+  schedule_id: string;
+  route_id: string;
+  route_type: number;
+  mode: Mode | null;
+  short_name: string | null;
+  long_name: string | null;
+  color: string | null;
+}
+
+export interface ScheduledStopTime {
+  stop_sequence: number;
+  stop_id: string;
+  /** seconds from "noon minus 12 h" of the service date; may exceed 86,400 */
+  arrival_s: number | null;
+  departure_s: number | null;
+}
+
+export interface ScheduledStop {
+  stop_id: string;
+  name: string | null;
+  lat: number | null;
+  lon: number | null;
+  /** the parent station, or the stop itself when it has none */
+  station_id: string;
+}
+
+/** Static schedule lookups the normalizer needs, held in memory by the store. */
+export interface ScheduleIndex {
+  readonly timezone: string;
+  trip(tripId: string): ScheduledTrip | undefined;
+  route(routeId: string): ScheduledRoute | undefined;
+  stop(stopId: string): ScheduledStop | undefined;
+  /** ordered by stop_sequence */
+  stopTimes(tripId: string): readonly ScheduledStopTime[];
+  /** is the trip's service active on that date (calendar + calendar_dates)? */
+  runsOn(serviceId: string, serviceDate: string): boolean;
+  routes(): readonly ScheduledRoute[];
+}
+
+/** One poll's normalized output, written to history in one batch. */
+export interface HistoryBatch {
+  vehicles: VehiclePosition[];
+  arrivals: Arrival[];
+  trips: TripObservation[];
+  /** new alert versions only (created, updated or resolved in this poll) */
+  alertVersions: Alert[];
+  polls: FeedPoll[];
+}
+
+export interface HistoryWriter {
+  /** Appends through the DuckDB appender; resolves with the number of rows stored. */
+  write(batch: HistoryBatch): Promise<number>;
+}
+
+export interface FeedHealth {
+  feed_id: string;
+  kind: 'gtfs-rt' | 'alerts-json';
+  freshness: Freshness;
+  header_timestamp_ms: number | null;
+  last_poll_ms: number | null;
+  last_success_ms: number | null;
+  last_status: FeedPoll['status'] | null;
+  last_error: string | null;
+  entities: number;
+  polls: number;
+  failures: number;
+  rejected: number;
+}
+
+/** Read-only view of the current state, for http. Arrays are snapshots: do not mutate. */
+export interface LiveView {
+  vehicles(mode: Mode): readonly VehiclePosition[];
+  arrivals(): readonly Arrival[];
+  alerts(): readonly Alert[];
+  feeds(): readonly FeedHealth[];
+  /** increments on every change, so readers can cache per version */
+  readonly version: number;
+}
