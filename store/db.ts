@@ -1,0 +1,135 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue,
+} from '@duckdb/node-api';
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export type Params = Record<string, DuckDBValue> | DuckDBValue[];
+
+/**
+ * One DuckDB file. All statements on the shared connection go through one queue, because a
+ * DuckDB connection runs one statement at a time and a transaction must not interleave with
+ * others. Readers that may run beside the writer open their own connection with `connect()`.
+ */
+export class Db {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+  ) {}
+
+  static async open(path: string, options: { migrate?: boolean } = {}): Promise<Db> {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // never download extensions: parquet, json and icu ship inside the binding
+    const instance = await DuckDBInstance.create(path, {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'true',
+    });
+    const db = new Db(path, instance, await instance.connect());
+    if (options.migrate !== false) await db.migrate();
+    return db;
+  }
+
+  /** Runs `fn` alone on the shared connection. */
+  exclusive<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('database is closed'));
+    const run = this.queue.then(() => fn(this.conn));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async run(sql: string, params?: Params): Promise<void> {
+    await this.exclusive((c) => c.run(sql, params as never));
+  }
+
+  /** Rows as plain JS objects (BIGINT → bigint, TIMESTAMPTZ → Date, DATE → Date). */
+  all<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]> {
+    return this.exclusive(async (c) => {
+      const reader = await c.runAndReadAll(sql, params as never);
+      return reader.getRowObjectsJS() as T[];
+    });
+  }
+
+  /** Rows with JSON-friendly values (BIGINT and timestamps as strings). */
+  json<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]> {
+    return this.exclusive(async (c) => {
+      const reader = await c.runAndReadAll(sql, params as never);
+      return reader.getRowObjectsJson() as T[];
+    });
+  }
+
+  /** BEGIN … COMMIT around `fn`; ROLLBACK when it throws. */
+  transaction<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.exclusive(async (c) => {
+      await c.run('BEGIN TRANSACTION');
+      try {
+        const result = await fn(c);
+        await c.run('COMMIT');
+        return result;
+      } catch (err) {
+        await c.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /** Appends with the DuckDB appender inside the queue; the appender is closed (flushed) after. */
+  append(table: string, fill: (appender: DuckDBAppender) => void): Promise<void> {
+    return this.exclusive(async (c) => {
+      const appender = await c.createAppender(table);
+      try {
+        fill(appender);
+      } finally {
+        appender.closeSync();
+      }
+    });
+  }
+
+  /** A separate connection for work that must not wait behind the shared queue. */
+  connect(): Promise<DuckDBConnection> {
+    return this.instance.connect();
+  }
+
+  async migrate(): Promise<string[]> {
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+    return this.exclusive(async (c) => {
+      await c.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+      const done = new Set(
+        (await c.runAndReadAll('SELECT version FROM schema_migrations')).getRowObjectsJS().map((r) => Number(r.version)),
+      );
+      const applied: string[] = [];
+      for (const file of files) {
+        const version = Number(file.slice(0, 3));
+        if (done.has(version)) continue;
+        await c.run('BEGIN TRANSACTION');
+        try {
+          await c.run(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));
+          await c.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
+          await c.run('COMMIT');
+        } catch (err) {
+          await c.run('ROLLBACK').catch(() => undefined);
+          throw new Error(`migration ${file} failed: ${(err as Error).message}`);
+        }
+        applied.push(file);
+      }
+      return applied;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.queue;
+    this.closed = true;
+    // CHECKPOINT folds the WAL into the file so analysts and restarts see everything
+    await this.conn.run('CHECKPOINT').catch(() => undefined);
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}
