@@ -1,9 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { EXPORT_DATASETS, EXPORT_FORMATS } from './types.ts';
 
 // One schema for the whole service. Units are in the key names; every default is here.
 
 const feedId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only');
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 const feedUrl = z.string().refine((u) => /^(https?|file):\/\//.test(u), 'must be an http(s):// or file:// URL');
 
 export const FeedSchema = z.object({
@@ -13,6 +22,10 @@ export const FeedSchema = z.object({
   interval_s: z.number().positive().max(86_400).default(15),
   timeout_s: z.number().positive().max(300).default(10),
   max_bytes: z.number().int().positive().default(50 * 1024 * 1024),
+  /** ceiling of the jittered exponential backoff after failed polls */
+  backoff_max_s: z.number().positive().max(86_400).default(300),
+  /** IANA zone for service dates when the feed has no schedule (else the agency's zone) */
+  timezone: z.string().refine(isTimeZone, 'unknown IANA time zone').optional(),
   /** static schedule used to resolve trips and stops of this feed */
   schedule_id: z.string().optional(),
   headers: z.record(z.string(), z.string()).default({}),
@@ -64,16 +77,64 @@ export const ConfigSchema = z.object({
     buffer_bytes: z.number().int().positive().default(1024 * 1024),
     ping_interval_s: z.number().positive().default(15),
     event_log_size: z.number().int().positive().default(100_000),
-  }).strict().default({ max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000 }),
+    /** under load, frames due within this window are written to each subscriber in one write */
+    coalesce_ms: z.number().int().nonnegative().max(1_000).default(10),
+  }).strict().default({
+    max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000, coalesce_ms: 10,
+  }),
   exports: z.object({
+    enabled: z.boolean().default(true),
     dir: z.string().default('data/exports'),
+    /** node-cron expression (agency time zone) for the daily export of the last finished service day */
     cron: z.string().default('30 4 * * *'),
     url_ttl_s: z.number().int().positive().default(3_600),
-  }).strict().default({ dir: 'data/exports', cron: '30 4 * * *', url_ttl_s: 3_600 }),
+    datasets: z.array(z.enum(EXPORT_DATASETS)).min(1).default([...EXPORT_DATASETS]),
+    formats: z.array(z.enum(EXPORT_FORMATS)).min(1).default([...EXPORT_FORMATS]),
+    /** failed files of this many recent service days are retried by the daily job */
+    retry_days: z.number().int().min(0).max(400).default(7),
+    /** attempts per file before the daily job stops retrying it */
+    max_attempts: z.number().int().min(1).max(100).default(3),
+  }).strict().default({
+    enabled: true, dir: 'data/exports', cron: '30 4 * * *', url_ttl_s: 3_600,
+    datasets: [...EXPORT_DATASETS], formats: [...EXPORT_FORMATS], retry_days: 7, max_attempts: 3,
+  }),
   snapshot: z.object({
+    enabled: z.boolean().default(true),
     path: z.string().default('data/snapshot.duckdb'),
     cron: z.string().default('*/15 * * * *'),
-  }).strict().default({ path: 'data/snapshot.duckdb', cron: '*/15 * * * *' }),
+  }).strict().default({ enabled: true, path: 'data/snapshot.duckdb', cron: '*/15 * * * *' }),
+  api: z.object({
+    /** how long a cached API key is trusted before the database is asked again (revocations) */
+    key_recheck_ms: z.number().int().positive().default(2_000),
+    /** usage rows are buffered in memory and appended to DuckDB at this interval */
+    meter_flush_ms: z.number().int().positive().default(1_000),
+    /** a flush starts early when this many usage rows are buffered */
+    meter_batch_rows: z.number().int().positive().default(10_000),
+    max_body_bytes: z.number().int().positive().default(1024 * 1024),
+    /** serialized response bodies kept per normalized query (LRU) */
+    response_cache_entries: z.number().int().positive().default(2_000),
+    /** graceful shutdown waits this long for in-flight requests */
+    shutdown_timeout_ms: z.number().int().positive().default(10_000),
+    /** the route/station directory is reloaded from the store at this interval */
+    directory_refresh_s: z.number().int().positive().default(300),
+  }).strict().default({
+    key_recheck_ms: 2_000, meter_flush_ms: 1_000, meter_batch_rows: 10_000, max_body_bytes: 1024 * 1024,
+    response_cache_entries: 2_000, shutdown_timeout_ms: 10_000, directory_refresh_s: 300,
+  }),
+  reliability: z.object({
+    /** agency time zone for service days; absent: the imported schedule's agency_timezone, else UTC */
+    timezone: z.string().refine(isTimeZone, 'unknown IANA time zone').optional(),
+    /** node-cron expression (agency time zone) for the job that finalizes finished service days */
+    finalize_cron: z.string().default('5 * * * *'),
+    /** local time on D + 1 until which service day D is still running (trips past midnight) */
+    service_day_end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM').default('04:00'),
+    /** minutes after a day's last scheduled arrival before it may be finalized */
+    late_grace_min: z.number().int().nonnegative().max(24 * 60).default(60),
+    /** days ahead for which scheduled trips are expanded */
+    horizon_days: z.number().int().min(1).max(366).default(7),
+    /** how far back the job looks for service days it has not finalized yet */
+    catch_up_days: z.number().int().min(1).max(400).default(14),
+  }).strict().default({ finalize_cron: '5 * * * *', service_day_end: '04:00', late_grace_min: 60, horizon_days: 7, catch_up_days: 14 }),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),
 }).strict();

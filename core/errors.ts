@@ -21,11 +21,14 @@ export const ERRORS = {
   gone: { status: 410, title: 'Gone' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  rate_limited: { status: 429, title: 'Rate limit exceeded' },
+  // the IETF RateLimit draft registers this problem type for an exhausted quota
+  rate_limited: {
+    status: 429, title: 'Rate limit exceeded', type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+  },
   sse_allowance_exceeded: { status: 429, title: 'Event stream allowance exceeded' },
   internal: { status: 500, title: 'Internal error' },
   unavailable: { status: 503, title: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>;
+} as const satisfies Record<string, { status: number; title: string; type?: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -50,7 +53,8 @@ export class ApiError extends Error {
 }
 
 export function problemType(code: ErrorCode): string {
-  return `${ERROR_TYPE_BASE}${code.replace(/_/g, '-')}`;
+  const entry = ERRORS[code];
+  return 'type' in entry ? entry.type : `${ERROR_TYPE_BASE}${code.replace(/_/g, '-')}`;
 }
 
 export function invalidParameter(parameter: string, detail: string): ApiError {

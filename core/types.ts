@@ -112,6 +112,7 @@ export const REJECT_REASONS = [
   'network_error', 'header_timestamp_ms', 'timestamp_future', 'timestamp_too_old',
   'lat_lon_out_of_range', 'missing_entity_id', 'duplicate_trip', 'duplicate_entity',
   'missing_trip', 'missing_vehicle', 'invalid_alerts_json', 'no_position',
+  'missing_stop', 'duplicate_stop_time',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
@@ -131,3 +132,9 @@ export interface FeedPoll {
   rejected: Partial<Record<RejectReason, number>>;
   error: string | null;
 }
+
+/** History export datasets and file formats (exports/README.md). */
+export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts'] as const;
+export type ExportDataset = (typeof EXPORT_DATASETS)[number];
+export const EXPORT_FORMATS = ['parquet', 'ndjson.gz'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -125,8 +125,9 @@ export class Db {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue;
+    // refuse new statements first: one queued while we wait would run on a closed connection
     this.closed = true;
+    await this.queue;
     // CHECKPOINT folds the WAL into the file so analysts and restarts see everything
     await this.conn.run('CHECKPOINT').catch(() => undefined);
     this.conn.closeSync();

@@ -1,0 +1,16 @@
+const rss = () => (process.memoryUsage().rss / 1048576).toFixed(1);
+console.log('start', rss());
+const { Db } = await import('../store/db.ts');
+console.log('after import duckdb', rss());
+const db = await Db.open('/tmp/rss-probe/x.duckdb');
+console.log('after open+migrate', rss());
+await db.run('SET threads=1');
+const { DuckDbEventLog } = await import('../stream/duckdb-event-log.ts');
+const log = await DuckDbEventLog.open(db, { capacity: 100000 });
+console.log('after log', rss());
+await import('../bench/fanout/uws.ts');
+console.log('after uws', rss());
+global.gc?.();
+await new Promise(r => setTimeout(r, 1000));
+console.log('later', rss(), JSON.stringify(process.memoryUsage()));
+await db.close();

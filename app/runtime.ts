@@ -1,0 +1,77 @@
+import type { Config, FeedConfig } from '../core/config.ts';
+import { InMemoryEventBus, type EventBus } from '../core/events.ts';
+import type { ScheduleIndex } from '../core/ports.ts';
+import { createPipeline, type Pipeline } from '../pipeline/ingest.ts';
+import { loadLatestAlerts } from '../store/alerts-store.ts';
+import { Db } from '../store/db.ts';
+import { importGtfs } from '../store/gtfs-import.ts';
+import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
+import { createHistoryWriter } from '../store/history-writer.ts';
+
+// The composition root's core: one database, one event bus, the schedules in memory and the
+// pipeline wired to them. `serve` adds the HTTP server and jobs on top; `ingest --once` uses
+// this alone.
+
+export interface Runtime {
+  config: Readonly<Config>;
+  db: Db;
+  bus: EventBus;
+  pipeline: Pipeline;
+  schedules: Map<string, ScheduleIndex>;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+/** Imports every configured schedule that is not in the database yet. */
+export async function ensureSchedules(db: Db, config: Readonly<Config>, log: (line: string) => void): Promise<void> {
+  const imported = new Set((await listSchedules(db)).map((s) => s.schedule_id));
+  for (const schedule of config.schedules) {
+    if (imported.has(schedule.id)) continue;
+    log(`importing schedule ${schedule.id} from ${schedule.source}`);
+    const summary = await importGtfs(db, schedule.id, schedule.source);
+    log(`schedule ${schedule.id}: ${summary.tables.trips?.rows ?? 0} trips in ${Math.round(summary.ms)} ms`);
+  }
+}
+
+/** A feed uses its own schedule_id, or the only schedule when exactly one is configured. */
+export function scheduleForFeed(config: Readonly<Config>, schedules: ReadonlyMap<string, ScheduleIndex>) {
+  return (feed: FeedConfig): ScheduleIndex | undefined => {
+    if (feed.schedule_id) return schedules.get(feed.schedule_id);
+    if (config.schedules.length === 1) return schedules.get(config.schedules[0]!.id);
+    return undefined;
+  };
+}
+
+export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const db = await Db.open(config.db_path);
+  try {
+    await ensureSchedules(db, config, log);
+    const schedules = new Map<string, ScheduleIndex>();
+    for (const schedule of config.schedules) schedules.set(schedule.id, await loadScheduleIndex(db, schedule.id));
+    const bus = new InMemoryEventBus();
+    const pipeline = createPipeline({
+      config,
+      bus,
+      history: createHistoryWriter(db),
+      scheduleFor: scheduleForFeed(config, schedules),
+      initialAlerts: await loadLatestAlerts(db),
+      now: options.now,
+      log,
+    });
+    return {
+      config, db, bus, pipeline, schedules,
+      async close() {
+        await pipeline.stop();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,74 @@
+// The event source every bench server shares: `rate` events per second, each stamped with its
+// scheduled publish time in epoch microseconds. When the server falls behind, every due event is
+// published at once (stamped with when it was due), so a saturated server shows its queueing in
+// the latency instead of silently publishing less.
+
+export interface BenchEvent {
+  seq: number;
+  /** scheduled publish time, epoch microseconds */
+  ts: number;
+}
+
+export function benchEnv(): { rate: number; eventBytes: number } {
+  const rate = Number(process.env.FANOUT_RATE ?? 10);
+  const eventBytes = Number(process.env.FANOUT_EVENT_BYTES ?? 300);
+  if (!(rate > 0) || !(eventBytes >= 100)) throw new Error('FANOUT_RATE > 0 and FANOUT_EVENT_BYTES >= 100 required');
+  return { rate, eventBytes };
+}
+
+/** Padding that brings a frame built by `build` to about `targetBytes`. */
+export function padFor(targetBytes: number, build: (pad: string) => string): string {
+  const bare = Buffer.byteLength(build(''));
+  return 'x'.repeat(Math.max(0, targetBytes - bare));
+}
+
+function epochMicros(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+/**
+ * Publishes from SIGUSR1 on (the runner sends it once every connection is open, so a server
+ * that saturates is measured at the full connection count instead of starving its accept loop),
+ * or at once when FANOUT_START_ON_SIGNAL is not 1.
+ */
+export function startPublisher(rate: number, publish: (batch: BenchEvent[]) => void): () => void {
+  let startUs = 0;
+  const intervalUs = 1e6 / rate;
+  let seq = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const begin = () => {
+    if (startUs || stopped) return;
+    startUs = epochMicros();
+    fire();
+  };
+  const fire = () => {
+    if (stopped) return;
+    const now = epochMicros();
+    const due: BenchEvent[] = [];
+    while (startUs + seq * intervalUs <= now) {
+      due.push({ seq, ts: Math.round(startUs + seq * intervalUs) });
+      seq++;
+    }
+    if (due.length) publish(due);
+    const wait = (startUs + seq * intervalUs - epochMicros()) / 1000;
+    timer = setTimeout(fire, Math.max(0, wait));
+  };
+  if (process.env.FANOUT_START_ON_SIGNAL === '1') process.once('SIGUSR1', begin);
+  else begin();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
+
+/** Prints the port for the bench runner and exits cleanly on SIGTERM. */
+export function announce(port: number, stop: () => void): void {
+  process.stdout.write(`ready ${port}\n`);
+  const exit = () => {
+    stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', exit);
+  process.on('SIGINT', exit);
+}

@@ -1,0 +1,232 @@
+// SSE fan-out bench: C connections × event rate, through the real path (core EventBus → DuckDB
+// event log → stream hub → uWS sink) and two baselines measured in the same run (a minimal raw
+// uWS broadcaster, the reference for ratios, and a minimal node:http one). Server and client run
+// as separate processes pinned to different CPUs; everything targets 127.0.0.1 and every run
+// stops by itself.
+//
+//   node --import tsx bench/fanout/run.ts
+//   FANOUT_CONNECTIONS=1000,5000,10000,20000 FANOUT_RATES=10,100 FANOUT_SERVERS=uws,hub,node
+//   FANOUT_WARMUP_S=3 FANOUT_WINDOW_S=10 FANOUT_EVENT_BYTES=300 FANOUT_COALESCE_MS=<config>
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SERVERS = {
+  uws: { file: 'server-raw-uws.ts', path: '/events', label: 'raw uWS (baseline)' },
+  hub: { file: 'server-hub.ts', path: '/api/v1/events/stream', label: 'hub + uWS sink (real path)' },
+  node: { file: 'server-node-http.ts', path: '/events', label: 'node:http (baseline)' },
+} as const;
+type ServerKind = keyof typeof SERVERS;
+
+const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const connectionsWanted = list('FANOUT_CONNECTIONS', '1000,10000').map(Number);
+const rates = list('FANOUT_RATES', '10,100').map(Number);
+const servers = list('FANOUT_SERVERS', 'uws,hub,node') as ServerKind[];
+const warmupS = num('FANOUT_WARMUP_S', 3);
+const windowS = num('FANOUT_WINDOW_S', 10);
+const eventBytes = num('FANOUT_EVENT_BYTES', 300);
+const maxInflight = num('FANOUT_MAX_INFLIGHT', 256);
+const connectTimeoutS = num('FANOUT_CONNECT_TIMEOUT_S', 40);
+for (const s of servers) if (!(s in SERVERS)) throw new Error(`unknown server ${s}; use ${Object.keys(SERVERS).join(',')}`);
+
+const CLK_TCK = 100;
+const pin = existsSync('/usr/bin/taskset') && cpus().length >= 2;
+const hardNoFile = Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim()) || 1024;
+
+function cpuSeconds(pid: number): number {
+  // fields after the command name: utime is field 14, stime 15 (1-based, in clock ticks)
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line;
+  return (user + nice + system + irq + softirq + steal) / CLK_TCK;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+function compileClient(dir: string): string {
+  const out = join(dir, 'fanout-client');
+  execFileSync('cc', ['-O2', '-o', out, join(HERE, 'client.c')], { stdio: 'inherit' });
+  return out;
+}
+
+function launch(cpu: number, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  const [cmd, argv] = pin ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args];
+  return spawn(cmd, argv, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+function lines(child: ChildProcess, onLine: (line: string) => void): void {
+  createInterface({ input: child.stdout! }).on('line', onLine);
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface Result {
+  server: ServerKind;
+  connections: number;
+  rate: number;
+  connected: number;
+  eventsPerS: number;
+  offeredPerS: number;
+  p50: number;
+  p99: number;
+  serverCpuPct: number;
+  cpuUsPerEvent: number;
+  rssMb: number;
+  clientCpuPct: number;
+  otherCpuPct: number;
+  dropped: number;
+  perConnMin: number;
+  perConnMedian: number;
+}
+
+const live = new Set<ChildProcess>();
+process.on('SIGINT', () => {
+  for (const child of live) child.kill('SIGKILL');
+  process.exit(130);
+});
+
+async function runOne(client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
+  const server = launch(0, process.execPath, ['--import', 'tsx', join(HERE, SERVERS[kind].file)], {
+    ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1',
+  });
+  live.add(server);
+  const deadline = setTimeout(() => {
+    console.error(`  ${kind}: run exceeded its time budget; stopping`);
+    for (const child of live) child.kill('SIGKILL');
+  }, (connectTimeoutS + warmupS + windowS + 60) * 1000);
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      lines(server, (line) => {
+        const m = /^ready (\d+)$/.exec(line);
+        if (m) resolve(Number(m[1]));
+      });
+      server.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
+    });
+    const loadClient = launch(1, client, [
+      '127.0.0.1', String(port), SERVERS[kind].path, String(connections), String(warmupS), String(windowS),
+      String(maxInflight), String(connectTimeoutS),
+    ]);
+    live.add(loadClient);
+    let start: { server: number; client: number; machine: number; at: number } | null = null;
+    let connected = 0;
+    const json = await new Promise<Record<string, number>>((resolve, reject) => {
+      lines(loadClient, (line) => {
+        if (line.startsWith('connected ')) {
+          connected = Number(line.split(' ')[1]);
+          // events start now that every connection is open; the client's warm-up starts too
+          server.kill('SIGUSR1');
+          process.stdout.write(`  ${kind}: ${line}\n`);
+        } else if (line === 'measure') {
+          start = { server: cpuSeconds(server.pid!), client: cpuSeconds(loadClient.pid!), machine: machineBusySeconds(), at: performance.now() };
+        } else if (line.startsWith('{')) {
+          const end = { server: cpuSeconds(server.pid!), client: cpuSeconds(loadClient.pid!), machine: machineBusySeconds(), at: performance.now() };
+          const parsed = JSON.parse(line) as Record<string, number>;
+          const s = start!;
+          const elapsed = (end.at - s.at) / 1000;
+          parsed.serverCpu = (end.server - s.server) / elapsed;
+          parsed.clientCpu = (end.client - s.client) / elapsed;
+          parsed.machineCpu = (end.machine - s.machine) / elapsed;
+          parsed.rss = rssMb(server.pid!);
+          resolve(parsed);
+        }
+      });
+      loadClient.once('exit', (code) => reject(new Error(`client exited (${code}) without a result`)));
+    });
+    await stopProcess(loadClient);
+    live.delete(loadClient);
+    const eventsPerS = json.events_per_s!;
+    return {
+      server: kind, connections, rate, connected,
+      eventsPerS,
+      offeredPerS: connected * rate,
+      p50: json.p50_ms!, p99: json.p99_ms!,
+      serverCpuPct: json.serverCpu! * 100,
+      cpuUsPerEvent: eventsPerS > 0 ? (json.serverCpu! * 1e6) / eventsPerS : Number.NaN,
+      rssMb: json.rss!,
+      clientCpuPct: json.clientCpu! * 100,
+      otherCpuPct: Math.max(0, (json.machineCpu! - json.serverCpu! - json.clientCpu!) * 100),
+      dropped: json.dropped_in_window!,
+      perConnMin: json.per_conn_min!,
+      perConnMedian: json.per_conn_median!,
+    };
+  } catch (err) {
+    console.error(`  ${kind} C=${connections} rate=${rate}: ${(err as Error).message}`);
+    return null;
+  } finally {
+    clearTimeout(deadline);
+    await stopProcess(server);
+    live.delete(server);
+    for (const child of live) child.kill('SIGKILL');
+    live.clear();
+  }
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+function printTable(results: Result[]): void {
+  const header = ['server', 'C', 'rate/s', 'conn', 'offered/s', 'events/s', 'deliv%', 'p50 ms', 'p99 ms',
+    'srv CPU%', 'µs/event', 'RSS MB', 'client%', 'other%', 'min/conn', 'x uWS ev/s', 'x uWS µs/ev'];
+  const rows = results.map((r) => {
+    const ref = results.find((x) => x.server === 'uws' && x.connections === r.connections && x.rate === r.rate);
+    return [
+      r.server, String(r.connections), String(r.rate), String(r.connected), fmt(r.offeredPerS), fmt(r.eventsPerS),
+      fmt((100 * r.eventsPerS) / r.offeredPerS, 1), fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.serverCpuPct), fmt(r.cpuUsPerEvent, 2),
+      fmt(r.rssMb), fmt(r.clientCpuPct), fmt(r.otherCpuPct), String(r.perConnMin),
+      ref ? fmt(r.eventsPerS / ref.eventsPerS, 2) : '-', ref ? fmt(r.cpuUsPerEvent / ref.cpuUsPerEvent, 2) : '-',
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(`\n${line(header)}`);
+  for (const row of rows) console.log(line(row));
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fanout-bench-'));
+  try {
+    const client = compileClient(dir);
+    console.log(`fan-out bench: ${pin ? 'server on CPU 0, client on CPU 1' : 'NOT pinned (taskset or a 2nd CPU missing)'}; `
+      + `${eventBytes}-byte events; warm-up ${warmupS} s, window ${windowS} s; open-file hard limit ${hardNoFile}`);
+    const results: Result[] = [];
+    for (const wanted of connectionsWanted) {
+      // the server holds one descriptor per connection plus its own (DuckDB, epoll, stdio)
+      const connections = Math.min(wanted, hardNoFile - 200);
+      if (connections < wanted) console.log(`C=${wanted} exceeds the open-file limit of one process; running ${connections}`);
+      for (const rate of rates) {
+        console.log(`C=${connections} rate=${rate}/s`);
+        for (const kind of servers) {
+          const result = await runOne(client, kind, connections, rate);
+          if (result) results.push(result);
+        }
+      }
+    }
+    printTable(results);
+    console.log('\nratios: events/s ÷ raw uWS (higher is better), server CPU-µs per delivered event ÷ raw uWS (lower is better).');
+    console.log('other% = machine CPU used by neither server nor client (other tenants); runs above ~15 are noisy.');
+    console.log(`\nJSON ${JSON.stringify(results)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

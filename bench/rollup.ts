@@ -1,0 +1,158 @@
+// Reliability at the size of a mid-size agency: one year of scheduled trips (200 routes, 20,000
+// trips a day, about 7.3 million rows) generated with DuckDB range() into a temporary file, the
+// year before yesterday finalized, yesterday's and today's trip observations present.
+// Prints the latency of the three product paths and, as baselines measured in the same run on
+// the same data, the bare queries the performance anchors describe, with the ratio.
+//   node --import tsx bench/rollup.ts
+//   ROUTES=200 TRIPS_PER_DAY=20000 DAYS=365 OBS_PER_TRIP=120 RUNS=15 node --import tsx bench/rollup.ts
+//   BENCH_DB=/tmp/r.duckdb keeps the generated file and reuses it on the next run (same sizes)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Db } from '../store/db.ts';
+import { addDays } from '../store/reliability/dates.ts';
+import { finalizeServiceDay } from '../store/reliability/finalize.ts';
+import { rollup } from '../store/reliability/rollup.ts';
+
+const ROUTES = Number(process.env.ROUTES ?? 200);
+const TRIPS_PER_DAY = Number(process.env.TRIPS_PER_DAY ?? 20_000);
+const DAYS = Number(process.env.DAYS ?? 365);
+/** observation rows per trip and day (one per poll in which the trip is seen) */
+const OBS_PER_TRIP = Number(process.env.OBS_PER_TRIP ?? 120);
+const RUNS = Number(process.env.RUNS ?? 15);
+
+const FIRST = '2024-01-01';
+const TODAY = addDays(FIRST, DAYS - 1);
+const YESTERDAY = addDays(TODAY, -1);
+const TZ = 'America/Chicago';
+const NOW = new Date(`${TODAY}T18:00:00-06:00`);
+
+async function time<T>(fn: () => Promise<T>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+async function measure(fn: () => Promise<unknown>, runs = RUNS): Promise<{ median: number; min: number; max: number }> {
+  await fn(); // warm caches the way a running service has them
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await time(fn));
+  samples.sort((a, b) => a - b);
+  return { median: samples[Math.floor(samples.length / 2)]!, min: samples[0]!, max: samples.at(-1)! };
+}
+
+const fmt = (ms: number): string => `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
+
+async function generate(db: Db): Promise<void> {
+  const p = { first: FIRST, days: DAYS, routes: ROUTES, trips: TRIPS_PER_DAY, tz: TZ };
+  await db.run(`INSERT INTO schedules VALUES ('bench', 'generated', now(), $tz, NULL, [])`, { tz: p.tz });
+  // 90% bus, 6% rail, 4% streetcar routes
+  await db.run(`INSERT INTO gtfs_routes (schedule_id, route_id, route_type, mode)
+    SELECT 'bench', 'R' || lpad(CAST(r AS VARCHAR), 3, '0'),
+           CASE WHEN r < $routes * 0.9 THEN 3 WHEN r < $routes * 0.96 THEN 1 ELSE 0 END,
+           CASE WHEN r < $routes * 0.9 THEN 'bus' WHEN r < $routes * 0.96 THEN 'rail' ELSE 'streetcar' END
+    FROM range($routes) AS t(r)`, { routes: p.routes });
+  // the expansion writes day by day, so the table is in date order as refreshes leave it
+  await db.run(`INSERT INTO scheduled_trips
+    SELECT CAST($first AS DATE) + CAST(d AS INTEGER), 'bench', 'T' || k, route_id, mode, 'ALL', CAST(k % 2 AS INTEGER),
+           start_s, start_s + 2700,
+           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200 + start_s),
+           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200 + start_s + 2700)
+    FROM range($days) AS dd(d), range($trips) AS tt(k)
+    JOIN (SELECT route_id, mode, row_number() OVER (ORDER BY route_id) - 1 AS r FROM gtfs_routes) AS routes
+      ON routes.r = k % $routes,
+    LATERAL (SELECT CAST(5 * 3600 + (k * 61) % (19 * 3600) AS INTEGER) AS start_s)
+    ORDER BY 1, mode, route_id`, p);
+  // finalized history: outcomes as finalize stores them, a day at a time sorted by route
+  await db.run(`INSERT INTO trip_outcomes
+    SELECT service_date, mode, route_id, trip_id, schedule_id, true,
+           CASE WHEN h < 20 THEN 'canceled' WHEN h < 30 THEN 'partially_canceled'
+                WHEN h < 60 THEN 'unobserved' ELSE 'delivered' END,
+           h = 5, false, CASE WHEN h BETWEEN 20 AND 29 THEN 2 ELSE 0 END,
+           CASE WHEN h BETWEEN 30 AND 59 THEN 0 ELSE 60 END,
+           NULL, NULL, scheduled_start_at
+    FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date < $yesterday)
+    ORDER BY service_date, mode, route_id, trip_id`, { yesterday: YESTERDAY });
+  await db.run(`INSERT INTO reliability_days
+    SELECT service_date, mode, route_id,
+      count(*), count(*) FILTER (WHERE outcome IN ('delivered', 'partially_canceled')),
+      count(*) FILTER (WHERE outcome = 'canceled'), 0,
+      count(*) FILTER (WHERE outcome = 'partially_canceled'), count(*) FILTER (WHERE outcome = 'unobserved'),
+      0, count(*) FILTER (WHERE restored)
+    FROM trip_outcomes GROUP BY ALL ORDER BY service_date, mode, route_id`);
+  await db.run(`INSERT INTO reliability_finalized
+    SELECT service_date, now(), sum(scheduled), count(*) FROM reliability_days GROUP BY ALL`);
+  // observations: every poll in which a trip is seen, yesterday in full and today until 18:00
+  const observe = `INSERT INTO trip_observations
+    SELECT 'bench', service_date, trip_id, route_id, mode,
+           CASE WHEN h < 20 AND p >= $obs / 2 THEN 'canceled' ELSE 'scheduled' END,
+           CASE WHEN h BETWEEN 20 AND 29 THEN 2 ELSE 0 END,
+           CASE WHEN p % 2 = 0 THEN 'trip_update' ELSE 'vehicle_position' END, true,
+           scheduled_start_at + to_seconds(p * 15)
+    FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date = CAST($day AS DATE)),
+         range($obs) AS pp(p)
+    WHERE NOT (h BETWEEN 30 AND 59) AND scheduled_start_at + to_seconds(p * 15) <= CAST($until AS TIMESTAMPTZ)
+    ORDER BY scheduled_start_at + to_seconds(p * 15)`;
+  await db.run(observe, { obs: OBS_PER_TRIP, day: YESTERDAY, until: `${TODAY}T06:00:00-06:00` });
+  await db.run(observe, { obs: OBS_PER_TRIP, day: TODAY, until: NOW.toISOString() });
+  await db.run('CHECKPOINT');
+}
+
+async function count(db: Db, table: string): Promise<number> {
+  const [row] = await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
+  return Number(row?.n ?? 0);
+}
+
+const keep = process.env.BENCH_DB;
+const dir = keep ? null : mkdtempSync(join(tmpdir(), 'bench-rollup-'));
+const db = await Db.open(keep ?? join(dir!, 'bench.duckdb'));
+try {
+  if (await count(db, 'scheduled_trips') === 0) {
+    const genMs = await time(() => generate(db));
+    console.log(`generated in ${(genMs / 1000).toFixed(1)} s`);
+  }
+  console.log(`${ROUTES} routes, ${TRIPS_PER_DAY} trips/day, ${DAYS} days (${FIRST}..${TODAY})`);
+  for (const table of ['scheduled_trips', 'trip_outcomes', 'reliability_days', 'trip_observations']) {
+    console.log(`  ${table.padEnd(18)} ${(await count(db, table)).toLocaleString('en-US')} rows`);
+  }
+  const opts = { timezone: TZ, now: NOW };
+  const busRoute = 'R000';
+
+  const weekly = await measure(() => rollup(db, { mode: 'bus', routeId: busRoute, group: 'week', from: FIRST, to: TODAY }, opts));
+  const weeklyBase = await measure(() => db.all(`
+    SELECT date_trunc('week', service_date) AS w, count(*) AS scheduled,
+           count(*) FILTER (WHERE outcome IN ('delivered', 'partially_canceled')) AS delivered,
+           count(*) FILTER (WHERE outcome = 'canceled') AS canceled
+    FROM trip_outcomes WHERE route_id = $r GROUP BY w ORDER BY w`, { r: busRoute }));
+
+  const from28 = addDays(TODAY, -27);
+  const daily = await measure(() => rollup(db, { mode: 'bus', group: 'day', from: from28, to: TODAY }, opts));
+  const dailyBase = await measure(() => db.all(`
+    WITH d AS (
+      SELECT route_id, service_date, count(*) AS scheduled,
+             count(*) FILTER (WHERE outcome IN ('delivered', 'partially_canceled')) AS delivered
+      FROM trip_outcomes WHERE mode = 'bus' AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
+      GROUP BY ALL)
+    SELECT *, sum(delivered) OVER w / sum(scheduled) OVER w AS pct_7d FROM d
+    WINDOW w AS (PARTITION BY route_id ORDER BY service_date ROWS BETWEEN 6 PRECEDING AND CURRENT ROW)`,
+  { from: from28, to: YESTERDAY }));
+
+  const finalize = await measure(() => finalizeServiceDay(db, YESTERDAY, { now: NOW }), 3);
+  const finalizeBase = await measure(() => db.all(`
+    SELECT trip_id, count(*), max(observed_at), max(skipped_stops) FROM trip_observations
+    WHERE service_date = CAST($d AS DATE) GROUP BY trip_id`, { d: YESTERDAY }), 3);
+
+  const check = await rollup(db, { mode: 'bus', routeId: busRoute, group: 'period', from: FIRST, to: TODAY }, opts);
+  console.log(`  check: ${busRoute} over the year: ${check.rows[0]?.scheduled} scheduled, ${check.rows[0]?.delivered_pct} % delivered`);
+  console.log('');
+  const line = (name: string, m: { median: number; min: number; max: number }, target: number, base: { median: number }, baseName: string): void => {
+    console.log(`${name.padEnd(52)} median ${fmt(m.median).padStart(9)} (min ${fmt(m.min)}, max ${fmt(m.max)})  target < ${target} ms ${m.median < target ? 'OK' : 'MISSED'}`);
+    console.log(`${''.padEnd(52)} baseline ${baseName}: ${fmt(base.median)}, ratio ${(m.median / base.median).toFixed(2)}`);
+  };
+  line(`one route's weekly rollup over ${DAYS} days (+ live today)`, weekly, 50, weeklyBase, 'bare weekly GROUP BY over trip_outcomes');
+  line('all bus routes, daily for 28 days, rolling 7-day', daily, 500, dailyBase, 'bare daily + window over trip_outcomes');
+  line(`finalize one day (${TRIPS_PER_DAY} trips, ${OBS_PER_TRIP} obs/trip)`, finalize, 2000, finalizeBase, 'bare GROUP BY of the day\'s observations');
+} finally {
+  await db.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}

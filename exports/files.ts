@@ -1,0 +1,28 @@
+// What a download handler needs: where a ready file is and how to label it.
+import { resolve, sep } from 'node:path';
+import type { Db } from '../store/db.ts';
+import type { ExportFormat } from './datasets.ts';
+import { getManifest, type ExportManifest } from './manifests.ts';
+
+/**
+ * Media type of the stored bytes. A .ndjson.gz file is served as gzip bytes (no
+ * Content-Encoding), so the client receives exactly what the manifest's sha256 covers.
+ */
+export function contentTypeFor(format: ExportFormat): string {
+  return format === 'parquet' ? 'application/vnd.apache.parquet' : 'application/gzip';
+}
+
+/** Absolute path of a manifest's file; refuses paths that would leave `dir`. */
+export function exportFilePath(dir: string, manifest: Pick<ExportManifest, 'file_path'>): string {
+  const root = resolve(dir);
+  const path = resolve(root, manifest.file_path);
+  if (!path.startsWith(root + sep)) throw new RangeError(`export file path escapes the export folder: ${manifest.file_path}`);
+  return path;
+}
+
+/** The manifest and file of a downloadable (ready) export, or null. */
+export async function readyExport(db: Db, dir: string, manifestId: string): Promise<{ manifest: ExportManifest; path: string } | null> {
+  const manifest = await getManifest(db, manifestId);
+  if (!manifest || manifest.state !== 'ready') return null;
+  return { manifest, path: exportFilePath(dir, manifest) };
+}

@@ -1,0 +1,112 @@
+// The daily export job: at exports.cron (agency time zone) it queues the last finished service
+// day's files, retries recent failures, and runs every queued file whose day is complete.
+// Reliability files wait for the reliability job; its reliability.updated event wakes this job.
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Config } from '../core/config.ts';
+import type { EventBus } from '../core/events.ts';
+import type { Db } from '../store/db.ts';
+import { addDays, completeThrough } from '../store/reliability/dates.ts';
+import { resolveTimezone } from '../store/reliability/timezone.ts';
+import { recoverExports, runPending, type ExportFileResult, type ExportProgress, type ExportSettings, type RecoverySummary } from './job.ts';
+import {
+  enqueueManifests, manifestId, manifestKeyOf, manifestKeys, manifestsInState, type ManifestKey,
+} from './manifests.ts';
+
+export interface ExportScheduler {
+  readonly timezone: string;
+  /** what start-up recovery found */
+  readonly recovered: RecoverySummary;
+  /** one pass: queue the last finished service day, retry recent failures, run what is due */
+  runOnce(): Promise<ExportFileResult[]>;
+  stop(): Promise<void>;
+}
+
+export interface ExportSchedulerOptions {
+  now?: () => Date;
+  /** run a pass right away (default true), so a day missed while stopped is exported */
+  runAtStart?: boolean;
+  log?: (message: string, err?: unknown) => void;
+  onProgress?: (progress: ExportProgress) => void;
+}
+
+type ExportJobConfig = Pick<Readonly<Config>, 'exports' | 'reliability'>;
+
+/** The files one pass queues: the last finished day's, and recent failures with attempts left. */
+export async function dueKeys(db: Db, config: ExportJobConfig, lastDay: string): Promise<ManifestKey[]> {
+  const settings = config.exports;
+  const failed = await manifestsInState(db, 'failed', addDays(lastDay, -settings.retry_days));
+  const exhausted = new Set(failed.filter((m) => m.attempts >= settings.max_attempts).map((m) => m.id));
+  const keys = settings.datasets.flatMap((dataset) => manifestKeys(dataset, lastDay, settings.formats));
+  const retry = failed.filter((m) => m.attempts < settings.max_attempts).map(manifestKeyOf);
+  const byId = new Map<string, ManifestKey>();
+  for (const key of [...keys, ...retry]) {
+    const id = manifestId(key);
+    if (!exhausted.has(id)) byId.set(id, key);
+  }
+  return [...byId.values()];
+}
+
+/**
+ * Starts the export job: recovers what a crash left (running rows back to pending, temporary
+ * files deleted), then runs passes on `exports.cron` and whenever a service day is finalized.
+ * Passes never overlap; a failing pass is logged and the next one retries.
+ */
+export async function scheduleExports(
+  db: Db, bus: EventBus, config: ExportJobConfig, options: ExportSchedulerOptions = {},
+): Promise<ExportScheduler> {
+  if (!cron.validate(config.exports.cron)) {
+    throw new RangeError(`exports.cron is not a valid cron expression: ${config.exports.cron}`);
+  }
+  const now = options.now ?? (() => new Date());
+  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  const timezone = await resolveTimezone(db, config.reliability.timezone);
+  const recovered = await recoverExports(db, config.exports.dir, now());
+  const settings: ExportSettings = {
+    db, dir: config.exports.dir, timezone, serviceDayEnd: config.reliability.service_day_end, bus, now,
+    onProgress: options.onProgress,
+  };
+
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = chain.then(work);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+
+  const fullPass = async (): Promise<ExportFileResult[]> => {
+    const lastDay = completeThrough(now(), timezone, config.reliability.service_day_end);
+    await enqueueManifests(db, await dueKeys(db, config, lastDay), { now: now() });
+    return runPending(settings);
+  };
+  const runOnce = (): Promise<ExportFileResult[]> => serial(fullPass);
+
+  const task: ScheduledTask = cron.schedule(config.exports.cron, async () => {
+    try {
+      await runOnce();
+    } catch (err) {
+      log('exports: daily pass failed', err);
+    }
+  }, { timezone, name: 'history-exports', noOverlap: true });
+
+  // reliability files of a day wait in `pending` until the reliability job finalizes that day
+  const unsubscribe = bus.subscribe((events) => {
+    if (!events.some((e) => e.type === 'reliability.updated')) return;
+    serial(() => runPending(settings)).catch((err: unknown) => log('exports: pass after finalize failed', err));
+  });
+
+  if (options.runAtStart !== false) {
+    await runOnce().catch((err: unknown) => log('exports: catch-up pass failed', err));
+  }
+
+  return {
+    timezone,
+    recovered,
+    runOnce,
+    async stop() {
+      unsubscribe();
+      await task.stop();
+      await task.destroy();
+      await chain;
+    },
+  };
+}

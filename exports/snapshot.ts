@@ -1,0 +1,153 @@
+// The analyst snapshot: a consistent copy of the database in its own DuckDB file that analysts
+// open read-only (DuckDB CLI, Python) while the service keeps writing. Copied table by table
+// inside one transaction on the Db queue, into a new file that is renamed over the old one, so
+// a reader sees either the previous snapshot or the new one, never a partial copy.
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { listValue } from '@duckdb/node-api';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Config } from '../core/config.ts';
+import type { Db } from '../store/db.ts';
+
+/**
+ * Tables that never leave the service: API keys, per-customer usage and webhook endpoints (whose
+ * signing secrets are stored in the clear), messages and deliveries.
+ */
+export const PRIVATE_TABLE = /^(api_|webhook_)/;
+
+export interface SnapshotTable { name: string; rows: number }
+
+export interface SnapshotSummary {
+  path: string;
+  taken_at: string;
+  tables: SnapshotTable[];
+  bytes: number;
+  ms: number;
+}
+
+export interface SnapshotOptions {
+  /** tables to leave out; default: PRIVATE_TABLE */
+  exclude?: (table: string) => boolean;
+  now?: () => Date;
+}
+
+const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+const sqlString = (value: string): string => `'${value.replaceAll("'", "''")}'`;
+
+async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes a consistent read-only copy of `db` to `targetPath`. Runs on the Db queue, so no write
+ * of this process interleaves, and inside one transaction, so every table is read as of the same
+ * instant. Adds a `snapshot_info` table (taken_at, source, tables).
+ */
+export async function writeSnapshot(db: Db, targetPath: string, options: SnapshotOptions = {}): Promise<SnapshotSummary> {
+  const started = performance.now();
+  const exclude = options.exclude ?? ((t: string) => PRIVATE_TABLE.test(t));
+  const target = resolve(targetPath);
+  if (resolve(db.path) === target) throw new RangeError('the snapshot path must differ from the database path');
+  await mkdir(dirname(target), { recursive: true });
+  const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const alias = `snapshot_${randomBytes(4).toString('hex')}`;
+  const takenAt = (options.now ?? (() => new Date()))();
+  try {
+    const tables = await db.exclusive(async (c) => {
+      const source = String((await c.runAndReadAll('SELECT current_database() AS name')).getRowObjectsJS()[0]?.name);
+      await c.run(`ATTACH ${sqlString(temp)} AS ${quoteIdent(alias)}`);
+      try {
+        await c.run('BEGIN TRANSACTION');
+        try {
+          const names = (await c.runAndReadAll(`SELECT table_name FROM duckdb_tables()
+            WHERE database_name = $db AND schema_name = 'main' AND NOT temporary ORDER BY table_name`, { db: source }))
+            .getRowObjectsJS().map((r) => String(r.table_name)).filter((t) => !exclude(t));
+          const copied: SnapshotTable[] = [];
+          for (const name of names) {
+            const result = await c.runAndReadAll(`CREATE TABLE ${quoteIdent(alias)}.main.${quoteIdent(name)} AS
+              SELECT * FROM ${quoteIdent(source)}.main.${quoteIdent(name)}`);
+            copied.push({ name, rows: Number(result.getRowObjectsJS()[0]?.Count ?? 0) });
+          }
+          await c.run(`CREATE TABLE ${quoteIdent(alias)}.main.snapshot_info AS
+            SELECT $taken::TIMESTAMPTZ AS taken_at, $source::VARCHAR AS source, $tables::VARCHAR[] AS tables`, {
+            taken: takenAt.toISOString(), source: db.path, tables: listValue(copied.map((t) => t.name)),
+          });
+          await c.run('COMMIT');
+          return copied;
+        } catch (err) {
+          await c.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      } finally {
+        // CHECKPOINT folds the copy's WAL into its file: the snapshot is one self-contained file
+        await c.run(`CHECKPOINT ${quoteIdent(alias)}`).catch(() => undefined);
+        await c.run(`DETACH ${quoteIdent(alias)}`);
+      }
+    });
+    await rm(`${temp}.wal`, { force: true });
+    await fsyncFile(temp);
+    // an old WAL beside the target would be replayed onto the new file by the next opener
+    await rm(`${target}.wal`, { force: true });
+    await rename(temp, target);
+    await fsyncFile(dirname(target)).catch(() => undefined);
+    const { size } = await stat(target);
+    return { path: target, taken_at: takenAt.toISOString(), tables, bytes: size, ms: performance.now() - started };
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    await rm(`${temp}.wal`, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface SnapshotJob {
+  runOnce(): Promise<SnapshotSummary>;
+  stop(): Promise<void>;
+}
+
+export interface SnapshotJobOptions extends SnapshotOptions {
+  /** write one right away (default false) */
+  runAtStart?: boolean;
+  log?: (message: string, err?: unknown) => void;
+  onSnapshot?: (summary: SnapshotSummary) => void;
+}
+
+/** Writes the snapshot on `snapshot.cron`; runs never overlap, a failure is logged and retried next time. */
+export async function scheduleSnapshot(
+  db: Db, config: Pick<Readonly<Config>, 'snapshot'>, options: SnapshotJobOptions = {},
+): Promise<SnapshotJob> {
+  const { path, cron: expression } = config.snapshot;
+  if (!cron.validate(expression)) throw new RangeError(`snapshot.cron is not a valid cron expression: ${expression}`);
+  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  let running: Promise<SnapshotSummary> | null = null;
+  const runOnce = (): Promise<SnapshotSummary> => {
+    running ??= writeSnapshot(db, path, options)
+      .then((summary) => {
+        options.onSnapshot?.(summary);
+        return summary;
+      })
+      .finally(() => { running = null; });
+    return running;
+  };
+  const task: ScheduledTask = cron.schedule(expression, async () => {
+    try {
+      await runOnce();
+    } catch (err) {
+      log('snapshot: writing the analyst snapshot failed', err);
+    }
+  }, { name: 'analyst-snapshot', noOverlap: true });
+  if (options.runAtStart) await runOnce().catch((err: unknown) => log('snapshot: first snapshot failed', err));
+  return {
+    runOnce,
+    async stop() {
+      await task.stop();
+      await task.destroy();
+      await running?.catch(() => undefined);
+    },
+  };
+}

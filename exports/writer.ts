@@ -1,0 +1,108 @@
+// Writes one export file with DuckDB's own COPY, under a temporary name in the target folder,
+// and renames it into place only once it is complete and on disk, so a crash can leave a stray
+// temporary file (removed at start-up) but never a half file under the final name.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { NDJSON_TIMESTAMP_FORMAT, type ExportFormat } from './datasets.ts';
+import type { CompletedFile, SchemaColumn } from './manifests.ts';
+
+const TEMP_MARK = '.tmp-';
+const TEMP_RE = /\.tmp-\d+-[0-9a-f]{8}$/;
+
+export function isTempExportFile(name: string): boolean {
+  return TEMP_RE.test(name);
+}
+
+const sqlString = (value: string): string => `'${value.replaceAll("'", "''")}'`;
+
+function copyOptions(format: ExportFormat): string {
+  return format === 'parquet'
+    ? 'FORMAT parquet, COMPRESSION zstd'
+    : `FORMAT json, COMPRESSION gzip, TIMESTAMPFORMAT ${sqlString(NDJSON_TIMESTAMP_FORMAT)}`;
+}
+
+/**
+ * Session settings every export connection needs: NDJSON timestamps are rendered in the session
+ * zone, and the files promise UTC (`…Z`). Parquet stores instants and is unaffected.
+ */
+export async function prepareExportConnection(conn: DuckDBConnection): Promise<void> {
+  await conn.run("SET SESSION TimeZone = 'UTC'");
+}
+
+/** Column names and DuckDB types of a query, without running it. */
+export async function describeSelect(conn: DuckDBConnection, select: string): Promise<SchemaColumn[]> {
+  const reader = await conn.runAndReadAll(`DESCRIBE (${select})`);
+  return reader.getRowObjectsJS().map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+}
+
+export async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface ExportFileRequest {
+  /** the rows to write, rendered for `format` */
+  select: string;
+  /** the typed query recorded as the schema; the same for every format of a part */
+  schema: SchemaColumn[];
+  format: ExportFormat;
+  finalPath: string;
+}
+
+/** COPY to a temporary file, fsync, hash, rename into place. Throws after removing the temp file. */
+export async function writeExportFile(conn: DuckDBConnection, req: ExportFileRequest): Promise<CompletedFile> {
+  await mkdir(dirname(req.finalPath), { recursive: true });
+  const temp = `${req.finalPath}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    const result = await conn.runAndReadAll(`COPY (${req.select}) TO ${sqlString(temp)} (${copyOptions(req.format)})`);
+    const rows = Number(result.getRowObjectsJS()[0]?.Count ?? Number.NaN);
+    if (!Number.isFinite(rows)) throw new Error('COPY reported no row count');
+    await fsyncPath(temp);
+    // the bytes hashed are the bytes renamed: the final file is never written again
+    const { sha256, bytes } = await sha256File(temp);
+    await rename(temp, req.finalPath);
+    await fsyncPath(dirname(req.finalPath)).catch(() => undefined);
+    return { rows, bytes, sha256, schema: req.schema };
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Deletes temporary files a crash left under `dir` (recursively). Returns their paths. */
+export async function removeStrayTempFiles(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  } catch (err) {
+    // no folder yet, or a misconfigured path: nothing to clean, and each export reports the error
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
+  }
+  const removed: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isFile() || !isTempExportFile(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    await rm(path, { force: true });
+    removed.push(path);
+  }
+  return removed;
+}

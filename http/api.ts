@@ -1,0 +1,102 @@
+// Assembles the API from the store and the live state: keys, limiter, meter, directory, the
+// issue-3 routes plus whatever other features add. The composition root calls createApi, then
+// startServer({ app: api.app, … }).
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../core/config.ts';
+import type { LiveView } from '../core/ports.ts';
+import type { Db } from '../store/db.ts';
+import { App } from './app.ts';
+import { KeyStore, type KeyAuthenticator } from './auth.ts';
+import { CursorCodec } from './cursor.ts';
+import { SlidingWindowLimiter, type RateLimiter } from './limiter.ts';
+import { DbMeter, type Meter } from './meter.ts';
+import type { ErrorLogger } from './problem.ts';
+import { StoreDirectory, type RouteDirectory } from './read/directory.ts';
+import { LiveIndex } from './read/live-index.ts';
+import type { ReliabilitySnapshots } from './routes/deps.ts';
+import { coreRoutes } from './routes/index.ts';
+import type { RouteDef, StreamProvider } from './types.ts';
+
+export interface ApiDeps {
+  db: Db;
+  live: LiveView;
+  config: Readonly<Config>;
+  clock?: () => number;
+  log?: ErrorLogger;
+  /** default: read from the store's schedules now and every api.directory_refresh_s */
+  directory?: RouteDirectory;
+  /** last-7-day figures for the bus directory (reliability issue) */
+  reliability?: ReliabilitySnapshots;
+  /** event-stream output of SSE-capable routes (streaming issue) */
+  streams?: StreamProvider;
+  /** routes of other features, appended after the issue-3 table */
+  routes?: readonly RouteDef[];
+  /** default: DbMeter on `db` */
+  meter?: Meter;
+  /** default: in-memory sliding window */
+  limiter?: RateLimiter;
+  /** default: KeyStore on `db` */
+  keys?: KeyAuthenticator;
+}
+
+export interface Api {
+  app: App;
+  keys: KeyAuthenticator;
+  meter: Meter;
+  limiter: RateLimiter;
+  directory: RouteDirectory;
+  index: LiveIndex;
+  /** call after a schedule import so directories and 404 checks see the new routes */
+  reloadDirectory(): Promise<void>;
+}
+
+const defaultLog: ErrorLogger = (message, err) => console.error(message, err);
+
+export async function createApi(deps: ApiDeps): Promise<Api> {
+  const clock = deps.clock ?? Date.now;
+  const log = deps.log ?? defaultLog;
+  const api = deps.config.api;
+  const keys = deps.keys ?? new KeyStore(deps.db, { recheckMs: api.key_recheck_ms, clock, log }).start();
+  const meter = deps.meter ?? new DbMeter(deps.db, { flushMs: api.meter_flush_ms, batchRows: api.meter_batch_rows, log }).start();
+  const limiter = deps.limiter ?? new SlidingWindowLimiter();
+  let directory = deps.directory;
+  let storeDirectory: StoreDirectory | null = null;
+  if (!directory) {
+    storeDirectory = new StoreDirectory(deps.db, log);
+    await storeDirectory.reload();
+    storeDirectory.start(api.directory_refresh_s * 1000);
+    directory = storeDirectory;
+  }
+  const index = new LiveIndex(deps.live);
+  const baseUrl = (deps.config.public_base_url ?? '').replace(/\/+$/, '');
+  const routes = [
+    ...coreRoutes({ index, directory, thresholds: deps.config.freshness, baseUrl, reliability: deps.reliability }),
+    ...(deps.routes ?? []),
+  ];
+  const app = new App({
+    routes,
+    keys,
+    limiter,
+    meter,
+    cursors: new CursorCodec(deps.config.signing_secret ?? randomBytes(32)),
+    clock,
+    log,
+    streams: deps.streams,
+    baseUrl,
+    maxBodyBytes: api.max_body_bytes,
+    responseCacheEntries: api.response_cache_entries,
+    docs: { serverUrl: deps.config.public_base_url ?? '/' },
+    onClose: storeDirectory ? [() => storeDirectory.close()] : [],
+  });
+  return {
+    app,
+    keys,
+    meter,
+    limiter,
+    directory,
+    index,
+    reloadDirectory: async () => {
+      await storeDirectory?.reload();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// The HTTP application without a socket: the route table (plus its documentation routes), the
+// pipeline, inject() for tests, and close() for what must be flushed on shutdown.
+import type { KeyAuthenticator } from './auth.ts';
+import { buildOpenApi } from './openapi.ts';
+import { Pipeline, type PipelineOptions } from './pipeline.ts';
+import { docRoutes } from './routes/docs.ts';
+import type { ApiRequest, ApiResponse, RouteDef, StreamSink } from './types.ts';
+
+export interface AppOptions extends Omit<PipelineOptions, 'routes'> {
+  routes: readonly RouteDef[];
+  /** adds /openapi.yaml, /openapi.json, /docs, /llms.txt, /llms-full.txt (default on) */
+  docs?: false | { serverUrl?: string };
+  /** run by close() after the meter is flushed (timers, directory reloads, …) */
+  onClose?: Array<() => void | Promise<void>>;
+}
+
+export interface InjectRequest {
+  method?: string;
+  /** path and query, e.g. /api/v1/alerts?limit=5 */
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export interface InjectedStream {
+  readonly chunks: string[];
+  readonly closed: boolean;
+  /** the client goes away */
+  close(): void;
+}
+
+export interface InjectResponse {
+  status: number;
+  /** lower-case names */
+  headers: Record<string, string>;
+  body: string;
+  json<T = unknown>(): T;
+  stream?: InjectedStream;
+}
+
+export class App {
+  readonly pipeline: Pipeline;
+  readonly routes: readonly RouteDef[];
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: AppOptions) {
+    const table: RouteDef[] = [...options.routes];
+    if (options.docs !== false) table.push(...docRoutes(() => table, options.docs ?? {}));
+    this.routes = table;
+    this.pipeline = new Pipeline({ ...options, routes: table });
+  }
+
+  handle(req: ApiRequest): Promise<ApiResponse> {
+    return this.pipeline.handle(req);
+  }
+
+  openapi(serverUrl?: string): Record<string, unknown> {
+    return buildOpenApi(this.routes, { serverUrl });
+  }
+
+  get keys(): KeyAuthenticator {
+    return this.options.keys;
+  }
+
+  /** The whole pipeline without a socket. */
+  async inject(request: InjectRequest): Promise<InjectResponse> {
+    const q = request.url.indexOf('?');
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+    const response = await this.handle({
+      method: request.method ?? 'GET',
+      path: q < 0 ? request.url : request.url.slice(0, q),
+      query: q < 0 ? '' : request.url.slice(q + 1),
+      headers,
+      ...(body ? { body } : {}),
+      remoteAddress: '127.0.0.1',
+    });
+    const out: Record<string, string> = {};
+    for (const [name, value] of response.headers) {
+      const key = name.toLowerCase();
+      out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
+    }
+    const text = response.omitBody ? '' : typeof response.body === 'string' ? response.body : Buffer.from(response.body).toString('utf8');
+    const result: InjectResponse = { status: response.status, headers: out, body: text, json: () => JSON.parse(text) };
+    if (response.stream) {
+      const sink = new MemorySink();
+      response.stream.start(sink);
+      result.stream = sink;
+    }
+    return result;
+  }
+
+  /** Flushes metering and stops timers; in-flight requests are the socket layer's to wait for. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.options.meter.close();
+      await this.options.keys.close();
+      for (const fn of this.options.onClose ?? []) await fn();
+    })();
+    return this.closing;
+  }
+}
+
+/** A stream subscriber for inject(): keeps what is written. */
+class MemorySink implements StreamSink, InjectedStream {
+  readonly chunks: string[] = [];
+  closed = false;
+  bufferedBytes = 0;
+  private readonly listeners: Array<() => void> = [];
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  end(): void {
+    this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+}

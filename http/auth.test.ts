@@ -1,0 +1,111 @@
+import t, { type Test } from 'tap';
+import { Db } from '../store/db.ts';
+import { KeyStore } from './auth.ts';
+import { createKey, generateKey, revokeKey } from './keys.ts';
+
+async function setup(t: Test) {
+  const db = await Db.open(':memory:');
+  let queries = 0;
+  const all = db.all.bind(db);
+  db.all = ((sql: string, params?: never) => {
+    queries++;
+    return all(sql, params);
+  }) as typeof db.all;
+  const clock = { now: 1_000_000 };
+  const store = new KeyStore(db, { recheckMs: 1_000, clock: () => clock.now, negativeTtlMs: 500 });
+  t.teardown(async () => {
+    await store.close();
+    await db.close();
+  });
+  return { db, store, clock, queries: () => queries };
+}
+
+t.test('a known key is looked up once, then served from memory', async (t) => {
+  const { db, store, clock, queries } = await setup(t);
+  const created = await createKey(db, { plan: 'regular', test: true });
+  const before = queries();
+  const [a, b] = await Promise.all([store.authenticate(created.key, clock.now), store.authenticate(created.key, clock.now)]);
+  t.equal(queries() - before, 1, 'concurrent first uses share one query');
+  t.same(a, { id: created.id, plan: 'regular', test: true, prefix: created.prefix });
+  t.equal(a, b);
+  const sync = store.authenticate(created.key, clock.now);
+  t.notOk(sync instanceof Promise, 'a cached key answers synchronously');
+  t.equal(queries() - before, 1);
+});
+
+t.test('malformed and unknown keys', async (t) => {
+  const { store, clock, queries } = await setup(t);
+  t.equal(store.authenticate('nope', clock.now), null, 'malformed keys never reach the database');
+  t.equal(store.authenticate(`tk_live_${'x'.repeat(31)}`, clock.now), null);
+  const unknown = generateKey(false);
+  const before = queries();
+  t.equal(await store.authenticate(unknown, clock.now), null);
+  t.equal(await store.authenticate(unknown, clock.now), null);
+  t.equal(queries() - before, 1, 'an unknown key is remembered for a moment');
+  clock.now += 600;
+  t.equal(await store.authenticate(unknown, clock.now), null);
+  t.equal(queries() - before, 2, 'and asked again after that');
+});
+
+t.test('revocations reach the cache through the recheck, or at once with invalidate', async (t) => {
+  const { db, store, clock } = await setup(t);
+  const a = await createKey(db, { plan: 'free' });
+  const b = await createKey(db, { plan: 'max' });
+  t.ok(await store.authenticate(a.key, clock.now));
+  t.ok(await store.authenticate(b.key, clock.now));
+  await revokeKey(db, a.id);
+  t.ok(store.authenticate(a.key, clock.now), 'still cached until the recheck');
+  await store.recheck();
+  t.equal(store.authenticate(a.key, clock.now), null, 'revoked after the recheck');
+  t.ok(store.authenticate(b.key, clock.now), 'others untouched');
+  store.invalidate(b.id);
+  await revokeKey(db, b.id);
+  t.equal(await store.authenticate(b.key, clock.now), null, 'invalidate drops the cached answer at once');
+});
+
+t.test('a cache entry older than three recheck intervals is not trusted', async (t) => {
+  const { db, store, clock, queries } = await setup(t);
+  const a = await createKey(db, { plan: 'regular' });
+  await store.authenticate(a.key, clock.now);
+  clock.now += 3_001;
+  const before = queries();
+  const again = store.authenticate(a.key, clock.now);
+  t.ok(again instanceof Promise, 'falls back to the database');
+  t.ok(await again);
+  t.equal(queries() - before, 1);
+});
+
+t.test('the background recheck runs on its timer and survives failures', async (t) => {
+  const db = await Db.open(':memory:');
+  const logged: string[] = [];
+  // a frozen clock keeps entries fresh, so only the timer can change the answer
+  const now = 5_000;
+  const store = new KeyStore(db, { recheckMs: 20, clock: () => now, log: (m) => logged.push(m) }).start();
+  const a = await createKey(db, { plan: 'free' });
+  t.ok(await store.authenticate(a.key, now));
+  await revokeKey(db, a.id);
+  const deadline = Date.now() + 5_000;
+  while (store.authenticate(a.key, now) !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.equal(store.authenticate(a.key, now), null, 'the timer applied the revocation');
+  const b = await createKey(db, { plan: 'free' });
+  t.ok(await store.authenticate(b.key, now));
+  store.start();
+  await db.close();
+  while (logged.length === 0 && Date.now() < deadline + 5_000) await new Promise((r) => setTimeout(r, 10));
+  t.match(logged, ['api key recheck failed']);
+  t.ok(store.authenticate(b.key, now), 'a failed recheck keeps the cached answers');
+  await store.close();
+});
+
+t.test('a key first seen while a recheck is running is not mistaken for a revoked one', async (t) => {
+  const { db, store, clock } = await setup(t);
+  const a = await createKey(db, { plan: 'free' });
+  const b = await createKey(db, { plan: 'free' });
+  t.ok(await store.authenticate(a.key, clock.now));
+  // b's lookup is queued first and lands while the recheck's query (which did not ask about b) runs
+  const fresh = store.authenticate(b.key, clock.now);
+  const recheck = store.recheck();
+  await recheck;
+  t.ok(await fresh);
+  t.ok(store.authenticate(b.key, clock.now), 'still valid after the recheck finished');
+});

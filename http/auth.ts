@@ -1,0 +1,138 @@
+// Key authentication with an in-memory cache, so the hot path never waits on DuckDB, while a
+// background recheck makes revocations (by this process, the CLI or SQL) take effect in seconds.
+import { timingSafeEqual } from 'node:crypto';
+import type { Db } from '../store/db.ts';
+import { findKeyByHash, hashKey, KEY_PATTERN, keyStates, type ApiKeyRecord } from './keys.ts';
+import type { Plan } from './plans.ts';
+
+export interface AuthenticatedKey {
+  readonly id: string;
+  readonly plan: Plan;
+  readonly test: boolean;
+  readonly prefix: string;
+}
+
+export interface KeyAuthenticator {
+  /** null for a malformed, unknown or revoked key */
+  authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null>;
+  /** stops background work; resolves when none is in flight */
+  close(): void | Promise<void>;
+}
+
+interface CacheEntry {
+  hash: Buffer;
+  /** null once revoked: kept so repeated use of a revoked key costs no query */
+  key: AuthenticatedKey | null;
+  validatedAtMs: number;
+}
+
+export interface KeyStoreOptions {
+  /** interval of the background recheck of cached keys */
+  recheckMs: number;
+  clock: () => number;
+  /** unknown hashes are remembered this long, so floods of bad keys do not reach the database */
+  negativeTtlMs?: number;
+  maxNegativeEntries?: number;
+  log?: (message: string, err: unknown) => void;
+}
+
+function toKey(record: ApiKeyRecord): AuthenticatedKey | null {
+  if (record.revoked_at) return null;
+  return Object.freeze({ id: record.id, plan: record.plan, test: record.test, prefix: record.prefix });
+}
+
+export class KeyStore implements KeyAuthenticator {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly unknown = new Map<string, number>();
+  private readonly lookups = new Map<string, Promise<AuthenticatedKey | null>>();
+  private timer: NodeJS.Timeout | null = null;
+  private rechecking: Promise<void> | null = null;
+  private readonly negativeTtlMs: number;
+  private readonly maxNegative: number;
+  /** cached answers older than this are not trusted even if the recheck fell behind */
+  private readonly maxStaleMs: number;
+
+  constructor(private readonly db: Db, private readonly options: KeyStoreOptions) {
+    this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
+    this.maxNegative = options.maxNegativeEntries ?? 10_000;
+    this.maxStaleMs = options.recheckMs * 3;
+  }
+
+  /** Starts the background recheck (unref'd: it never keeps the process alive). */
+  start(): this {
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.recheck(), this.options.recheckMs);
+      this.timer.unref();
+    }
+    return this;
+  }
+
+  authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
+    if (!KEY_PATTERN.test(token)) return null;
+    const hash = hashKey(token);
+    const entry = this.entries.get(hash);
+    if (entry && nowMs - entry.validatedAtMs <= this.maxStaleMs) {
+      return timingSafeEqual(entry.hash, Buffer.from(hash, 'hex')) ? entry.key : null;
+    }
+    const unknownUntil = this.unknown.get(hash);
+    if (unknownUntil !== undefined && unknownUntil > nowMs) return null;
+    return this.lookup(hash, nowMs);
+  }
+
+  /** Forgets a key at once (used after an in-process revoke). */
+  invalidate(keyId: string): void {
+    for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
+  }
+
+  /** Re-reads every cached key's state in one query. */
+  recheck(): Promise<void> {
+    this.rechecking ??= this.runRecheck().finally(() => {
+      this.rechecking = null;
+    });
+    return this.rechecking;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.rechecking;
+    await Promise.all([...this.lookups.values()].map((p) => p.catch(() => null)));
+  }
+
+  private async runRecheck(): Promise<void> {
+    const started = this.options.clock();
+    // only the entries asked about: keys cached while the query ran were just read fresh
+    const asked = [...this.entries.values()].filter((e) => e.key !== null);
+    if (asked.length === 0) return;
+    try {
+      const states = await keyStates(this.db, asked.map((e) => e.key!.id));
+      for (const entry of asked) {
+        if (!entry.key) continue;
+        const state = states.get(entry.key.id);
+        entry.key = state ? toKey(state) : null;
+        entry.validatedAtMs = started;
+      }
+    } catch (err) {
+      // the entries age past maxStaleMs and the hot path falls back to direct lookups
+      this.options.log?.('api key recheck failed', err);
+    }
+  }
+
+  private lookup(hash: string, nowMs: number): Promise<AuthenticatedKey | null> {
+    let pending = this.lookups.get(hash);
+    if (!pending) {
+      pending = findKeyByHash(this.db, hash).then((record) => {
+        if (!record) {
+          if (this.unknown.size >= this.maxNegative) this.unknown.clear();
+          this.unknown.set(hash, nowMs + this.negativeTtlMs);
+          return null;
+        }
+        const key = toKey(record);
+        this.entries.set(hash, { hash: Buffer.from(record.key_hash, 'hex'), key, validatedAtMs: nowMs });
+        return key;
+      }).finally(() => this.lookups.delete(hash));
+      this.lookups.set(hash, pending);
+    }
+    return pending;
+  }
+}

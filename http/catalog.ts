@@ -1,0 +1,40 @@
+// The full route table for documentation: what `npm run openapi` writes to http/openapi.yaml and
+// what the drift test compares with it. Route factories only capture their dependencies, so
+// empty stand-ins are enough here. Each feature adds its routes below, exactly as the
+// composition root passes them to createApi({ routes }).
+import type { LiveView } from '../core/ports.ts';
+import { App } from './app.ts';
+import type { KeyAuthenticator } from './auth.ts';
+import { CursorCodec } from './cursor.ts';
+import { SlidingWindowLimiter } from './limiter.ts';
+import { MemoryMeter } from './meter.ts';
+import { Directory } from './read/directory.ts';
+import { LiveIndex } from './read/live-index.ts';
+import { coreRoutes } from './routes/index.ts';
+import type { RouteDef } from './types.ts';
+
+const emptyLive: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
+
+export function documentedRoutes(): RouteDef[] {
+  return [
+    ...coreRoutes({
+      index: new LiveIndex(emptyLive), directory: new Directory(), baseUrl: '', thresholds: { stale_after_s: 90, expired_after_s: 300 },
+    }),
+  ];
+}
+
+/** The app the committed OpenAPI document describes (documentation routes included). */
+export function documentedApp(): App {
+  const keys: KeyAuthenticator = { authenticate: () => null, close: () => {} };
+  return new App({
+    routes: documentedRoutes(),
+    keys,
+    limiter: new SlidingWindowLimiter(),
+    meter: new MemoryMeter(),
+    cursors: new CursorCodec('documentation-only-secret'),
+    clock: Date.now,
+    log: () => {},
+    maxBodyBytes: 1024,
+    responseCacheEntries: 1,
+  });
+}

@@ -1,0 +1,50 @@
+// The response headers every API response carries, built in one place so errors, 304s and 404s
+// get exactly the same set as successes.
+import type { RateDecision } from './limiter.ts';
+import { WINDOW_MS, WINDOW_POLICY_NAME } from './plans.ts';
+
+export const API_VERSION = '1.0.0';
+
+export type MeterUnit = 'request' | 'connection-minute';
+
+export type HeaderList = Array<[string, string]>;
+
+const WINDOW_S = WINDOW_MS / 1000;
+
+/** Headers a browser app may read from a cross-origin response. */
+export const EXPOSED_HEADERS = [
+  'X-API-Version', 'X-Meter-Unit', 'X-Request-Id', 'X-RateLimit-Policy', 'RateLimit-Policy', 'RateLimit',
+  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Last-Event-ID',
+].join(', ');
+
+export function baseHeaders(requestId: string, unit: MeterUnit | null): HeaderList {
+  const headers: HeaderList = [
+    ['X-API-Version', API_VERSION],
+    ['X-Request-Id', requestId],
+    ['Access-Control-Allow-Origin', '*'],
+    ['Access-Control-Expose-Headers', EXPOSED_HEADERS],
+  ];
+  if (unit) headers.push(['X-Meter-Unit', unit]);
+  return headers;
+}
+
+/** The IETF RateLimit pair plus the X- headers older clients read. */
+export function rateLimitHeaders(decision: RateDecision, nowMs: number): HeaderList {
+  const resetS = Math.ceil(decision.resetMs / 1000);
+  const headers: HeaderList = [
+    ['X-RateLimit-Policy', `${decision.limit};w=${WINDOW_S}`],
+    ['RateLimit-Policy', `"${WINDOW_POLICY_NAME}";q=${decision.limit};w=${WINDOW_S}`],
+    ['RateLimit', `"${WINDOW_POLICY_NAME}";r=${decision.remaining};t=${resetS}`],
+    ['X-RateLimit-Limit', String(decision.limit)],
+    ['X-RateLimit-Remaining', String(decision.remaining)],
+    ['X-RateLimit-Reset', String(Math.ceil((nowMs + decision.resetMs) / 1000))],
+  ];
+  if (!decision.allowed) headers.push(['Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))]);
+  return headers;
+}
+
+export const PREFLIGHT_HEADERS: HeaderList = [
+  ['Access-Control-Allow-Methods', 'GET, POST, PATCH, PUT, DELETE, OPTIONS'],
+  ['Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'],
+  ['Access-Control-Max-Age', '86400'],
+];

@@ -1,0 +1,197 @@
+// The OpenAPI 3.1 document, generated from the route table and the error registry only.
+import { z } from 'zod';
+import {
+  createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponseObject, type ZodOpenApiResponsesObject,
+} from 'zod-openapi';
+import { stringify } from 'yaml';
+import { ERRORS, problemType, type ErrorCode } from '../core/errors.ts';
+import { fullQuerySchema } from './compile.ts';
+import { API_VERSION } from './headers.ts';
+import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, PLANS, WINDOW_MS } from './plans.ts';
+import type { RouteDef } from './types.ts';
+
+const ERROR_CODES = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]];
+
+export const ProblemSchema = z.object({
+  type: z.string().meta({ description: 'URI of the problem type.', example: problemType('invalid_parameter') }),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  instance: z.string().meta({ description: 'The request path.' }),
+  code: z.enum(ERROR_CODES).meta({ description: 'Stable machine-readable code from the error registry.' }),
+  request_id: z.string().meta({ description: 'Quote it when reporting a problem; it is also in X-Request-Id.' }),
+  errors: z.array(z.object({ parameter: z.string(), detail: z.string() })).optional()
+    .meta({ description: 'Each offending parameter, query name or body field.' }),
+  'violated-policies': z.array(z.string()).optional().meta({ description: 'On 429: the rate-limit policies exceeded.' }),
+}).loose().meta({ id: 'Problem', description: 'RFC 9457 problem details.' });
+
+// registered once under components.headers and referenced from every response
+const h = (description: string, example?: string, id?: string) => z.string().meta({
+  description, ...(example ? { example } : {}), ...(id ? { header: { id } } : {}),
+});
+
+const commonHeaders = {
+  'X-API-Version': h('Version of the API that answered.', API_VERSION, 'X-API-Version'),
+  'X-Request-Id': h('Id of this request, also in problem bodies.', undefined, 'X-Request-Id'),
+};
+const meterHeader = { 'X-Meter-Unit': h('Billing unit charged for the call: `request` or `connection-minute`.', 'request', 'X-Meter-Unit') };
+const rateHeaders = {
+  'X-RateLimit-Policy': h('The key\'s policy: quota;w=window seconds.', '600;w=300', 'X-RateLimit-Policy'),
+  'RateLimit-Policy': h('IETF RateLimit policy.', '"5m";q=600;w=300', 'RateLimit-Policy'),
+  RateLimit: h('IETF RateLimit: remaining requests and seconds until one frees up.', '"5m";r=599;t=300', 'RateLimit'),
+  'X-RateLimit-Limit': h('Requests allowed in the sliding window.', '600', 'X-RateLimit-Limit'),
+  'X-RateLimit-Remaining': h('Requests left in the window.', '599', 'X-RateLimit-Remaining'),
+  'X-RateLimit-Reset': h('Epoch seconds when the oldest counted request leaves the window.', undefined, 'X-RateLimit-Reset'),
+};
+
+const WWW_AUTHENTICATE = h('Bearer challenge.', 'Bearer realm="transit-api"', 'WWW-Authenticate');
+const RETRY_AFTER = h('Seconds to wait before retrying.', '42', 'Retry-After');
+const ETAG = h('Entity tag of the body; send it back as If-None-Match.', undefined, 'ETag');
+
+/** Rate-limit headers exist once a key is known: not on 401, and not promised on 500. */
+function headersFor(def: RouteDef, extra: Record<string, z.ZodType> = {}, status = 200): z.ZodObject {
+  return z.object({
+    ...commonHeaders,
+    ...(def.meter ? meterHeader : {}),
+    ...(def.auth === 'key' && status !== 401 && status < 500 ? rateHeaders : {}),
+    ...extra,
+  });
+}
+
+function errorResponse(def: RouteDef, status: number, codes: ErrorCode[], extra: Record<string, z.ZodType> = {}) {
+  return {
+    description: codes.map((c) => `\`${c}\`: ${ERRORS[c].title}`).join('; '),
+    headers: headersFor(def, extra, status),
+    content: { 'application/problem+json': { schema: ProblemSchema } },
+  };
+}
+
+function possibleErrors(def: RouteDef): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['invalid_parameter', 'internal']);
+  if (def.auth === 'key') codes.add('unauthorized').add('rate_limited');
+  if (def.paginated) codes.add('invalid_cursor').add('limit_exceeds_plan');
+  if (def.plan || def.testKeys === false || def.sse || def.stream) codes.add('forbidden_plan');
+  if (def.sse) codes.add('not_acceptable');
+  if (def.body) codes.add('invalid_body').add('payload_too_large').add('unsupported_media_type');
+  for (const code of def.errors ?? []) codes.add(code);
+  return [...codes];
+}
+
+function responses(def: RouteDef): ZodOpenApiResponsesObject {
+  const out: Record<string, ZodOpenApiResponseObject> = {};
+  // media type keys without parameters (charset), as clients match them
+  const type = (def.contentType ?? 'application/json').split(';')[0]!.trim();
+  const content: Record<string, { schema: z.ZodType | { type: 'string' } }> = {
+    [type]: { schema: type === 'application/json' ? def.response : { type: 'string' } },
+  };
+  if (def.sse || def.stream) content['text/event-stream'] = { schema: { type: 'string' } };
+  const success = String(def.successStatus ?? 200);
+  out[success] = {
+    description: def.stream ? 'An event stream.' : def.sse ? 'JSON, or an event stream when requested.' : 'Success.',
+    headers: headersFor(def, def.cache ? { ETag: ETAG } : {}),
+    content,
+  };
+  if (def.cache) {
+    out['304'] = {
+      description: 'Not modified (If-None-Match matched). Not counted against the rate-limit window.',
+      headers: headersFor(def, { ETag: ETAG }),
+    };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of possibleErrors(def)) {
+    const status = ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const extra: Record<string, z.ZodType> = {};
+    if (status === 401) extra['WWW-Authenticate'] = WWW_AUTHENTICATE;
+    if (status === 429) extra['Retry-After'] = RETRY_AFTER;
+    out[String(status)] = errorResponse(def, status, codes, extra);
+  }
+  return out as ZodOpenApiResponsesObject;
+}
+
+function description(def: RouteDef): string {
+  const notes: string[] = [];
+  if (def.description) notes.push(def.description);
+  if (def.plan) notes.push(`Requires the ${def.plan} plan${def.testKeys === false ? ' and a live key' : ''}.`);
+  else if (def.testKeys === false) notes.push('Not available to test keys.');
+  if (def.meter) notes.push(`Metered per ${def.meter}.`);
+  else notes.push('Public: no key, not metered.');
+  if (def.paginated) notes.push('Cursor pagination: follow `links.next` (or pass `meta.next_cursor` as `cursor`) until it is null.');
+  if (def.sse) notes.push('Also an event stream with `Accept: text/event-stream` or `format=sse` (`reset`, then `add`/`update`/`remove`).');
+  return notes.join('\n\n');
+}
+
+function operation(def: RouteDef): ZodOpenApiOperationObject {
+  const query = fullQuerySchema(def);
+  const op: ZodOpenApiOperationObject = {
+    operationId: def.id,
+    summary: def.summary,
+    description: description(def),
+    tags: [...def.tags],
+    security: def.auth === 'key' ? (def.sse || def.stream ? [{ bearerAuth: [] }, { apiKeyQuery: [] }] : [{ bearerAuth: [] }]) : [],
+    requestParams: {
+      ...(def.params ? { path: def.params } : {}),
+      ...(Object.keys(query.shape).length ? { query } : {}),
+    },
+    responses: responses(def),
+  };
+  if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: def.body } } };
+  if (def.meter) op['x-meter-unit'] = def.meter;
+  if (def.plan) op['x-plan'] = def.plan;
+  return op;
+}
+
+const INTRO = `Transit alerts, realtime arrivals and vehicle positions, reliability rollups, event streams and webhooks.
+
+**Authentication.** \`Authorization: Bearer <key>\`. Live keys start \`tk_live_\`, test keys \`tk_test_\`; both name a plan and work on every endpoint, and test usage is metered apart. Event streams also accept \`?api_key=\` because browsers' EventSource cannot send headers.
+
+**Plans and limits.** A sliding ${WINDOW_MS / 60_000}-minute window per key:
+${PLANS.map((p) => `- ${p}: ${PLAN_LIMITS[p].requests_per_window} requests, ${PLAN_LIMITS[p].sse_streams} concurrent event streams, \`limit\` up to ${PLAN_LIMITS[p].max_page_size}`).join('\n')}
+
+Every response to a request with a valid key carries \`X-RateLimit-Policy\`, \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-Limit/-Remaining/-Reset\`, errors and 404s included; every response carries \`X-API-Version\` and \`X-Request-Id\`, and metered ones \`X-Meter-Unit\`. Over the limit: 429 with \`Retry-After\`. A 304 (If-None-Match) is not counted.
+
+**Pagination.** \`limit\` (default ${DEFAULT_PAGE_SIZE}) and an opaque \`cursor\`; responses have \`data\`, \`meta.next_cursor\` and \`links.next\`. Cursors are keyset positions: pages never repeat or skip rows while data changes.
+
+**Errors.** RFC 9457 \`application/problem+json\` with a stable \`code\`:
+${ERROR_CODES.map((c) => `- \`${c}\` (${ERRORS[c].status}): ${ERRORS[c].title}`).join('\n')}
+Unknown query parameters and bad values are 400 \`invalid_parameter\` naming each parameter in \`errors\`.`;
+
+export interface OpenApiOptions {
+  /** server URL in the document; '/' keeps it relative to wherever it is served */
+  serverUrl?: string;
+}
+
+export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOptions = {}): Record<string, unknown> {
+  const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+  for (const def of routes) {
+    paths[def.path] ??= {};
+    paths[def.path]![def.method.toLowerCase()] = operation(def);
+  }
+  const tags = [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name }));
+  const doc = createDocument({
+    openapi: '3.1.0',
+    info: { title: 'Transit API', version: API_VERSION, description: INTRO },
+    servers: [{ url: options.serverUrl ?? '/' }],
+    tags,
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'tk_live_… or tk_test_… key.' },
+        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Event streams only.' },
+      },
+    },
+  }, {
+    // z.number().int() renders the safe-integer range as bounds: noise for readers and clients
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+  return JSON.parse(JSON.stringify(doc)) as Record<string, unknown>;
+}
+
+export function toYaml(doc: Record<string, unknown>): string {
+  return stringify(doc, { lineWidth: 0 });
+}

@@ -1,0 +1,369 @@
+// The request pipeline, the same for sockets and inject(): route → auth → rate limit → plan →
+// validate → handler (or event stream) → render → headers → metering. Every failure on the way
+// becomes a problem response here, so no input can escape as a crash.
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../core/errors.ts';
+import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
+import { compileRoute, type CompiledRoute } from './compile.ts';
+import type { CursorCodec } from './cursor.ts';
+import { baseHeaders, PREFLIGHT_HEADERS, rateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
+import type { RateDecision, RateLimiter } from './limiter.ts';
+import type { Meter } from './meter.ts';
+import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes, WINDOW_POLICY_NAME } from './plans.ts';
+import { renderProblem, toApiError, type ErrorLogger } from './problem.ts';
+import { etagOf, matchesIfNoneMatch, ResponseCache } from './response-cache.ts';
+import { Router } from './router.ts';
+import {
+  Reply, StreamReply, type ApiRequest, type ApiResponse, type PageRequest, type RequestContext, type RouteDef,
+  type StreamProvider,
+} from './types.ts';
+import { parseJsonBody, parseQuery, validate, type ParsedQuery } from './validate.ts';
+
+export interface PipelineOptions {
+  routes: readonly RouteDef[];
+  keys: KeyAuthenticator;
+  limiter: RateLimiter;
+  meter: Meter;
+  cursors: CursorCodec;
+  clock: () => number;
+  log: ErrorLogger;
+  streams?: StreamProvider;
+  /** prefix of links in bodies; empty gives root-relative links */
+  baseUrl?: string;
+  maxBodyBytes: number;
+  responseCacheEntries: number;
+}
+
+const UNMATCHED = '(unmatched)';
+const JSON_TYPE = 'application/json';
+const API_PREFIX = '/api/';
+
+/** Per-request facts the final metering and header steps need, whatever happened before. */
+interface RequestState {
+  readonly requestId: string;
+  readonly startedMs: number;
+  readonly method: string;
+  endpoint: string;
+  unit: MeterUnit | null;
+  key: AuthenticatedKey | null;
+  decision: RateDecision | null;
+}
+
+
+export class Pipeline {
+  private readonly router = new Router<CompiledRoute>();
+  private readonly cache: ResponseCache;
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private nextId = 0;
+  readonly routes: readonly CompiledRoute[];
+
+  constructor(private readonly options: PipelineOptions) {
+    const ids = new Set<string>();
+    this.routes = options.routes.map((def) => {
+      if (ids.has(def.id)) throw new Error(`duplicate route id ${def.id}`);
+      ids.add(def.id);
+      const compiled = compileRoute(def);
+      this.router.add(def.method, def.path, compiled);
+      return compiled;
+    });
+    this.cache = new ResponseCache(options.responseCacheEntries);
+  }
+
+  get cacheStats(): { hits: number; misses: number; size: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses, size: this.cache.size };
+  }
+
+  async handle(req: ApiRequest): Promise<ApiResponse> {
+    const startedMs = this.options.clock();
+    const state: RequestState = {
+      requestId: `req_${this.idPrefix}${(this.nextId++).toString(36)}`,
+      startedMs,
+      method: typeof req.method === 'string' ? req.method.toUpperCase() : 'GET',
+      endpoint: UNMATCHED,
+      unit: null,
+      key: null,
+      decision: null,
+    };
+    let response: ApiResponse;
+    try {
+      response = await this.process(req, state);
+    } catch (err) {
+      response = this.problem(toApiError(err, this.options.log, state.requestId), req, state);
+    }
+    this.record(state, response);
+    return response;
+  }
+
+  private async process(req: ApiRequest, state: RequestState): Promise<ApiResponse> {
+    if (state.method === 'OPTIONS') {
+      return { status: 204, headers: [...baseHeaders(state.requestId, null), ...PREFLIGHT_HEADERS], body: '' };
+    }
+    const head = state.method === 'HEAD';
+    const match = this.router.match(head ? 'GET' : state.method, req.path);
+    const compiled = match.kind === 'found' ? match.route : null;
+    const def = compiled?.def;
+    const isApi = def ? def.auth === 'key' : req.path.startsWith(API_PREFIX);
+    if (def) state.endpoint = def.path;
+    state.unit = def ? def.meter : isApi ? 'request' : null;
+
+    const wantsStream = !!def && (def.stream === true || (def.sse === true && wantsEventStream(req)));
+    if (wantsStream) state.unit = 'connection-minute';
+
+    if (isApi) {
+      const key = await this.authenticate(req, wantsStream, state.startedMs);
+      state.key = key;
+      if (state.unit === 'request') {
+        const taken = this.options.limiter.take(key.id, key.plan, state.startedMs);
+        state.decision = taken instanceof Promise ? await taken : taken;
+        if (!state.decision.allowed) {
+          throw new ApiError('rate_limited',
+            `This key's ${key.plan} plan allows ${state.decision.limit} requests per 5 minutes; retry after the window moves on.`,
+            { members: { 'violated-policies': [WINDOW_POLICY_NAME] } });
+        }
+      } else {
+        const peeked = this.options.limiter.peek(key.id, key.plan, state.startedMs);
+        state.decision = peeked instanceof Promise ? await peeked : peeked;
+      }
+    }
+    if (match.kind === 'method_not_allowed') {
+      throw new ApiError('method_not_allowed', `${state.method} is not allowed on ${req.path}`, {
+        headers: { Allow: match.allow.join(', ') },
+      });
+    }
+    if (!compiled || !def || match.kind !== 'found') throw new ApiError('not_found', `No endpoint at ${safePath(req.path)}`);
+
+    const key = state.key;
+    if (key && def.plan && !planIncludes(key.plan, def.plan)) {
+      throw new ApiError('forbidden_plan', `${def.path} needs the ${def.plan} plan; this key is on ${key.plan}.`);
+    }
+    if (key && key.test && def.testKeys === false) {
+      throw new ApiError('forbidden_plan', `${def.path} is not available to test keys.`);
+    }
+    if (key && wantsStream && PLAN_LIMITS[key.plan].sse_streams === 0) {
+      throw new ApiError('forbidden_plan', `The ${key.plan} plan has no event-stream allowance; use JSON or upgrade.`);
+    }
+
+    const params = def.params ? validate(def.params, match.params) : {};
+    const parsed = parseQuery(req.query, compiled.allowedQuery, compiled.hints);
+    if (!wantsStream && parsed.values.api_key !== undefined) {
+      throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
+        errors: [{ parameter: 'api_key', detail: compiled.hints.api_key ?? 'accepted only on event streams; use Authorization: Bearer' }],
+      });
+    }
+    const query = validate(compiled.query, parsed.values) as Record<string, unknown>;
+    const body = await this.parseBody(req, compiled);
+    const ctx = this.context(req, state, compiled, parsed, query, params, body);
+
+    if (wantsStream) return this.openStream(compiled, ctx, state, req, parsed);
+    if (def.stream) throw new ApiError('not_acceptable', 'This endpoint is an event stream.');
+
+    const cacheSpec = def.cache;
+    let cacheKey = '';
+    let token = '';
+    if (cacheSpec) {
+      cacheKey = `${def.id}\n${req.path}\n${parsed.normalized}`;
+      token = String(cacheSpec.version(ctx));
+      const hit = this.cachedResponse(cacheKey, token, state, req, head);
+      if (hit) return hit;
+    }
+    const result = await def.handler(ctx);
+    if (result instanceof Reply) {
+      return { status: result.status, headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers], body: result.body, omitBody: head };
+    }
+    if (result instanceof StreamReply) throw new Error(`${def.id} returned a stream to a JSON request`);
+    const bytes = Buffer.from(JSON.stringify(result), 'utf8');
+    const status = def.successStatus ?? 200;
+    if (cacheSpec && status === 200) {
+      const entry = this.cache.set(cacheKey, token, bytes, cacheSpec.ttlMs ?? Number.POSITIVE_INFINITY, state.startedMs);
+      return this.jsonResponse(state, req, entry.body, entry.etag, head);
+    }
+    return this.jsonResponse(state, req, bytes, status === 200 ? etagOf(bytes) : null, head, status);
+  }
+
+  private cachedResponse(key: string, token: string, state: RequestState, req: ApiRequest, head: boolean): ApiResponse | null {
+    const hit = this.cache.get(key, token, state.startedMs);
+    return hit ? this.jsonResponse(state, req, hit.body, hit.etag, head) : null;
+  }
+
+  private jsonResponse(state: RequestState, req: ApiRequest, body: Buffer, etag: string | null, head: boolean, status = 200): ApiResponse {
+    if (etag && matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
+      // a revalidation costs the client nothing: give the request back to the window
+      if (state.key && state.decision?.takenAtMs != null) {
+        const decision = state.decision;
+        void Promise.resolve(this.options.limiter.refund(state.key.id, decision)).catch((err) => this.options.log('refund failed', err));
+        state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
+      }
+      return { status: 304, headers: [...this.headers(state), ['ETag', etag], ['Cache-Control', 'private, no-cache']], body: '' };
+    }
+    const headers = this.headers(state);
+    headers.push(['Content-Type', JSON_TYPE]);
+    if (etag) headers.push(['ETag', etag], ['Cache-Control', 'private, no-cache']);
+    return { status, headers, body, omitBody: head };
+  }
+
+  private async authenticate(req: ApiRequest, stream: boolean, nowMs: number): Promise<AuthenticatedKey> {
+    const header = req.headers.authorization;
+    let token: string | null = null;
+    if (header !== undefined) {
+      const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+      if (!m) {
+        throw new ApiError('unauthorized', 'The Authorization header must be "Bearer <key>".', {
+          headers: { 'WWW-Authenticate': 'Bearer realm="transit-api", error="invalid_request"' },
+        });
+      }
+      token = m[1]!;
+    } else if (stream) {
+      token = new URLSearchParams(req.query).get('api_key');
+    }
+    if (token === null) {
+      throw new ApiError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
+    }
+    const pending = this.options.keys.authenticate(token, nowMs);
+    const key = pending instanceof Promise ? await pending : pending;
+    if (!key) {
+      throw new ApiError('unauthorized', 'The API key is not valid: it is unknown, malformed or revoked.', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="transit-api", error="invalid_token"' },
+      });
+    }
+    return key;
+  }
+
+  private async parseBody(req: ApiRequest, compiled: CompiledRoute): Promise<unknown> {
+    const schema = compiled.def.body;
+    if (!schema) return undefined;
+    const bytes = req.body ?? new Uint8Array();
+    if (bytes.byteLength > this.options.maxBodyBytes) {
+      throw new ApiError('payload_too_large', `The body is larger than ${this.options.maxBodyBytes} bytes.`);
+    }
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== JSON_TYPE) {
+      throw new ApiError('unsupported_media_type', 'Send the body as application/json.');
+    }
+    return parseJsonBody(schema, bytes);
+  }
+
+  private context(
+    req: ApiRequest, state: RequestState, compiled: CompiledRoute, parsed: ParsedQuery,
+    query: Record<string, unknown>, params: unknown, body: unknown,
+  ): RequestContext {
+    const base = `${this.options.baseUrl ?? ''}${req.path}`;
+    const url = (overrides: Record<string, string | null> = {}): string => {
+      const values: Record<string, string> = { ...parsed.values };
+      delete values.api_key;
+      for (const [name, value] of Object.entries(overrides)) {
+        if (value === null) delete values[name];
+        else values[name] = value;
+      }
+      const qs = Object.keys(values).sort()
+        .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(values[n]!)}`).join('&');
+      return qs ? `${base}?${qs}` : base;
+    };
+    let page: PageRequest | null = null;
+    if (compiled.def.paginated) {
+      const limit = (query.limit as number | undefined) ?? DEFAULT_PAGE_SIZE;
+      const max = state.key ? PLAN_LIMITS[state.key.plan].max_page_size : DEFAULT_PAGE_SIZE;
+      if (limit > max) {
+        throw new ApiError('limit_exceeds_plan', `limit ${limit} is above this plan's maximum of ${max}.`, {
+          errors: [{ parameter: 'limit', detail: `at most ${max} on the ${state.key?.plan ?? 'anonymous'} plan` }],
+        });
+      }
+      const scope = `${compiled.def.id}\n${req.path}\n${scopeQuery(parsed, compiled.pagingNames)}`;
+      const cursor = query.cursor as string | undefined;
+      const after = cursor === undefined ? null : this.options.cursors.decode(scope, cursor);
+      page = { limit, after, cursorFor: (key) => this.options.cursors.encode(scope, key) };
+    }
+    return {
+      requestId: state.requestId,
+      nowMs: state.startedMs,
+      method: state.method,
+      path: req.path,
+      query,
+      params,
+      body,
+      key: state.key,
+      headers: req.headers,
+      page,
+      url,
+    } as RequestContext;
+  }
+
+  private async openStream(
+    compiled: CompiledRoute, ctx: RequestContext, state: RequestState, req: ApiRequest, parsed: ParsedQuery,
+  ): Promise<ApiResponse> {
+    const def = compiled.def;
+    const lastEventId = req.headers['last-event-id'] ?? (ctx.query.last_event_id as string | undefined) ?? null;
+    let reply: unknown;
+    if (def.stream) {
+      reply = await def.handler(ctx);
+    } else if (this.options.streams) {
+      reply = await this.options.streams.open({
+        route: def,
+        key: state.key!,
+        ctx,
+        scope: `${def.id}\n${req.path}\n${scopeQuery(parsed, new Set(['format', 'api_key', 'last_event_id']))}`,
+        lastEventId,
+        render: async () => def.handler(ctx),
+      });
+    } else {
+      throw new ApiError('not_acceptable', 'Event-stream output is not enabled on this server; request JSON instead.');
+    }
+    if (!(reply instanceof StreamReply)) throw new Error(`${def.id} did not answer with a StreamReply`);
+    const headers = this.headers(state);
+    headers.push(['Content-Type', 'text/event-stream'], ['Cache-Control', 'no-store'], ['X-Accel-Buffering', 'no'], ...reply.headers);
+    return { status: 200, headers, body: '', stream: reply };
+  }
+
+  private headers(state: RequestState): HeaderList {
+    const headers = baseHeaders(state.requestId, state.unit);
+    if (state.decision) headers.push(...rateLimitHeaders(state.decision, state.startedMs));
+    return headers;
+  }
+
+  private problem(err: ApiError, req: ApiRequest, state: RequestState): ApiResponse {
+    const rendered = renderProblem(err, state.requestId, safePath(req.path));
+    return {
+      status: rendered.status,
+      headers: [...this.headers(state), ...rendered.headers],
+      body: rendered.body,
+      omitBody: state.method === 'HEAD',
+    };
+  }
+
+  private record(state: RequestState, response: ApiResponse): void {
+    if (state.unit === null) return;
+    try {
+      this.options.meter.record({
+        keyId: state.key?.id ?? null,
+        plan: state.key?.plan ?? null,
+        test: state.key?.test ?? false,
+        unit: state.unit,
+        // an opened stream is billed per minute by the stream itself, not here
+        quantity: state.unit === 'request' ? 1 : 0,
+        method: state.method,
+        endpoint: state.endpoint,
+        status: response.status,
+        latencyMs: this.options.clock() - state.startedMs,
+        atMs: state.startedMs,
+        requestId: state.requestId,
+      });
+    } catch (err) {
+      this.options.log('metering failed', err);
+    }
+  }
+}
+
+function wantsEventStream(req: ApiRequest): boolean {
+  const accept = req.headers.accept;
+  if (accept && accept.includes('text/event-stream')) return true;
+  return /(?:^|&)format=sse(?:&|$)/.test(req.query);
+}
+
+function scopeQuery(parsed: ParsedQuery, excluded: ReadonlySet<string>): string {
+  return Object.keys(parsed.values).filter((n) => !excluded.has(n)).sort()
+    .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(parsed.values[n]!)}`).join('&');
+}
+
+/** The path for `instance`: bounded, and never with the query (it may hold api_key). */
+function safePath(path: string): string {
+  return path.length > 512 ? `${path.slice(0, 512)}…` : path;
+}

@@ -1,0 +1,35 @@
+// Plans as the specification fixes them (section 8). Every limit the API enforces reads from here.
+
+export const PLANS = ['free', 'regular', 'max'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface PlanLimits {
+  /** requests allowed in any sliding window of WINDOW_MS */
+  readonly requests_per_window: number;
+  /** concurrent open event streams */
+  readonly sse_streams: number;
+  /** largest `limit` a list request may ask for */
+  readonly max_page_size: number;
+}
+
+export const WINDOW_MS = 5 * 60 * 1000;
+/** name of the window in the IETF RateLimit headers (`"5m";q=600;w=300`) */
+export const WINDOW_POLICY_NAME = '5m';
+export const DEFAULT_PAGE_SIZE = 20;
+
+export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = Object.freeze({
+  free: Object.freeze({ requests_per_window: 20, sse_streams: 0, max_page_size: 20 }),
+  regular: Object.freeze({ requests_per_window: 600, sse_streams: 2, max_page_size: 100 }),
+  max: Object.freeze({ requests_per_window: 6000, sse_streams: 25, max_page_size: 1000 }),
+});
+
+const RANK: Record<Plan, number> = { free: 0, regular: 1, max: 2 };
+
+/** Does `plan` include everything `required` does? */
+export function planIncludes(plan: Plan, required: Plan): boolean {
+  return RANK[plan] >= RANK[required];
+}
+
+export function isPlan(value: string): value is Plan {
+  return (PLANS as readonly string[]).includes(value);
+}

@@ -1,0 +1,172 @@
+// The route and station directory, read from the imported schedules into memory at start and
+// again on reload() (after a schedule import) or on a timer, so requests never query DuckDB.
+import { MODES, type Mode } from '../../core/types.ts';
+import type { Db } from '../../store/db.ts';
+
+export interface DirectoryRoute {
+  schedule: string;
+  route_id: string;
+  mode: Mode;
+  short_name: string | null;
+  long_name: string | null;
+  color: string | null;
+  text_color: string | null;
+  route_type: number;
+}
+
+export interface DirectoryStation {
+  station_id: string;
+  name: string | null;
+}
+
+export interface DirectorySnapshot {
+  routes: DirectoryRoute[];
+  stopNames: Map<string, string | null>;
+  lineStations: Map<string, DirectoryStation[]>;
+}
+
+export interface RouteDirectory {
+  readonly version: number;
+  readonly schedules: readonly string[];
+  routes(mode: Mode): readonly DirectoryRoute[];
+  route(mode: Mode, routeId: string): DirectoryRoute | undefined;
+  stationName(stationId: string): string | null;
+  lineStations(line: string): readonly DirectoryStation[];
+}
+
+const NATURAL = new Intl.Collator('en', { numeric: true });
+
+export class Directory implements RouteDirectory {
+  version = 0;
+  schedules: string[] = [];
+  private byMode = new Map<Mode, DirectoryRoute[]>();
+  private byKey = new Map<string, DirectoryRoute>();
+  private stopNames = new Map<string, string | null>();
+  private stationsByLine = new Map<string, DirectoryStation[]>();
+
+  constructor(snapshot?: DirectorySnapshot) {
+    if (snapshot) this.replace(snapshot);
+  }
+
+  replace(snapshot: DirectorySnapshot): void {
+    const byMode = new Map<Mode, DirectoryRoute[]>(MODES.map((m) => [m, []]));
+    const byKey = new Map<string, DirectoryRoute>();
+    // numeric-aware order (1, 39, 66, 111), then by schedule so the first schedule wins below
+    const routes = [...snapshot.routes].sort((a, b) => NATURAL.compare(a.route_id, b.route_id) || NATURAL.compare(a.schedule, b.schedule));
+    for (const route of routes) {
+      const key = `${route.mode}\u0000${route.route_id}`;
+      // the same route id in two schedules: the first schedule (by id) names it
+      if (byKey.has(key)) continue;
+      byKey.set(key, route);
+      byMode.get(route.mode)!.push(route);
+    }
+    this.byMode = byMode;
+    this.byKey = byKey;
+    this.stopNames = snapshot.stopNames;
+    this.stationsByLine = snapshot.lineStations;
+    this.schedules = [...new Set(snapshot.routes.map((r) => r.schedule))].sort();
+    this.version++;
+  }
+
+  routes(mode: Mode): readonly DirectoryRoute[] {
+    return this.byMode.get(mode) ?? [];
+  }
+
+  route(mode: Mode, routeId: string): DirectoryRoute | undefined {
+    return this.byKey.get(`${mode}\u0000${routeId}`);
+  }
+
+  stationName(stationId: string): string | null {
+    return this.stopNames.get(stationId) ?? null;
+  }
+
+  lineStations(line: string): readonly DirectoryStation[] {
+    return this.stationsByLine.get(line) ?? [];
+  }
+}
+
+interface RouteRow {
+  schedule_id: string;
+  route_id: string;
+  mode: string;
+  route_short_name: string | null;
+  route_long_name: string | null;
+  route_color: string | null;
+  route_text_color: string | null;
+  route_type: number;
+}
+
+export async function readDirectory(db: Db): Promise<DirectorySnapshot> {
+  const rows = await db.all<RouteRow>(`
+    SELECT schedule_id, route_id, mode, route_short_name, route_long_name, route_color, route_text_color, route_type
+    FROM gtfs_routes WHERE mode IN ('rail', 'bus', 'streetcar')
+    ORDER BY mode, route_id, schedule_id`);
+  const stops = await db.all<{ stop_id: string; stop_name: string | null }>(
+    'SELECT DISTINCT ON (stop_id) stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id');
+  const stations = await db.all<{ route_id: string; station_id: string }>(`
+    SELECT t.route_id, coalesce(nullif(s.parent_station, ''), st.stop_id) AS station_id, min(st.stop_sequence) AS seq
+    FROM gtfs_routes r
+    JOIN gtfs_trips t ON t.schedule_id = r.schedule_id AND t.route_id = r.route_id
+    JOIN gtfs_stop_times st ON st.schedule_id = t.schedule_id AND st.trip_id = t.trip_id
+    LEFT JOIN gtfs_stops s ON s.schedule_id = st.schedule_id AND s.stop_id = st.stop_id
+    WHERE r.mode = 'rail'
+    GROUP BY 1, 2
+    ORDER BY 1, 3, 2`);
+  const stopNames = new Map(stops.map((s) => [s.stop_id, s.stop_name]));
+  const lineStations = new Map<string, DirectoryStation[]>();
+  for (const row of stations) {
+    const list = lineStations.get(row.route_id) ?? [];
+    list.push({ station_id: row.station_id, name: stopNames.get(row.station_id) ?? null });
+    lineStations.set(row.route_id, list);
+  }
+  return {
+    routes: rows.map((r) => ({
+      schedule: r.schedule_id,
+      route_id: r.route_id,
+      mode: r.mode as Mode,
+      short_name: r.route_short_name,
+      long_name: r.route_long_name,
+      color: r.route_color,
+      text_color: r.route_text_color,
+      route_type: Number(r.route_type),
+    })),
+    stopNames,
+    lineStations,
+  };
+}
+
+/** A Directory kept in step with the store: loaded now, reloaded on demand and on a timer. */
+export class StoreDirectory extends Directory {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly db: Db, private readonly log: (message: string, err: unknown) => void = () => {}) {
+    super();
+  }
+
+  private reloading: Promise<void> | null = null;
+
+  /** One reload at a time; callers during a reload share it. */
+  reload(): Promise<void> {
+    this.reloading ??= readDirectory(this.db).then((snapshot) => this.replace(snapshot)).finally(() => {
+      this.reloading = null;
+    });
+    return this.reloading;
+  }
+
+  start(intervalMs: number): this {
+    if (!this.timer) {
+      this.timer = setInterval(() => {
+        this.reload().catch((err) => this.log('directory reload failed; keeping the previous one', err));
+      }, intervalMs);
+      this.timer.unref();
+    }
+    return this;
+  }
+
+  /** Stops the timer and waits for a reload in progress, so the database can close after. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.reloading?.catch(() => undefined);
+  }
+}

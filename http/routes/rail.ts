@@ -1,0 +1,96 @@
+// Rail: the line directory and normalized arrivals with train, line and station summaries.
+import { z } from 'zod';
+import { DELAY_STATES, type Arrival } from '../../core/types.ts';
+import { paginate } from '../paginate.ts';
+import { enumListParam, enumParam, idListParam } from '../params.ts';
+import { arrivalKey } from '../read/live-index.ts';
+import { ageFreshness, arrivalToApi, sourceToApi } from '../read/represent.ts';
+import { railSummaries } from '../read/summaries.ts';
+import { defineRoute } from '../route.ts';
+import type { RouteDef } from '../types.ts';
+import { assertKnown, link, PREFIX, seg, setOf, type CoreRouteDeps } from './deps.ts';
+import { RailDirectorySchema, RailRealtimeSchema } from './schemas.ts';
+
+export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
+  const directory = defineRoute({
+    id: 'listRailLines',
+    method: 'GET',
+    path: `${PREFIX}/rail`,
+    summary: 'Rail lines',
+    description: 'Every rail line of the imported schedules, its stations in running order, and links to its realtime, alert and reliability resources.',
+    tags: ['Rail', 'Directories'],
+    auth: 'key',
+    meter: 'request',
+    cache: { version: () => deps.directory.version },
+    response: RailDirectorySchema,
+    handler() {
+      const lines = deps.directory.routes('rail');
+      return {
+        data: lines.map((r) => ({
+          line: r.route_id,
+          short_name: r.short_name,
+          long_name: r.long_name,
+          color: r.color,
+          text_color: r.text_color,
+          route_type: r.route_type,
+          schedule: r.schedule,
+          stations: [...deps.directory.lineStations(r.route_id)],
+          links: {
+            realtime: link(deps, '/rail/realtime', { line: r.route_id }),
+            alerts: link(deps, '/rail/alerts', { line: r.route_id }),
+            reliability: link(deps, `/rail/${seg(r.route_id)}/reliability`),
+          },
+        })),
+        meta: { count: lines.length, schedules: [...deps.directory.schedules] },
+      };
+    },
+  });
+
+  const realtime = defineRoute({
+    id: 'getRailRealtime',
+    method: 'GET',
+    path: `${PREFIX}/rail/realtime`,
+    summary: 'Rail arrivals with delay summaries',
+    description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival and the freshness of each rail source.',
+    tags: ['Rail', 'Realtime'],
+    auth: 'key',
+    meter: 'request',
+    paginated: true,
+    sse: true,
+    errors: ['not_found'],
+    cache: { version: () => deps.index.version, ttlMs: 1_000 },
+    query: z.object({
+      line: idListParam('Rail line id.', 'Red').optional(),
+      station: idListParam('Station id (parent station), or a stop id.', 'place-pktrm').optional(),
+      direction: enumParam(['0', '1'], 'GTFS direction_id.').optional(),
+      delay_state: enumListParam(DELAY_STATES, 'Delay state.').optional(),
+    }),
+    response: RailRealtimeSchema,
+    handler(ctx) {
+      const q = ctx.query;
+      assertKnown(deps, ['rail'], q.line, 'line');
+      const lines = setOf(q.line);
+      const stations = setOf(q.station);
+      const states = setOf(q.delay_state);
+      const direction = q.direction === undefined ? null : Number(q.direction);
+      const rows = deps.index.railArrivals().filter((a) => (!lines || (a.route_id !== null && lines.has(a.route_id)))
+        && (!stations || stations.has(a.station_id) || stations.has(a.stop_id))
+        && (direction === null || a.direction_id === direction)
+        && (!states || states.has(a.delay_state)));
+      const feeds = deps.index.feeds();
+      // without a health record for the feed, the poll's own age tells
+      const toApi = (a: Arrival) => arrivalToApi(a, deps.directory.stationName(a.station_id),
+        feeds.get(a.feed_id)?.freshness ?? ageFreshness((ctx.nowMs - a.observed_ms) / 1000, deps.thresholds));
+      const page = paginate(rows, arrivalKey, ctx, toApi);
+      return {
+        data: page.data,
+        summaries: railSummaries(rows, (id) => deps.directory.stationName(id)),
+        freshness: { sources: deps.index.sources('rail').map(sourceToApi) },
+        meta: page.meta,
+        links: page.links,
+      };
+    },
+  });
+
+  return [directory, realtime];
+}

@@ -1,0 +1,297 @@
+// The socket layer: the only file that imports uWebSockets.js. It turns uWS requests into
+// ApiRequests, writes ApiResponses corked and with backpressure, and shuts down gracefully.
+import { STATUS_CODES } from 'node:http';
+import uWS from 'uWebSockets.js';
+import { ApiError } from '../core/errors.ts';
+import { baseHeaders, type HeaderList } from './headers.ts';
+import { renderProblem } from './problem.ts';
+import type { ApiRequest, ApiResponse, StreamSink } from './types.ts';
+
+type HttpResponse = uWS.HttpResponse;
+
+/** What the server needs from the application (App implements it). */
+export interface Handler {
+  handle(req: ApiRequest): Promise<ApiResponse>;
+  /** flush metering and stop timers, after in-flight requests finished */
+  close(): Promise<void>;
+}
+
+export interface ServerOptions {
+  app: Handler;
+  host?: string;
+  /** 0 picks a free port */
+  port?: number;
+  /** bodies above this are cut off and answered 413 by the pipeline */
+  maxBodyBytes?: number;
+  shutdownTimeoutMs?: number;
+  /** a subscriber past this many unsent bytes is reported as over its bound by write() */
+  streamBufferBytes?: number;
+  log?: (message: string, err: unknown) => void;
+}
+
+export interface RunningServer {
+  readonly host: string;
+  readonly port: number;
+  readonly inFlight: number;
+  readonly openStreams: number;
+  /** stop accepting, finish in-flight requests, end streams, flush the app, drop idle sockets */
+  close(): Promise<void>;
+}
+
+/** The package silently falls back to a slow JS server when its binary fails to load. */
+export function assertNativeUws(): void {
+  if (!String(uWS.App).includes('[native code]')) {
+    throw new Error('uWebSockets.js did not load its native binary (it fell back to a JS server); refusing to start');
+  }
+}
+
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (!line) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`));
+  return line;
+}
+
+const SMALL_BODY = 64 * 1024;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+interface Exchange {
+  aborted: boolean;
+  finished: boolean;
+}
+
+class UwsSink implements StreamSink {
+  closed = false;
+  bufferedBytes = 0;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(private readonly res: HttpResponse, private readonly bound: number, private readonly onEnd: () => void) {
+    // uWS keeps the idle timeout of a socket that once had backpressure unless onWritable is set,
+    // and once set it only drains when the handler writes: a comment line is harmless in SSE
+    res.onWritable(() => {
+      if (!this.closed) res.write(':\n\n');
+      this.bufferedBytes = 0;
+      return true;
+    });
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    // inside cork a failed flush shows only on the next write: count from the first refusal
+    if (!ok) this.bufferedBytes += Buffer.byteLength(chunk);
+    return this.bufferedBytes <= this.bound;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.res.cork(() => this.res.end());
+    this.markClosed();
+  }
+
+  markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onEnd();
+    for (const listener of this.listeners.splice(0)) {
+      try {
+        listener();
+      } catch {
+        // a failing listener must not keep the others from running
+      }
+    }
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+}
+
+export function startServer(options: ServerOptions): Promise<RunningServer> {
+  assertNativeUws();
+  const log = options.log ?? ((message, err) => console.error(message, err));
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  const bound = options.streamBufferBytes ?? 1024 * 1024;
+  const app = uWS.App();
+  const sinks = new Set<UwsSink>();
+  let inFlight = 0;
+  let closing = false;
+  let drained: (() => void) | null = null;
+
+  const finish = (ex: Exchange) => {
+    if (ex.finished) return;
+    ex.finished = true;
+    inFlight--;
+    if (inFlight === 0 && drained) drained();
+  };
+
+  const writeHead = (res: HttpResponse, status: number, headers: HeaderList) => {
+    res.writeStatus(statusLine(status));
+    for (const [name, value] of headers) res.writeHeader(name, value);
+  };
+
+  const sendBody = (res: HttpResponse, ex: Exchange, body: string | Uint8Array) => {
+    if (typeof body === 'string' ? body.length < SMALL_BODY / 4 : body.byteLength < SMALL_BODY) {
+      res.end(body);
+      finish(ex);
+      return;
+    }
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const start = res.getWriteOffset();
+    const [ok, done] = res.tryEnd(bytes, bytes.byteLength);
+    if (done) return finish(ex);
+    if (!ok) {
+      // the kernel took part of it: continue from the written offset when the socket drains
+      res.onWritable((offset) => {
+        if (ex.aborted) return true;
+        const [more, complete] = res.tryEnd(bytes.subarray(offset - start), bytes.byteLength);
+        if (complete) finish(ex);
+        return more;
+      });
+    }
+  };
+
+  const respond = (res: HttpResponse, ex: Exchange, response: ApiResponse) => {
+    if (ex.aborted) return finish(ex);
+    res.cork(() => {
+      writeHead(res, response.status, response.headers);
+      if (response.stream) {
+        const sink = new UwsSink(res, bound, () => sinks.delete(sink));
+        sinks.add(sink);
+        res.onAborted(() => sink.markClosed());
+        finish(ex);
+        res.write(':\n\n'); // flushes the headers so the client sees the stream open
+        response.stream.start(sink);
+      } else if (response.omitBody) {
+        res.endWithoutBody(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength);
+        finish(ex);
+      } else {
+        sendBody(res, ex, response.body);
+      }
+    });
+  };
+
+  const unavailable = (res: HttpResponse, ex: Exchange) => {
+    const problem = renderProblem(new ApiError('unavailable', 'The server is shutting down; retry shortly.'), 'req_shutdown', '/');
+    res.cork(() => {
+      writeHead(res, 503, [...baseHeaders('req_shutdown', null), ...problem.headers, ['Retry-After', '1']]);
+      res.end(problem.body, true);
+    });
+    finish(ex);
+  };
+
+  app.any('/*', (res, req) => {
+    const ex: Exchange = { aborted: false, finished: false };
+    inFlight++;
+    res.onAborted(() => {
+      ex.aborted = true;
+      finish(ex);
+    });
+    if (closing) return unavailable(res, ex);
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+    req.forEach((name, value) => {
+      headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+    });
+    const request: ApiRequest = {
+      method: req.getCaseSensitiveMethod(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString('utf8'),
+    };
+    const dispatch = () => {
+      options.app.handle(request).then(
+        (response) => respond(res, ex, response),
+        (err) => {
+          // the pipeline renders its own errors; reaching here is a bug in it
+          log('pipeline rejected', err);
+          const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
+          respond(res, ex, { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body });
+        },
+      );
+    };
+    const hasBody = BODY_METHODS.has(request.method.toUpperCase())
+      && (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
+    if (!hasBody) return dispatch();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      // keep one byte past the limit so the pipeline can tell the body was too large
+      if (size <= maxBody) {
+        const part = Buffer.from(chunk.slice(0, maxBody + 1 - size));
+        chunks.push(part);
+        size += part.byteLength;
+      }
+      if (isLast) {
+        request.body = Buffer.concat(chunks);
+        dispatch();
+      }
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    const host = options.host ?? '127.0.0.1';
+    app.listen(host, options.port ?? 0, (listenSocket) => {
+      if (!listenSocket) {
+        reject(new Error(`could not listen on ${host}:${options.port ?? 0}`));
+        return;
+      }
+      const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
+      let closed: Promise<void> | null = null;
+      resolve({
+        host,
+        port,
+        get inFlight() {
+          return inFlight;
+        },
+        get openStreams() {
+          return sinks.size;
+        },
+        close() {
+          closed ??= (async () => {
+            closing = true;
+            uWS.us_listen_socket_close(listenSocket);
+            for (const sink of [...sinks]) sink.end();
+            if (inFlight > 0) {
+              await new Promise<void>((done) => {
+                const timer = setTimeout(done, options.shutdownTimeoutMs ?? 10_000);
+                drained = () => {
+                  clearTimeout(timer);
+                  done();
+                };
+              });
+            }
+            await options.app.close();
+            // idle keep-alive connections would otherwise hold the process open
+            (app as unknown as { close(): void }).close();
+          })();
+          return closed;
+        },
+      });
+    });
+  });
+}
+
+/** Closes on the first SIGTERM or SIGINT; a second signal exits at once. */
+export function closeOnSignals(close: () => Promise<void>, exit: (code: number) => void = process.exit): () => void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) return exit(130);
+    stopping = true;
+    console.error(`${signal}: finishing in-flight requests, then exiting`);
+    close().then(() => exit(0), (err) => {
+      console.error('shutdown failed', err);
+      exit(1);
+    });
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  return () => {
+    process.off('SIGTERM', handler);
+    process.off('SIGINT', handler);
+  };
+}

@@ -1,0 +1,148 @@
+// The contract between the request pipeline, the route table and the socket layer.
+import type { z } from 'zod';
+import type { ErrorCode } from '../core/errors.ts';
+import type { AuthenticatedKey } from './auth.ts';
+import type { CursorValue } from './cursor.ts';
+import type { HeaderList, MeterUnit } from './headers.ts';
+import type { Plan } from './plans.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request as the socket layer hands it over (or as a test builds it). */
+export interface ApiRequest {
+  /** as sent; the pipeline upper-cases it */
+  method: string;
+  /** raw path, still percent-encoded, without the query */
+  path: string;
+  /** raw query string without the leading `?` */
+  query: string;
+  /** lower-case names */
+  headers: Readonly<Record<string, string>>;
+  body?: Uint8Array;
+  remoteAddress?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: HeaderList;
+  body: string | Uint8Array;
+  /** HEAD: headers as for GET, no body */
+  omitBody?: boolean;
+  /** set for event streams: the socket layer writes the headers, then calls start */
+  stream?: StreamReply;
+}
+
+/** One subscriber's connection, implemented by the socket layer (and by inject for tests). */
+export interface StreamSink {
+  /** Queues bytes; false when the connection is closed or its buffer passed the bound. */
+  write(chunk: string): boolean;
+  /** bytes written but not yet accepted by the kernel, as far as the socket layer can tell */
+  readonly bufferedBytes: number;
+  readonly closed: boolean;
+  end(): void;
+  onClose(listener: () => void): void;
+}
+
+/** What an event-stream endpoint answers: headers now, bytes through the sink later. */
+export class StreamReply {
+  constructor(
+    readonly start: (sink: StreamSink) => void,
+    readonly headers: HeaderList = [],
+  ) {}
+}
+
+/** A non-JSON answer (HTML, YAML, text) or a JSON answer with a status other than the route's. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    readonly body: string | Uint8Array,
+    readonly headers: HeaderList = [],
+  ) {}
+}
+
+export interface PageRequest {
+  limit: number;
+  /** sort key of the last row of the previous page */
+  after: CursorValue[] | null;
+  /** encodes the cursor for the page after a row with this key */
+  cursorFor(key: readonly CursorValue[]): string;
+}
+
+export interface RequestContext<Q = Record<string, unknown>, P = Record<string, string>, B = unknown> {
+  readonly requestId: string;
+  readonly nowMs: number;
+  readonly method: string;
+  readonly path: string;
+  readonly query: Q;
+  readonly params: P;
+  readonly body: B;
+  /** null on public routes */
+  readonly key: AuthenticatedKey | null;
+  readonly headers: Readonly<Record<string, string>>;
+  /** set on paginated routes */
+  readonly page: PageRequest | null;
+  /** this request's URL (normalized query) with some parameters replaced or removed */
+  url(overrides?: Record<string, string | null>): string;
+}
+
+export type HandlerResult = unknown;
+
+export interface RouteDef {
+  /** operationId; unique */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** OpenAPI template: /api/v1/bus/{route_id}/realtime */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  /** 'none' for public pages (docs, status) */
+  readonly auth: 'key' | 'none';
+  /** lowest plan that may call it */
+  readonly plan?: Plan;
+  /** false when test keys are refused (403 forbidden_plan) */
+  readonly testKeys?: boolean;
+  /** null: not metered (public pages) */
+  readonly meter: MeterUnit | null;
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  readonly body?: z.ZodType;
+  /** JSON body schema of the success response; documentation-only for non-JSON routes */
+  readonly response: z.ZodType;
+  /** default application/json; other types are answered with a Reply */
+  readonly contentType?: string;
+  readonly successStatus?: number;
+  /** errors this route can produce beyond the ones every route can (documented in OpenAPI) */
+  readonly errors?: readonly ErrorCode[];
+  /** adds limit and cursor; the handler reads ctx.page */
+  readonly paginated?: boolean;
+  /** also answers as an event stream (Accept: text/event-stream or format=sse) */
+  readonly sse?: boolean;
+  /** always an event stream: the handler returns a StreamReply */
+  readonly stream?: boolean;
+  /** enables the serialized-body cache and ETags keyed by this version */
+  readonly cache?: {
+    version(ctx: RequestContext): string | number;
+    /** for bodies that also depend on the clock (ages, freshness) */
+    ttlMs?: number;
+  };
+  handler(ctx: RequestContext<any, any, any>): HandlerResult | Promise<HandlerResult>;
+}
+
+/** The SSE issue plugs in here: the pipeline has authenticated, checked the plan and validated. */
+export interface StreamProvider {
+  open(request: StreamOpenRequest): StreamReply | Promise<StreamReply>;
+}
+
+export interface StreamOpenRequest {
+  readonly route: RouteDef;
+  readonly key: AuthenticatedKey;
+  readonly ctx: RequestContext;
+  /** route + path + normalized filters, key excluded: one shared stream per distinct query */
+  readonly scope: string;
+  /** Last-Event-ID header or last_event_id parameter */
+  readonly lastEventId: string | null;
+  /** the JSON body the endpoint returns for this query right now */
+  render(): Promise<unknown>;
+}

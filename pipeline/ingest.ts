@@ -1,0 +1,197 @@
+// The pipeline's wiring: fetch → decode → normalize → state + events + history, for every feed.
+import { performance } from 'node:perf_hooks';
+import { interval, type SchedulerLike, type Subscription, asyncScheduler } from 'rxjs';
+import type { Config, FeedConfig } from '../core/config.ts';
+import type { EventBus } from '../core/events.ts';
+import type { HistoryBatch, HistoryWriter, ScheduleIndex } from '../core/ports.ts';
+import type { Alert, FeedPoll } from '../core/types.ts';
+import { normalizeAlertsJson } from './alerts-json.ts';
+import { decodeFeedMessage } from './decode.ts';
+import { FeedFetcher, fetchBody, type FetchFn } from './fetch-feed.ts';
+import { RejectTally } from './normalize-context.ts';
+import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
+import { pollFeeds } from './poller.ts';
+import { LiveState } from './state.ts';
+
+export interface PipelineOptions {
+  config: Readonly<Config>;
+  bus: EventBus;
+  history: HistoryWriter;
+  scheduleFor: (feed: FeedConfig) => ScheduleIndex | undefined;
+  initialAlerts?: readonly Alert[];
+  now?: () => number;
+  log?: (line: string) => void;
+  /** replaces the http/file fetcher (tests) */
+  fetch?: FetchFn;
+  /** times polls, backoff and the freshness tick (tests pass a virtual-time scheduler) */
+  scheduler?: SchedulerLike;
+  random?: () => number;
+  /** how often freshness and alert periods are re-evaluated without a poll */
+  tick_ms?: number;
+}
+
+export interface Pipeline {
+  state: LiveState;
+  start(): void;
+  stop(): Promise<void>;
+  pollOnce(feedId: string): Promise<FeedPoll>;
+  pollAllOnce(): Promise<FeedPoll[]>;
+}
+
+export function createPipeline(options: PipelineOptions): Pipeline {
+  const { config, history } = options;
+  const now = options.now ?? Date.now;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts });
+  const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
+  const inFlight = new Set<Promise<unknown>>();
+  let subscriptions: Subscription[] = [];
+
+  const running = new Map<string, Promise<FeedPoll>>();
+
+  /** One poll per feed at a time, whoever asks: a pollOnce during a timed poll joins it. */
+  const pollExclusive = (feed: FeedConfig): Promise<FeedPoll> => {
+    const current = running.get(feed.id);
+    if (current) return current;
+    const p = runPoll(feed);
+    running.set(feed.id, p);
+    inFlight.add(p);
+    p.finally(() => {
+      running.delete(feed.id);
+      inFlight.delete(p);
+    }).catch(() => undefined);
+    return p;
+  };
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  async function write(batch: HistoryBatch, what: string): Promise<boolean> {
+    try {
+      await history.write(batch);
+      return true;
+    } catch (err) {
+      log(`history write failed (${what}): ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  async function runPoll(feed: FeedConfig): Promise<FeedPoll> {
+    const polledMs = now();
+    const started = performance.now();
+    const poll: FeedPoll = {
+      feed_id: feed.id, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
+      header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, error: null,
+    };
+    let rows: NormalizedPoll | undefined;
+    let commit: (() => void) | undefined;
+    try {
+      const fetcher = fetchers.get(feed.id)!;
+      const outcome = await fetcher.fetch();
+      poll.http_status = outcome.http_status;
+      if (outcome.kind === 'failed') {
+        Object.assign(poll, { status: outcome.status, bytes: outcome.bytes, error: outcome.error, rejected: { [outcome.reason]: 1 } });
+      } else if (outcome.kind === 'unchanged') {
+        Object.assign(poll, { status: 'unchanged', bytes: outcome.bytes || fetcher.committedBytes });
+      } else {
+        poll.bytes = outcome.body.byteLength;
+        rows = normalize(feed, outcome.body, poll, polledMs);
+        // a body that failed to decode is not remembered, so it keeps being reported, not "unchanged"
+        if (rows) commit = outcome.commit;
+      }
+    } catch (err) {
+      // a bug in one poll is recorded like any failure, and the feed keeps being polled
+      Object.assign(poll, { status: 'decode_error', error: `internal: ${(err as Error).message}` });
+      rows = undefined;
+    }
+    if (rows) {
+      poll.header_timestamp_ms = rows.header_timestamp_ms;
+      poll.entities = rows.entities;
+      poll.vehicles = rows.vehicle_entities;
+      poll.trip_updates = rows.trip_update_entities;
+      poll.alerts = rows.alert_entities;
+      poll.rejected = rows.rejected;
+    }
+    let alertVersions: Alert[] = [];
+    try {
+      alertVersions = state.applyPoll(poll, rows);
+    } catch (err) {
+      log(`feed=${feed.id} state update failed: ${(err as Error).message}`);
+    }
+    const batch: HistoryBatch = {
+      vehicles: rows?.vehicles ?? [], arrivals: rows?.arrivals ?? [], trips: rows?.trips ?? [], alertVersions, polls: [poll],
+    };
+    poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
+    poll.duration_ms = performance.now() - started;
+    if (await write(batch, feed.id)) {
+      commit?.();
+    } else {
+      // the rows are lost for this poll; the poll itself is still worth recording
+      poll.stored = 0;
+      poll.error = poll.error ?? 'history write failed';
+      await write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] }, `${feed.id} poll row`);
+    }
+    logPoll(poll);
+    return poll;
+  }
+
+  function normalize(feed: FeedConfig, body: Uint8Array, poll: FeedPoll, polledMs: number): NormalizedPoll | undefined {
+    const schedule = options.scheduleFor(feed);
+    const input = {
+      feed_id: feed.id, observed_ms: polledMs, schedule,
+      timezone: schedule?.timezone ?? feed.timezone ?? 'UTC',
+      freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
+    };
+    if (feed.kind === 'alerts-json') {
+      const result = normalizeAlertsJson(body, input);
+      if (result.ok) return result.poll;
+      Object.assign(poll, { status: 'decode_error', error: result.error, rejected: { invalid_alerts_json: 1 } });
+      return undefined;
+    }
+    const decoded = decodeFeedMessage(body);
+    if (!decoded.ok) {
+      Object.assign(poll, { status: 'decode_error', error: decoded.error, rejected: { [decoded.reason]: 1 } });
+      return undefined;
+    }
+    return normalizeFeedMessage(decoded.message, input);
+  }
+
+  function logPoll(poll: FeedPoll): void {
+    const reasons = Object.entries(poll.rejected).map(([r, n]) => `${r}:${n}`).join(',');
+    if (!reasons && !poll.error) return;
+    log(`feed=${poll.feed_id} status=${poll.status} entities=${poll.entities} stored=${poll.stored}`
+      + (reasons ? ` rejected=${reasons}` : '') + (poll.error ? ` error=${JSON.stringify(poll.error.slice(0, 200))}` : ''));
+  }
+
+  async function tick(): Promise<void> {
+    const versions = state.tick(now());
+    if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, 'alert periods');
+  }
+
+  function feedById(feedId: string): FeedConfig {
+    const feed = config.feeds.find((f) => f.id === feedId);
+    if (!feed) throw new Error(`unknown feed ${JSON.stringify(feedId)}`);
+    return feed;
+  }
+
+  return {
+    state,
+    start(): void {
+      if (subscriptions.length) return;
+      subscriptions = [
+        pollFeeds(config.feeds, pollExclusive, { scheduler, random: options.random }).subscribe(),
+        interval(options.tick_ms ?? 5_000, scheduler).subscribe(() => void track(tick())),
+      ];
+    },
+    async stop(): Promise<void> {
+      for (const s of subscriptions) s.unsubscribe();
+      subscriptions = [];
+      await Promise.allSettled([...inFlight]);
+    },
+    pollOnce: async (feedId) => pollExclusive(feedById(feedId)),
+    pollAllOnce: () => Promise.all(config.feeds.map(pollExclusive)),
+  };
+}

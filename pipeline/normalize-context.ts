@@ -1,0 +1,44 @@
+// What every normalizer needs to know about the poll it works on, and the reject tally they share.
+import type { Config } from '../core/config.ts';
+import type { ScheduleIndex } from '../core/ports.ts';
+import type { RejectReason } from '../core/types.ts';
+
+export class RejectTally {
+  readonly counts: Partial<Record<RejectReason, number>> = {};
+
+  add(reason: RejectReason, n = 1): void {
+    this.counts[reason] = (this.counts[reason] ?? 0) + n;
+  }
+}
+
+export interface NormalizeContext {
+  feed_id: string;
+  /** when our poll received the body */
+  observed_ms: number;
+  /** the feed header's timestamp when it passed the checks, for rows that carry none */
+  header_ms: number | null;
+  schedule: ScheduleIndex | undefined;
+  /** the schedule's agency zone, else the feed's configured zone, else UTC */
+  timezone: string;
+  freshness: Config['freshness'];
+  delay: Config['delay'];
+  rejects: RejectTally;
+}
+
+export type TimestampVerdict = 'ok' | 'timestamp_future' | 'timestamp_too_old';
+
+/** Future and years-old timestamps are judged against the poll time and the freshness config. */
+export function judgeTimestamp(ms: number, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness'>): TimestampVerdict {
+  if (ms > ctx.observed_ms + ctx.freshness.max_future_s * 1000) return 'timestamp_future';
+  if (ms < ctx.observed_ms - ctx.freshness.max_age_days * 86_400_000) return 'timestamp_too_old';
+  return 'ok';
+}
+
+/**
+ * POSIX seconds as ms. Values past 1e11 s (year 5138) can only be milliseconds sent in a seconds
+ * field; they are divided back rather than trusted as far-future instants.
+ */
+export function secondsToMs(seconds: number): { ms: number; wasMs: boolean } {
+  if (seconds > 1e11) return { ms: Math.round(seconds), wasMs: true };
+  return { ms: Math.round(seconds * 1000), wasMs: false };
+}

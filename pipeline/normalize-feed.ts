@@ -1,0 +1,90 @@
+// A decoded FeedMessage → every row it holds. Header checks and entity ids live here; each kind
+// of entity has its own normalizer.
+import type { Arrival, RejectReason, TripObservation, VehiclePosition } from '../core/types.ts';
+import type { AlertContent } from './alert-content.ts';
+import { has, int64, type FeedEntityMsg, type FeedMessageMsg } from './gtfs-rt-types.ts';
+import { normalizeAlerts } from './normalize-alerts.ts';
+import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
+import { normalizeTripUpdates } from './normalize-trip-updates.ts';
+import { normalizeVehicles } from './normalize-vehicles.ts';
+
+/** One poll's rows, whatever the feed kind. */
+export interface NormalizedPoll {
+  /** the header timestamp as the feed meant it (milliseconds sent as seconds are divided back) */
+  header_timestamp_ms: number | null;
+  entities: number;
+  vehicle_entities: number;
+  trip_update_entities: number;
+  alert_entities: number;
+  vehicles: VehiclePosition[];
+  arrivals: Arrival[];
+  trips: TripObservation[];
+  /** every alert the feed carries now; the feed's earlier alerts missing here are resolved */
+  alerts: AlertContent[];
+  rejected: Partial<Record<RejectReason, number>>;
+}
+
+export type NormalizeInput = Omit<NormalizeContext, 'header_ms'>;
+
+/** Reads the header timestamp; the context gets it only when it is usable for rows. */
+export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): { reported: number | null; usable: number | null } {
+  const header = message.header;
+  if (!has(header, 'timestamp')) return { reported: null, usable: null };
+  const raw = int64(header.timestamp) ?? 0;
+  if (raw <= 0) return { reported: null, usable: null };
+  const { ms, wasMs } = secondsToMs(raw);
+  if (wasMs) ctx.rejects.add('header_timestamp_ms');
+  const verdict = judgeTimestamp(ms, ctx);
+  if (verdict !== 'ok') ctx.rejects.add(verdict);
+  return { reported: ms, usable: verdict === 'ok' ? ms : null };
+}
+
+export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeInput): NormalizedPoll {
+  const header = headerTimestamp(message, input);
+  const ctx: NormalizeContext = { ...input, header_ms: header.usable };
+  const vehicles: FeedEntityMsg[] = [];
+  const tripUpdates: FeedEntityMsg[] = [];
+  const alerts: FeedEntityMsg[] = [];
+  const ids = new Set<string>();
+  const entities = message.entity ?? [];
+
+  for (const entity of entities) {
+    if (entity.trip_update) tripUpdates.push(entity);
+    if (entity.vehicle) vehicles.push(entity);
+    if (entity.alert) alerts.push(entity);
+  }
+  // ids are checked after counting so decoded counts match what the feed carried
+  const keep = (list: FeedEntityMsg[]): FeedEntityMsg[] => list.filter((e) => {
+    if (!e.id) {
+      ctx.rejects.add('missing_entity_id');
+      return false;
+    }
+    return true;
+  });
+  const unique = (list: FeedEntityMsg[], kind: string): FeedEntityMsg[] => list.filter((e) => {
+    const key = `${kind}|${e.id}`;
+    if (ids.has(key)) {
+      ctx.rejects.add('duplicate_entity');
+      return false;
+    }
+    ids.add(key);
+    // is_deleted only has meaning in DIFFERENTIAL feeds; in a full dataset the entity is simply absent
+    return !e.is_deleted;
+  });
+
+  const v = normalizeVehicles(unique(keep(vehicles), 'v'), ctx);
+  const t = normalizeTripUpdates(unique(keep(tripUpdates), 't'), ctx);
+  const a = normalizeAlerts(unique(keep(alerts), 'a'), ctx);
+  return {
+    header_timestamp_ms: header.reported,
+    entities: entities.length,
+    vehicle_entities: vehicles.length,
+    trip_update_entities: tripUpdates.length,
+    alert_entities: alerts.length,
+    vehicles: v.vehicles,
+    arrivals: t.arrivals,
+    trips: [...t.trips, ...v.trips],
+    alerts: a,
+    rejected: ctx.rejects.counts,
+  };
+}

@@ -1,0 +1,146 @@
+import t from 'tap';
+import type { DomainEvent, EventBus } from '../core/events.ts';
+import type { Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
+import type { NormalizedPoll } from './normalize-feed.ts';
+import { LiveState } from './state.ts';
+import { testConfig } from './test-fakes.ts';
+
+class RecordingBus implements EventBus {
+  events: DomainEvent[] = [];
+  publish(event: DomainEvent): void {
+    this.events.push(event);
+  }
+  subscribe() {
+    return () => undefined;
+  }
+  take(): DomainEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+}
+
+const config = testConfig({
+  feeds: [{ id: 'vp', kind: 'gtfs-rt', url: 'http://x/vp' }, { id: 'tu', kind: 'gtfs-rt', url: 'http://x/tu' }],
+  freshness: { stale_after_s: 60, expired_after_s: 300, max_future_s: 30, max_age_days: 365 },
+});
+
+const poll = (feedId: string, at: number, status: FeedPoll['status'] = 'ok'): FeedPoll => ({
+  feed_id: feedId, polled_ms: at, status, http_status: 200, bytes: 1, duration_ms: 1, header_timestamp_ms: at,
+  entities: 1, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: status === 'ok' ? {} : { timeout: 1 }, error: null,
+});
+const rows = (header: number | null, extra: Partial<NormalizedPoll> = {}): NormalizedPoll => ({
+  header_timestamp_ms: header, entities: 1, vehicle_entities: 0, trip_update_entities: 0, alert_entities: 0,
+  vehicles: [], arrivals: [], trips: [], alerts: [], rejected: {}, ...extra,
+});
+const vehicle = (id: string, lat: number, at: number): VehiclePosition => ({
+  feed_id: 'vp', vehicle_id: id, route_id: '66', trip_id: null, mode: 'bus', lat, lon: 1, bearing: null, speed_mps: null,
+  stop_id: null, current_status: null, timestamp_ms: at, observed_ms: at,
+});
+
+t.test('freshness flips fresh → stale → expired and back, with events', async (t) => {
+  let clock = 1_000_000;
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => clock });
+  t.equal(state.feeds()[0]!.freshness, 'expired', 'never polled');
+
+  state.applyPoll(poll('vp', clock), rows(clock, { vehicles: [vehicle('v1', 1, clock)] }));
+  t.equal(state.feed('vp')!.freshness, 'fresh');
+  t.same(bus.take().map((e) => e.type), ['vehicle.position'], 'the first verdict is a baseline, not a recovery');
+
+  clock += 61_000;
+  state.tick();
+  t.equal(state.feed('vp')!.freshness, 'stale');
+  clock += 240_000;
+  state.tick();
+  t.equal(state.feed('vp')!.freshness, 'expired');
+  state.tick();
+  const degraded = bus.take();
+  t.same(degraded.map((e) => [e.type, (e.data as { freshness: string }).freshness]), [['feed.stale', 'stale'], ['feed.stale', 'expired']]);
+  t.same(degraded[0]!.modes, ['bus'], 'modes of what the feed carries');
+  t.same(degraded[0]!.routes, ['66']);
+
+  state.applyPoll(poll('vp', clock, 'timeout'));
+  t.equal(state.feed('vp')!.freshness, 'expired', 'a failed poll does not refresh');
+  state.applyPoll(poll('vp', clock), rows(clock, { vehicles: [vehicle('v1', 1, clock - 301_000)] }));
+  const recovered = bus.take();
+  t.same(recovered.map((e) => e.type), ['feed.recovered'], 'same vehicle position: no vehicle event');
+  t.match(state.feed('vp'), { freshness: 'fresh', polls: 3, failures: 1, rejected: 1, last_status: 'ok' });
+});
+
+t.test('a header timestamp far in the future cannot keep a feed fresh', async (t) => {
+  let clock = 5_000_000;
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => clock });
+  state.applyPoll(poll('vp', clock), rows(clock + 10 * 365 * 86_400_000));
+  t.equal(state.feed('vp')!.freshness, 'fresh', 'counted from when the body changed');
+  clock += 400_000;
+  state.tick();
+  t.equal(state.feed('vp')!.freshness, 'expired');
+  t.same(bus.take().map((e) => e.type), ['feed.stale']);
+});
+
+t.test('vehicles and arrivals are replaced per feed per poll; events only for changes', async (t) => {
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => 10 });
+  const arrival = (trip: string, predicted: number): Arrival => ({
+    feed_id: 'tu', trip_id: trip, route_id: 'Red', mode: 'rail', station_id: 's', stop_id: 's1', stop_sequence: 1,
+    direction_id: 0, service_date: '2024-01-01', scheduled_ms: 0, predicted_ms: predicted, delay_s: 0,
+    delay_state: 'on_time', trip_relationship: 'scheduled', in_schedule: true, vehicle_id: null, observed_ms: 10,
+  });
+  const v0 = state.version;
+  state.applyPoll(poll('vp', 10), rows(10, { vehicles: [vehicle('a', 1, 10), vehicle('b', 2, 10)] }));
+  state.applyPoll(poll('tu', 10), rows(10, { arrivals: [arrival('t1', 100), arrival('t2', 200)] }));
+  t.ok(state.version > v0);
+  t.equal(state.vehicles('bus').length, 2);
+  t.equal(state.vehicles('rail').length, 0);
+  t.equal(state.arrivals().length, 2);
+  bus.take();
+
+  state.applyPoll(poll('vp', 20), rows(20, { vehicles: [vehicle('a', 1, 10), vehicle('c', 3, 20)] }));
+  state.applyPoll(poll('tu', 20), rows(20, { arrivals: [arrival('t1', 100), arrival('t2', 260)] }));
+  t.same(state.vehicles('bus').map((v) => v.vehicle_id), ['a', 'c'], 'b left the feed');
+  const events = bus.take();
+  t.same(events.map((e) => [e.type, (e.data as { vehicle_id?: string; trip_id?: string }).vehicle_id ?? (e.data as { trip_id: string }).trip_id]),
+    [['vehicle.position', 'c'], ['arrival.updated', 't2']]);
+  t.same(events[1]!.routes, ['Red']);
+
+  const before = state.arrivals();
+  state.applyPoll(poll('tu', 30, 'http_error'));
+  t.equal(state.arrivals().length, 2, 'a failed poll keeps the last arrivals');
+  t.not(state.arrivals(), before, 'snapshot rebuilt after the version bump');
+});
+
+t.test('trip.canceled is announced once per trip per service date', async (t) => {
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => Date.parse('2024-01-02T12:00:00Z') });
+  const obs = (date: string): TripObservation => ({
+    feed_id: 'tu', service_date: date, trip_id: 'T9', route_id: 'Red', mode: 'rail', relationship: 'canceled',
+    skipped_stops: 0, source: 'trip_update', in_schedule: true, observed_ms: 0,
+  });
+  state.applyPoll(poll('tu', 1), rows(1, { trips: [obs('2024-01-02')] }));
+  state.applyPoll(poll('tu', 2), rows(2, { trips: [obs('2024-01-02')] }));
+  state.applyPoll(poll('tu', 3), rows(3, { trips: [obs('2024-01-03')] }));
+  const canceled = bus.take().filter((e) => e.type === 'trip.canceled');
+  t.equal(canceled.length, 2);
+  t.same(canceled[0]!.modes, ['rail']);
+});
+
+t.test('alerts are restored, versioned, resolved, and published with their scope', async (t) => {
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => 100 });
+  const content = {
+    id: 'tu:1', feed_id: 'tu', entity_id: '1', modes: ['rail' as const], impact: 'detour', cause: 'unknown_cause', severity: null,
+    header: { en: 'x' }, description: {}, url: {}, active_periods: [], routes: ['Red'], stations: [], trips: [],
+  };
+  const created = state.applyPoll(poll('tu', 100), rows(100, { alerts: [content] }));
+  t.same(created.map((a) => [a.id, a.version]), [['tu:1', 1]]);
+  const resolved = state.applyPoll(poll('tu', 200), rows(200, { alerts: [] }));
+  t.same(resolved.map((a) => a.status), ['resolved']);
+  t.same(bus.take().map((e) => [e.type, e.routes]), [['alert.created', ['Red']], ['alert.resolved', ['Red']]]);
+  t.equal(state.alerts().length, 1, 'resolved alerts stay readable for a while');
+
+  const restored = new LiveState({ config, bus, now: () => 300, initialAlerts: [{ ...created[0]!, version: 4 }] });
+  t.equal(restored.alerts()[0]!.version, 4);
+  t.same(restored.applyPoll(poll('tu', 300), rows(300, { alerts: [content] })), [], 'unchanged after restart');
+});

@@ -1,0 +1,92 @@
+// In-memory stand-ins for the store's ports and small builders, shared by the pipeline's tests
+// and bench. Nothing here is used by the running service.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseConfig, type Config } from '../core/config.ts';
+import type {
+  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip,
+} from '../core/ports.ts';
+import { feedMessageCodec } from './decode.ts';
+import { modeForRouteType } from './route-type.ts';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const FIXTURES_REAL = join(REPO_ROOT, '..', 'shared', 'fixtures-real');
+export const hasRealFixtures = (): boolean => existsSync(join(FIXTURES_REAL, 'README.md'));
+
+export interface FakeScheduleInput {
+  timezone?: string;
+  routes?: { route_id: string; route_type: number }[];
+  stops?: { stop_id: string; parent?: string }[];
+  trips?: { trip_id: string; route_id: string; service_id?: string; direction_id?: number }[];
+  /** trip_id → [stop_id, arrival "HH:MM:SS", departure?][] with sequences 1, 2, 3… */
+  stopTimes?: Record<string, [string, string, string?][]>;
+  /** service_id → service dates 'YYYY-MM-DD' it runs on (absent: runs every day) */
+  services?: Record<string, string[]>;
+}
+
+const seconds = (hms: string): number => {
+  const [h, m, s] = hms.split(':').map(Number) as [number, number, number];
+  return h * 3600 + m * 60 + s;
+};
+
+export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
+  const routes = new Map<string, ScheduledRoute>((input.routes ?? []).map((r) => [r.route_id, {
+    schedule_id: 'fake', route_id: r.route_id, route_type: r.route_type, mode: modeForRouteType(r.route_type),
+    short_name: null, long_name: null, color: null,
+  }]));
+  const stops = new Map<string, ScheduledStop>((input.stops ?? []).map((s) => [s.stop_id, {
+    stop_id: s.stop_id, name: null, lat: null, lon: null, station_id: s.parent ?? s.stop_id,
+  }]));
+  const trips = new Map<string, ScheduledTrip>((input.trips ?? []).map((t) => [t.trip_id, {
+    schedule_id: 'fake', trip_id: t.trip_id, route_id: t.route_id, service_id: t.service_id ?? 'daily',
+    direction_id: t.direction_id ?? null, headsign: null,
+  }]));
+  const stopTimes = new Map<string, ScheduledStopTime[]>(Object.entries(input.stopTimes ?? {}).map(([trip, list]) => [
+    trip, list.map(([stop, arr, dep], i) => ({
+      stop_sequence: i + 1, stop_id: stop, arrival_s: seconds(arr), departure_s: seconds(dep ?? arr),
+    })),
+  ]));
+  return {
+    timezone: input.timezone ?? 'UTC',
+    trip: (id) => trips.get(id),
+    route: (id) => routes.get(id),
+    stop: (id) => stops.get(id),
+    stopTimes: (id) => stopTimes.get(id) ?? [],
+    runsOn: (service, date) => input.services?.[service]?.includes(date) ?? true,
+    routes: () => [...routes.values()],
+  };
+}
+
+/** Records every batch; `failNext` makes the next write reject, as a full disk would. */
+export class MemoryHistory implements HistoryWriter {
+  readonly batches: HistoryBatch[] = [];
+  failNext = 0;
+
+  async write(batch: HistoryBatch): Promise<number> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('disk full');
+    }
+    this.batches.push(batch);
+    return batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length + batch.polls.length;
+  }
+
+  get polls() {
+    return this.batches.flatMap((b) => b.polls);
+  }
+}
+
+export function testConfig(raw: Record<string, unknown> = {}): Readonly<Config> {
+  return parseConfig(raw);
+}
+
+/** Encodes a FeedMessage given as a plain object with the proto's snake_case field names. */
+export function encodeFeed(message: Record<string, unknown>): Uint8Array {
+  const codec = feedMessageCodec();
+  return codec.encode(codec.fromObject(message)).finish();
+}
+
+export const header = (timestampS: number): Record<string, unknown> => ({
+  gtfs_realtime_version: '2.0', incrementality: 0, timestamp: timestampS,
+});

@@ -1,0 +1,68 @@
+import { REJECT_REASONS, type FeedPoll, type PollStatus, type RejectReason } from '../core/types.ts';
+import type { Db } from './db.ts';
+
+// Reading back the poll log: for the status page and for restoring feed health after a restart.
+
+interface PollRow {
+  feed_id: string;
+  polled_ms: number;
+  status: string;
+  http_status: number | null;
+  bytes: number;
+  duration_ms: number;
+  header_timestamp_ms: number | null;
+  entities: number;
+  vehicles: number;
+  trip_updates: number;
+  alerts: number;
+  stored: number;
+  rejected_by_reason: { reason: string; count: number }[];
+  error: string | null;
+}
+
+const KNOWN_REASONS: ReadonlySet<string> = new Set(REJECT_REASONS);
+
+function toPoll(r: PollRow): FeedPoll {
+  const rejected: Partial<Record<RejectReason, number>> = {};
+  for (const { reason, count } of r.rejected_by_reason) {
+    if (KNOWN_REASONS.has(reason)) rejected[reason as RejectReason] = count;
+  }
+  return {
+    feed_id: r.feed_id,
+    polled_ms: r.polled_ms,
+    status: r.status as PollStatus,
+    http_status: r.http_status,
+    bytes: r.bytes,
+    duration_ms: r.duration_ms,
+    header_timestamp_ms: r.header_timestamp_ms,
+    entities: r.entities,
+    vehicles: r.vehicles,
+    trip_updates: r.trip_updates,
+    alerts: r.alerts,
+    stored: r.stored,
+    rejected,
+    error: r.error,
+  };
+}
+
+const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, status, http_status, bytes::DOUBLE AS bytes,
+  duration_ms, epoch_ms(header_timestamp)::DOUBLE AS header_timestamp_ms, entities, vehicles, trip_updates, alerts,
+  stored, rejected_by_reason, error FROM feed_polls`;
+
+/** One feed's polls since `sinceMs` (epoch ms), oldest first, at most `limit`. */
+export async function recentPolls(db: Db, feedId: string, sinceMs: number, limit = 10_000): Promise<FeedPoll[]> {
+  const rows = await db.all<PollRow>(
+    `SELECT * FROM (${POLL_SELECT} WHERE feed_id = $1 AND polled_at >= to_timestamp($2::DOUBLE / 1000)
+       ORDER BY polled_at DESC LIMIT $3) ORDER BY polled_ms`,
+    [feedId, Math.floor(sinceMs), limit],
+  );
+  return rows.map(toPoll);
+}
+
+/** The newest poll of every feed, by feed id. */
+export async function lastPolls(db: Db): Promise<Map<string, FeedPoll>> {
+  const rows = await db.all<PollRow>(
+    `${POLL_SELECT} QUALIFY row_number() OVER (PARTITION BY feed_id ORDER BY polled_at DESC) = 1`,
+  );
+  return new Map(rows.map((r) => [r.feed_id, toPoll(r)]));
+}

@@ -1,0 +1,186 @@
+import { DuckDBTimestampTZValue } from '@duckdb/node-api';
+import type { HistoryBatch, HistoryWriter } from '../core/ports.ts';
+import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
+import { appendColumns, type ColumnDef } from './chunk-append.ts';
+import type { Db } from './db.ts';
+
+// One poll's rows into the history tables through the DuckDB appender, all tables of a batch
+// in one transaction: a batch is stored whole or not at all.
+
+type Texts = Record<string, string>;
+const texts = (t: Texts): { language: string; text: string }[] =>
+  Object.entries(t).map(([language, text]) => ({ language, text }));
+
+export const VEHICLE_COLUMNS: readonly ColumnDef<VehiclePosition>[] = [
+  { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
+  { name: 'vehicle_id', kind: 'varchar', get: (r) => r.vehicle_id },
+  { name: 'route_id', kind: 'varchar', get: (r) => r.route_id },
+  { name: 'trip_id', kind: 'varchar', get: (r) => r.trip_id },
+  { name: 'mode', kind: 'varchar', get: (r) => r.mode },
+  { name: 'lat', kind: 'double', get: (r) => r.lat },
+  { name: 'lon', kind: 'double', get: (r) => r.lon },
+  { name: 'bearing', kind: 'double', get: (r) => r.bearing },
+  { name: 'speed_mps', kind: 'double', get: (r) => r.speed_mps },
+  { name: 'stop_id', kind: 'varchar', get: (r) => r.stop_id },
+  { name: 'current_status', kind: 'varchar', get: (r) => r.current_status },
+  { name: 'position_at', kind: 'timestamptz', get: (r) => r.timestamp_ms },
+  { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+];
+
+export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
+  { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
+  { name: 'trip_id', kind: 'varchar', get: (r) => r.trip_id },
+  { name: 'route_id', kind: 'varchar', get: (r) => r.route_id },
+  { name: 'mode', kind: 'varchar', get: (r) => r.mode },
+  { name: 'station_id', kind: 'varchar', get: (r) => r.station_id },
+  { name: 'stop_id', kind: 'varchar', get: (r) => r.stop_id },
+  { name: 'stop_sequence', kind: 'integer', get: (r) => r.stop_sequence },
+  { name: 'direction_id', kind: 'integer', get: (r) => r.direction_id },
+  { name: 'service_date', kind: 'date', get: (r) => r.service_date },
+  { name: 'scheduled_at', kind: 'timestamptz', get: (r) => r.scheduled_ms },
+  { name: 'predicted_at', kind: 'timestamptz', get: (r) => r.predicted_ms },
+  { name: 'delay_s', kind: 'integer', get: (r) => r.delay_s },
+  { name: 'delay_state', kind: 'varchar', get: (r) => r.delay_state },
+  { name: 'trip_relationship', kind: 'varchar', get: (r) => r.trip_relationship },
+  { name: 'in_schedule', kind: 'boolean', get: (r) => r.in_schedule },
+  { name: 'vehicle_id', kind: 'varchar', get: (r) => r.vehicle_id },
+  { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+];
+
+export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [
+  { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
+  { name: 'service_date', kind: 'date', get: (r) => r.service_date },
+  { name: 'trip_id', kind: 'varchar', get: (r) => r.trip_id },
+  { name: 'route_id', kind: 'varchar', get: (r) => r.route_id },
+  { name: 'mode', kind: 'varchar', get: (r) => r.mode },
+  { name: 'relationship', kind: 'varchar', get: (r) => r.relationship },
+  { name: 'skipped_stops', kind: 'integer', get: (r) => r.skipped_stops },
+  { name: 'source', kind: 'varchar', get: (r) => r.source },
+  { name: 'in_schedule', kind: 'boolean', get: (r) => r.in_schedule },
+  { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+];
+
+export const ALERT_COLUMNS: readonly ColumnDef<Alert>[] = [
+  { name: 'alert_id', kind: 'varchar', get: (r) => r.id },
+  { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
+  { name: 'entity_id', kind: 'varchar', get: (r) => r.entity_id },
+  { name: 'version', kind: 'integer', get: (r) => r.version },
+  { name: 'status', kind: 'varchar', get: (r) => r.status },
+  { name: 'modes', kind: 'varchar_list', get: (r) => r.modes },
+  { name: 'impact', kind: 'varchar', get: (r) => r.impact },
+  { name: 'cause', kind: 'varchar', get: (r) => r.cause },
+  { name: 'severity', kind: 'varchar', get: (r) => r.severity },
+  { name: 'header', kind: 'struct_list', get: (r) => texts(r.header) },
+  { name: 'description', kind: 'struct_list', get: (r) => texts(r.description) },
+  { name: 'url', kind: 'struct_list', get: (r) => texts(r.url) },
+  {
+    name: 'active_periods',
+    kind: 'struct_list',
+    get: (r) => r.active_periods.map((p) => ({ start_at: toTimestamp(p.start_ms), end_at: toTimestamp(p.end_ms) })),
+  },
+  { name: 'routes', kind: 'varchar_list', get: (r) => r.routes },
+  { name: 'stations', kind: 'varchar_list', get: (r) => r.stations },
+  { name: 'trips', kind: 'varchar_list', get: (r) => r.trips },
+  { name: 'first_seen_at', kind: 'timestamptz', get: (r) => r.first_seen_ms },
+  { name: 'updated_at', kind: 'timestamptz', get: (r) => r.updated_ms },
+  { name: 'resolved_at', kind: 'timestamptz', get: (r) => r.resolved_ms },
+];
+
+export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
+  { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
+  { name: 'polled_at', kind: 'timestamptz', get: (r) => r.polled_ms },
+  { name: 'status', kind: 'varchar', get: (r) => r.status },
+  { name: 'http_status', kind: 'integer', get: (r) => r.http_status },
+  { name: 'bytes', kind: 'bigint', get: (r) => r.bytes },
+  { name: 'duration_ms', kind: 'double', get: (r) => r.duration_ms },
+  { name: 'header_timestamp', kind: 'timestamptz', get: (r) => r.header_timestamp_ms },
+  { name: 'entities', kind: 'integer', get: (r) => r.entities },
+  { name: 'vehicles', kind: 'integer', get: (r) => r.vehicles },
+  { name: 'trip_updates', kind: 'integer', get: (r) => r.trip_updates },
+  { name: 'alerts', kind: 'integer', get: (r) => r.alerts },
+  { name: 'stored', kind: 'integer', get: (r) => r.stored },
+  { name: 'rejected', kind: 'integer', get: (r) => Object.values(r.rejected).reduce((a, b) => a + (b ?? 0), 0) },
+  {
+    name: 'rejected_by_reason',
+    kind: 'struct_list',
+    get: (r) => Object.entries(r.rejected)
+      .filter(([, n]) => (n ?? 0) > 0)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([reason, count]) => ({ reason, count })),
+  },
+  { name: 'error', kind: 'varchar', get: (r) => r.error },
+];
+
+// fields inside a list of structs are not converted by kind, so their timestamps are built here
+function toTimestamp(ms: number | null): DuckDBTimestampTZValue | null {
+  return ms === null ? null : new DuckDBTimestampTZValue(BigInt(Math.round(ms * 1000)));
+}
+
+interface TablePlan<R> {
+  table: string;
+  columns: readonly ColumnDef<R>[];
+  rows: (batch: HistoryBatch) => readonly R[];
+}
+
+// erases the row type so plans of different tables fit one list; each plan stays consistent
+function plan<R>(p: TablePlan<R>): TablePlan<unknown> {
+  return p as unknown as TablePlan<unknown>;
+}
+
+const PLANS: readonly TablePlan<unknown>[] = [
+  plan({ table: 'vehicle_positions', columns: VEHICLE_COLUMNS, rows: (b) => b.vehicles }),
+  plan({ table: 'arrivals', columns: ARRIVAL_COLUMNS, rows: (b) => b.arrivals }),
+  plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips }),
+  plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
+  plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
+];
+
+/** Checks once that each table's columns are the ones the writer fills, in that order. */
+async function checkSchema(db: Db): Promise<void> {
+  const rows = await db.all<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_name IN (${PLANS.map((p) => `'${p.table}'`).join(', ')}) AND table_schema = 'main'
+     ORDER BY table_name, ordinal_position`,
+  );
+  for (const plan of PLANS) {
+    const actual = rows.filter((r) => r.table_name === plan.table).map((r) => r.column_name);
+    const expected = plan.columns.map((c) => c.name);
+    if (actual.join(',') !== expected.join(',')) {
+      throw new Error(`history table ${plan.table} has columns (${actual.join(', ')}); the writer expects (${expected.join(', ')})`);
+    }
+  }
+}
+
+export function createHistoryWriter(db: Db): HistoryWriter {
+  let schemaChecked: Promise<void> | null = null;
+  return {
+    async write(batch) {
+      schemaChecked ??= checkSchema(db).catch((err: unknown) => {
+        schemaChecked = null;
+        throw err;
+      });
+      await schemaChecked;
+      const work = PLANS.map((plan) => ({ plan, rows: plan.rows(batch) })).filter((w) => w.rows.length > 0);
+      if (work.length === 0) return 0;
+      return db.transaction(async (conn) => {
+        let stored = 0;
+        for (const { plan, rows } of work) {
+          const appender = await conn.createAppender(plan.table);
+          try {
+            appendColumns(appender, plan.columns, rows);
+            // flush inside the try so constraint errors surface here and roll the batch back
+            appender.flushSync();
+          } finally {
+            try {
+              appender.closeSync();
+            } catch {
+              // the flush error above is the one worth reporting
+            }
+          }
+          stored += rows.length;
+        }
+        return stored;
+      });
+    },
+  };
+}

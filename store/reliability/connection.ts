@@ -1,0 +1,24 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Db } from '../db.ts';
+
+/**
+ * Runs `fn` in a transaction on a connection of its own, so a long aggregation (a day's
+ * observations) does not hold up the shared queue that history writes and API reads wait on.
+ * DuckDB's MVCC lets it read while the writer appends.
+ */
+export async function inOwnTransaction<T>(db: Db, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  const conn = await db.connect();
+  try {
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      const result = await fn(conn);
+      await conn.run('COMMIT');
+      return result;
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    conn.closeSync();
+  }
+}

@@ -1,0 +1,109 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Config } from '../../core/config.ts';
+import type { DomainEvent, EventBus } from '../../core/events.ts';
+import type { Db } from '../db.ts';
+import { wallClock } from './dates.ts';
+import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
+import { extendScheduledTrips } from './scheduled-trips.ts';
+import { resolveTimezone } from './timezone.ts';
+
+export interface FinalizeJob {
+  readonly timezone: string;
+  /** one pass: expand schedules for a new local day, then finalize every due service day */
+  runOnce(): Promise<FinalizeSummary[]>;
+  stop(): Promise<void>;
+}
+
+export interface FinalizeJobOptions {
+  now?: () => Date;
+  /** run a catch-up pass right away (default true), so days missed while stopped are finalized */
+  runAtStart?: boolean;
+  log?: (message: string, err?: unknown) => void;
+}
+
+/** The reliability.updated event for one finalized day. */
+export function reliabilityEvent(summary: FinalizeSummary, atMs: number): DomainEvent {
+  return {
+    type: 'reliability.updated',
+    at_ms: atMs,
+    modes: summary.modes,
+    routes: summary.route_ids,
+    data: {
+      service_date: summary.service_date,
+      final: true,
+      trips: summary.trips,
+      routes: summary.routes,
+    },
+  };
+}
+
+/**
+ * Starts the node-cron job that finalizes each service day once it is over (by default at :05
+ * every hour, in the agency time zone; a day D is over at service_day_end on D + 1 and after its
+ * last scheduled arrival plus late_grace_min), and publishes one reliability.updated event per
+ * finalized day. Passes never overlap; a failing pass is logged and the next one retries.
+ */
+export async function scheduleFinalize(
+  db: Db, bus: EventBus, config: Pick<Readonly<Config>, 'reliability'>, options: FinalizeJobOptions = {},
+): Promise<FinalizeJob> {
+  const settings = config.reliability;
+  if (!cron.validate(settings.finalize_cron)) {
+    throw new RangeError(`reliability.finalize_cron is not a valid cron expression: ${settings.finalize_cron}`);
+  }
+  const now = options.now ?? (() => new Date());
+  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  const timezone = await resolveTimezone(db, settings.timezone);
+  let extendedFor: string | null = null;
+  let running: Promise<FinalizeSummary[]> | null = null;
+
+  const pass = async (): Promise<FinalizeSummary[]> => {
+    const at = now();
+    const today = wallClock(at, timezone).date;
+    if (extendedFor !== today) {
+      // a schedule that fails to expand must not hold back finalizing the days already expanded
+      try {
+        await extendScheduledTrips(db, { timezone, horizonDays: settings.horizon_days, now: at });
+        extendedFor = today;
+      } catch (err) {
+        log('reliability: expanding scheduled trips failed', err);
+      }
+    }
+    const done = await finalizeDueDays(db, {
+      timezone,
+      serviceDayEnd: settings.service_day_end,
+      lateGraceMin: settings.late_grace_min,
+      catchUpDays: settings.catch_up_days,
+      now: at,
+    }, (day, err) => log(`reliability: finalizing ${day} failed`, err));
+    for (const summary of done) bus.publish(reliabilityEvent(summary, now().getTime()));
+    return done;
+  };
+
+  const runOnce = (): Promise<FinalizeSummary[]> => {
+    // a manual run during a scheduled one joins it instead of running twice
+    running ??= pass().finally(() => { running = null; });
+    return running;
+  };
+
+  const task: ScheduledTask = cron.schedule(settings.finalize_cron, async () => {
+    try {
+      await runOnce();
+    } catch (err) {
+      log('reliability: finalize pass failed', err);
+    }
+  }, { timezone, name: 'reliability-finalize', noOverlap: true });
+
+  if (options.runAtStart !== false) {
+    await runOnce().catch((err: unknown) => log('reliability: catch-up pass failed', err));
+  }
+
+  return {
+    timezone,
+    runOnce,
+    async stop() {
+      await task.stop();
+      await task.destroy();
+      await running?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+// Reliability over real agencies' captures (../shared/fixtures-real), through the real import,
+// decoder, normalizer and history writer.
+import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseConfig } from '../../core/config.ts';
+import type { ScheduleIndex } from '../../core/ports.ts';
+import { decodeFeedMessage } from '../../pipeline/decode.ts';
+import { RejectTally } from '../../pipeline/normalize-context.ts';
+import { normalizeFeedMessage } from '../../pipeline/normalize-feed.ts';
+import type { Db } from '../db.ts';
+import { importGtfs } from '../gtfs-import.ts';
+import { createHistoryWriter } from '../history-writer.ts';
+import { loadScheduleIndex } from '../schedule-index.ts';
+import { finalizeServiceDay } from './finalize.ts';
+import { rollup } from './rollup.ts';
+import { refreshScheduledTrips } from './scheduled-trips.ts';
+import { openTestDb } from './test-support.ts';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIXTURES = join(repoRoot, '..', 'shared', 'fixtures-real');
+const config = parseConfig({});
+
+/** Decodes one capture and stores its trip observations as the pipeline would, at the header time. */
+async function ingest(db: Db, file: string, feedId: string, schedule: ScheduleIndex | undefined, timezone: string): Promise<number> {
+  const decoded = decodeFeedMessage(readFileSync(join(FIXTURES, file)));
+  if (!decoded.ok) throw new Error(`${file}: ${decoded.error}`);
+  const observedMs = Number(decoded.message.header?.timestamp ?? 0) * 1000;
+  const poll = normalizeFeedMessage(decoded.message, {
+    feed_id: feedId, observed_ms: observedMs, schedule, timezone,
+    freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
+  });
+  await createHistoryWriter(db).write({ vehicles: [], arrivals: [], trips: poll.trips, alertVersions: [], polls: [] });
+  return poll.trips.length;
+}
+
+if (!existsSync(FIXTURES)) {
+  t.plan(0, `real feed captures not found at ${FIXTURES} (CI places ../shared/fixtures-real beside the checkout)`);
+} else {
+  t.test('Caltrain: 104 trips scheduled on 2023-11-07, the evening feeds mark theirs observed', async (t) => {
+    const db = await openTestDb();
+    t.teardown(() => db.close());
+    await importGtfs(db, 'ct', join(FIXTURES, 'caltrain', 'ct.zip'));
+    t.equal(await refreshScheduledTrips(db, 'ct', '2023-11-07', '2023-11-07'), 104);
+    const index = await loadScheduleIndex(db, 'ct');
+    t.equal(await ingest(db, 'caltrain/ct-trip-updates.pb', 'ct', index, index.timezone), 19);
+    t.equal(await ingest(db, 'caltrain/ct-vehicle-positions.pb', 'ct', index, index.timezone), 14);
+    const [seen] = await db.all<{ n: number }>(`SELECT CAST(count(DISTINCT trip_id) AS INTEGER) AS n FROM trip_observations`);
+
+    // at the capture time (17:05 local) the day is live: trips not seen yet are pending
+    const live = await rollup(db, { mode: 'rail', group: 'day', from: '2023-11-07', to: '2023-11-07' },
+      { now: new Date('2023-11-08T01:05:59Z'), liveMaxAgeMs: 0 });
+    t.equal(live.timezone, 'America/Los_Angeles');
+    const liveDelivered = live.rows.reduce((s, r) => s + r.delivered, 0);
+    t.equal(liveDelivered, seen!.n, 'every trip seen in the feeds is delivered');
+    t.equal(live.rows.reduce((s, r) => s + r.unobserved, 0), 0, 'nothing is unobserved while the day runs');
+    t.ok(live.rows.every((r) => !r.final));
+
+    const summary = await finalizeServiceDay(db, '2023-11-07');
+    t.equal(summary.trips, 104, 'every seen trip was in the schedule');
+    const outcomes = await db.all<{ outcome: string; n: number }>(`SELECT outcome, CAST(count(*) AS INTEGER) AS n
+      FROM trip_outcomes WHERE service_date = DATE '2023-11-07' GROUP BY outcome ORDER BY outcome`);
+    t.same(outcomes, [{ outcome: 'delivered', n: seen!.n }, { outcome: 'unobserved', n: 104 - seen!.n }]);
+    const tuTrips = await db.all<{ outcome: string }>(`SELECT o.outcome FROM trip_outcomes o
+      JOIN (SELECT DISTINCT trip_id FROM trip_observations WHERE source = 'trip_update') tu USING (trip_id)`);
+    t.equal(tuTrips.length, 19);
+    t.ok(tuTrips.every((r) => r.outcome === 'delivered'), 'the 19 trip-update trips are delivered');
+    const [byMode] = await db.all<{ scheduled: number }>(
+      `SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled FROM reliability_days WHERE service_date = DATE '2023-11-07'`);
+    t.equal(byMode?.scheduled, 104);
+  });
+
+  t.test('MBTA 2022-02-01: 141 CANCELED trips are canceled without a schedule', async (t) => {
+    const db = await openTestDb();
+    t.teardown(() => db.close());
+    t.equal(await ingest(db, 'mbta/tripupdates-2022-02-01-canceled.pb', 'mbta', undefined, 'America/New_York'), 1479);
+    const summary = await finalizeServiceDay(db, '2022-02-01');
+    t.equal(summary.trips, 1479);
+    const rows = await db.all<{ outcome: string; in_schedule: boolean; n: number }>(`
+      SELECT outcome, in_schedule, CAST(count(*) AS INTEGER) AS n FROM trip_outcomes
+      WHERE service_date = DATE '2022-02-01' GROUP BY ALL ORDER BY ALL`);
+    const count = (outcome: string): number => rows.filter((r) => r.outcome === outcome).reduce((s, r) => s + r.n, 0);
+    t.equal(count('canceled'), 141);
+    t.ok(rows.every((r) => !r.in_schedule), 'no static schedule: every trip is unknown to it');
+    const [sums] = await db.all<Record<string, number>>(`
+      SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled, CAST(sum(canceled) AS INTEGER) AS canceled,
+             CAST(sum(canceled_unscheduled) AS INTEGER) AS canceled_unscheduled, CAST(sum(added) AS INTEGER) AS added,
+             CAST(sum(partially_canceled) AS INTEGER) AS partially_canceled
+      FROM reliability_days WHERE service_date = DATE '2022-02-01'`);
+    t.same({ ...sums, partially_canceled: undefined }, {
+      scheduled: 0, canceled: 141, canceled_unscheduled: 141, added: 1479 - 141, partially_canceled: undefined,
+    }, 'canceled counted as canceled, the running unknown trips as added');
+    t.ok((sums?.partially_canceled ?? 0) > 0, 'trips with SKIPPED stops are partially canceled');
+    const [blue] = await db.all<{ canceled: number }>(`SELECT canceled FROM reliability_days WHERE route_id = 'Blue'`);
+    t.ok((blue?.canceled ?? 0) > 0, 'cancellations are kept per route');
+  });
+
+  t.test('Sound Transit: a DUPLICATED trip is added service beside its original', async (t) => {
+    const db = await openTestDb();
+    t.teardown(() => db.close());
+    await importGtfs(db, 'st', join(FIXTURES, 'sound-transit', 'st.zip'));
+    const scheduled = await refreshScheduledTrips(db, 'st', '2023-07-29', '2023-07-29');
+    t.ok(scheduled > 0);
+    const index = await loadScheduleIndex(db, 'st');
+    await ingest(db, 'sound-transit/TripUpdate-DUPLICATED-1690679342.pb', 'st', index, index.timezone);
+    await finalizeServiceDay(db, '2023-07-29');
+    const dup = await db.all<{ trip_id: string; in_schedule: boolean; outcome: string }>(
+      `SELECT trip_id, in_schedule, outcome FROM trip_outcomes WHERE duplicated`);
+    t.same(dup, [{ trip_id: 'LLR_2023-03-18_Saturday_100479_2021', in_schedule: false, outcome: 'delivered' }]);
+    const [day] = await db.all<{ scheduled: number; added: number }>(`SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled,
+      CAST(sum(added) AS INTEGER) AS added FROM reliability_days`);
+    t.same(day, { scheduled, added: 1 }, 'the copy does not change the scheduled count');
+  });
+}

@@ -1,0 +1,206 @@
+import { MODES, type Mode } from '../../core/types.ts';
+import type { Db } from '../db.ts';
+import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
+import { ensureLiveDays } from './live.ts';
+import { bind, statement } from './sql.ts';
+import { resolveTimezone } from './timezone.ts';
+
+const ROLLUP = statement('rollup');
+
+export const ROLLUP_GROUPS = ['day', 'week', 'period'] as const;
+export type RollupGroup = (typeof ROLLUP_GROUPS)[number];
+export type ServiceDayType = 'all' | 'weekday' | 'saturday' | 'sunday';
+
+/** Longest from..to a rollup accepts (about two years of retained history). */
+export const MAX_ROLLUP_DAYS = 800;
+
+export interface RollupQuery {
+  mode: Mode;
+  /** one bus/streetcar route or rail line; absent: every route of the mode with rows in range */
+  routeId?: string;
+  group: RollupGroup;
+  /** inclusive service dates, YYYY-MM-DD */
+  from: string;
+  to: string;
+  /** one row per service day type (weekday / saturday / sunday) inside each group */
+  split?: boolean;
+}
+
+export interface RollupOptions {
+  /** the agency zone; default: reliability's resolved zone (config, schedule, else UTC) */
+  timezone?: string;
+  /** 'HH:MM' on D + 1 until which day D still runs; default 04:00 */
+  serviceDayEnd?: string;
+  now?: Date;
+  /** live counts (days not finalized) older than this are refreshed; default 30 s, 0 = always */
+  liveMaxAgeMs?: number;
+  /** days back that days not finalized are computed live; default 14 */
+  liveLookbackDays?: number;
+}
+
+/**
+ * Counts of one group. `scheduled` is the denominator and `delivered` the numerator of
+ * `delivered_pct` (0-100, two decimals; null when nothing was scheduled). For scheduled trips,
+ * scheduled = delivered + (canceled - canceled_unscheduled) + unobserved + pending.
+ */
+export interface RollupCounts {
+  scheduled: number;
+  /** scheduled trips seen running, partially canceled ones included */
+  delivered: number;
+  /** trips seen CANCELED or DELETED and not restored, scheduled or not */
+  canceled: number;
+  /** the part of `canceled` not in the schedule (no static data, or unknown trip ids) */
+  canceled_unscheduled: number;
+  /** trips seen running with skipped stops (scheduled or added) */
+  partially_canceled: number;
+  /** scheduled, never seen, day over */
+  unobserved: number;
+  /** scheduled, not seen yet, day still running (only in days not finalized) */
+  pending: number;
+  /** trips seen running that the schedule does not list */
+  added: number;
+  delivered_pct: number | null;
+}
+
+export interface RollingWindow {
+  /** the 7 days ending on this row's day */
+  from: string;
+  to: string;
+  scheduled: number;
+  delivered: number;
+  delivered_pct: number | null;
+}
+
+export interface RollupRow extends RollupCounts {
+  route_id: string;
+  /** YYYY-MM-DD (day), YYYY-Www ISO week (week), from/to (period) */
+  period: string;
+  /** the group's days inside from..to (a week cut by the range is shorter) */
+  period_start: string;
+  period_end: string;
+  service_day: ServiceDayType;
+  /** days counted in this row */
+  days: number;
+  /** every day of the row is finalized; false while a day's trips may still change */
+  final: boolean;
+  /** group=day only: the rolling 7-day figures ending on this day; null otherwise */
+  rolling_7d: RollingWindow | null;
+}
+
+export interface RollupResult {
+  mode: Mode;
+  route_id: string | null;
+  group: RollupGroup;
+  from: string;
+  to: string;
+  split: boolean;
+  timezone: string;
+  /** last service date whose outcome is final (finalized or over); later days are live */
+  complete_through: string;
+  /** ordered by route, period, then weekday / saturday / sunday */
+  rows: RollupRow[];
+}
+
+export class RollupInputError extends Error {
+  constructor(readonly parameter: string, detail: string) {
+    super(`${parameter}: ${detail}`);
+    this.name = 'RollupInputError';
+  }
+}
+
+function validate(q: RollupQuery): void {
+  if (!(MODES as readonly string[]).includes(q.mode)) throw new RollupInputError('mode', `one of ${MODES.join(', ')}`);
+  if (!(ROLLUP_GROUPS as readonly string[]).includes(q.group)) {
+    throw new RollupInputError('group', `one of ${ROLLUP_GROUPS.join(', ')}`);
+  }
+  if (!isServiceDate(q.from)) throw new RollupInputError('from', 'a YYYY-MM-DD date');
+  if (!isServiceDate(q.to)) throw new RollupInputError('to', 'a YYYY-MM-DD date');
+  const span = daysBetween(q.from, q.to);
+  if (span < 0) throw new RollupInputError('to', 'must not be before from');
+  if (span >= MAX_ROLLUP_DAYS) throw new RollupInputError('to', `range longer than ${MAX_ROLLUP_DAYS} days`);
+  if (q.routeId !== undefined && (q.routeId.length === 0 || q.routeId.length > 255)) {
+    throw new RollupInputError('route_id', '1 to 255 characters');
+  }
+}
+
+interface RawRow extends Omit<RollupCounts, 'delivered_pct'> {
+  route_id: string;
+  period: string;
+  period_start: string;
+  period_end: string;
+  service_day: ServiceDayType;
+  days: number;
+  final: boolean;
+  delivered_pct: number | null;
+  delivered_7d: number | null;
+  scheduled_7d: number | null;
+  delivered_pct_7d: number | null;
+}
+
+/**
+ * Reliability figures of one mode's route (or all its routes) for from..to. Finalized days are
+ * read from reliability_days; days not finalized (today, or days the job has not reached, within
+ * liveLookbackDays) from the live counts of scheduled_trips and trip_observations (live.ts).
+ */
+export async function rollup(db: Db, query: RollupQuery, options: RollupOptions = {}): Promise<RollupResult> {
+  validate(query);
+  if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
+    throw new RangeError(`unknown time zone: ${options.timezone}`);
+  }
+  const timezone = options.timezone ?? await resolveTimezone(db);
+  const now = options.now ?? new Date();
+  const through = completeThrough(now, timezone, options.serviceDayEnd ?? '04:00');
+  await ensureLiveDays(db, {
+    today: wallClock(now, timezone).date,
+    completeThrough: through,
+    lookbackDays: options.liveLookbackDays ?? 14,
+    maxAgeMs: options.liveMaxAgeMs ?? 30_000,
+  });
+  const raw = await db.all<RawRow>(ROLLUP.text, bind(ROLLUP, {
+    mode: query.mode,
+    route_id: query.routeId ?? null,
+    group: query.group,
+    split: query.split === true,
+    from: query.from,
+    to: query.to,
+  }));
+  return {
+    mode: query.mode,
+    route_id: query.routeId ?? null,
+    group: query.group,
+    from: query.from,
+    to: query.to,
+    split: query.split === true,
+    timezone,
+    complete_through: through,
+    rows: raw.map(toRow),
+  };
+}
+
+function toRow(r: RawRow): RollupRow {
+  return {
+    route_id: r.route_id,
+    period: r.period,
+    period_start: r.period_start,
+    period_end: r.period_end,
+    service_day: r.service_day,
+    days: r.days,
+    final: r.final,
+    scheduled: r.scheduled,
+    delivered: r.delivered,
+    canceled: r.canceled,
+    canceled_unscheduled: r.canceled_unscheduled,
+    partially_canceled: r.partially_canceled,
+    unobserved: r.unobserved,
+    pending: r.pending,
+    added: r.added,
+    delivered_pct: r.delivered_pct,
+    rolling_7d: r.scheduled_7d === null ? null : {
+      from: addDays(r.period_start, -6),
+      to: r.period_start,
+      scheduled: r.scheduled_7d,
+      delivered: r.delivered_7d ?? 0,
+      delivered_pct: r.delivered_pct_7d,
+    },
+  };
+}

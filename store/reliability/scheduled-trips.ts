@@ -1,0 +1,94 @@
+import type { Db } from '../db.ts';
+import { addDays, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
+import { bind, statement } from './sql.ts';
+import { scheduleTimezone } from './timezone.ts';
+
+const DELETE = statement('scheduled_trips_delete');
+const EXPAND = statement('scheduled_trips_expand');
+
+/** Longest range one refresh may cover; a typo'd year must not expand a century of days. */
+export const MAX_REFRESH_DAYS = 800;
+
+export interface RefreshOptions {
+  /** agency time zone for the trips' instants; default: the schedule's own agency_timezone, else UTC */
+  timezone?: string;
+}
+
+/**
+ * Rebuilds the scheduled trips of one schedule for fromDate..toDate (inclusive, YYYY-MM-DD) in
+ * one transaction, so readers see the old or the new expansion, never a mix. Finalized days
+ * keep their stored outcomes; finalize a day again to apply a changed schedule to it.
+ * Resolves with the number of scheduled trips in the range.
+ */
+export async function refreshScheduledTrips(
+  db: Db, scheduleId: string, fromDate: string, toDate: string, options: RefreshOptions = {},
+): Promise<number> {
+  if (!isServiceDate(fromDate)) throw new RangeError(`fromDate is not a YYYY-MM-DD date: ${fromDate}`);
+  if (!isServiceDate(toDate)) throw new RangeError(`toDate is not a YYYY-MM-DD date: ${toDate}`);
+  const span = daysBetween(fromDate, toDate);
+  if (span < 0) throw new RangeError(`fromDate ${fromDate} is after toDate ${toDate}`);
+  if (span >= MAX_REFRESH_DAYS) throw new RangeError(`refresh range over ${MAX_REFRESH_DAYS} days`);
+  if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
+    throw new RangeError(`unknown time zone: ${options.timezone}`);
+  }
+  const tz = options.timezone ?? await scheduleTimezone(db, scheduleId, 'UTC');
+  const params = { schedule_id: scheduleId, from: fromDate, to: toDate, tz };
+  await db.transaction(async (c) => {
+    await c.run(DELETE.text, bind(DELETE, params));
+    await c.run(EXPAND.text, bind(EXPAND, params));
+  });
+  const [row] = await db.all<{ n: number }>(
+    `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips
+     WHERE schedule_id = $schedule_id AND service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)`,
+    { schedule_id: scheduleId, from: fromDate, to: toDate },
+  );
+  return row?.n ?? 0;
+}
+
+export interface WindowOptions {
+  /** the zone "today" is read in */
+  timezone: string;
+  horizonDays: number;
+  now?: Date;
+}
+
+/**
+ * After a schedule import: rebuilds its trips from yesterday (still running past midnight, not
+ * finalized) to `horizonDays` ahead, skipping days already finalized.
+ */
+export async function refreshAfterImport(db: Db, scheduleId: string, options: WindowOptions): Promise<number> {
+  const today = wallClock(options.now ?? new Date(), options.timezone).date;
+  const from = await firstUnfinalized(db, addDays(today, -1));
+  const to = addDays(today, options.horizonDays);
+  if (daysBetween(from, to) < 0) return 0;
+  return refreshScheduledTrips(db, scheduleId, from, to);
+}
+
+/**
+ * For each new day: expands every imported schedule up to `horizonDays` ahead, starting after
+ * the last day it already has, so days already expanded are not rewritten.
+ */
+export async function extendScheduledTrips(db: Db, options: WindowOptions): Promise<number> {
+  const today = wallClock(options.now ?? new Date(), options.timezone).date;
+  const to = addDays(today, options.horizonDays);
+  const schedules = await db.all<{ schedule_id: string; last: string | null }>(`
+    SELECT s.schedule_id, strftime(max(t.service_date), '%Y-%m-%d') AS last
+    FROM schedules AS s LEFT JOIN scheduled_trips AS t USING (schedule_id)
+    GROUP BY s.schedule_id ORDER BY s.schedule_id`);
+  const earliest = await firstUnfinalized(db, addDays(today, -1));
+  let total = 0;
+  for (const s of schedules) {
+    const from = s.last !== null && s.last >= earliest ? addDays(s.last, 1) : earliest;
+    if (daysBetween(from, to) < 0) continue;
+    total += await refreshScheduledTrips(db, s.schedule_id, from, to);
+  }
+  return total;
+}
+
+/** `date`, or the day after the last finalized day when that is later. */
+async function firstUnfinalized(db: Db, date: string): Promise<string> {
+  const [row] = await db.all<{ last: string | null }>(
+    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`);
+  const afterLast = row?.last ? addDays(row.last, 1) : date;
+  return afterLast > date ? afterLast : date;
+}

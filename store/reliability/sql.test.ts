@@ -1,0 +1,21 @@
+import t from 'tap';
+import { bind, statement, statements } from './sql.ts';
+
+t.test('sql files are read once, includes inlined, parameters listed', async (t) => {
+  const rollup = statement('rollup');
+  t.notMatch(rollup.text, /\{\{/, 'no include left');
+  t.notMatch(rollup.text, /--/, 'comments stripped');
+  t.same([...rollup.params].sort(), ['from', 'group', 'mode', 'route_id', 'split', 'to']);
+  const outcomes = statement('finalize_outcomes');
+  t.match(outcomes.text, /FROM trip_observations/, 'trip_outcomes.sql is inlined');
+  t.same([...outcomes.params].sort(), ['complete_through', 'outcomes_from', 'outcomes_to', 'route_id']);
+  t.equal(statements('finalize_delete').length, 2, 'a file may hold several statements');
+});
+
+t.test('mistakes fail loudly', async (t) => {
+  t.throws(() => statement('no_such_file'), /not found/);
+  t.throws(() => statement('finalize_delete'), /holds 2 statements/);
+  t.throws(() => bind(statement('snapshot'), { mode: 'bus' }), /\$route_ids not bound/);
+  t.same(bind(statement('finalize_summary'), { service_date: '2024-01-01', unused: 1 }), { service_date: '2024-01-01' },
+    'bindings a statement does not use are left out (DuckDB refuses them)');
+});

@@ -1,0 +1,9 @@
+-- What a finalized day covers, for the reliability.updated event.
+SELECT mode, route_id,
+       CAST(sum(scheduled) AS INTEGER) AS scheduled,
+       CAST(sum(delivered) AS INTEGER) AS delivered,
+       CAST(sum(canceled) AS INTEGER) AS canceled
+FROM reliability_days
+WHERE service_date = CAST($service_date AS DATE)
+GROUP BY mode, route_id
+ORDER BY mode, route_id

@@ -1,0 +1,83 @@
+import { listValue } from '@duckdb/node-api';
+import type { Mode } from '../../core/types.ts';
+import type { Db } from '../db.ts';
+import { addDays } from './dates.ts';
+import { bind, statement } from './sql.ts';
+
+const WINDOW = statement('retained_window');
+const SNAPSHOT = statement('snapshot');
+
+export interface RetainedWindow {
+  /** first service date on which a trip of the mode was seen */
+  earliest: string;
+  /** last service date with rows for the mode (finalized, or seen live) */
+  latest: string;
+  /** last finalized service date of any mode; null before the first finalize */
+  finalized_through: string | null;
+}
+
+async function lastFinalized(db: Db): Promise<string | null> {
+  const [row] = await db.all<{ last: string | null }>(
+    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`);
+  return row?.last ?? null;
+}
+
+/**
+ * The service dates a mode's rollups can cover, or null when the mode has no retained rows
+ * (the API answers 404 no_retained_rows then, and 400 for ranges outside the window).
+ */
+export async function retainedWindow(db: Db, mode: Mode): Promise<RetainedWindow | null> {
+  const last = await lastFinalized(db);
+  const [row] = await db.all<{ earliest: string | null; latest: string | null; finalized_through: string | null }>(
+    WINDOW.text, bind(WINDOW, { mode, last_finalized: last }));
+  if (!row?.earliest || !row.latest) return null;
+  return { earliest: row.earliest, latest: row.latest, finalized_through: row.finalized_through };
+}
+
+export interface ReliabilitySnapshot {
+  /** the finalized days counted; null when no day is finalized yet */
+  from: string | null;
+  to: string | null;
+  scheduled: number;
+  delivered: number;
+  canceled: number;
+  partially_canceled: number;
+  unobserved: number;
+  added: number;
+  delivered_pct: number | null;
+}
+
+/**
+ * Each route's figures over the last `days` finalized service days, for the route directory.
+ * Finalized days only, so the directory never waits on live computation. Every requested route
+ * gets an entry; routes without rows have zeros and a null delivered_pct.
+ */
+export async function reliabilitySnapshot(
+  db: Db, mode: Mode, routeIds: readonly string[], days = 7,
+): Promise<Map<string, ReliabilitySnapshot>> {
+  if (!Number.isInteger(days) || days < 1 || days > 400) throw new RangeError('days must be an integer in 1..400');
+  const to = await lastFinalized(db);
+  const from = to === null ? null : addDays(to, -(days - 1));
+  const rows = to === null || from === null || routeIds.length === 0 ? [] : await db.all<
+    { route_id: string } & Omit<ReliabilitySnapshot, 'from' | 'to' | 'delivered_pct'>
+  >(SNAPSHOT.text, bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }));
+  const byRoute = new Map(rows.map((r) => [r.route_id, r]));
+  const out = new Map<string, ReliabilitySnapshot>();
+  for (const id of routeIds) {
+    const r = byRoute.get(id);
+    const scheduled = r?.scheduled ?? 0;
+    const delivered = r?.delivered ?? 0;
+    out.set(id, {
+      from,
+      to,
+      scheduled,
+      delivered,
+      canceled: r?.canceled ?? 0,
+      partially_canceled: r?.partially_canceled ?? 0,
+      unobserved: r?.unobserved ?? 0,
+      added: r?.added ?? 0,
+      delivered_pct: scheduled > 0 ? Math.round((10_000 * delivered) / scheduled) / 100 : null,
+    });
+  }
+  return out;
+}

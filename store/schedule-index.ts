@@ -1,0 +1,225 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type {
+  ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex,
+} from '../core/ports.ts';
+import type { Mode } from '../core/types.ts';
+import { epochDay, weekdayOfEpochDay } from './dates.ts';
+import type { Db } from './db.ts';
+
+// The static schedule held in memory for the normalizer: Maps for trips, routes and stops,
+// and stop times packed into typed arrays (a large feed has millions), turned into objects
+// only for the trips asked about.
+
+export interface LoadedScheduleIndex extends ScheduleIndex {
+  readonly scheduleId: string;
+  trips(): readonly ScheduledTrip[];
+  stops(): readonly ScheduledStop[];
+}
+
+export interface ScheduleInfo {
+  schedule_id: string;
+  source: string;
+  imported_ms: number;
+  timezone: string | null;
+  feed_version: string | null;
+  files: string[];
+  routes: number;
+  trips: number;
+  stops: number;
+  stop_times: number;
+}
+
+const NO_TIME = -0x80000000;
+const STOP_TIMES_CACHE = 5_000;
+
+export class ScheduleNotFoundError extends Error {
+  constructor(scheduleId: string) {
+    super(`schedule ${JSON.stringify(scheduleId)} has not been imported`);
+    this.name = 'ScheduleNotFoundError';
+  }
+}
+
+/** Every imported schedule with its row counts, newest import first. */
+export async function listSchedules(db: Db): Promise<ScheduleInfo[]> {
+  const count = (table: string): string => `(SELECT count(*) FROM ${table} x WHERE x.schedule_id = s.schedule_id)::INTEGER`;
+  const rows = await db.all<{
+    schedule_id: string; source: string; imported_ms: number; agency_timezone: string | null;
+    feed_version: string | null; files: string[]; routes: number; trips: number; stops: number; stop_times: number;
+  }>(`SELECT schedule_id, source, epoch_ms(imported_at)::DOUBLE AS imported_ms, agency_timezone, feed_version, files,
+        ${count('gtfs_routes')} AS routes, ${count('gtfs_trips')} AS trips,
+        ${count('gtfs_stops')} AS stops, ${count('gtfs_stop_times')} AS stop_times
+      FROM schedules s ORDER BY imported_at DESC, schedule_id`);
+  return rows.map(({ agency_timezone, ...r }) => ({ ...r, timezone: agency_timezone, files: [...r.files] }));
+}
+
+/** Loads one schedule into memory. Throws ScheduleNotFoundError when it was never imported. */
+export async function loadScheduleIndex(db: Db, scheduleId: string): Promise<LoadedScheduleIndex> {
+  // its own connection, so a large schedule loads without holding up history writes
+  const conn = await db.connect();
+  try {
+    return await load(conn, scheduleId);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+async function* rows(conn: DuckDBConnection, sql: string, scheduleId: string): AsyncGenerator<unknown[]> {
+  const result = await conn.stream(sql, [scheduleId]);
+  for await (const batch of result.yieldRowsJs()) yield* batch;
+}
+
+const str = (v: unknown): string => String(v);
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedScheduleIndex> {
+  const head = (await conn.runAndReadAll('SELECT agency_timezone FROM schedules WHERE schedule_id = $1', [scheduleId]))
+    .getRowsJS();
+  if (!head[0]) throw new ScheduleNotFoundError(scheduleId);
+  const timezone = strOrNull(head[0][0]) ?? 'UTC';
+
+  const routes = new Map<string, ScheduledRoute>();
+  for await (const [id, type, mode, short, long, color] of rows(conn,
+    `SELECT route_id, route_type, mode, route_short_name, route_long_name, route_color
+     FROM gtfs_routes WHERE schedule_id = $1`, scheduleId)) {
+    routes.set(str(id), Object.freeze({
+      schedule_id: scheduleId, route_id: str(id), route_type: Number(type), mode: strOrNull(mode) as Mode | null,
+      short_name: strOrNull(short), long_name: strOrNull(long), color: strOrNull(color),
+    }));
+  }
+
+  const trips = new Map<string, ScheduledTrip>();
+  for await (const [id, route, service, direction, headsign] of rows(conn,
+    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign FROM gtfs_trips WHERE schedule_id = $1`, scheduleId)) {
+    trips.set(str(id), Object.freeze({
+      schedule_id: scheduleId, trip_id: str(id), route_id: str(route), service_id: str(service),
+      direction_id: numOrNull(direction), headsign: strOrNull(headsign),
+    }));
+  }
+
+  const stops = new Map<string, ScheduledStop>();
+  for await (const [id, name, lat, lon, parent] of rows(conn,
+    `SELECT stop_id, stop_name, stop_lat, stop_lon, parent_station FROM gtfs_stops WHERE schedule_id = $1`, scheduleId)) {
+    stops.set(str(id), Object.freeze({
+      stop_id: str(id), name: strOrNull(name), lat: numOrNull(lat), lon: numOrNull(lon),
+      station_id: strOrNull(parent) ?? str(id),
+    }));
+  }
+
+  const stopTimes = await loadStopTimes(conn, scheduleId);
+  const calendar = await loadCalendar(conn, scheduleId);
+  const routeList = Object.freeze([...routes.values()]);
+  const tripList = Object.freeze([...trips.values()]);
+  const stopList = Object.freeze([...stops.values()]);
+
+  return {
+    scheduleId,
+    timezone,
+    trip: (id) => trips.get(id),
+    route: (id) => routes.get(id),
+    stop: (id) => stops.get(id),
+    stopTimes: (id) => stopTimes.get(id),
+    runsOn: (serviceId, date) => calendar.runsOn(serviceId, date),
+    routes: () => routeList,
+    trips: () => tripList,
+    stops: () => stopList,
+  };
+}
+
+interface PackedStopTimes {
+  get(tripId: string): readonly ScheduledStopTime[];
+}
+
+async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promise<PackedStopTimes> {
+  const total = Number((await conn.runAndReadAll(
+    'SELECT count(*) FROM gtfs_stop_times WHERE schedule_id = $1', [scheduleId])).getRowsJS()[0]![0]);
+  const sequence = new Int32Array(total);
+  const arrival = new Int32Array(total);
+  const departure = new Int32Array(total);
+  const stopIds: string[] = new Array<string>(total);
+  const interned = new Map<string, string>();
+  const spans = new Map<string, [start: number, end: number]>();
+  let i = 0;
+  let currentTrip: string | null = null;
+  let spanStart = 0;
+  for await (const [trip, seq, stop, arr, dep] of rows(conn,
+    `SELECT trip_id, stop_sequence, stop_id, arrival_s, departure_s FROM gtfs_stop_times
+     WHERE schedule_id = $1 ORDER BY trip_id, stop_sequence`, scheduleId)) {
+    if (i >= total) break; // rows committed after the count are left for the next load
+    const tripId = str(trip);
+    if (tripId !== currentTrip) {
+      if (currentTrip !== null) spans.set(currentTrip, [spanStart, i]);
+      currentTrip = tripId;
+      spanStart = i;
+    }
+    const stopId = str(stop);
+    let shared = interned.get(stopId);
+    if (shared === undefined) interned.set(stopId, (shared = stopId));
+    sequence[i] = Number(seq);
+    arrival[i] = arr === null ? NO_TIME : Number(arr);
+    departure[i] = dep === null ? NO_TIME : Number(dep);
+    stopIds[i] = shared;
+    i++;
+  }
+  if (currentTrip !== null) spans.set(currentTrip, [spanStart, i]);
+
+  const cache = new Map<string, readonly ScheduledStopTime[]>();
+  const empty: readonly ScheduledStopTime[] = Object.freeze([]);
+  return {
+    get(tripId) {
+      const hit = cache.get(tripId);
+      if (hit) return hit;
+      const span = spans.get(tripId);
+      if (!span) return empty;
+      const list: ScheduledStopTime[] = [];
+      for (let k = span[0]; k < span[1]; k++) {
+        list.push(Object.freeze({
+          stop_sequence: sequence[k]!,
+          stop_id: stopIds[k]!,
+          arrival_s: arrival[k] === NO_TIME ? null : arrival[k]!,
+          departure_s: departure[k] === NO_TIME ? null : departure[k]!,
+        }));
+      }
+      const frozen = Object.freeze(list);
+      if (cache.size >= STOP_TIMES_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(tripId, frozen);
+      return frozen;
+    },
+  };
+}
+
+interface ServiceCalendar {
+  runsOn(serviceId: string, date: string): boolean;
+}
+
+async function loadCalendar(conn: DuckDBConnection, scheduleId: string): Promise<ServiceCalendar> {
+  const day = (col: string): string => `CAST(date_diff('day', DATE '1970-01-01', ${col}) AS INTEGER)`;
+  // weekday bit 0 = Sunday, matching Date.getUTCDay()
+  const weekly = new Map<string, { days: number; start: number; end: number }[]>();
+  for await (const [service, su, mo, tu, we, th, fr, sa, start, end] of rows(conn,
+    `SELECT service_id, sunday, monday, tuesday, wednesday, thursday, friday, saturday,
+       ${day('start_date')}, ${day('end_date')} FROM gtfs_calendar WHERE schedule_id = $1`, scheduleId)) {
+    const days = [su, mo, tu, we, th, fr, sa].reduce<number>((bits, on, k) => (on === true ? bits | (1 << k) : bits), 0);
+    const list = weekly.get(str(service)) ?? [];
+    list.push({ days, start: Number(start), end: Number(end) });
+    weekly.set(str(service), list);
+  }
+  const exceptions = new Map<string, Map<number, number>>();
+  for await (const [service, date, type] of rows(conn,
+    `SELECT service_id, ${day('date')}, exception_type FROM gtfs_calendar_dates WHERE schedule_id = $1`, scheduleId)) {
+    const byDay = exceptions.get(str(service)) ?? new Map<number, number>();
+    byDay.set(Number(date), Number(type));
+    exceptions.set(str(service), byDay);
+  }
+  return {
+    runsOn(serviceId, date) {
+      const d = epochDay(date);
+      if (d === null) return false;
+      const exception = exceptions.get(serviceId)?.get(d);
+      if (exception === 1) return true;
+      if (exception === 2) return false;
+      const weekday = weekdayOfEpochDay(d);
+      return (weekly.get(serviceId) ?? []).some((c) => d >= c.start && d <= c.end && (c.days & (1 << weekday)) !== 0);
+    },
+  };
+}

@@ -1,0 +1,188 @@
+// The retained log of domain events behind GET /api/v1/events/stream: it assigns the increasing
+// ids clients resume from. The interface is what the hub needs, so a broker-backed log (NATS
+// JetStream, Redis Streams) can replace the in-process one without touching the hub.
+import type { DomainEvent, EventType } from '../core/events.ts';
+import { EVENT_TYPES } from '../core/events.ts';
+import type { Mode } from '../core/types.ts';
+
+export interface StoredEvent {
+  /** increasing; unique for the life of the log, across restarts */
+  readonly id: number;
+  readonly type: EventType;
+  readonly atMs: number;
+  readonly modes: readonly Mode[];
+  readonly routes: readonly string[];
+  /** the event as sent in the `data:` field (JSON, one line) */
+  readonly payload: string;
+}
+
+export interface EventLog {
+  /** Stores events in order and returns them with their ids; events that cannot be encoded are skipped. */
+  append(events: readonly DomainEvent[]): StoredEvent[];
+  /**
+   * Retained events with id > afterId, oldest first. `too_old` when the log cannot prove it still
+   * holds every event after `afterId`: older than the retained window, or an id it never issued.
+   */
+  since(afterId: number): StoredEvent[] | 'too_old';
+  readonly earliestId: number | null;
+  readonly latestId: number | null;
+  /** Makes everything appended so far durable (no-op for a memory log). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** JSON text sent as `data:`; mirrors the webhook payload ({type, timestamp, data}) plus the scope. */
+export function encodeEventPayload(event: DomainEvent): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: new Date(event.at_ms).toISOString(),
+    modes: event.modes,
+    routes: event.routes,
+    data: event.data,
+  });
+}
+
+const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
+
+/** Parses a payload written by encodeEventPayload (e.g. when reloading a persisted log). */
+export function decodeStoredEvent(id: number, payload: string): StoredEvent | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (!parsed || typeof parsed !== 'object') return null;
+  const { type, timestamp, modes, routes } = parsed as Record<string, unknown>;
+  const atMs = typeof timestamp === 'string' ? Date.parse(timestamp) : Number.NaN;
+  if (typeof type !== 'string' || !KNOWN_TYPES.has(type) || Number.isNaN(atMs)) return null;
+  if (!Array.isArray(modes) || !Array.isArray(routes)) return null;
+  return {
+    id, type: type as EventType, atMs,
+    modes: modes.filter((m): m is Mode => typeof m === 'string'),
+    routes: routes.filter((r): r is string => typeof r === 'string'),
+    payload,
+  };
+}
+
+/**
+ * The first id a log may issue when it starts at `nowMs`: the clock in microseconds. Ids issued
+ * before a crash but never persisted are then below every id issued after the restart (unless a
+ * process issued more than 1,000 events per ms on average), so a client holding one of them
+ * resumes without skipping new events that would otherwise reuse its id.
+ */
+export function idFloor(nowMs: number): number {
+  return Math.floor(nowMs) * 1000;
+}
+
+/** Parses a Last-Event-ID value; null when it is not one of our ids. */
+export function parseEventId(value: string | null | undefined): number | null {
+  if (value == null || !/^\d{1,16}$/.test(value)) return null;
+  const id = Number(value);
+  return Number.isSafeInteger(id) ? id : null;
+}
+
+export interface MemoryEventLogOptions {
+  /** events retained (config sse.event_log_size) */
+  capacity: number;
+  now?: () => number;
+  /** events reloaded from durable storage, oldest first */
+  restored?: readonly StoredEvent[];
+  /** ids at or below this were issued before (e.g. rows that could not be reloaded) */
+  issuedThrough?: number;
+  /** called with each event that could not be encoded (e.g. a cycle in data) */
+  onRejected?: (event: DomainEvent, err: unknown) => void;
+}
+
+/** A fixed-size ring: O(1) append, O(log n) lookup by id, memory bounded by `capacity`. */
+export class MemoryEventLog implements EventLog {
+  private readonly ring: Array<StoredEvent | undefined>;
+  /** index of the oldest retained event */
+  private head = 0;
+  private count = 0;
+  private nextId: number;
+  rejected = 0;
+
+  constructor(private readonly options: MemoryEventLogOptions) {
+    if (!Number.isInteger(options.capacity) || options.capacity < 1) throw new RangeError('capacity must be a positive integer');
+    this.ring = new Array<StoredEvent | undefined>(options.capacity);
+    const restored = options.restored ?? [];
+    for (const event of restored.slice(-options.capacity)) this.push(event);
+    const last = restored.length ? restored[restored.length - 1]!.id : 0;
+    this.nextId = Math.max(last + 1, (options.issuedThrough ?? 0) + 1, idFloor((options.now ?? Date.now)()));
+  }
+
+  get capacity(): number {
+    return this.ring.length;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get earliestId(): number | null {
+    return this.count ? this.at(0).id : null;
+  }
+
+  get latestId(): number | null {
+    return this.count ? this.at(this.count - 1).id : null;
+  }
+
+  append(events: readonly DomainEvent[]): StoredEvent[] {
+    const stored: StoredEvent[] = [];
+    for (const event of events) {
+      let payload: string;
+      try {
+        payload = encodeEventPayload(event);
+      } catch (err) {
+        // a BigInt or a cycle in one event's data must not take the stream down
+        this.rejected++;
+        this.options.onRejected?.(event, err);
+        continue;
+      }
+      const entry: StoredEvent = {
+        id: this.nextId++, type: event.type, atMs: event.at_ms, modes: event.modes, routes: event.routes, payload,
+      };
+      this.push(entry);
+      stored.push(entry);
+    }
+    return stored;
+  }
+
+  since(afterId: number): StoredEvent[] | 'too_old' {
+    if (this.count === 0) return 'too_old';
+    const earliest = this.at(0).id;
+    const latest = this.at(this.count - 1).id;
+    // an id past the newest was never issued by this log (another deployment, or lost in a crash)
+    if (afterId > latest || afterId < earliest - 1) return 'too_old';
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.at(mid).id <= afterId) lo = mid + 1;
+      else hi = mid;
+    }
+    const out = new Array<StoredEvent>(this.count - lo);
+    for (let i = lo; i < this.count; i++) out[i - lo] = this.at(i);
+    return out;
+  }
+
+  async flush(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private at(logical: number): StoredEvent {
+    return this.ring[(this.head + logical) % this.ring.length]!;
+  }
+
+  private push(event: StoredEvent): void {
+    const capacity = this.ring.length;
+    if (this.count < capacity) {
+      this.ring[(this.head + this.count) % capacity] = event;
+      this.count++;
+    } else {
+      this.ring[this.head] = event;
+      this.head = (this.head + 1) % capacity;
+    }
+  }
+}

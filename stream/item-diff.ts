@@ -1,0 +1,76 @@
+// The add/update/remove diff between two results of one query, by item identity (type + id) and
+// a hash of each item's JSON. Pure: the topic runs it once per change for all its subscribers.
+import { createHash } from 'node:crypto';
+
+/** One resource of a result, as the JSON endpoint renders it in `data`. */
+export interface TopicItem {
+  readonly id: string | number;
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/** What a stream's route computes: the diffable items and the full JSON body (sent as `reset`). */
+export interface TopicSnapshot {
+  readonly items: readonly TopicItem[];
+  readonly body: unknown;
+}
+
+/** item key → content hash of its JSON, and the id as the item had it (string or number) */
+export type ItemIndex = Map<string, { readonly hash: string; readonly id: string | number; readonly type: string }>;
+
+export interface ItemChange {
+  readonly kind: 'add' | 'update' | 'remove';
+  /** JSON text of the event data: the item for add/update, {id, type} for remove */
+  readonly data: string;
+}
+
+function itemKey(item: TopicItem): string {
+  if ((typeof item.id !== 'string' && typeof item.id !== 'number') || typeof item.type !== 'string') {
+    throw new TypeError('every stream item needs a string type and a string or number id');
+  }
+  // NUL cannot appear in a type name, so keys of distinct (type, id) pairs never collide
+  return `${item.type}\u0000${item.id}`;
+}
+
+function contentHash(json: string): string {
+  // sha1 is plenty to detect a change (not a security boundary) and is native, so cheap per item
+  return createHash('sha1').update(json).digest('base64');
+}
+
+export function indexItems(items: readonly TopicItem[]): ItemIndex {
+  const index: ItemIndex = new Map();
+  for (const item of items) {
+    const key = itemKey(item);
+    if (!index.has(key)) index.set(key, { hash: contentHash(JSON.stringify(item)), id: item.id, type: item.type });
+  }
+  return index;
+}
+
+/** Removes first, then adds and updates in the result's order. `previous` is left untouched. */
+export function diffItems(previous: ItemIndex, items: readonly TopicItem[]): { next: ItemIndex; changes: ItemChange[] } {
+  const next: ItemIndex = new Map();
+  const upserts: ItemChange[] = [];
+  for (const item of items) {
+    const key = itemKey(item);
+    // a duplicate (type, id) within one result: the first one is the item, like indexItems
+    if (next.has(key)) continue;
+    const json = JSON.stringify(item);
+    const hash = contentHash(json);
+    next.set(key, { hash, id: item.id, type: item.type });
+    const before = previous.get(key);
+    if (before === undefined) upserts.push({ kind: 'add', data: json });
+    else if (before.hash !== hash) upserts.push({ kind: 'update', data: json });
+  }
+  const removes: ItemChange[] = [];
+  for (const [key, gone] of previous) {
+    if (!next.has(key)) removes.push({ kind: 'remove', data: JSON.stringify({ id: gone.id, type: gone.type }) });
+  }
+  return { next, changes: removes.length ? removes.concat(upserts) : upserts };
+}
+
+/** Lists the data array of a JSON endpoint body ({data: [...]}) as stream items. */
+export function itemsFromBody(body: unknown): TopicItem[] {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) throw new TypeError('body has no data array');
+  return data as TopicItem[];
+}

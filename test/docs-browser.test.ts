@@ -1,0 +1,66 @@
+// /docs rendered by headless Chromium: every operation visible, the filter works, no console
+// errors, no requests leave the server; screenshots kept under test-artifacts/.
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { chromium } from 'playwright-core';
+import { startHarness } from './support/harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
+
+t.test('/docs in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium` }, async (t) => {
+  const h = await startHarness();
+  t.teardown(() => h.close());
+  const doc = await (await fetch(`${h.url}/openapi.json`)).json() as { paths: Record<string, Record<string, { operationId: string }>> };
+  const operationIds = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const consoleErrors: string[] = [];
+  const foreign: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(msg.text());
+  });
+  page.on('pageerror', (err) => consoleErrors.push(err.message));
+  page.on('request', (req) => {
+    if (!req.url().startsWith(h.url)) foreign.push(req.url());
+  });
+
+  const response = await page.goto(`${h.url}/docs`);
+  t.equal(response?.status(), 200);
+  t.match(await page.title(), /Transit API .* documentation/);
+  const sections = await page.locator('section.operation').evaluateAll((els) => els.map((el) => ({
+    id: el.getAttribute('data-operation'),
+    heading: el.querySelector('h3')?.textContent?.trim() ?? '',
+    hasCurl: /curl /.test(el.querySelector('pre')?.textContent ?? ''),
+    tables: el.querySelectorAll('table').length,
+  })));
+  t.same(sections.map((s) => s.id).sort(), [...operationIds].sort(), 'every operation of the OpenAPI document has a section');
+  t.ok(sections.every((s) => s.hasCurl), 'every operation has a curl example');
+  t.ok(sections.every((s) => s.tables >= 1), 'responses are listed');
+  t.match(sections.find((s) => s.id === 'getBusRouteRealtime')?.heading, /GET\s+\/api\/v1\/bus\/\{route_id\}\/realtime/);
+  await t.resolves(page.locator('#op-listAlerts').isVisible().then((v) => (v ? undefined : Promise.reject(new Error('hidden')))));
+  t.ok(await page.locator('#op-listAlerts table').first().getByText('impact').isVisible(), 'parameters are visible');
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
+  await page.screenshot({ path: join(ARTIFACTS, 'docs-full.png'), fullPage: true });
+
+  await page.fill('#filter', 'streetcar');
+  const visible = await page.locator('section.operation:visible').count();
+  t.ok(visible > 0 && visible < sections.length, `the filter narrows the list (${visible} of ${sections.length})`);
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.fill('#filter', '');
+  await page.screenshot({ path: join(ARTIFACTS, 'docs-phone.png') });
+
+  t.same(consoleErrors, [], 'no console errors');
+  t.same(foreign, [], 'no request leaves the server');
+  t.ok(existsSync(join(ARTIFACTS, 'docs.png')));
+});

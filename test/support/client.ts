@@ -1,0 +1,33 @@
+// Fetch + OpenAPI check in one step: every response an integration test sees is validated.
+import type { Test } from 'tap';
+import type { Harness } from './harness.ts';
+import { OpenApiValidator } from './openapi-validator.ts';
+
+export interface Got {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export async function loadValidator(h: Harness): Promise<OpenApiValidator> {
+  // the JSON rendering of the same document: parsing 150 KB of YAML takes seconds here
+  const res = await fetch(`${h.url}/openapi.json`);
+  return new OpenApiValidator(await res.json() as Record<string, unknown>);
+}
+
+export function checker(t: Test, h: Harness, validator: OpenApiValidator) {
+  return async function call(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Got> {
+    const res = await fetch(`${h.url}${path}`, { method, headers });
+    const text = await res.text();
+    const result = validator.check(method, path.split('?')[0]!, res.status, res.headers, text);
+    t.ok(result.ok, `${method} ${path} → ${res.status} matches the OpenAPI document`, { errors: result.errors });
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, headers: res.headers, text, json };
+  };
+}

@@ -1,0 +1,84 @@
+// Starts the real API (DuckDB in memory, uWS on an ephemeral loopback port) for integration tests.
+import { parseConfig } from '../../core/config.ts';
+import type { LiveView } from '../../core/ports.ts';
+import { createApi, type Api, type ApiDeps } from '../../http/api.ts';
+import { createKey } from '../../http/keys.ts';
+import type { Plan } from '../../http/plans.ts';
+import type { RouteDirectory } from '../../http/read/directory.ts';
+import { startServer, type RunningServer } from '../../http/server.ts';
+import { Db } from '../../store/db.ts';
+import { demoDirectory, demoLive, NOW } from './network.ts';
+
+export interface Clock {
+  now: number;
+}
+
+export interface Harness {
+  url: string;
+  db: Db;
+  api: Api;
+  server: RunningServer;
+  clock: Clock;
+  live: LiveView;
+  /** everything the API logged as an error (internal failures) */
+  errors: unknown[];
+  key(plan: Plan, options?: { test?: boolean; name?: string }): Promise<string>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'routes' | 'reliability' | 'meter' | 'limiter'>> & {
+  live?: LiveView;
+  directory?: RouteDirectory;
+  config?: Record<string, unknown>;
+  quiet?: boolean;
+  /** a database file instead of an in-memory database */
+  dbPath?: string;
+} = {}): Promise<Harness> {
+  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, ...deps } = options;
+  const db = await Db.open(dbPath ?? ':memory:');
+  const clock: Clock = { now: NOW };
+  const live = givenLive ?? demoLive();
+  const config = parseConfig({ signing_secret: 'test-secret-0123456789abcdef', ...(rawConfig ?? {}) });
+  const errors: unknown[] = [];
+  const api = await createApi({
+    db,
+    live,
+    config,
+    clock: () => clock.now,
+    directory: directory ?? demoDirectory(),
+    log: (message, err) => {
+      errors.push(err);
+      if (!quiet) console.error(message, err);
+    },
+    ...deps,
+  });
+  const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
+  const url = `http://127.0.0.1:${server.port}`;
+  let closed = false;
+  return {
+    url,
+    db,
+    api,
+    server,
+    clock,
+    live,
+    errors,
+    async key(plan, opts = {}) {
+      return (await createKey(db, { plan, test: opts.test ?? false, name: opts.name ?? null })).key;
+    },
+    get(path, headers = {}) {
+      return fetch(`${url}${path}`, { headers });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
+}

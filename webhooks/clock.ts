@@ -1,0 +1,66 @@
+// Time is injected so retry schedules measured in hours can be tested in milliseconds.
+
+export type TimerHandle = { readonly id: number } | ReturnType<typeof setTimeout>;
+
+export interface Clock {
+  /** epoch milliseconds */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const handle = setTimeout(fn, ms);
+    // a pending retry hours away must not keep the process alive on shutdown
+    handle.unref?.();
+    return handle;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+interface ManualTimer { id: number; due: number; fn: () => void }
+
+/** A clock that only moves when told to; timers fire in due order during `advance`. */
+export class ManualClock implements Clock {
+  private current: number;
+  private nextId = 1;
+  private timers: ManualTimer[] = [];
+
+  constructor(startMs: number = Date.now()) {
+    this.current = startMs;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const timer = { id: this.nextId++, due: this.current + Math.max(0, ms), fn };
+    this.timers.push(timer);
+    return { id: timer.id };
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    const id = (handle as { id: number }).id;
+    this.timers = this.timers.filter((t) => t.id !== id);
+  }
+
+  /** Moves time forward by `ms`, firing each timer that falls due, at its own due time. */
+  advance(ms: number): void {
+    const target = this.current + ms;
+    for (;;) {
+      const due = this.timers.filter((t) => t.due <= target).sort((a, b) => a.due - b.due || a.id - b.id)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((t) => t.id !== due.id);
+      this.current = Math.max(this.current, due.due);
+      due.fn();
+    }
+    this.current = target;
+  }
+
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+}

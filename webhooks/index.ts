@@ -1,0 +1,114 @@
+// The webhooks component for the composition root: endpoints API, outbox, worker.
+import type { Db } from '../store/db.ts';
+import type { Config } from '../core/config.ts';
+import type { DomainEvent, EventBus } from '../core/events.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { getDelivery, listDeliveries, type DeliveryFilter } from './deliveries.ts';
+import {
+  createEndpoint, deleteEndpoint, disableEndpoint, getEndpoint, listEndpoints, redeliverMessage, rotateSecret,
+  updateEndpoint, type EndpointDeps,
+} from './endpoints.ts';
+import { pruneOutbox } from './delivery-store.ts';
+import { BodyCache } from './body-cache.ts';
+import { Outbox } from './outbox.ts';
+import type { Delivery, DeliveryPage, Endpoint, EndpointCreate, EndpointUpdate, EndpointWithSecret } from './schemas.ts';
+import { policyFromConfig, systemResolver, type Resolver, type TargetPolicy } from './ssrf.ts';
+import { DeliveryWorker, type WorkerStats } from './worker.ts';
+import type { AttemptVerdict } from './delivery-store.ts';
+
+export * from './schemas.ts';
+export { ManualClock, systemClock, type Clock } from './clock.ts';
+export { type TargetPolicy, type Resolver, type AddressClass, PRIVATE_CLASSES, checkTarget } from './ssrf.ts';
+
+export interface WebhooksOptions {
+  db: Db;
+  bus: EventBus;
+  config: Pick<Readonly<Config>, 'webhooks' | 'signing_secret'>;
+  /** time and timers; a ManualClock in tests */
+  clock?: Clock;
+  /** overrides the policy derived from `config.webhooks.allow_private_targets` */
+  targetPolicy?: TargetPolicy;
+  resolve?: Resolver;
+  random?: () => number;
+  stopGraceMs?: number;
+  onError?: (err: unknown) => void;
+  onVerdict?: (verdict: AttemptVerdict) => void;
+}
+
+export interface Webhooks {
+  /** recovers deliveries a crash left in flight, subscribes to the bus, starts the worker */
+  start(): Promise<void>;
+  /** unsubscribes, stores what the bus already handed over, finishes or interrupts attempts */
+  stop(): Promise<void>;
+  createEndpoint(keyId: string, input: EndpointCreate): Promise<EndpointWithSecret>;
+  listEndpoints(keyId: string): Promise<Endpoint[]>;
+  getEndpoint(keyId: string, endpointId: string): Promise<Endpoint>;
+  updateEndpoint(keyId: string, endpointId: string, patch: EndpointUpdate): Promise<Endpoint>;
+  disableEndpoint(keyId: string, endpointId: string): Promise<Endpoint>;
+  deleteEndpoint(keyId: string, endpointId: string): Promise<void>;
+  rotateSecret(keyId: string, endpointId: string): Promise<EndpointWithSecret>;
+  redeliver(keyId: string, endpointId: string, messageId: string): Promise<Delivery>;
+  listDeliveries(keyId: string, filter: DeliveryFilter): Promise<DeliveryPage>;
+  getDelivery(keyId: string, deliveryId: string): Promise<Delivery>;
+  /** stores events as the bus subscription would; resolves once they are durable */
+  enqueue(events: readonly DomainEvent[]): Promise<void>;
+  /** runs until nothing is in flight or due at the clock's time (tests, benches) */
+  drain(): Promise<void>;
+  /** deletes finished deliveries older than `beforeMs`; returns how many */
+  prune(beforeMs: number): Promise<number>;
+  readonly stats: WorkerStats & { failed_batches: number; rejected_events: number };
+}
+
+export function createWebhooks(options: WebhooksOptions): Webhooks {
+  const { db, bus, config } = options;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
+  const policy = options.targetPolicy ?? policyFromConfig(config.webhooks);
+  const resolve = options.resolve ?? systemResolver;
+  const deps: EndpointDeps = { policy, resolve, now };
+  const cursorKey = config.signing_secret;
+  const onError = options.onError ?? ((err: unknown) => console.error('webhooks:', err));
+  const bodies = new BodyCache();
+  const worker = new DeliveryWorker({
+    db, clock, policy, resolve, bodies,
+    timeoutMs: config.webhooks.timeout_ms,
+    maxConcurrency: config.webhooks.max_concurrency,
+    maxConcurrencyPerEndpoint: config.webhooks.max_concurrency_per_endpoint,
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+    ...(options.onVerdict ? { onVerdict: options.onVerdict } : {}),
+    onError,
+  });
+  const outbox = new Outbox({ db, bus, now, onStored: (r) => r.deliveries > 0 && worker.wake(), onError, cache: bodies });
+
+  return {
+    async start() {
+      await worker.start();
+      outbox.start();
+    },
+    async stop() {
+      await outbox.stop();
+      await worker.stop();
+    },
+    createEndpoint: (keyId, input) => createEndpoint(db, keyId, input, deps),
+    listEndpoints: (keyId) => listEndpoints(db, keyId, deps),
+    getEndpoint: (keyId, id) => getEndpoint(db, keyId, id, deps),
+    updateEndpoint: (keyId, id, patch) => updateEndpoint(db, keyId, id, patch, deps),
+    disableEndpoint: (keyId, id) => disableEndpoint(db, keyId, id, deps),
+    deleteEndpoint: (keyId, id) => deleteEndpoint(db, keyId, id, deps),
+    rotateSecret: (keyId, id) => rotateSecret(db, keyId, id, deps),
+    async redeliver(keyId, id, messageId) {
+      const deliveryId = await redeliverMessage(db, keyId, id, messageId, deps);
+      worker.wake();
+      return getDelivery(db, keyId, deliveryId);
+    },
+    listDeliveries: (keyId, filter) => listDeliveries(db, keyId, filter, cursorKey),
+    getDelivery: (keyId, id) => getDelivery(db, keyId, id),
+    enqueue: (events) => outbox.enqueue(events),
+    drain: () => worker.drain(),
+    prune: (beforeMs) => pruneOutbox(db, beforeMs),
+    get stats() {
+      return { ...worker.stats, failed_batches: outbox.failedBatches, rejected_events: outbox.rejectedEvents };
+    },
+  };
+}
