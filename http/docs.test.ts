@@ -21,7 +21,7 @@ const routes = [
   }),
   defineRoute({
     id: 'eventStream', method: 'GET', path: '/api/v1/events/stream', summary: 'Events', tags: ['Streams'], auth: 'key',
-    meter: 'connection-minute', stream: true, response: z.string(), handler: () => ({}),
+    meter: 'connection-minute', stream: true, response: z.string(), handler: () => '',
   }),
   defineRoute({
     id: 'busReliability', method: 'GET', path: '/api/v1/bus/{route_id}/reliability', summary: 'Reliability', tags: ['Bus'],

@@ -102,6 +102,35 @@ t.test('a client that goes away mid-body does not hurt the server', async (t) =>
   t.equal((await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'), '12');
 });
 
+t.test('HEAD, 204 and 304 leave the connection usable for the next request', async (t) => {
+  const app = handler({
+    '/empty': () => ({ status: 204, headers: [], body: '' }),
+    '/same': () => ({ status: 304, headers: [['ETag', '"x"']], body: '' }),
+  });
+  const server = await startServer({ app, port: 0 });
+  t.teardown(() => server.close());
+  const socket = connect(server.port, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  let text = '';
+  socket.on('data', (c) => {
+    text += c.toString('latin1');
+  });
+  const send = async (line: string, until: number) => {
+    socket.write(`${line}\r\nHost: x\r\n\r\n`);
+    const deadline = Date.now() + 5_000;
+    while ((text.match(/HTTP\/1\.1 /g) ?? []).length < until && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  };
+  await send('HEAD /head HTTP/1.1', 1);
+  await send('GET /empty HTTP/1.1', 2);
+  await send('GET /same HTTP/1.1', 3);
+  await send('GET /echo HTTP/1.1', 4);
+  const responses = text.split(/(?=HTTP\/1\.1 )/);
+  t.equal(responses.length, 4, 'all four answered on one connection');
+  t.match(responses[0], /Content-Length: 12\r\n/);
+  t.notMatch(responses[1], /Content-Length/i, 'no Content-Length on 204');
+  t.match(responses[2], /^HTTP\/1\.1 304 /);
+});
+
 t.test('request bodies, chunked and oversized', async (t) => {
   const app = handler();
   const server = await startServer({ app, port: 0, maxBodyBytes: 1000 });
@@ -189,18 +218,19 @@ t.test('shutdown: busy connections finish, idle keep-alive ones get 503, new one
   const idle = connect(server.port, '127.0.0.1');
   const idleData: Buffer[] = [];
   idle.on('data', (c) => idleData.push(c));
-  idle.write('GET /head HTTP/1.1\r\nHost: x\r\n\r\n');
+  idle.write('GET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
   while (!Buffer.concat(idleData).includes('\r\n\r\n')) await new Promise((r) => setTimeout(r, 10));
   idleData.length = 0;
-  const slow = fetch(`http://127.0.0.1:${server.port}/slow`);
+  const slow = fetch(`http://127.0.0.1:${server.port}/slow`).then((r) => r.text(), (err: Error) => `failed: ${err.message}`);
   while (server.inFlight === 0) await new Promise((r) => setTimeout(r, 10));
   const closing = server.close();
-  idle.write('GET /head HTTP/1.1\r\nHost: x\r\n\r\n');
-  while (!Buffer.concat(idleData).includes('\r\n\r\n')) await new Promise((r) => setTimeout(r, 10));
+  idle.write('GET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
+  const deadline = Date.now() + 5_000;
+  while (!Buffer.concat(idleData).includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   t.match(Buffer.concat(idleData).toString(), /^HTTP\/1\.1 503 /, 'a request on an old connection during shutdown');
   await t.rejects(fetch(`http://127.0.0.1:${server.port}/head`, { headers: { connection: 'close' } }));
   release();
-  t.equal(await (await slow).text(), 'done');
+  t.equal(await slow, 'done');
   await closing;
   idle.destroy();
 });

@@ -166,8 +166,15 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         finish(ex);
         res.write(':\n\n'); // flushes the headers so the client sees the stream open
         response.stream.start(sink);
+      } else if (response.status === 204 || response.status === 304) {
+        // no body and no Content-Length (RFC 9110 forbids it on 204)
+        res.endWithoutBody();
+        finish(ex);
       } else if (response.omitBody) {
-        res.endWithoutBody(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength);
+        // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it
+        // never serves another request (uWS 20.30); writing the header ourselves does not
+        res.writeHeader('Content-Length', String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength));
+        res.endWithoutBody();
         finish(ex);
       } else {
         sendBody(res, ex, response.body);

@@ -105,9 +105,12 @@ process.on('SIGINT', () => {
   process.exit(130);
 });
 
-async function runOne(client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
+let runNumber = 0;
+
+async function runOne(dir: string, client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
   const server = launch(0, process.execPath, ['--import', 'tsx', join(HERE, SERVERS[kind].file)], {
     ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1',
+    FANOUT_DB_PATH: join(dir, `hub-${++runNumber}.duckdb`),
   });
   live.add(server);
   const deadline = setTimeout(() => {
@@ -215,7 +218,7 @@ async function main(): Promise<void> {
       for (const rate of rates) {
         console.log(`C=${connections} rate=${rate}/s`);
         for (const kind of servers) {
-          const result = await runOne(client, kind, connections, rate);
+          const result = await runOne(dir, client, kind, connections, rate);
           if (result) results.push(result);
         }
       }

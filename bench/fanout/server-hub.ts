@@ -20,8 +20,9 @@ const { rate, eventBytes } = benchEnv();
 const coalesce = process.env.FANOUT_COALESCE_MS;
 const config = parseConfig(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } });
 
-const dir = mkdtempSync(join(tmpdir(), 'fanout-hub-'));
-const db = await Db.open(join(dir, 'bench.duckdb'));
+// the runner passes a path inside its own temp folder, removed even when this process is killed
+const ownDir = process.env.FANOUT_DB_PATH ? null : mkdtempSync(join(tmpdir(), 'fanout-hub-'));
+const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duckdb'));
 const log = await DuckDbEventLog.open(db, { capacity: config.sse.event_log_size });
 const hub = new StreamHub(hubOptionsFromConfig(config.sse), log).start();
 const bus = new InMemoryEventBus();
@@ -57,5 +58,5 @@ const stop = startPublisher(rate, (batch) => {
 announce(port, () => {
   stop();
   hub.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (ownDir) rmSync(ownDir, { recursive: true, force: true });
 });

@@ -1,42 +1,16 @@
-// Reliability over real agencies' captures (../shared/fixtures-real), through the real import,
-// decoder, normalizer and history writer.
+// Reliability over real agencies' captures: Caltrain and MBTA.
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseConfig } from '../../core/config.ts';
-import type { ScheduleIndex } from '../../core/ports.ts';
-import { decodeFeedMessage } from '../../pipeline/decode.ts';
-import { RejectTally } from '../../pipeline/normalize-context.ts';
-import { normalizeFeedMessage } from '../../pipeline/normalize-feed.ts';
-import type { Db } from '../db.ts';
+import { join } from 'node:path';
 import { importGtfs } from '../gtfs-import.ts';
-import { createHistoryWriter } from '../history-writer.ts';
 import { loadScheduleIndex } from '../schedule-index.ts';
 import { finalizeServiceDay } from './finalize.ts';
+import { FIXTURES, MISSING_FIXTURES, ingest } from './real-data-support.ts';
 import { rollup } from './rollup.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
 import { openTestDb } from './test-support.ts';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const FIXTURES = join(repoRoot, '..', 'shared', 'fixtures-real');
-const config = parseConfig({});
-
-/** Decodes one capture and stores its trip observations as the pipeline would, at the header time. */
-async function ingest(db: Db, file: string, feedId: string, schedule: ScheduleIndex | undefined, timezone: string): Promise<number> {
-  const decoded = decodeFeedMessage(readFileSync(join(FIXTURES, file)));
-  if (!decoded.ok) throw new Error(`${file}: ${decoded.error}`);
-  const observedMs = Number(decoded.message.header?.timestamp ?? 0) * 1000;
-  const poll = normalizeFeedMessage(decoded.message, {
-    feed_id: feedId, observed_ms: observedMs, schedule, timezone,
-    freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
-  });
-  await createHistoryWriter(db).write({ vehicles: [], arrivals: [], trips: poll.trips, alertVersions: [], polls: [] });
-  return poll.trips.length;
-}
-
-if (!existsSync(FIXTURES)) {
-  t.plan(0, `real feed captures not found at ${FIXTURES} (CI places ../shared/fixtures-real beside the checkout)`);
+if (MISSING_FIXTURES) {
+  t.plan(0, MISSING_FIXTURES);
 } else {
   t.test('Caltrain: 104 trips scheduled on 2023-11-07, the evening feeds mark theirs observed', async (t) => {
     const db = await openTestDb();
@@ -94,22 +68,5 @@ if (!existsSync(FIXTURES)) {
     t.ok((sums?.partially_canceled ?? 0) > 0, 'trips with SKIPPED stops are partially canceled');
     const [blue] = await db.all<{ canceled: number }>(`SELECT canceled FROM reliability_days WHERE route_id = 'Blue'`);
     t.ok((blue?.canceled ?? 0) > 0, 'cancellations are kept per route');
-  });
-
-  t.test('Sound Transit: a DUPLICATED trip is added service beside its original', async (t) => {
-    const db = await openTestDb();
-    t.teardown(() => db.close());
-    await importGtfs(db, 'st', join(FIXTURES, 'sound-transit', 'st.zip'));
-    const scheduled = await refreshScheduledTrips(db, 'st', '2023-07-29', '2023-07-29');
-    t.ok(scheduled > 0);
-    const index = await loadScheduleIndex(db, 'st');
-    await ingest(db, 'sound-transit/TripUpdate-DUPLICATED-1690679342.pb', 'st', index, index.timezone);
-    await finalizeServiceDay(db, '2023-07-29');
-    const dup = await db.all<{ trip_id: string; in_schedule: boolean; outcome: string }>(
-      `SELECT trip_id, in_schedule, outcome FROM trip_outcomes WHERE duplicated`);
-    t.same(dup, [{ trip_id: 'LLR_2023-03-18_Saturday_100479_2021', in_schedule: false, outcome: 'delivered' }]);
-    const [day] = await db.all<{ scheduled: number; added: number }>(`SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled,
-      CAST(sum(added) AS INTEGER) AS added FROM reliability_days`);
-    t.same(day, { scheduled, added: 1 }, 'the copy does not change the scheduled count');
   });
 }

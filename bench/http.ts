@@ -1,0 +1,154 @@
+// bench/http: GET /api/v1/alerts?limit=20 through the real API (auth, rate limits, metering to
+// DuckDB, Max keys) against a minimal uWS server answering the same bytes, in the same run,
+// with wrk. Prints req/s, p50/p99 latency and the ratio.
+//
+//   npm run bench:http        BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500
+//
+// The server (this process) is pinned to CPU 0 and wrk to CPU 1 when taskset exists. Each
+// request carries one of many Max keys in turn: a single key would be limited at 6,000 per
+// 5 minutes, and the point is to measure requests that pass every check.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import uWS from 'uWebSockets.js';
+import { parseConfig } from '../core/config.ts';
+import type { FeedHealth, LiveView } from '../core/ports.ts';
+import type { Alert, Mode } from '../core/types.ts';
+import { createApi } from '../http/api.ts';
+import { createKey } from '../http/keys.ts';
+import { Directory } from '../http/read/directory.ts';
+import { startServer } from '../http/server.ts';
+import { Db } from '../store/db.ts';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ALERTS = Number(process.env.BENCH_ALERTS ?? 500);
+const PATH = '/api/v1/alerts?limit=20';
+
+function have(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+}
+
+if (!have('wrk')) {
+  console.error('wrk is not installed: apt-get install -y wrk (Debian package), then run again.');
+  process.exit(2);
+}
+const pin = have('taskset');
+if (pin) spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+
+function benchLive(): LiveView {
+  const modes: Mode[] = ['rail', 'bus', 'streetcar'];
+  const alerts: Alert[] = Array.from({ length: ALERTS }, (_, i) => ({
+    id: `bench:alert-${i}`, feed_id: 'bench', entity_id: `alert-${i}`, modes: [modes[i % 3]!], status: 'active',
+    impact: 'significant_delays', cause: 'technical_problem', severity: 'WARNING',
+    header: { en: `Delays of up to ${10 + (i % 30)} minutes on route ${i % 120}` },
+    description: { en: 'A disabled train is causing delays. Expect longer travel times while crews work to clear it.' },
+    url: { en: `https://example.com/alerts/${i}` },
+    active_periods: [{ start_ms: 1_714_570_000_000, end_ms: 1_714_600_000_000 }],
+    routes: [String(i % 120)], stations: [`place-${i % 80}`], trips: [], version: 1,
+    first_seen_ms: 1_714_570_000_000 + i * 1000, updated_ms: 1_714_570_000_000 + i * 1000, resolved_ms: null,
+  }));
+  const feeds: FeedHealth[] = [];
+  return { vehicles: () => [], arrivals: () => [], alerts: () => alerts, feeds: () => feeds, version: 1 };
+}
+
+interface WrkResult {
+  rps: number;
+  p50: string;
+  p99: string;
+  non2xx: number;
+  requests: number;
+  errors: string;
+}
+
+function toMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text.trim());
+  if (!m) return Number.NaN;
+  const v = Number(m[1]);
+  return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+}
+
+function runWrk(port: number, script: string, seconds: number): Promise<WrkResult> {
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}${PATH}`];
+  const command = pin ? 'taskset' : 'wrk';
+  const child = spawn(command, pin ? ['-c', '1', 'wrk', ...args] : args);
+  let out = '';
+  child.stdout.on('data', (c) => {
+    out += c;
+  });
+  child.stderr.on('data', (c) => {
+    out += c;
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', () => {
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+      const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?';
+      const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?';
+      const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+      const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+      const errors = /Socket errors:.*$/m.exec(out)?.[0] ?? '';
+      if (Number.isNaN(rps)) reject(new Error(`could not read wrk output:\n${out}`));
+      else resolve({ rps, p50, p99, non2xx, requests, errors });
+    });
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+const db = await Db.open(join(dir, 'bench.duckdb'));
+const config = parseConfig({ signing_secret: 'bench-secret-0123456789abcdef' });
+const api = await createApi({ db, live: benchLive(), config, directory: new Directory() });
+const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
+
+// enough Max keys that none reaches 6,000 requests in the run
+const keyCount = Math.max(20, Math.ceil((WARMUP_S + DURATION_S) * 80_000 / 5_000));
+const keys: string[] = [];
+for (let i = 0; i < keyCount; i++) keys.push((await createKey(db, { plan: 'max', name: `bench ${i}` })).key);
+const script = join(dir, 'keys.lua');
+writeFileSync(script, `local keys = { ${keys.map((k) => `"${k}"`).join(', ')} }
+local n = #keys
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", nil, { ["Authorization"] = "Bearer " .. keys[(i % n) + 1] })
+end
+`);
+
+// the baseline answers the same status, headers and body the real server produced
+const sample = await fetch(`http://127.0.0.1:${server.port}${PATH}`, { headers: { authorization: `Bearer ${keys[0]}` } });
+const body = Buffer.from(await sample.arrayBuffer());
+if (sample.status !== 200) throw new Error(`sample request answered ${sample.status}: ${body.toString()}`);
+const sampleHeaders = [...sample.headers].filter(([name]) => !['content-length', 'date', 'uwebsockets'].includes(name));
+const baseline = uWS.App();
+baseline.get('/*', (res) => {
+  res.cork(() => {
+    res.writeStatus('200 OK');
+    for (const [name, value] of sampleHeaders) res.writeHeader(name, value);
+    res.end(body);
+  });
+});
+const baselinePort: number = await new Promise((resolve, reject) => {
+  baseline.listen('127.0.0.1', 0, (socket) => (socket ? resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket)) : reject(new Error('baseline listen failed'))));
+});
+
+console.log(`GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`);
+await runWrk(baselinePort, script, WARMUP_S);
+const base = await runWrk(baselinePort, script, DURATION_S);
+await runWrk(server.port, script, WARMUP_S);
+const real = await runWrk(server.port, script, DURATION_S);
+await api.meter.flush();
+const metered = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM api_usage');
+
+const row = (name: string, r: WrkResult) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+console.log(row('baseline: uWS, same bytes', base));
+console.log(row('transit-api (auth, limits, meter)', real));
+console.log(`ratio: ${(real.rps / base.rps).toFixed(2)}× baseline req/s; usage rows persisted: ${Number(metered[0]!.n)}`);
+const p99 = toMs(real.p99);
+console.log(`targets: >= 20000 req/s ${real.rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${real.non2xx === 0 ? 'yes' : 'NO'}`);
+
+(baseline as unknown as { close(): void }).close();
+await server.close();
+await db.close();
+rmSync(dir, { recursive: true, force: true });
