@@ -3,10 +3,12 @@ import { ConfigError } from '../core/config.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
+import { keysCommand } from './commands/keys.ts';
+import { serveCommand } from './commands/serve.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
-const COMMANDS: readonly Command[] = [importGtfsCommand, ingestCommand];
+const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand];
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -13,21 +13,25 @@ CREATE TABLE api_keys (
   revoked_at TIMESTAMPTZ
 );
 
--- Metered calls of live keys (and unauthenticated calls, key_id NULL). One row per request, or
--- per batch of connection-minutes of an event stream.
+-- Metered calls of live keys (and unauthenticated calls, key_id NULL), summed per second: one
+-- row per key, unit, method, endpoint, status and second in which calls happened. Every call
+-- is counted; rows stay few at tens of thousands of requests per second.
 CREATE TABLE api_usage (
   key_id VARCHAR,
   plan VARCHAR,
   -- request | connection-minute
   unit VARCHAR NOT NULL,
-  quantity INTEGER NOT NULL,
   method VARCHAR NOT NULL,
   -- the route template (/api/v1/bus/{route_id}/realtime), or (unmatched)
   endpoint VARCHAR NOT NULL,
   status SMALLINT NOT NULL,
-  latency_ms DOUBLE NOT NULL,
-  called_at TIMESTAMPTZ NOT NULL,
-  request_id VARCHAR NOT NULL
+  -- start of the one-second bucket; a bucket split across two flushes gives two rows to sum
+  bucket_at TIMESTAMPTZ NOT NULL,
+  calls INTEGER NOT NULL,
+  -- what the calls cost in `unit`: requests, or connection-minutes of event streams
+  quantity INTEGER NOT NULL,
+  latency_ms_total DOUBLE NOT NULL,
+  latency_ms_max DOUBLE NOT NULL
 );
 
 -- Test keys' usage, kept apart so it can never be billed or mixed into live figures by accident.
@@ -35,11 +39,12 @@ CREATE TABLE api_usage_test (
   key_id VARCHAR,
   plan VARCHAR,
   unit VARCHAR NOT NULL,
-  quantity INTEGER NOT NULL,
   method VARCHAR NOT NULL,
   endpoint VARCHAR NOT NULL,
   status SMALLINT NOT NULL,
-  latency_ms DOUBLE NOT NULL,
-  called_at TIMESTAMPTZ NOT NULL,
-  request_id VARCHAR NOT NULL
+  bucket_at TIMESTAMPTZ NOT NULL,
+  calls INTEGER NOT NULL,
+  quantity INTEGER NOT NULL,
+  latency_ms_total DOUBLE NOT NULL,
+  latency_ms_max DOUBLE NOT NULL
 );

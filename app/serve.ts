@@ -1,0 +1,86 @@
+import type { Config } from '../core/config.ts';
+import { createApi } from '../http/api.ts';
+import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
+import { scheduleRetention } from '../store/retention.ts';
+import { refreshAfterImport, resolveTimezone, scheduleFinalize } from '../store/reliability/index.ts';
+import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
+import { createWebhooks } from '../webhooks/index.ts';
+import { openRuntime, type Runtime } from './runtime.ts';
+
+// The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
+// Shutdown runs in reverse: stop accepting and finish requests, stop jobs, stop the pipeline,
+// flush, close the database.
+
+export interface Service {
+  runtime: Runtime;
+  server: RunningServer;
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  log?: (line: string) => void;
+  /** start polling right away (default true) */
+  poll?: boolean;
+}
+
+export async function startService(config: Readonly<Config>, options: ServeOptions = {}): Promise<Service> {
+  assertNativeUws();
+  const log = options.log ?? ((line: string) => console.log(line));
+  const logErr = (message: string, err?: unknown) => log(`${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`);
+  const runtime = await openRuntime(config, { log });
+  const { db, bus, pipeline } = runtime;
+  const stops: Array<() => void | Promise<void>> = [];
+  try {
+    const timezone = await resolveTimezone(db, config.reliability.timezone);
+    for (const schedule of config.schedules) {
+      await refreshAfterImport(db, schedule.id, { timezone, horizonDays: config.reliability.horizon_days });
+    }
+    const webhooks = createWebhooks({ db, bus, config, onError: (err) => logErr('webhooks', err) });
+    await webhooks.start();
+    stops.push(() => webhooks.stop());
+
+    const api = await createApi({ db, live: pipeline.state, config, log: (m, e) => logErr(m, e) });
+    const server = await startServer({
+      app: api.app,
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.api.max_body_bytes,
+      shutdownTimeoutMs: config.api.shutdown_timeout_ms,
+      streamBufferBytes: config.sse.buffer_bytes,
+      log: (m, e) => logErr(m, e),
+    });
+
+    const retention = scheduleRetention(db, config, log);
+    stops.push(() => retention.stop());
+    const finalize = await scheduleFinalize(db, bus, config, { log: logErr });
+    stops.push(() => finalize.stop());
+    const exportsJob = await scheduleExports(db, bus, config, { log: logErr });
+    stops.push(() => exportsJob.stop());
+    const snapshot = await scheduleSnapshot(db, config, { log: logErr });
+    stops.push(() => snapshot.stop());
+
+    if (options.poll !== false) pipeline.start();
+    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    let closing: Promise<void> | null = null;
+    return {
+      runtime,
+      server,
+      url: `http://${host}:${server.port}`,
+      close() {
+        closing ??= (async () => {
+          await server.close();
+          for (const stop of stops.reverse()) await Promise.resolve(stop()).catch((err) => logErr('stopping a job failed', err));
+          await runtime.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
+    await runtime.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export { closeOnSignals };

@@ -1,0 +1,18 @@
+import { parseConfig } from '/work/main/core/config.ts';
+import { createApi } from '/work/main/http/api.ts';
+import { createKey } from '/work/main/http/keys.ts';
+import { Directory } from '/work/main/http/read/directory.ts';
+import { Db } from '/work/main/store/db.ts';
+import { demoLive } from '/work/main/test/support/network.ts';
+const db = await Db.open(':memory:');
+const api = await createApi({ db, live: demoLive(), config: parseConfig({ signing_secret: 'x'.repeat(32) }), directory: new Directory() });
+const keys = [];
+for (let i = 0; i < 40; i++) keys.push((await createKey(db, { plan: 'max' })).key);
+const req = (i: number) => ({ method: 'GET', path: '/api/v1/alerts', query: 'limit=20', headers: { authorization: `Bearer ${keys[i % 40]}`, host: 'x' } });
+for (let i = 0; i < 2000; i++) await api.app.handle(req(i));
+const N = 100_000;
+const t0 = performance.now();
+for (let i = 0; i < N; i++) await api.app.handle(req(i));
+const dt = performance.now() - t0;
+console.log(`${(N / dt * 1000).toFixed(0)} handle()/s, ${(dt / N * 1000).toFixed(1)} µs each`);
+await api.app.close(); await db.close();
