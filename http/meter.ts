@@ -31,8 +31,9 @@ export interface Meter {
 
 export interface DbMeterOptions {
   flushMs: number;
+  /** a flush starts early when this many per-second buckets are pending */
   batchRows: number;
-  /** past this many unflushed rows (the store is failing), the oldest are dropped and counted */
+  /** past this many unflushed buckets (the store is failing), the oldest are dropped and counted */
   maxBufferedRows?: number;
   log?: (message: string, err: unknown) => void;
 }
@@ -40,29 +41,52 @@ export interface DbMeterOptions {
 export const LIVE_USAGE_TABLE = 'api_usage';
 export const TEST_USAGE_TABLE = 'api_usage_test';
 
-function appendRow(appender: DuckDBAppender, r: UsageRecord): void {
-  if (r.keyId === null) appender.appendNull();
-  else appender.appendVarchar(r.keyId);
-  if (r.plan === null) appender.appendNull();
-  else appender.appendVarchar(r.plan);
-  appender.appendVarchar(r.unit);
-  appender.appendInteger(r.quantity);
-  appender.appendVarchar(r.method);
-  appender.appendVarchar(r.endpoint);
-  appender.appendSmallInt(r.status);
-  appender.appendDouble(r.latencyMs);
-  appender.appendTimestampTZ(timestampTZValue(BigInt(Math.round(r.atMs * 1000))));
-  appender.appendVarchar(r.requestId);
+/** Calls of one key, unit, method, endpoint and status within one second. */
+interface Bucket {
+  keyId: string | null;
+  plan: Plan | null;
+  test: boolean;
+  unit: MeterUnit;
+  method: string;
+  endpoint: string;
+  status: number;
+  second: number;
+  calls: number;
+  quantity: number;
+  latencyTotal: number;
+  latencyMax: number;
+}
+
+function appendBucket(appender: DuckDBAppender, b: Bucket): void {
+  if (b.keyId === null) appender.appendNull();
+  else appender.appendVarchar(b.keyId);
+  if (b.plan === null) appender.appendNull();
+  else appender.appendVarchar(b.plan);
+  appender.appendVarchar(b.unit);
+  appender.appendVarchar(b.method);
+  appender.appendVarchar(b.endpoint);
+  appender.appendSmallInt(b.status);
+  appender.appendTimestampTZ(timestampTZValue(BigInt(b.second) * 1_000_000n));
+  appender.appendInteger(b.calls);
+  appender.appendInteger(b.quantity);
+  appender.appendDouble(b.latencyTotal);
+  appender.appendDouble(b.latencyMax);
   appender.endRow();
 }
 
+/**
+ * Sums calls per key, unit, method, endpoint, status and second in memory and appends the
+ * sums to DuckDB on a timer: every call is counted, and a second of 20,000 requests costs a
+ * few hundred rows instead of 20,000 appender rows on the event loop.
+ */
 export class DbMeter implements Meter {
-  private buffer: UsageRecord[] = [];
+  private buckets = new Map<string, Bucket>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
-  /** rows lost because the store failed for too long, or recorded after close */
+  /** calls lost because the store failed for too long, or recorded after close */
   dropped = 0;
+  /** calls persisted so far */
   persisted = 0;
   private readonly maxBuffered: number;
 
@@ -78,17 +102,31 @@ export class DbMeter implements Meter {
     return this;
   }
 
-  record(usage: UsageRecord): void {
+  record(u: UsageRecord): void {
     if (this.closed) {
       this.dropped++;
       return;
     }
-    this.buffer.push(usage);
-    if (this.buffer.length === this.options.batchRows) void this.flush();
+    const second = Math.floor(u.atMs / 1000);
+    const key = `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}\u0000${second}`;
+    const bucket = this.buckets.get(key);
+    if (bucket) {
+      bucket.calls++;
+      bucket.quantity += u.quantity;
+      bucket.latencyTotal += u.latencyMs;
+      if (u.latencyMs > bucket.latencyMax) bucket.latencyMax = u.latencyMs;
+      return;
+    }
+    this.buckets.set(key, {
+      keyId: u.keyId, plan: u.plan, test: u.test, unit: u.unit, method: u.method, endpoint: u.endpoint, status: u.status,
+      second, calls: 1, quantity: u.quantity, latencyTotal: u.latencyMs, latencyMax: u.latencyMs,
+    });
+    if (this.buckets.size === this.options.batchRows) void this.flush();
   }
 
+  /** buckets waiting for the next flush */
   get pending(): number {
-    return this.buffer.length;
+    return this.buckets.size;
   }
 
   /** Flushes run one after another so rows are appended in the order they were recorded. */
@@ -102,45 +140,56 @@ export class DbMeter implements Meter {
     this.timer = null;
     await this.flush();
     this.closed = true;
-    if (this.buffer.length) {
-      this.options.log?.(`${this.buffer.length} usage rows could not be persisted at shutdown`, null);
-      this.dropped += this.buffer.length;
-      this.buffer = [];
+    if (this.buckets.size) {
+      const calls = [...this.buckets.values()].reduce((n, b) => n + b.calls, 0);
+      this.options.log?.(`${calls} metered calls could not be persisted at shutdown`, null);
+      this.dropped += calls;
+      this.buckets = new Map();
     }
   }
 
   private async flushOnce(): Promise<void> {
-    if (this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
-    const live = batch.filter((r) => !r.test);
-    const test = batch.filter((r) => r.test);
+    if (this.buckets.size === 0) return;
+    const batch = this.buckets;
+    this.buckets = new Map();
+    const live: Bucket[] = [];
+    const test: Bucket[] = [];
+    for (const b of batch.values()) (b.test ? test : live).push(b);
     // the appender commits per table; a failing table re-queues only its own rows, so nothing
     // is written twice and the other table still gets its rows
     for (const [table, rows] of [[LIVE_USAGE_TABLE, live], [TEST_USAGE_TABLE, test]] as const) {
       if (rows.length === 0) continue;
       try {
-        await this.appendTo(table, rows);
+        await this.db.append(table, (appender) => {
+          for (const row of rows) appendBucket(appender, row);
+        });
+        for (const row of rows) this.persisted += row.calls;
       } catch (err) {
+        this.requeue(rows);
         this.options.log?.(`usage flush to ${table} failed; rows kept for the next flush`, err);
       }
     }
   }
 
-  private async appendTo(table: string, rows: UsageRecord[]): Promise<void> {
-    try {
-      await this.db.append(table, (appender) => {
-        for (const row of rows) appendRow(appender, row);
-      });
-      this.persisted += rows.length;
-    } catch (err) {
-      this.buffer = rows.concat(this.buffer);
-      const excess = this.buffer.length - this.maxBuffered;
-      if (excess > 0) {
-        this.buffer.splice(0, excess);
-        this.dropped += excess;
+  private requeue(rows: Bucket[]): void {
+    // failed buckets go back in front; a bucket recorded again meanwhile is merged
+    const merged = new Map<string, Bucket>();
+    for (const b of rows) merged.set(`${b.keyId}\u0000${b.test ? 1 : 0}\u0000${b.unit}\u0000${b.method}\u0000${b.endpoint}\u0000${b.status}\u0000${b.second}`, b);
+    for (const [key, b] of this.buckets) {
+      const old = merged.get(key);
+      if (!old) merged.set(key, b);
+      else {
+        old.calls += b.calls;
+        old.quantity += b.quantity;
+        old.latencyTotal += b.latencyTotal;
+        old.latencyMax = Math.max(old.latencyMax, b.latencyMax);
       }
-      throw err;
+    }
+    this.buckets = merged;
+    while (this.buckets.size > this.maxBuffered) {
+      const oldest = this.buckets.keys().next().value as string;
+      this.dropped += this.buckets.get(oldest)!.calls;
+      this.buckets.delete(oldest);
     }
   }
 }
