@@ -135,6 +135,33 @@ export const ConfigSchema = z.object({
     /** how far back the job looks for service days it has not finalized yet */
     catch_up_days: z.number().int().min(1).max(400).default(14),
   }).strict().default({ finalize_cron: '5 * * * *', service_day_end: '04:00', late_grace_min: 60, horizon_days: 7, catch_up_days: 14 }),
+  status: z.object({
+    /** how often component states are re-evaluated from feed health, request figures and the clock */
+    tick_ms: z.number().int().min(50).max(10_000).default(500),
+    /** a feed is down after this many consecutive failed polls */
+    down_after_failures: z.number().int().min(1).default(2),
+    /** … or when no poll succeeded for this many of its poll intervals (covers polls that hang) */
+    down_after_intervals: z.number().positive().default(2),
+    /** webhook outbox depth is re-read from the store at this interval */
+    outbox_refresh_s: z.number().positive().default(5),
+    /** public API: share of 5xx answers over the last 5 minutes that marks it degraded, and down */
+    api_degraded_error_pct: z.number().min(0).max(100).default(5),
+    api_down_error_pct: z.number().min(0).max(100).default(50),
+    /** … judged only once the window holds this many requests */
+    api_min_requests: z.number().int().min(1).default(20),
+    /** p99 latency over the last 5 minutes above this marks the API degraded */
+    api_degraded_p99_ms: z.number().positive().default(2_000),
+    /** concurrent /status/stream viewers; more are refused with 503 */
+    max_viewers: z.number().int().positive().default(1_000),
+    /** days of incident history shown */
+    history_days: z.number().int().min(1).max(90).default(7),
+    /** state changes older than this are deleted from the store */
+    retention_days: z.number().int().min(1).default(90),
+  }).strict().default({
+    tick_ms: 500, down_after_failures: 2, down_after_intervals: 2, outbox_refresh_s: 5, api_degraded_error_pct: 5,
+    api_down_error_pct: 50, api_min_requests: 20, api_degraded_p99_ms: 2_000, max_viewers: 1_000, history_days: 7,
+    retention_days: 90,
+  }),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),
 }).strict();

@@ -11,15 +11,20 @@ import { MemoryMeter } from './meter.ts';
 import { Directory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
 import { coreRoutes } from './routes/index.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import type { RouteDef } from './types.ts';
+import type { Webhooks } from '../webhooks/index.ts';
 
 const emptyLive: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
+// the documentation app never runs a handler, so the webhook routes need no component behind them
+const noWebhooks = {} as Webhooks;
 
 export function documentedRoutes(): RouteDef[] {
   return [
     ...coreRoutes({
       index: new LiveIndex(emptyLive), directory: new Directory(), baseUrl: '', thresholds: { stale_after_s: 90, expired_after_s: 300 },
     }),
+    ...webhookRoutes(noWebhooks),
   ];
 }
 

@@ -57,6 +57,12 @@ interface Bucket {
   latencyMax: number;
 }
 
+type BucketFields = Pick<UsageRecord, 'keyId' | 'test' | 'unit' | 'method' | 'endpoint' | 'status'>;
+
+function bucketKey(u: BucketFields, second: number): string {
+  return `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}\u0000${second}`;
+}
+
 function appendBucket(appender: DuckDBAppender, b: Bucket): void {
   if (b.keyId === null) appender.appendNull();
   else appender.appendVarchar(b.keyId);
@@ -108,7 +114,7 @@ export class DbMeter implements Meter {
       return;
     }
     const second = Math.floor(u.atMs / 1000);
-    const key = `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}\u0000${second}`;
+    const key = bucketKey(u, second);
     const bucket = this.buckets.get(key);
     if (bucket) {
       bucket.calls++;
@@ -174,7 +180,7 @@ export class DbMeter implements Meter {
   private requeue(rows: Bucket[]): void {
     // failed buckets go back in front; a bucket recorded again meanwhile is merged
     const merged = new Map<string, Bucket>();
-    for (const b of rows) merged.set(`${b.keyId}\u0000${b.test ? 1 : 0}\u0000${b.unit}\u0000${b.method}\u0000${b.endpoint}\u0000${b.status}\u0000${b.second}`, b);
+    for (const b of rows) merged.set(bucketKey(b, b.second), b);
     for (const [key, b] of this.buckets) {
       const old = merged.get(key);
       if (!old) merged.set(key, b);

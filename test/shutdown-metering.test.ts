@@ -67,15 +67,15 @@ t.test('graceful shutdown finishes in-flight requests and flushes metering', asy
   const db = await Db.open(dbPath);
   t.teardown(() => db.close());
   const liveRows = await db.all<{ endpoint: string; status: number; n: bigint }>(
-    'SELECT endpoint, status, count(*) AS n FROM api_usage WHERE key_id IS NOT NULL GROUP BY ALL ORDER BY ALL');
+    'SELECT endpoint, status, sum(calls) AS n FROM api_usage WHERE key_id IS NOT NULL GROUP BY ALL ORDER BY ALL');
   t.same(liveRows.map((r) => [r.endpoint, r.status, Number(r.n)]), [
     ['/api/v1/alerts', 200, 30],
     ['/api/v1/test/slow', 200, 1],
   ], 'every live call once, the in-flight one included');
   const testRows = await db.all<{ status: number; n: bigint }>(
-    'SELECT status, count(*) AS n FROM api_usage_test GROUP BY ALL ORDER BY ALL');
+    'SELECT status, sum(calls) AS n FROM api_usage_test GROUP BY ALL ORDER BY ALL');
   t.same(testRows.map((r) => [r.status, Number(r.n)]), [[200, 20], [429, 5]], 'test-key usage kept apart, 429s included');
-  const anonymous = await db.all<{ n: bigint }>("SELECT count(*) AS n FROM api_usage WHERE key_id IS NULL AND status = 401 AND endpoint = '/api/v1/rail'");
+  const anonymous = await db.all<{ n: bigint }>("SELECT sum(calls) AS n FROM api_usage WHERE key_id IS NULL AND status = 401 AND endpoint = '/api/v1/rail'");
   t.equal(Number(anonymous[0]!.n), 4, 'unauthenticated calls recorded without a key');
   const docs = await db.all<{ n: bigint }>("SELECT count(*) AS n FROM api_usage WHERE endpoint = '/docs'");
   t.equal(Number(docs[0]!.n), 0, 'public pages are not metered');

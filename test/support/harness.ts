@@ -1,11 +1,12 @@
 // Starts the real API (DuckDB in memory, uWS on an ephemeral loopback port) for integration tests.
-import { parseConfig } from '../../core/config.ts';
+import { parseConfig, type Config } from '../../core/config.ts';
 import type { LiveView } from '../../core/ports.ts';
 import { createApi, type Api, type ApiDeps } from '../../http/api.ts';
 import { createKey } from '../../http/keys.ts';
 import type { Plan } from '../../http/plans.ts';
 import type { RouteDirectory } from '../../http/read/directory.ts';
 import { startServer, type RunningServer } from '../../http/server.ts';
+import type { RouteDef } from '../../http/types.ts';
 import { Db } from '../../store/db.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
 
@@ -27,7 +28,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'routes' | 'reliability' | 'meter' | 'limiter'>> & {
+/** Routes of a feature that needs the harness's own database and parsed config (webhooks). */
+export type RouteFactory = (env: { db: Db; config: Readonly<Config> }) => readonly RouteDef[];
+
+export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'reliability' | 'meter' | 'limiter'>> & {
+  routes?: readonly RouteDef[] | RouteFactory;
   live?: LiveView;
   directory?: RouteDirectory;
   config?: Record<string, unknown>;
@@ -35,7 +40,7 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'r
   /** a database file instead of an in-memory database */
   dbPath?: string;
 } = {}): Promise<Harness> {
-  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, ...deps } = options;
+  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, ...deps } = options;
   const db = await Db.open(dbPath ?? ':memory:');
   const clock: Clock = { now: NOW };
   const live = givenLive ?? demoLive();
@@ -52,6 +57,7 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'r
       if (!quiet) console.error(message, err);
     },
     ...deps,
+    ...(routes ? { routes: typeof routes === 'function' ? routes({ db, config }) : routes } : {}),
   });
   const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${server.port}`;
