@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { assetPath } from '../core/assets.ts';
 import { ConfigError } from '../core/config.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
+import { reliabilityCommand } from './commands/reliability.ts';
 import { serveCommand } from './commands/serve.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
-const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand];
+const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand];
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -1,6 +1,12 @@
 import type { Config } from '../core/config.ts';
 import { createApi } from '../http/api.ts';
+import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
+import { reliabilityRoutes } from '../http/routes/reliability.ts';
+import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
+import { DbMeter } from '../http/meter.ts';
+import { statusRoutes } from '../http/routes/status.ts';
+import { createStatus } from '../http/status/index.ts';
 import { scheduleRetention } from '../store/retention.ts';
 import { refreshAfterImport, resolveTimezone, scheduleFinalize } from '../store/reliability/index.ts';
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
@@ -40,7 +46,18 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
-    const api = await createApi({ db, live: pipeline.state, config, log: (m, e) => logErr(m, e) });
+    const reliability = await BusReliabilitySnapshots.start(db, bus, { log: logErr });
+    stops.push(() => reliability.close());
+    // the status page's request figures come from a recorder teed into the billing meter
+    const status = await createStatus({ db, live: pipeline.state, config, bus, log: logErr });
+    await status.start();
+    stops.push(() => status.stop());
+    const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log: logErr }).start());
+    const api = await createApi({
+      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter,
+      reliability,
+      routes: [...reliabilityRoutes({ db, settings: config.reliability }), ...webhookRoutes(webhooks), ...statusRoutes(status)],
+    });
     const server = await startServer({
       app: api.app,
       host: config.host,
@@ -50,6 +67,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       streamBufferBytes: config.sse.buffer_bytes,
       log: (m, e) => logErr(m, e),
     });
+    status.setOpenStreams(() => server.openStreams);
 
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());

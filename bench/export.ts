@@ -6,7 +6,7 @@
 // by the fastest run (the least disturbed on a shared machine), by the median, and by CPU time
 // of the process (DuckDB's threads included), which other processes disturb least.
 //   node --import tsx bench/export.ts
-//   ROWS=10000000 RUNS=3 FORMATS=parquet,ndjson.gz node --import tsx bench/export.ts
+//   ROWS=10000000 RUNS=3 WARMUP=1 FORMATS=parquet,ndjson.gz node --import tsx bench/export.ts
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,8 @@ import type { ExportFormat } from '../core/types.ts';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const RUNS = Number(process.env.RUNS ?? 3);
+/** untimed raw + job runs per format before measuring (0 for long 10M runs) */
+const WARMUP = Number(process.env.WARMUP ?? 1);
 const FORMATS = (process.env.FORMATS ?? 'parquet,ndjson.gz').split(',') as ExportFormat[];
 const DAY = '2024-03-12';
 const TZ = 'America/New_York';
@@ -103,10 +105,12 @@ try {
   const rate = (ms: number): string => `${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`;
   const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
-  console.log(`runs per figure: ${RUNS}, interleaved raw/job; 2 files per run (arrivals, vehicle_positions)`);
+  console.log(`runs per figure: ${RUNS} after ${WARMUP} warm-up, interleaved raw/job; 2 files per run (arrivals, vehicle_positions)`);
   for (const format of FORMATS) {
-    await rawCopy(format); // warm-up: page cache, code paths
-    await job(format);
+    for (let w = 0; w < WARMUP; w++) {
+      await rawCopy(format); // page cache, code paths
+      await job(format);
+    }
     const raw: Timing[] = [];
     const ours: Timing[] = [];
     for (let r = 0; r < RUNS; r++) {

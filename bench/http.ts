@@ -56,6 +56,8 @@ function benchLive(): LiveView {
 
 interface WrkResult {
   rps: number;
+  /** this process's CPU time (user + system, all threads) per request during the run */
+  cpuUsPerRequest: number;
   p50: string;
   p99: string;
   non2xx: number;
@@ -73,6 +75,7 @@ function toMs(text: string): number {
 function runWrk(port: number, script: string, seconds: number): Promise<WrkResult> {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}${PATH}`];
   const command = pin ? 'taskset' : 'wrk';
+  const cpuBefore = process.cpuUsage();
   const child = spawn(command, pin ? ['-c', '1', 'wrk', ...args] : args);
   let out = '';
   child.stdout.on('data', (c) => {
@@ -90,8 +93,10 @@ function runWrk(port: number, script: string, seconds: number): Promise<WrkResul
       const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
       const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
       const errors = /Socket errors:.*$/m.exec(out)?.[0] ?? '';
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuUsPerRequest = requests ? (cpu.user + cpu.system) / requests : Number.NaN;
       if (Number.isNaN(rps)) reject(new Error(`could not read wrk output:\n${out}`));
-      else resolve({ rps, p50, p99, non2xx, requests, errors });
+      else resolve({ rps, cpuUsPerRequest, p50, p99, non2xx, requests, errors });
     });
   });
 }
@@ -139,12 +144,15 @@ const base = await runWrk(baselinePort, script, DURATION_S);
 await runWrk(server.port, script, WARMUP_S);
 const real = await runWrk(server.port, script, DURATION_S);
 await api.meter.flush();
-const metered = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM api_usage');
+const metered = await db.all<{ n: bigint }>('SELECT sum(calls) AS n FROM api_usage');
 
-const row = (name: string, r: WrkResult) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+const row = (name: string, r: WrkResult) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
+  + `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
 console.log(row('baseline: uWS, same bytes', base));
 console.log(row('transit-api (auth, limits, meter)', real));
-console.log(`ratio: ${(real.rps / base.rps).toFixed(2)}× baseline req/s; usage rows persisted: ${Number(metered[0]!.n)}`);
+console.log(`ratio: ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency; `
+  + `metered calls persisted: ${Number(metered[0]!.n)}; load average ${load} (figures below the bare tool's mean other processes share the CPUs)`);
 const p99 = toMs(real.p99);
 console.log(`targets: >= 20000 req/s ${real.rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${real.non2xx === 0 ? 'yes' : 'NO'}`);
 

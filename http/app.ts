@@ -4,7 +4,7 @@ import type { KeyAuthenticator } from './auth.ts';
 import { buildOpenApi } from './openapi.ts';
 import { Pipeline, type PipelineOptions } from './pipeline.ts';
 import { docRoutes } from './routes/docs.ts';
-import type { ApiRequest, ApiResponse, RouteDef, StreamSink } from './types.ts';
+import type { ApiRequest, ApiResponse, RouteDef, StreamSink, StreamWriteResult } from './types.ts';
 
 export interface AppOptions extends Omit<PipelineOptions, 'routes'> {
   routes: readonly RouteDef[];
@@ -102,21 +102,20 @@ export class App {
   }
 }
 
-/** A stream subscriber for inject(): keeps what is written. */
+/** A stream subscriber for inject(): keeps what is written (decoded), never backs up. */
 class MemorySink implements StreamSink, InjectedStream {
   readonly chunks: string[] = [];
   closed = false;
-  bufferedBytes = 0;
   private readonly listeners: Array<() => void> = [];
 
-  write(chunk: string): boolean {
-    if (this.closed) return false;
-    this.chunks.push(chunk);
-    return true;
+  write(chunk: Buffer): StreamWriteResult {
+    if (this.closed) return 'closed';
+    this.chunks.push(chunk.toString('utf8'));
+    return 'ok';
   }
 
-  end(): void {
-    this.close();
+  bufferedBytes(): number {
+    return 0;
   }
 
   close(): void {

@@ -10,21 +10,32 @@ import { SlidingWindowLimiter } from './limiter.ts';
 import { MemoryMeter } from './meter.ts';
 import { Directory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
+import { eventRoutes, type EventStreamSource } from './routes/events.ts';
 import { coreRoutes } from './routes/index.ts';
+import { reliabilityRoutes } from './routes/reliability.ts';
+import { statusRoutes } from './routes/status.ts';
+import type { StatusPages } from './status/index.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { RouteDef } from './types.ts';
 import type { Webhooks } from '../webhooks/index.ts';
+import type { Db } from '../store/db.ts';
 
 const emptyLive: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 // the documentation app never runs a handler, so the webhook routes need no component behind them
 const noWebhooks = {} as Webhooks;
+const noDb = {} as Db;
+const noStreams = {} as EventStreamSource;
+const noStatus = {} as StatusPages;
 
 export function documentedRoutes(): RouteDef[] {
   return [
     ...coreRoutes({
       index: new LiveIndex(emptyLive), directory: new Directory(), baseUrl: '', thresholds: { stale_after_s: 90, expired_after_s: 300 },
     }),
+    ...reliabilityRoutes({ db: noDb, settings: { service_day_end: '04:00' } }),
+    ...eventRoutes(noStreams),
     ...webhookRoutes(noWebhooks),
+    ...statusRoutes(noStatus),
   ];
 }
 

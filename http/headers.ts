@@ -17,14 +17,18 @@ export const EXPOSED_HEADERS = [
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Last-Event-ID',
 ].join(', ');
 
+// shared tuples: every response lists them, none is ever modified
+const VERSION: [string, string] = ['X-API-Version', API_VERSION];
+const ALLOW_ORIGIN: [string, string] = ['Access-Control-Allow-Origin', '*'];
+const EXPOSE: [string, string] = ['Access-Control-Expose-Headers', EXPOSED_HEADERS];
+const UNITS: Record<MeterUnit, [string, string]> = {
+  request: ['X-Meter-Unit', 'request'],
+  'connection-minute': ['X-Meter-Unit', 'connection-minute'],
+};
+
 export function baseHeaders(requestId: string, unit: MeterUnit | null): HeaderList {
-  const headers: HeaderList = [
-    ['X-API-Version', API_VERSION],
-    ['X-Request-Id', requestId],
-    ['Access-Control-Allow-Origin', '*'],
-    ['Access-Control-Expose-Headers', EXPOSED_HEADERS],
-  ];
-  if (unit) headers.push(['X-Meter-Unit', unit]);
+  const headers: HeaderList = [VERSION, ['X-Request-Id', requestId], ALLOW_ORIGIN, EXPOSE];
+  if (unit) headers.push(UNITS[unit]);
   return headers;
 }
 

@@ -72,6 +72,7 @@ function possibleErrors(def: RouteDef): ErrorCode[] {
   if (def.paginated) codes.add('invalid_cursor').add('limit_exceeds_plan');
   if (def.plan || def.testKeys === false || def.sse || def.stream) codes.add('forbidden_plan');
   if (def.sse) codes.add('not_acceptable');
+  if (def.sse || def.stream) codes.add('sse_allowance_exceeded');
   if (def.body) codes.add('invalid_body').add('payload_too_large').add('unsupported_media_type');
   for (const code of def.errors ?? []) codes.add(code);
   return [...codes];

@@ -40,8 +40,8 @@ const routes = [
     id: 'events', method: 'GET', path: '/api/v1/events/stream', summary: 'Stream', tags: ['T'], auth: 'key',
     meter: 'connection-minute', stream: true, response: z.string(),
     handler: () => new StreamReply((sink) => {
-      sink.write('retry: 3000\n\n');
-      sink.onClose(() => sink.write('never'));
+      sink.write(Buffer.from('retry: 3000\n\n'));
+      sink.onClose(() => sink.write(Buffer.from('never')));
     }, [['X-Stream', 'yes']]),
   }),
   defineRoute({
@@ -124,7 +124,7 @@ t.test('event streams', async (t) => {
       opened.push(request);
       if (request.key.plan === 'regular' && opened.length > 2) throw new ApiError('sse_allowance_exceeded', 'two streams at most');
       const body = await request.render();
-      return new StreamReply((sink) => sink.write(`event: reset\ndata: ${JSON.stringify(body)}\n\n`));
+      return new StreamReply((sink) => sink.write(Buffer.from(`event: reset\ndata: ${JSON.stringify(body)}\n\n`)));
     },
   };
   const { app, meter } = makeApp({ streams });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
 import { compileRoute, type CompiledRoute } from './compile.ts';
+import { Context, PageCursor } from './context.ts';
 import type { CursorCodec } from './cursor.ts';
 import { baseHeaders, PREFLIGHT_HEADERS, rateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
 import type { RateDecision, RateLimiter } from './limiter.ts';
@@ -35,6 +36,7 @@ export interface PipelineOptions {
 }
 
 const UNMATCHED = '(unmatched)';
+const QUERY_CACHE_ENTRIES = 5_000;
 const JSON_TYPE = 'application/json';
 const API_PREFIX = '/api/';
 
@@ -53,6 +55,7 @@ interface RequestState {
 export class Pipeline {
   private readonly router = new Router<CompiledRoute>();
   private readonly cache: ResponseCache;
+  private readonly queries = new Map<string, { parsed: ParsedQuery & { scope: string }; query: Record<string, unknown> }>();
   private readonly idPrefix = randomBytes(4).toString('hex');
   private nextId = 0;
   readonly routes: readonly CompiledRoute[];
@@ -106,7 +109,8 @@ export class Pipeline {
     if (def) state.endpoint = def.path;
     state.unit = def ? def.meter : isApi ? 'request' : null;
 
-    const wantsStream = !!def && (def.stream === true || (def.sse === true && wantsEventStream(req)));
+    // HEAD never opens a stream: it gets the JSON headers, or 406 on a stream-only endpoint
+    const wantsStream = !!def && !head && (def.stream === true || (def.sse === true && wantsEventStream(req)));
     if (wantsStream) state.unit = 'connection-minute';
 
     if (isApi) {
@@ -143,15 +147,14 @@ export class Pipeline {
       throw new ApiError('forbidden_plan', `The ${key.plan} plan has no event-stream allowance; use JSON or upgrade.`);
     }
 
-    const params = def.params ? validate(def.params, match.params) : {};
-    const parsed = parseQuery(req.query, compiled.allowedQuery, compiled.hints);
+    const params = (def.params ? validate(def.params, match.params) : {}) as Record<string, string>;
+    const { parsed, query } = this.parseQueryFor(compiled, req.query);
     if (!wantsStream && parsed.values.api_key !== undefined) {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
         errors: [{ parameter: 'api_key', detail: compiled.hints.api_key ?? 'accepted only on event streams; use Authorization: Bearer' }],
       });
     }
-    const query = validate(compiled.query, parsed.values) as Record<string, unknown>;
-    const body = await this.parseBody(req, compiled);
+    const body = compiled.def.body ? await this.parseBody(req, compiled) : undefined;
     const ctx = this.context(req, state, compiled, parsed, query, params, body);
 
     if (wantsStream) return this.openStream(compiled, ctx, state, req, parsed);
@@ -243,21 +246,9 @@ export class Pipeline {
   }
 
   private context(
-    req: ApiRequest, state: RequestState, compiled: CompiledRoute, parsed: ParsedQuery,
-    query: Record<string, unknown>, params: unknown, body: unknown,
+    req: ApiRequest, state: RequestState, compiled: CompiledRoute, parsed: ParsedQuery & { scope: string },
+    query: Record<string, unknown>, params: Record<string, string>, body: unknown,
   ): RequestContext {
-    const base = `${this.options.baseUrl ?? ''}${req.path}`;
-    const url = (overrides: Record<string, string | null> = {}): string => {
-      const values: Record<string, string> = { ...parsed.values };
-      delete values.api_key;
-      for (const [name, value] of Object.entries(overrides)) {
-        if (value === null) delete values[name];
-        else values[name] = value;
-      }
-      const qs = Object.keys(values).sort()
-        .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(values[n]!)}`).join('&');
-      return qs ? `${base}?${qs}` : base;
-    };
     let page: PageRequest | null = null;
     if (compiled.def.paginated) {
       const limit = (query.limit as number | undefined) ?? DEFAULT_PAGE_SIZE;
@@ -267,24 +258,27 @@ export class Pipeline {
           errors: [{ parameter: 'limit', detail: `at most ${max} on the ${state.key?.plan ?? 'anonymous'} plan` }],
         });
       }
-      const scope = `${compiled.def.id}\n${req.path}\n${scopeQuery(parsed, compiled.pagingNames)}`;
+      const scope = `${compiled.def.id}\n${req.path}\n${parsed.scope}`;
       const cursor = query.cursor as string | undefined;
       const after = cursor === undefined ? null : this.options.cursors.decode(scope, cursor);
-      page = { limit, after, cursorFor: (key) => this.options.cursors.encode(scope, key) };
+      page = new PageCursor(limit, after, this.options.cursors, scope);
     }
-    return {
-      requestId: state.requestId,
-      nowMs: state.startedMs,
-      method: state.method,
-      path: req.path,
-      query,
-      params,
-      body,
-      key: state.key,
-      headers: req.headers,
-      page,
-      url,
-    } as RequestContext;
+    return new Context(state.requestId, state.startedMs, state.method, req.path, query, params, body, state.key,
+      req.headers, page, parsed.values, `${this.options.baseUrl ?? ''}${req.path}`);
+  }
+
+  /** Parsing and validating a query costs more than the rest of a cached request: memoized. */
+  private parseQueryFor(compiled: CompiledRoute, raw: string): { parsed: ParsedQuery & { scope: string }; query: Record<string, unknown> } {
+    const key = `${compiled.def.id}\n${raw}`;
+    let entry = this.queries.get(key);
+    if (!entry) {
+      const parsed: ParsedQuery & { scope: string } = { ...parseQuery(raw, compiled.allowedQuery, compiled.hints), scope: '' };
+      parsed.scope = scopeQuery(parsed, compiled.pagingNames);
+      entry = { parsed, query: Object.freeze(validate(compiled.query, parsed.values) as Record<string, unknown>) };
+      if (this.queries.size >= QUERY_CACHE_ENTRIES) this.queries.delete(this.queries.keys().next().value as string);
+      this.queries.set(key, entry);
+    }
+    return entry;
   }
 
   private async openStream(
@@ -355,7 +349,8 @@ export class Pipeline {
 function wantsEventStream(req: ApiRequest): boolean {
   const accept = req.headers.accept;
   if (accept && accept.includes('text/event-stream')) return true;
-  return /(?:^|&)format=sse(?:&|$)/.test(req.query);
+  // decoded like the validator decodes it, so format=%73se cannot slip through as JSON
+  return req.query.includes('format') && new URLSearchParams(req.query).get('format') === 'sse';
 }
 
 function scopeQuery(parsed: ParsedQuery, excluded: ReadonlySet<string>): string {

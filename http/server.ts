@@ -5,7 +5,7 @@ import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
 import { renderProblem } from './problem.ts';
-import type { ApiRequest, ApiResponse, StreamSink } from './types.ts';
+import type { ApiRequest, ApiResponse, StreamSink, StreamWriteResult } from './types.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
@@ -24,7 +24,10 @@ export interface ServerOptions {
   /** bodies above this are cut off and answered 413 by the pipeline */
   maxBodyBytes?: number;
   shutdownTimeoutMs?: number;
-  /** a subscriber past this many unsent bytes is reported as over its bound by write() */
+  /**
+   * sse.buffer_bytes: the stream hub cuts a client this far behind; the socket layer cuts any
+   * stream twice as far behind, whatever produces it (default 1 MiB)
+   */
   streamBufferBytes?: number;
   log?: (message: string, err: unknown) => void;
 }
@@ -60,43 +63,99 @@ interface Exchange {
   finished: boolean;
 }
 
-class UwsSink implements StreamSink {
-  closed = false;
-  bufferedBytes = 0;
-  private readonly listeners: Array<() => void> = [];
+/** A comment line: with an onWritable handler registered, uWS drains only when it writes. */
+const DRAIN = Buffer.from(':\n\n');
 
-  constructor(private readonly res: HttpResponse, private readonly bound: number, private readonly onEnd: () => void) {
-    // uWS keeps the idle timeout of a socket that once had backpressure unless onWritable is set,
-    // and once set it only drains when the handler writes: a comment line is harmless in SSE
+/**
+ * One event stream over a uWS response (numbers: pitfalls in shared/design/sse-fanout-notes.md).
+ * uWS cannot report its buffer (3: getWriteOffset only moves for tryEnd) and a corked write
+ * reports success even when the flush after it fails (2), so the sink keeps an upper bound of
+ * what uWS holds: after a successful write at most that chunk, after a failed one everything
+ * since the last success; a drain write that succeeds empties it. The producer (the stream hub)
+ * decides when a client is too far behind; `hardLimitBytes` is the socket layer's own backstop.
+ */
+export class UwsSseSink implements StreamSink {
+  private queued = 0;
+  private gone = false;
+  private chunk: Buffer | null = null;
+  private lastWriteOk = true;
+  private listeners: Array<() => void> = [];
+  // one bound function per sink: no closure allocated per write on the fan-out path
+  private readonly corkedWrite = (): void => {
+    this.lastWriteOk = this.res.write(this.chunk!);
+  };
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly hardLimitBytes: number,
+    private readonly onEnd: (sink: UwsSseSink) => void,
+  ) {
+    // registered at once: without it a drained socket keeps a 10 s timeout that kills it (5)
     res.onWritable(() => {
-      if (!this.closed) res.write(':\n\n');
-      this.bufferedBytes = 0;
-      return true;
+      if (this.gone) return true;
+      const ok = res.write(DRAIN);
+      if (ok) this.queued = 0;
+      return ok;
     });
   }
 
-  write(chunk: string): boolean {
-    if (this.closed) return false;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
-    // inside cork a failed flush shows only on the next write: count from the first refusal
-    if (!ok) this.bufferedBytes += Buffer.byteLength(chunk);
-    return this.bufferedBytes <= this.bound;
+  get closed(): boolean {
+    return this.gone;
   }
 
-  end(): void {
-    if (this.closed) return;
-    this.res.cork(() => this.res.end());
-    this.markClosed();
+  /** From res.onAborted: the response must not be touched any more. */
+  aborted(): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.ended();
   }
 
-  markClosed(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.onEnd();
-    for (const listener of this.listeners.splice(0)) {
+  write(chunk: Buffer): StreamWriteResult {
+    if (this.gone) return 'closed';
+    this.chunk = chunk;
+    // every write outside a request handler must be corked (1)
+    this.res.cork(this.corkedWrite);
+    this.chunk = null;
+    if (this.gone) return 'closed';
+    if (this.lastWriteOk) {
+      this.queued = chunk.length;
+      return 'ok';
+    }
+    this.queued += chunk.length;
+    if (this.queued - chunk.length > this.hardLimitBytes) {
+      this.close('abort');
+      return 'closed';
+    }
+    return 'backpressure';
+  }
+
+  bufferedBytes(): number {
+    return this.queued;
+  }
+
+  close(mode: 'end' | 'abort'): void {
+    if (this.gone) return;
+    this.gone = true;
+    if (mode === 'abort') {
+      // drops uWS's queue at once; onAborted runs (synchronously) and finds the sink gone
+      this.res.close();
+    } else {
+      // the terminating chunk goes after what is queued; uWS drops onWritable and drains itself
+      this.res.cork(() => this.res.end());
+    }
+    this.ended();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.gone) listener();
+    else this.listeners.push(listener);
+  }
+
+  private ended(): void {
+    this.onEnd(this);
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) {
       try {
         listener();
       } catch {
@@ -104,20 +163,15 @@ class UwsSink implements StreamSink {
       }
     }
   }
-
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else this.listeners.push(listener);
-  }
 }
 
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   assertNativeUws();
   const log = options.log ?? ((message, err) => console.error(message, err));
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
-  const bound = options.streamBufferBytes ?? 1024 * 1024;
+  const hardLimit = 2 * (options.streamBufferBytes ?? 1024 * 1024);
   const app = uWS.App();
-  const sinks = new Set<UwsSink>();
+  const sinks = new Set<UwsSseSink>();
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | null = null;
@@ -156,16 +210,25 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   };
 
   const respond = (res: HttpResponse, ex: Exchange, response: ApiResponse) => {
-    if (ex.aborted) return finish(ex);
+    if (ex.aborted) {
+      // the stream will never start: free what was reserved for it
+      response.stream?.abandon?.();
+      return finish(ex);
+    }
     res.cork(() => {
       writeHead(res, response.status, response.headers);
       if (response.stream) {
-        const sink = new UwsSink(res, bound, () => sinks.delete(sink));
+        const sink = new UwsSseSink(res, hardLimit, (ended) => sinks.delete(ended));
         sinks.add(sink);
-        res.onAborted(() => sink.markClosed());
+        res.onAborted(() => sink.aborted());
         finish(ex);
         res.write(':\n\n'); // flushes the headers so the client sees the stream open
-        response.stream.start(sink);
+        try {
+          response.stream.start(sink);
+        } catch (err) {
+          log('stream start failed', err);
+          sink.close('abort');
+        }
       } else if (response.status === 204 || response.status === 304) {
         // no body and no Content-Length (RFC 9110 forbids it on 204)
         res.endWithoutBody();
@@ -262,7 +325,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
           closed ??= (async () => {
             closing = true;
             uWS.us_listen_socket_close(listenSocket);
-            for (const sink of [...sinks]) sink.end();
+            for (const sink of [...sinks]) sink.close('end');
             if (inFlight > 0) {
               await new Promise<void>((done) => {
                 const timer = setTimeout(done, options.shutdownTimeoutMs ?? 10_000);

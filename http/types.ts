@@ -32,14 +32,30 @@ export interface ApiResponse {
   stream?: StreamReply;
 }
 
-/** One subscriber's connection, implemented by the socket layer (and by inject for tests). */
+export type StreamWriteResult =
+  /** accepted; nothing known to be queued beyond this chunk */
+  | 'ok'
+  /** accepted but queued in user space; bufferedBytes() says how much */
+  | 'backpressure'
+  /** the connection is gone; the chunk was dropped */
+  | 'closed';
+
+/**
+ * One subscriber's connection, implemented by the socket layer (and by inject for tests). The
+ * shape is stream/sse-sink.ts's SseSink plus close notification, so the hub writes to it as is.
+ */
 export interface StreamSink {
-  /** Queues bytes; false when the connection is closed or its buffer passed the bound. */
-  write(chunk: string): boolean;
-  /** bytes written but not yet accepted by the kernel, as far as the socket layer can tell */
-  readonly bufferedBytes: number;
+  /**
+   * Queues whole SSE blocks. The same Buffer is written to many sinks: the sink must not modify
+   * it. Never throws; returns 'closed' once the connection is gone.
+   */
+  write(chunk: Buffer): StreamWriteResult;
+  /** bytes accepted by write() and not yet handed to the kernel (an upper bound) */
+  bufferedBytes(): number;
   readonly closed: boolean;
-  end(): void;
+  /** 'end': finish after what is queued; 'abort': drop the connection and its queue now */
+  close(mode: 'end' | 'abort'): void;
+  /** Runs once when the connection ends for any reason (at once if it already has). */
   onClose(listener: () => void): void;
 }
 
@@ -48,6 +64,11 @@ export class StreamReply {
   constructor(
     readonly start: (sink: StreamSink) => void,
     readonly headers: HeaderList = [],
+    /**
+     * Called instead of start when the response will never be written (the client left while
+     * the request was processed): what was reserved for the stream (an allowance slot) is freed.
+     */
+    readonly abandon?: () => void,
   ) {}
 }
 

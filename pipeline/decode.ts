@@ -1,12 +1,11 @@
 // Bytes → FeedMessage. Bodies that are not a FeedMessage are classified, never thrown.
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { assetPath } from '../core/assets.ts';
 import type { RejectReason } from '../core/types.ts';
 import { has, type FeedMessageMsg } from './gtfs-rt-types.ts';
 
-const PROTO_PATH = join(dirname(fileURLToPath(import.meta.url)), 'gtfs-realtime.proto');
+const PROTO_PATH = assetPath('pipeline/gtfs-realtime.proto');
 
 export type DecodeRejectReason = Extract<RejectReason, 'base64_body' | 'not_protobuf' | 'truncated_body'>;
 

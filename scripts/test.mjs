@@ -1,24 +1,107 @@
 #!/usr/bin/env node
-// Runs tap and closes with the plain "N passed, N failed" line that CI reads,
-// taken from tap's own summary; tap's exit code is kept.
+// Runs the tap suite under V8 coverage and closes with the plain "N passed, N failed" line that
+// CI reads, taken from tap's own summary; tap's exit code is kept, and a coverage figure below
+// the minimum makes the run fail too.
+//
+// Coverage is measured here with c8, not by tap: tap records coverage through the inspector, so
+// tsx (which embeds the original text in its source maps only when NODE_V8_COVERAGE is set) hands
+// out maps with `sourcesContent: [null]`, and v8-to-istanbul reads that null as an empty file:
+// every .ts file then shows as one covered line, 100% whatever ran. With NODE_V8_COVERAGE set,
+// tsx embeds the sources, Node writes raw coverage for every process (test files and the children
+// they spawn), and c8 maps it back to the .ts files, adding the files no test loads at 0%.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Report } from 'c8';
 
-const args = ['tap', '--reporter=tap', ...process.argv.slice(2)];
-const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+// Minimum share of lines run by the suite, over the product's .ts files.
+const MIN_LINES_PCT = 80;
+const SOURCES = ['{core,pipeline,store,http,exports,webhooks,stream,fixtures,app,sea}/**/*.ts'];
+// Test files and the code that exists only for them or for benches: test doubles, harnesses,
+// fault servers, child processes that crash tests kill, generated test data.
+const NOT_SOURCES = [
+  '**/node_modules/**', '**/*.test.ts', '**/test-*.ts', '**/*-support.ts', '**/*-harness.ts',
+  '**/*-child.ts', '**/fault-server.ts', '**/testing/**', '**/testdata/**', '**/bench/**',
+];
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+// Private per run, so concurrent runs in the same tree never merge each other's coverage.
+const rawCoverage = mkdtempSync(join(tmpdir(), 'transit-api-v8-coverage-'));
+
+const child = spawn(join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--disable-coverage', ...args], {
+  cwd: root,
+  env: { ...process.env, NODE_V8_COVERAGE: rawCoverage },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 let tail = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
   tail = (tail + chunk.toString('utf8')).slice(-4096);
 });
-child.on('close', (code, signal) => {
-  const summary = [...tail.matchAll(/^# (\{[^}\n]*\})\s*$/gm)].pop();
+child.on('close', async (code, signal) => {
+  const counts = tapCounts(tail);
+  const tapExit = code ?? (signal ? 1 : 0);
+  let coverageFailed = false;
+  try {
+    // An interrupted run has nothing worth measuring.
+    if (!signal) coverageFailed = !(await checkCoverage(args.length === 0));
+  } catch (error) {
+    console.log(`# coverage could not be measured: ${error instanceof Error ? error.message : error}`);
+    coverageFailed = true;
+  } finally {
+    rmSync(rawCoverage, { recursive: true, force: true });
+  }
+  if (tapExit !== 0 && counts.fail === 0) console.log('# tap exited non-zero (a test file crashed or timed out)');
+  const failed = counts.fail + (tapExit !== 0 && counts.fail === 0 ? 1 : 0) + (coverageFailed ? 1 : 0);
+  console.log(`# ${counts.skip} skipped, ${counts.todo} todo`);
+  console.log(`${counts.pass} passed, ${failed} failed`);
+  process.exit(tapExit !== 0 ? tapExit : coverageFailed ? 1 : 0);
+});
+
+function tapCounts(text) {
+  const summary = [...text.matchAll(/^# (\{[^}\n]*\})\s*$/gm)].pop();
   const counts = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
   if (summary) {
     for (const [, key, value] of summary[1].matchAll(/(\w+):\s*(\d+)/g)) counts[key] = Number(value);
   }
-  const exit = code ?? (signal ? 1 : 0);
-  const failed = counts.fail + (exit !== 0 && counts.fail === 0 ? 1 : 0);
-  if (exit !== 0 && counts.fail === 0) console.log('# tap exited non-zero (coverage or a crashed test file)');
-  console.log(`${counts.pass} passed, ${failed} failed, ${counts.skip} skipped`);
-  process.exit(exit);
-});
+  return counts;
+}
+
+// Writes coverage/coverage.txt (per file) and coverage/coverage-summary.json, prints the total.
+// A run limited by arguments (some files, --grep …) covers only part of the code: its figure is
+// printed but the minimum applies to the whole suite only. Returns false when below the minimum.
+async function checkCoverage(enforce) {
+  const reportsDirectory = join(root, 'coverage');
+  process.chdir(root); // c8 matches include/exclude against paths relative to the cwd
+  const report = new Report({
+    include: SOURCES,
+    exclude: NOT_SOURCES,
+    extension: ['.ts'],
+    all: enforce,
+    src: [root],
+    excludeNodeModules: true,
+    mergeAsync: true,
+    tempDirectory: rawCoverage,
+    reportsDirectory,
+    reporter: ['text', 'json-summary'],
+    reporterOptions: { text: { file: 'coverage.txt', maxCols: 120 } },
+  });
+  await report.run();
+  const map = await report.getCoverageMapFromAllCoverageFiles();
+  const { lines } = map.getCoverageSummary();
+  const where = relative(root, join(reportsDirectory, 'coverage.txt'));
+  const figure = `lines ${lines.pct}% (${lines.covered} of ${lines.total} in ${map.files().length} files)`;
+  if (!enforce) {
+    console.log(`# coverage of this partial run: ${figure}; the ${MIN_LINES_PCT}% minimum applies to the whole suite (${where})`);
+    return true;
+  }
+  if (lines.total > 0 && lines.pct >= MIN_LINES_PCT) {
+    console.log(`# coverage: ${figure}, minimum ${MIN_LINES_PCT}% (${where})`);
+    return true;
+  }
+  console.log(`# coverage too low: ${figure} is under the ${MIN_LINES_PCT}% minimum (per file: ${where})`);
+  return false;
+}

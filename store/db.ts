@@ -1,11 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue,
 } from '@duckdb/node-api';
+import { assetPath } from '../core/assets.ts';
 
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+const MIGRATIONS_DIR = assetPath('store/migrations');
 
 export type Params = Record<string, DuckDBValue> | DuckDBValue[];
 

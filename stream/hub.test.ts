@@ -73,6 +73,7 @@ t.test('a query stream: reset once, then add/update/remove, identical bytes to e
     return vehicles(state);
   };
   const sinks = Array.from({ length: 200 }, () => new FakeSink());
+  t.notOk(hub.hasQuery('/api/v1/bus/7/realtime?'), 'no stream of the query yet');
   for (const sink of sinks) {
     const plan = hub.openQuery({ key: '/api/v1/bus/7/realtime?', compute, channels: ['realtime:bus'] });
     t.equal(plan.tooOld, false);
@@ -80,6 +81,7 @@ t.test('a query stream: reset once, then add/update/remove, identical bytes to e
     plan.start(sink);
   }
   await tick();
+  t.ok(hub.hasQuery('/api/v1/bus/7/realtime?'));
   t.equal(computes, 1, 'one compute for 200 subscribers');
   const first = sinks[0]!.events();
   t.equal(first.length, 1);
@@ -364,6 +366,18 @@ t.test('one shared ping and a lifetime sweep with a controlled clock', async (t)
   const late = new FakeSink();
   const sub = hub.openEvents({ filter: {} }).start(late);
   t.ok(sub.closed, 'a stream opened during shutdown is ended at once');
+});
+
+t.test('events published after close still reach the log, for resume after a restart', async (t) => {
+  const log = new MemoryEventLog({ capacity: 10 });
+  const hub = new StreamHub(options(), log);
+  hub.publish([busEvent(1)]);
+  hub.close();
+  const before = log.latestId!;
+  hub.publish([busEvent(2), busEvent(3)]);
+  t.equal(log.size, 3);
+  const after = log.since(before);
+  t.same(after === 'too_old' ? after : after.map((e) => JSON.parse(e.payload).data.n), [2, 3]);
 });
 
 t.test('a sink that throws or reports closed is removed, and the server can report a gone client', async (t) => {

@@ -142,7 +142,10 @@ export class StreamHub {
   }
 
   publish(events: readonly DomainEvent[]): void {
-    if (!this.closing) this.fanout.ingest(events);
+    // after close the events still reach the log (nothing is sent): what producers publish
+    // while the process shuts down is replayed to clients that resume after the restart
+    if (this.closing) this.eventLog.append(events);
+    else this.fanout.ingest(events);
   }
 
   openEvents(request: EventStreamRequest): StreamPlan {
@@ -172,6 +175,11 @@ export class StreamHub {
         return subscriber;
       },
     };
+  }
+
+  /** Whether a stream for this query key exists (its first result was or is being computed). */
+  hasQuery(key: string): boolean {
+    return this.topics.has(key);
   }
 
   /** Something a query may depend on changed; every affected topic recomputes once per window. */

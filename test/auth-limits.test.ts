@@ -11,7 +11,7 @@ const QUOTA_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceed
 // the streaming issue's provider plugs in here; this one sends the reset event only
 const streams: StreamProvider = {
   open: (request) => new StreamReply((sink) => {
-    void request.render().then((body) => sink.write(`event: reset\ndata: ${JSON.stringify(body)}\n\n`));
+    void request.render().then((body) => sink.write(Buffer.from(`event: reset\ndata: ${JSON.stringify(body)}\n\n`)));
   }),
 };
 

@@ -12,6 +12,7 @@ export type {
   RollupQuery, RollupOptions, RollupResult, RollupRow, RollupCounts, RollingWindow, RollupGroup, ServiceDayType,
 } from './rollup.ts';
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
+export { isKnownRoute, reliabilityRouteIds } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
 export { formatRollupTable } from './format.ts';
 export { resolveTimezone } from './timezone.ts';

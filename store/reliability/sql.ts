@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
+import { assetPath } from '../../core/assets.ts';
 
 // The reliability queries live in ./sql/*.sql, read once when this module loads. A file may
 // include another with {{name}} (the other file's text, inlined), so the outcome rules and the
 // count definitions are written once and shared by finalize and the live rollup.
 
-const SQL_DIR = join(dirname(fileURLToPath(import.meta.url)), 'sql');
+const SQL_DIR = assetPath('store/reliability/sql');
 
 export type SqlParams = Record<string, DuckDBValue>;
 

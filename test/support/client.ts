@@ -17,8 +17,14 @@ export async function loadValidator(h: Harness): Promise<OpenApiValidator> {
 }
 
 export function checker(t: Test, h: Harness, validator: OpenApiValidator) {
-  return async function call(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Got> {
-    const res = await fetch(`${h.url}${path}`, { method, headers });
+  /** `body`: a string is sent as is, anything else as JSON (with its content type unless given) */
+  return async function call(path: string, headers: Record<string, string> = {}, method = 'GET', body?: unknown): Promise<Got> {
+    const init: RequestInit = { method, headers };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      if (typeof body !== 'string') init.headers = { 'content-type': 'application/json', ...headers };
+    }
+    const res = await fetch(`${h.url}${path}`, init);
     const text = await res.text();
     const result = validator.check(method, path.split('?')[0]!, res.status, res.headers, text);
     t.ok(result.ok, `${method} ${path} → ${res.status} matches the OpenAPI document`, { errors: result.errors });

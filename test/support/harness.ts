@@ -5,6 +5,7 @@ import { createApi, type Api, type ApiDeps } from '../../http/api.ts';
 import { createKey } from '../../http/keys.ts';
 import type { Plan } from '../../http/plans.ts';
 import type { RouteDirectory } from '../../http/read/directory.ts';
+import type { ReliabilitySnapshots } from '../../http/routes/deps.ts';
 import { startServer, type RunningServer } from '../../http/server.ts';
 import type { RouteDef } from '../../http/types.ts';
 import { Db } from '../../store/db.ts';
@@ -31,8 +32,10 @@ export interface Harness {
 /** Routes of a feature that needs the harness's own database and parsed config (webhooks). */
 export type RouteFactory = (env: { db: Db; config: Readonly<Config> }) => readonly RouteDef[];
 
-export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'reliability' | 'meter' | 'limiter'>> & {
+export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'meter' | 'limiter'>> & {
   routes?: readonly RouteDef[] | RouteFactory;
+  /** the bus directory's snapshots, or a factory for ones that read the harness's database */
+  reliability?: ReliabilitySnapshots | ((env: { db: Db; config: Readonly<Config> }) => ReliabilitySnapshots);
   live?: LiveView;
   directory?: RouteDirectory;
   config?: Record<string, unknown>;
@@ -40,7 +43,7 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'r
   /** a database file instead of an in-memory database */
   dbPath?: string;
 } = {}): Promise<Harness> {
-  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, ...deps } = options;
+  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, reliability, ...deps } = options;
   const db = await Db.open(dbPath ?? ':memory:');
   const clock: Clock = { now: NOW };
   const live = givenLive ?? demoLive();
@@ -58,6 +61,7 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'r
     },
     ...deps,
     ...(routes ? { routes: typeof routes === 'function' ? routes({ db, config }) : routes } : {}),
+    ...(reliability ? { reliability: typeof reliability === 'function' ? reliability({ db, config }) : reliability } : {}),
   });
   const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${server.port}`;

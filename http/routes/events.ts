@@ -1,0 +1,66 @@
+// GET /api/v1/events/stream: the persistent stream of domain events (the dotted types webhooks
+// deliver), filtered by mode, route/line and type, resumable by id from the retained event log.
+import { z } from 'zod';
+import { EVENT_TYPES } from '../../core/events.ts';
+import { MODES } from '../../core/types.ts';
+import type { EventFilter } from '../../stream/event-filter.ts';
+import { enumListParam, idListParam } from '../params.ts';
+import { defineRoute } from '../route.ts';
+import type { RequestContext, RouteDef, StreamReply } from '../types.ts';
+import { PREFIX } from './deps.ts';
+
+export const EVENTS_STREAM_PATH = `${PREFIX}/events/stream`;
+
+/** What the route needs from the streaming component (http/streams.ts HubStreams). */
+export interface EventStreamSource {
+  openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): StreamReply;
+}
+
+const DESCRIPTION = [
+  'Always `text/event-stream`. Each event is named by its dotted type (`alert.created`, `vehicle.position`, '
+    + '`feed.stale`, …) and carries `{type, timestamp, modes, routes, data}` as JSON, with an increasing `id`. '
+    + 'The stream starts with `retry: 3000`; a `: ping` comment (with the newest `id`) follows every 15 s '
+    + '(`sse.ping_interval_s`).',
+  '**Resume.** Send the last id received as the `Last-Event-ID` header (EventSource does this by itself) or '
+    + 'as `last_event_id`: the events after it are replayed from the retained log (the newest '
+    + '`sse.event_log_size` events, kept across restarts), then live events follow. An id older than the log, '
+    + 'or unknown, gets `event: reset` (data `{reason, earliest_id}`) and the response header '
+    + '`Last-Event-ID: earliest`. A replay larger than the client buffer is sent in parts: the response ends '
+    + 'after each part and the next reconnection continues.',
+  '**Limits.** Each key may hold as many concurrent event streams as its plan allows (Free none: 403 '
+    + '`forbidden_plan`; Regular 2, Max 25; one more: 429 `sse_allowance_exceeded`). Each stream is metered '
+    + 'one connection-minute per started minute. A connection lives at most `sse.max_connection_s` '
+    + '(default 3,600 s; each ends between 90% and 100% of it); a client more than `sse.buffer_bytes` '
+    + '(default 1 MiB) behind, or that reads nothing for 10 s, is disconnected. In every case the client '
+    + 'reconnects and resumes by id.',
+].join('\n\n');
+
+export function eventRoutes(source: EventStreamSource): RouteDef[] {
+  return [defineRoute({
+    id: 'streamEvents',
+    method: 'GET',
+    path: EVENTS_STREAM_PATH,
+    summary: 'Persistent event stream',
+    description: DESCRIPTION,
+    tags: ['Events'],
+    auth: 'key',
+    meter: 'connection-minute',
+    stream: true,
+    contentType: 'text/event-stream',
+    errors: ['sse_allowance_exceeded'],
+    query: z.object({
+      mode: enumListParam(MODES, 'Only events concerning these modes.').optional(),
+      route: idListParam('Only events concerning these bus or streetcar routes (with `line`: either).', '39').optional(),
+      line: idListParam('Only events concerning these rail lines (with `route`: either).', 'Red').optional(),
+      types: enumListParam(EVENT_TYPES, 'Only these event types.').optional(),
+    }),
+    response: z.string().meta({ description: 'Server-sent events.' }),
+    handler(ctx) {
+      const q = ctx.query;
+      const routes = [...(q.route ?? []), ...(q.line ?? [])];
+      // last_event_id is one of the parameters every stream route gets (http/compile.ts)
+      const lastEventId = ctx.headers['last-event-id'] ?? (ctx.query as { last_event_id?: string }).last_event_id ?? null;
+      return source.openEvents(ctx, EVENTS_STREAM_PATH, { modes: q.mode, routes, types: q.types }, lastEventId);
+    },
+  })];
+}

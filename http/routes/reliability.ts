@@ -1,0 +1,120 @@
+// Reliability rollups per bus route, rail line and streetcar route: scheduled versus delivered
+// trips by day, ISO week or the whole period, from the store's rollup queries.
+import { z } from 'zod';
+import { ApiError, invalidParameter } from '../../core/errors.ts';
+import type { Mode } from '../../core/types.ts';
+import type { Db } from '../../store/db.ts';
+import { wallClock } from '../../store/reliability/dates.ts';
+import {
+  isKnownRoute, resolveTimezone, retainedWindow, rollup, ROLLUP_GROUPS, RollupInputError, type RollupResult,
+} from '../../store/reliability/index.ts';
+import { dateParam, enumParam, idValue } from '../params.ts';
+import { defineRoute } from '../route.ts';
+import type { RequestContext, RouteDef } from '../types.ts';
+import { PREFIX } from './deps.ts';
+import { DEFAULT_RANGE_DAYS, requestWindow, resolveRange } from './reliability-range.ts';
+import { ReliabilityRollupSchema, type ApiReliabilityRollup, type ApiRetainedWindow } from './reliability-schemas.ts';
+
+export interface ReliabilityRouteDeps {
+  db: Db;
+  /** config.reliability: the agency time zone (absent: the newest schedule's) and when a service day ends */
+  settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
+}
+
+const TITLES: Record<Mode, string> = { rail: 'Rail', bus: 'Bus', streetcar: 'Streetcar' };
+const ERRORS = ['not_found', 'no_retained_rows', 'outside_retention'] as const;
+
+const query = z.object({
+  group: enumParam(ROLLUP_GROUPS, '`day` (default), ISO `week` (Monday to Sunday), or `period`: one row for the whole from..to.').optional(),
+  from: dateParam(`First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before \`to\`, or the window's first day when later.`).optional(),
+  to: dateParam('Last service date, YYYY-MM-DD, inside the retained window. Default: today in the agency time zone.').optional(),
+  split: enumParam(['service_day'], '`service_day`: one row per service day type (weekday, saturday, sunday) in each group.').optional(),
+});
+
+type Query = z.output<typeof query>;
+
+function rowId(routeId: string, period: string, serviceDay: string): string {
+  return serviceDay === 'all' ? `${routeId}:${period}` : `${routeId}:${period}:${serviceDay}`;
+}
+
+function toApi(result: RollupResult, routeId: string, window: ApiRetainedWindow): ApiReliabilityRollup {
+  return {
+    data: result.rows.map((r) => ({ id: rowId(r.route_id, r.period, r.service_day), ...r })),
+    meta: {
+      mode: result.mode,
+      route_id: routeId,
+      group: result.group,
+      from: result.from,
+      to: result.to,
+      split: result.split ? 'service_day' : 'none',
+      timezone: result.timezone,
+      complete_through: result.complete_through,
+      retained_window: window,
+    },
+  };
+}
+
+async function answer(deps: ReliabilityRouteDeps, mode: Mode, routeId: string, parameter: string, ctx: RequestContext<Query>) {
+  const what = mode === 'rail' ? 'line' : 'route';
+  if (!(await isKnownRoute(deps.db, mode, routeId))) {
+    throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
+      errors: [{ parameter, detail: `unknown ${what}` }],
+    });
+  }
+  const timezone = await resolveTimezone(deps.db, deps.settings.timezone);
+  const now = new Date(ctx.nowMs);
+  const today = wallClock(now, timezone).date;
+  const window = requestWindow(mode, await retainedWindow(deps.db, mode), today);
+  if (!window) {
+    throw new ApiError('no_retained_rows', `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} trip is recorded.`);
+  }
+  const range = resolveRange(mode, { from: ctx.query.from, to: ctx.query.to }, window, today);
+  try {
+    const result = await rollup(deps.db, {
+      mode, routeId, group: ctx.query.group ?? 'day', from: range.from, to: range.to, split: ctx.query.split === 'service_day',
+    }, { timezone, serviceDayEnd: deps.settings.service_day_end, now });
+    return toApi(result, routeId, window);
+  } catch (err) {
+    if (!(err instanceof RollupInputError)) throw err;
+    const detail = err.message.slice(err.parameter.length + 2);
+    throw invalidParameter(err.parameter === 'route_id' ? parameter : err.parameter, detail);
+  }
+}
+
+function reliabilityRoute(deps: ReliabilityRouteDeps, mode: Mode): RouteDef {
+  const parameter = mode === 'rail' ? 'line' : 'route_id';
+  const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
+  const retained = mode === 'bus'
+    ? 'Before any bus trip is retained the window is today alone (live figures).'
+    : `404 no_retained_rows while no ${mode} trip is retained.`;
+  return defineRoute({
+    id: `get${TITLES[mode]}Reliability`,
+    method: 'GET',
+    path: `${PREFIX}/${mode}/{${parameter}}/reliability`,
+    summary: `Reliability of one ${subject}`,
+    description: `Scheduled versus delivered trips of one ${subject} by day, ISO week or the whole period: `
+      + '`scheduled` (the denominator) and `delivered` (the numerator) are always present, `delivered_pct` is null '
+      + 'when nothing was scheduled. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled '
+      + '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. '
+      + 'Finalized days are final; today and days not finalized yet are live (`final: false`). '
+      + `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names it). ${retained} `
+      + `404 not_found when neither a schedule nor the retained history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
+    tags: [TITLES[mode], 'Reliability'],
+    auth: 'key',
+    meter: 'request',
+    sse: true,
+    errors: ERRORS,
+    params: z.object({ [parameter]: idValue(mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`, mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E') }),
+    query,
+    response: ReliabilityRollupSchema,
+    handler(ctx) {
+      const routeId = (ctx.params as Record<string, string>)[parameter]!;
+      return answer(deps, mode, routeId, parameter, ctx);
+    },
+  });
+}
+
+/** GET /api/v1/{rail/{line},bus/{route_id},streetcar/{route_id}}/reliability, in the specification's order. */
+export function reliabilityRoutes(deps: ReliabilityRouteDeps): RouteDef[] {
+  return [reliabilityRoute(deps, 'rail'), reliabilityRoute(deps, 'bus'), reliabilityRoute(deps, 'streetcar')];
+}

@@ -1,0 +1,95 @@
+import { build, type Message, type Plugin } from 'esbuild';
+import { createRequire } from 'node:module';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The app as one CommonJS file for the SEA: SEA runs a CommonJS script whose require reaches only
+// Node's built-ins, so everything else must be inside the bundle, and the two native loaders are
+// swapped for sea/native.ts.
+
+export interface BundleOptions {
+  repoRoot: string;
+  entry: string;
+  outfile: string;
+  /** native file names by the module they replace */
+  natives: { uws: string; duckdb: string };
+}
+
+export interface Bundle {
+  /** repository-relative sources inside the bundle (node_modules included) */
+  inputs: string[];
+  warnings: string[];
+}
+
+/**
+ * Packages whose ESM build reads import.meta.url at load time (empty in a CommonJS bundle) while
+ * their CommonJS build uses __filename: node-cron computes its daemon path on import.
+ */
+const PREFER_COMMONJS = ['node-cron'];
+
+const NATIVE_LOADER = fileURLToPath(new URL('../native.ts', import.meta.url));
+
+function nativesPlugin(repoRoot: string, natives: BundleOptions['natives']): Plugin {
+  const replaced: Record<string, string> = { 'uWebSockets.js': natives.uws, '@duckdb/node-bindings': natives.duckdb };
+  const require = createRequire(join(repoRoot, 'package.json'));
+  return {
+    name: 'transit-sea',
+    setup(b) {
+      b.onResolve({ filter: /^(uWebSockets\.js|@duckdb\/node-bindings)$/ }, (args) => ({ path: args.path, namespace: 'sea-native' }));
+      b.onLoad({ filter: /.*/, namespace: 'sea-native' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
+        resolveDir: repoRoot,
+        loader: 'js',
+      }));
+      const preferCjs = new RegExp(`^(${PREFER_COMMONJS.join('|')})$`);
+      b.onResolve({ filter: preferCjs }, (args) => ({ path: require.resolve(args.path) }));
+    },
+  };
+}
+
+function describe(message: Message): string {
+  const where = message.location ? `${message.location.file}:${message.location.line}: ` : '';
+  return `${where}${message.text}`;
+}
+
+/**
+ * A warning that would be a failure at run time fails the build: import.meta outside
+ * core/assets.ts (its only reader of import.meta.url, never reached inside the binary).
+ */
+function fatal(message: Message): boolean {
+  return message.id === 'empty-import-meta' && !expected(message);
+}
+
+/**
+ * Warnings that are by design: core/assets.ts reads import.meta.url only outside the binary, and
+ * a bare `import 'zod-openapi'` (type augmentation only) is dropped since the package declares
+ * no side effects.
+ */
+function expected(message: Message): boolean {
+  if (message.id === 'ignored-bare-import') return true;
+  return message.id === 'empty-import-meta' && message.location?.file.split(sep).join('/') === 'core/assets.ts';
+}
+
+export async function bundleApp(options: BundleOptions): Promise<Bundle> {
+  const result = await build({
+    absWorkingDir: options.repoRoot,
+    entryPoints: [options.entry],
+    outfile: options.outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    metafile: true,
+    logLevel: 'silent',
+    legalComments: 'eof',
+    plugins: [nativesPlugin(options.repoRoot, options.natives)],
+  });
+  const failures = result.warnings.filter(fatal).map(describe);
+  if (failures.length) {
+    throw new Error(`the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() from core/assets.ts`);
+  }
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((path) => !path.includes(':'))
+    .map((path) => relative(options.repoRoot, join(options.repoRoot, path)));
+  return { inputs, warnings: result.warnings.filter((w) => !expected(w)).map(describe) };
+}

@@ -1,0 +1,82 @@
+// `transit-api reliability`: the executable against a database file as operators run it, and
+// the report's cases in process. Data: test/support/reliability-data.ts.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { UsageError } from '../app/cli.ts';
+import { printReliabilityReport, type ReportOptions } from '../app/reliability-report.ts';
+import { Db } from '../store/db.ts';
+import { seedReliability } from './support/reliability-data.ts';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'transit-api.js');
+const settings = { service_day_end: '04:00' };
+
+t.test('the executable prints the table and exits 0, or 2 on a usage mistake', async (t) => {
+  const dbPath = join(t.testdir(), 'transit.duckdb');
+  const db = await Db.open(dbPath);
+  await seedReliability(db);
+  await db.close();
+  const run = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, 'reliability', ...args], {
+      encoding: 'utf8', env: { ...process.env, TRANSIT_DB: dbPath, TRANSIT_CONFIG: '' }, timeout: 60_000,
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+
+  const week = run('--route', '39', '--from', '2024-04-22', '--to', '2024-04-28', '--group', 'week');
+  t.equal(week.code, 0, week.err);
+  t.match(week.out, /^bus 39, 2024-04-22 to 2024-04-28, by week \(America\/New_York; days over through \d{4}-\d\d-\d\d\)$/m);
+  t.match(week.out, /^route\s+week\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+final$/m);
+  t.match(week.out, /^39\s+2024-W17\s+28\s+14\s+7\s+7\s+7\s+0\s+0\s+50\.00\s+yes$/m);
+
+  const group = run('--route', '39', '--group', 'month');
+  t.equal(group.code, 2);
+  t.match(group.err, /--group must be one of day, week, period/);
+});
+
+t.test('the report', async (t) => {
+  const db = await Db.open(':memory:');
+  t.teardown(() => db.close());
+  await seedReliability(db);
+  const report = async (options: Partial<ReportOptions>) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await printReliabilityReport(db, { mode: 'bus', group: 'day', split: false, settings, ...options }, {
+      out: (text) => out.push(text), err: (line) => err.push(line),
+    });
+    return { code, out: out.join(''), err: err.join('\n') };
+  };
+
+  t.test('days split by service day type; a day without trips has no percentage', async (t) => {
+    const r = await report({ route: '66', from: '2024-04-26', to: '2024-04-27', split: true });
+    t.equal(r.code, 0);
+    t.match(r.out, /^66\s+2024-04-26\s+weekday\s+2\s+2\s+0\s+0\s+0\s+0\s+0\s+100\.00\s+\S+\s+yes$/m);
+    t.match(r.out, /^66\s+2024-04-27\s+saturday\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+-\s+\S+\s+yes$/m);
+  });
+
+  t.test('defaults: every route, the 28 days up to today in the agency zone', async (t) => {
+    const r = await report({ group: 'period', now: new Date('2024-05-01T16:00:00Z') });
+    t.equal(r.code, 0);
+    t.match(r.out, /^bus all routes, 2024-04-04 to 2024-05-01, by period/m);
+    t.match(r.out, /^39\s+2024-04-04\/2024-05-01\s/m);
+    t.match(r.out, /^66\s+2024-04-04\/2024-05-01\s/m);
+  });
+
+  t.test('rail by line', async (t) => {
+    const r = await report({ mode: 'rail', route: 'Red', from: '2024-04-22', to: '2024-04-22' });
+    t.equal(r.code, 0);
+    t.match(r.out, /^line\s+day\s/m);
+    t.match(r.out, /^Red\s+2024-04-22\s+1\s+0\s+0\s+0\s+1\s/m, 'scheduled, never seen: unobserved');
+  });
+
+  t.test('mistakes', async (t) => {
+    const unknown = await report({ route: '999', from: '2024-04-22', to: '2024-04-28' });
+    t.equal(unknown.code, 1);
+    t.match(unknown.err, /unknown bus route "999"/);
+    t.equal(unknown.out, '');
+    await t.rejects(report({ route: '39', from: '2024-04-28', to: '2024-04-21' }), new UsageError('--to: must not be before from'));
+    await t.rejects(report({ route: '39', from: '2024-13-01', to: '2024-04-21' }), new UsageError('--from: a YYYY-MM-DD date'));
+    await t.rejects(report({ route: '39', to: 'soon' }), new UsageError('--to must be a date as YYYY-MM-DD'));
+  });
+});

@@ -1,0 +1,149 @@
+// The real API with streaming as `serve` composes it (app/streaming.ts): DuckDB (a file, so a
+// restart on the same database can be shown), the event bus, the LiveView test double, uWS on a
+// loopback port. restart() closes everything like a shutdown and starts again on the same file
+// and port.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStreaming, type Streaming } from '../../app/streaming.ts';
+import { parseConfig, type Config } from '../../core/config.ts';
+import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
+import { createApi, type Api } from '../../http/api.ts';
+import { createKey, type CreatedKey } from '../../http/keys.ts';
+import type { Plan } from '../../http/plans.ts';
+import { startServer, type RunningServer } from '../../http/server.ts';
+import { Db } from '../../store/db.ts';
+import type { HubOptions } from '../../stream/hub.ts';
+import type { FakeLive } from './fake-live.ts';
+import { demoDirectory, demoLive, NOW } from './network.ts';
+
+export interface StreamHarnessOptions {
+  /** merged into the parsed config (sse section, api section, …) */
+  config?: Record<string, unknown>;
+  hub?: Partial<HubOptions>;
+  meterTickMs?: number;
+  live?: FakeLive;
+  quiet?: boolean;
+}
+
+export interface StreamHarness {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  readonly db: Db;
+  readonly api: Api;
+  readonly server: RunningServer;
+  readonly streaming: Streaming;
+  readonly bus: InMemoryEventBus;
+  readonly live: FakeLive;
+  readonly config: Readonly<Config>;
+  /** the API clock (metering, rendering) */
+  readonly clock: { now: number };
+  readonly errors: unknown[];
+  key(plan: Plan, options?: { test?: boolean }): Promise<string>;
+  /** the key and its id (usage rows name the id) */
+  createKey(plan: Plan, options?: { test?: boolean }): Promise<CreatedKey>;
+  publish(event: DomainEvent): void;
+  /** shuts down like `serve` does, then starts again on the same database file and port */
+  restart(): Promise<void>;
+  /** shuts down and removes the database folder */
+  close(): Promise<void>;
+}
+
+interface Instance {
+  db: Db;
+  api: Api;
+  server: RunningServer;
+  streaming: Streaming;
+  bus: InMemoryEventBus;
+}
+
+export async function startStreamHarness(options: StreamHarnessOptions = {}): Promise<StreamHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'sse-test-'));
+  const dbPath = join(dir, 'api.duckdb');
+  const config = parseConfig({ signing_secret: 'test-secret-0123456789abcdef', ...(options.config ?? {}) });
+  const live = options.live ?? demoLive();
+  const clock = { now: NOW };
+  const errors: unknown[] = [];
+  const log = (message: string, err?: unknown) => {
+    errors.push(err ?? message);
+    if (!options.quiet) console.error(message, err ?? '');
+  };
+
+  const open = async (port: number): Promise<Instance> => {
+    const db = await Db.open(dbPath);
+    const bus = new InMemoryEventBus();
+    const streaming = await openStreaming({
+      db, bus, live, config, clock: () => clock.now, log, hub: options.hub, changeCheckMs: 20, meterTickMs: options.meterTickMs,
+    });
+    const api = await createApi({
+      db, live, config, clock: () => clock.now, directory: demoDirectory(), log,
+      streams: streaming.provider, routes: streaming.routes,
+    });
+    streaming.useMeter(api.meter);
+    const server = await startServer({ app: api.app, host: '127.0.0.1', port, streamBufferBytes: config.sse.buffer_bytes, log });
+    return { db, api, server, streaming, bus };
+  };
+
+  // the order of app/serve.ts: streams end, the server finishes, producers stop, the log is persisted
+  const shutdown = async (instance: Instance) => {
+    instance.streaming.endStreams();
+    await instance.server.close();
+    await instance.streaming.close();
+    await instance.db.close();
+  };
+
+  let current = await open(0);
+  const port = current.server.port;
+  let closed = false;
+  return {
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    port,
+    dir,
+    get db() {
+      return current.db;
+    },
+    get api() {
+      return current.api;
+    },
+    get server() {
+      return current.server;
+    },
+    get streaming() {
+      return current.streaming;
+    },
+    get bus() {
+      return current.bus;
+    },
+    live,
+    config,
+    clock,
+    errors,
+    async key(plan, opts = {}) {
+      return (await createKey(current.db, { plan, test: opts.test ?? false, name: null })).key;
+    },
+    createKey(plan, opts = {}) {
+      return createKey(current.db, { plan, test: opts.test ?? false, name: null });
+    },
+    publish(event) {
+      current.bus.publish(event);
+    },
+    async restart() {
+      await shutdown(current);
+      current = await open(port);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await shutdown(current);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A vehicle.position event whose data carries a sequence number (for gap and duplicate checks). */
+export function seqEvent(seq: number, over: Partial<DomainEvent> = {}): DomainEvent {
+  return { type: 'vehicle.position', at_ms: NOW + seq, modes: ['bus'], routes: ['39'], data: { seq }, ...over };
+}
