@@ -12,6 +12,7 @@ import { refreshAfterImport, resolveTimezone, scheduleFinalize } from '../store/
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks } from '../webhooks/index.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
+import { openStreaming, type Streaming } from './streaming.ts';
 
 // The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
 // Shutdown runs in reverse: stop accepting and finish requests, stop jobs, stop the pipeline,
@@ -37,6 +38,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   const runtime = await openRuntime(config, { log });
   const { db, bus, pipeline } = runtime;
   const stops: Array<() => void | Promise<void>> = [];
+  let streaming: Streaming | null = null;
   try {
     const timezone = await resolveTimezone(db, config.reliability.timezone);
     for (const schedule of config.schedules) {
@@ -50,13 +52,18 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => reliability.close());
     // the status page's request figures come from a recorder teed into the billing meter
     const status = await createStatus({ db, live: pipeline.state, config, bus, log: logErr });
-    await status.start();
     stops.push(() => status.stop());
     const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log: logErr }).start());
+    // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
+    const streams = streaming = await openStreaming({ db, bus, live: pipeline.state, config, log: logErr });
+    streams.useMeter(meter);
     const api = await createApi({
       db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter,
       reliability,
-      routes: [...reliabilityRoutes({ db, settings: config.reliability }), ...webhookRoutes(webhooks), ...statusRoutes(status)],
+      streams: streams.provider,
+      routes: [
+        ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
+      ],
     });
     const server = await startServer({
       app: api.app,
@@ -79,6 +86,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => snapshot.stop());
 
     if (options.poll !== false) pipeline.start();
+    // feeds are judged from now on: a feed not polled within two intervals of this is down
+    await status.start();
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     let closing: Promise<void> | null = null;
     return {
@@ -87,8 +96,13 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       url: `http://${host}:${server.port}`,
       close() {
         closing ??= (async () => {
+          // pending events go out and streams end first: clients resume by id after the restart
+          streams.endStreams();
           await server.close();
           for (const stop of stops.reverse()) await Promise.resolve(stop()).catch((err) => logErr('stopping a job failed', err));
+          // the event log keeps what the pipeline publishes until it stops, then is persisted
+          await pipeline.stop();
+          await streams.close().catch((err) => logErr('closing the event streams failed', err));
           await runtime.close();
         })();
         return closing;
@@ -96,6 +110,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     };
   } catch (err) {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
+    await streaming?.close().catch(() => undefined);
     await runtime.close().catch(() => undefined);
     throw err;
   }

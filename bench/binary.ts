@@ -5,7 +5,7 @@
 //   npm run bench:binary                      (builds dist/transit-api first if it is missing)
 //   TRANSIT_BINARY=path RUNS=7 node --import tsx bench/binary.ts
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -42,8 +42,21 @@ function du(dir: string): number {
 
 interface Launcher { name: string; command: string; args: string[]; env: NodeJS.ProcessEnv }
 
+/** CPU seconds (user + system) a process has used so far; null off Linux. */
+function cpuMs(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux)
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+interface Start { ms: number; cpuMs: number | null }
+
 /** Spawns `serve`, polls /api/v1/alerts from the moment the port is printed, stops it. */
-async function firstRequestMs(launcher: Launcher, key: string): Promise<number> {
+async function firstRequest(launcher: Launcher, key: string): Promise<Start> {
   const t0 = performance.now();
   const child = spawn(launcher.command, [...launcher.args, 'serve', '--config', join(work, 'config.json'), '--port', '0'], { cwd: work, env: launcher.env });
   let output = '';
@@ -56,11 +69,11 @@ async function firstRequestMs(launcher: Launcher, key: string): Promise<number> 
     });
     child.on('exit', (code) => fail(new Error(`${launcher.name} exited ${code}:\n${output}`)));
   });
-  let elapsed = 0;
+  let start: Start;
   for (;;) {
     const res = await fetch(`${url}/api/v1/alerts`, { headers: { Authorization: `Bearer ${key}` } }).catch(() => null);
     if (res?.status === 200) {
-      elapsed = performance.now() - t0;
+      start = { ms: performance.now() - t0, cpuMs: cpuMs(child.pid) };
       break;
     }
     if (res) throw new Error(`${launcher.name}: /api/v1/alerts answered ${res.status}`);
@@ -69,7 +82,7 @@ async function firstRequestMs(launcher: Launcher, key: string): Promise<number> 
   const exited = new Promise((done) => child.on('exit', done));
   child.kill('SIGTERM');
   await exited;
-  return elapsed;
+  return start;
 }
 
 function median(samples: number[]): number {
@@ -108,12 +121,12 @@ async function main(): Promise<void> {
   if (!key) throw new Error(`keys create failed: ${created.stdout}${created.stderr}`);
 
   rmSync(cache, { recursive: true, force: true });
-  const coldServe = await firstRequestMs(seaLauncher, key);
-  const sea: number[] = [];
-  const node: number[] = [];
+  const coldServe = await firstRequest(seaLauncher, key);
+  const sea: Start[] = [];
+  const node: Start[] = [];
   for (let i = 0; i < RUNS; i++) {
-    sea.push(await firstRequestMs(seaLauncher, key));
-    node.push(await firstRequestMs(nodeLauncher, key));
+    sea.push(await firstRequest(seaLauncher, key));
+    node.push(await firstRequest(nodeLauncher, key));
   }
 
   const size = statSync(binary).size;
@@ -123,11 +136,17 @@ async function main(): Promise<void> {
   console.log(`  extracted to the cache on first start  ${MiB(du(cache))}`);
   console.log(`  --version, first start (extracts)      ${fmt(coldVersion)}`);
   console.log(`  --version, later start                 ${fmt(warmVersion)}`);
-  console.log(`start to first served request (serve, 200 on /api/v1/alerts), ${RUNS} runs each:`);
-  console.log(`  binary, first start (extracts)         ${fmt(coldServe)}`);
-  console.log(`  binary, later starts (median)          ${fmt(median(sea))}   [${sea.map(fmt).join(', ')}]`);
-  console.log(`  node + tsx from the checkout (median)  ${fmt(median(node))}   [${node.map(fmt).join(', ')}]`);
-  console.log(`  ratio binary / checkout                ${(median(sea) / median(node)).toFixed(2)}`);
+  const wall = (starts: Start[]) => median(starts.map((s) => s.ms));
+  const cpu = (starts: Start[]) => {
+    const known = starts.map((s) => s.cpuMs).filter((v): v is number => v !== null);
+    return known.length ? `, CPU ${fmt(median(known))}` : '';
+  };
+  const list = (starts: Start[]) => `[${starts.map((s) => fmt(s.ms)).join(', ')}]`;
+  console.log(`start to first served request (serve, 200 on /api/v1/alerts), ${RUNS} runs each; wall (CPU used by then):`);
+  console.log(`  binary, first start (extracts)         ${fmt(coldServe.ms)}${cpu([coldServe])}`);
+  console.log(`  binary, later starts (median)          ${fmt(wall(sea))}${cpu(sea)}   ${list(sea)}`);
+  console.log(`  node + tsx from the checkout (median)  ${fmt(wall(node))}${cpu(node)}   ${list(node)}`);
+  console.log(`  ratio binary / checkout                ${(wall(sea) / wall(node)).toFixed(2)}`);
 }
 
 main()

@@ -25,8 +25,9 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   shutdownTimeoutMs?: number;
   /**
-   * sse.buffer_bytes: the stream hub cuts a client this far behind; the socket layer cuts any
-   * stream twice as far behind, whatever produces it (default 1 MiB)
+   * sse.buffer_bytes (default 1 MiB). The stream hub cuts a client this far behind; the socket
+   * layer's own backstop, for a producer that ignores backpressure, is 8 times as far, so that
+   * the hub (which lets one large chunk through) always decides first in practice.
    */
   streamBufferBytes?: number;
   log?: (message: string, err: unknown) => void;
@@ -169,7 +170,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   assertNativeUws();
   const log = options.log ?? ((message, err) => console.error(message, err));
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
-  const hardLimit = 2 * (options.streamBufferBytes ?? 1024 * 1024);
+  const hardLimit = 8 * (options.streamBufferBytes ?? 1024 * 1024);
   const app = uWS.App();
   const sinks = new Set<UwsSseSink>();
   let inFlight = 0;

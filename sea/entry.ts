@@ -33,4 +33,9 @@ try {
   console.error(`transit-api: cannot start: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;
 }
-if (ready) void import('../app/main.ts');
+if (ready) {
+  import('../app/main.ts').catch((err: unknown) => {
+    console.error(`transit-api: cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });
+}

@@ -125,5 +125,6 @@ t.test('a cache folder others could write to is refused', async (t) => {
 
 t.test('the cache folder: TRANSIT_CACHE_DIR, else per user in the temp folder', async (t) => {
   t.equal(defaultCacheBase({ TRANSIT_CACHE_DIR: '/var/cache/transit-api' }), '/var/cache/transit-api');
+  t.equal(defaultCacheBase({ TRANSIT_CACHE_DIR: 'cache' }), join(process.cwd(), 'cache'), 'made absolute');
   t.equal(defaultCacheBase({}), join(tmpdir(), `transit-api-${process.getuid!()}`));
 });

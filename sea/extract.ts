@@ -3,7 +3,7 @@ import {
   lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { NATIVE_DIR, type ManifestEntry, type SeaManifest } from './manifest.ts';
 
@@ -30,7 +30,7 @@ export interface Extracted {
 
 /** TRANSIT_CACHE_DIR, else a per-user folder in the OS temp folder. */
 export function defaultCacheBase(env: NodeJS.ProcessEnv): string {
-  if (env.TRANSIT_CACHE_DIR) return env.TRANSIT_CACHE_DIR;
+  if (env.TRANSIT_CACHE_DIR) return resolve(env.TRANSIT_CACHE_DIR);
   const user = typeof process.getuid === 'function' ? String(process.getuid()) : (env.USERNAME ?? 'user');
   return join(tmpdir(), `transit-api-${user}`);
 }

@@ -9,6 +9,7 @@ import {
   isKnownRoute, resolveTimezone, retainedWindow, rollup, ROLLUP_GROUPS, RollupInputError, type RollupResult,
 } from '../../store/reliability/index.ts';
 import { dateParam, enumParam, idValue } from '../params.ts';
+import { RetainedWindows } from '../read/retained-windows.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
@@ -19,6 +20,8 @@ export interface ReliabilityRouteDeps {
   db: Db;
   /** config.reliability: the agency time zone (absent: the newest schedule's) and when a service day ends */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
+  /** how long a mode's retained window is reused; default 10 s, 0 reloads it on every request */
+  windowMaxAgeMs?: number;
 }
 
 const TITLES: Record<Mode, string> = { rail: 'Rail', bus: 'Bus', streetcar: 'Streetcar' };
@@ -54,7 +57,7 @@ function toApi(result: RollupResult, routeId: string, window: ApiRetainedWindow)
   };
 }
 
-async function answer(deps: ReliabilityRouteDeps, mode: Mode, routeId: string, parameter: string, ctx: RequestContext<Query>) {
+async function answer(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode: Mode, routeId: string, parameter: string, ctx: RequestContext<Query>) {
   const what = mode === 'rail' ? 'line' : 'route';
   if (!(await isKnownRoute(deps.db, mode, routeId))) {
     throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
@@ -64,7 +67,7 @@ async function answer(deps: ReliabilityRouteDeps, mode: Mode, routeId: string, p
   const timezone = await resolveTimezone(deps.db, deps.settings.timezone);
   const now = new Date(ctx.nowMs);
   const today = wallClock(now, timezone).date;
-  const window = requestWindow(mode, await retainedWindow(deps.db, mode), today);
+  const window = requestWindow(mode, await windows.get(mode), today);
   if (!window) {
     throw new ApiError('no_retained_rows', `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} trip is recorded.`);
   }
@@ -81,7 +84,7 @@ async function answer(deps: ReliabilityRouteDeps, mode: Mode, routeId: string, p
   }
 }
 
-function reliabilityRoute(deps: ReliabilityRouteDeps, mode: Mode): RouteDef {
+function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode: Mode): RouteDef {
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
   const retained = mode === 'bus'
@@ -109,12 +112,13 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, mode: Mode): RouteDef {
     response: ReliabilityRollupSchema,
     handler(ctx) {
       const routeId = (ctx.params as Record<string, string>)[parameter]!;
-      return answer(deps, mode, routeId, parameter, ctx);
+      return answer(deps, windows, mode, routeId, parameter, ctx);
     },
   });
 }
 
 /** GET /api/v1/{rail/{line},bus/{route_id},streetcar/{route_id}}/reliability, in the specification's order. */
 export function reliabilityRoutes(deps: ReliabilityRouteDeps): RouteDef[] {
-  return [reliabilityRoute(deps, 'rail'), reliabilityRoute(deps, 'bus'), reliabilityRoute(deps, 'streetcar')];
+  const windows = new RetainedWindows((mode) => retainedWindow(deps.db, mode), deps.windowMaxAgeMs ?? 10_000);
+  return [reliabilityRoute(deps, windows, 'rail'), reliabilityRoute(deps, windows, 'bus'), reliabilityRoute(deps, windows, 'streetcar')];
 }

@@ -60,6 +60,7 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       auth: 'none',
       meter: null,
       stream: true,
+      contentType: 'text/event-stream',
       errors: ['unavailable'],
       response: z.string().meta({ description: 'An event stream.' }),
       handler: () => {

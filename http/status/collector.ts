@@ -43,7 +43,8 @@ export interface StatusUpdate {
 
 export class StatusCollector {
   private readonly clock: () => number;
-  private readonly startedMs: number;
+  /** when watching began: feeds never polled since then are judged from here */
+  private startedMs: number;
   private readonly histories = new Map<string, FeedHistory>();
   private readonly feedsById: Map<string, FeedConfig>;
   private readonly alertSources = new Set<string>();
@@ -81,6 +82,7 @@ export class StatusCollector {
 
   /** Loads the recorded history and the last hour of polls (failures are logged), then ticks. */
   async start(): Promise<void> {
+    this.startedMs = this.clock();
     const store = this.options.store;
     if (store) {
       const sinceMs = this.startedMs - this.options.config.status.history_days * DAY_MS;

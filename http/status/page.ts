@@ -3,7 +3,7 @@
 // /status/stream and keeps ages ticking. A CSP allows exactly this style and this script.
 import { createHash } from 'node:crypto';
 import { escapeHtml as esc } from '../docs-page.ts';
-import { SECTION_IDS, type SectionId } from './render.ts';
+import type { SectionId } from './render.ts';
 import type { StatusDocument } from './schema.ts';
 
 const STYLE = `
@@ -35,17 +35,19 @@ h4{font-size:.9rem;margin:.8rem 0 .3rem}
 .spark{margin:.5rem 0 0}.spark svg{display:block;width:100%;height:40px}
 .spark rect.ok{fill:var(--ok)}.spark rect.warn{fill:var(--warn)}.spark rect.bad{fill:var(--bad)}.spark rect.none{fill:var(--none)}
 .spark figcaption{display:flex;justify-content:space-between;font-size:.7rem;color:var(--muted)}
-.table{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}
+.table{overflow-x:auto;position:relative}table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{text-align:left;padding:4px 6px;border-bottom:1px solid var(--line)}td{font-variant-numeric:tabular-nums}
 .sources,.incidents{list-style:none;margin:0;padding:0}.sources li,.incidents li{padding:4px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
 small{color:var(--muted)}.empty{color:var(--muted)}
-table.days{width:auto}table.days th{font-weight:500;font-size:.8rem;white-space:nowrap}
-td.day{width:26px;height:22px;padding:0;border:2px solid var(--card);background:var(--none)}
-.d-operational{background:var(--ok)}.d-degraded{background:var(--warn)}.d-down{background:var(--bad)}.d-none{background:var(--none)}
+table.days{width:auto}table.days th{font-weight:500;font-size:.8rem}table.days thead th{font-size:.68rem;padding:2px;text-align:center;white-space:nowrap}table.days thead th:first-child{text-align:left}
+td.day{position:relative;width:28px;min-width:22px;height:22px;padding:0;border:2px solid var(--bg);background:var(--none)}
+td.day.d-operational,.key.d-operational{background:var(--ok)}td.day.d-degraded,.key.d-degraded{background:var(--warn)}
+td.day.d-down,.key.d-down{background:var(--bad)}.key.d-none{background:var(--none)}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:12px;align-items:start}
 .legend{font-size:.8rem;color:var(--muted)}.key{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 3px 0 8px}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 footer{margin:2rem 0 1rem;font-size:.8rem;color:var(--muted)}
-@media (max-width:480px){main{padding:10px}.grid{grid-template-columns:1fr}.facts{grid-template-columns:1fr 1fr}}
+@media (max-width:480px){main{padding:10px}.grid,.pair{grid-template-columns:1fr}}
 `;
 
 // Plain browser JavaScript (no build step); kept short on purpose.
@@ -109,7 +111,9 @@ export function sectionHash(html: string): string {
 const TITLES: Record<StatusDocument['state'], string> = { operational: 'Operational', degraded: 'Degraded', down: 'Down', unknown: 'Starting' };
 
 export function renderPage(doc: StatusDocument, sections: Record<SectionId, string>): string {
-  const body = SECTION_IDS.map((id) => `<section id="${id}" data-html="${sectionHash(sections[id])}">${sections[id]}</section>`).join('\n');
+  const section = (id: SectionId) => `<section id="${id}" data-html="${sectionHash(sections[id])}">${sections[id]}</section>`;
+  const body = `${section('overall')}\n${section('feeds')}\n<h2>Alert ingestion and public API</h2>\n`
+    + `<div class="pair">${section('alerts')}\n${section('api')}</div>\n${section('history')}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${TITLES[doc.state]} · Transit API status</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>

@@ -37,7 +37,8 @@ function badge(state: ComponentState): string {
 
 const fact = (term: string, value: string) => `<div><dt>${esc(term)}</dt><dd>${value}</dd></div>`;
 const pct = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)} %`);
-const ms = (v: number | null) => (v === null ? '—' : `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`);
+// latencies come from a millisecond clock: below 1 ms there is nothing more precise to say
+const ms = (v: number | null) => (v === null ? '—' : v < 1 ? '< 1 ms' : `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`);
 const num = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 1 });
 
 function card(component: string, title: string, state: ComponentState, reason: string, body: string): string {
@@ -102,7 +103,7 @@ export function renderAlerts(a: AlertIngestion, nowMs: number): string {
   const body = `<div class="table"><table><thead><tr><th scope="col">Mode</th><th scope="col">Active</th><th scope="col">Upcoming</th></tr></thead>`
     + `<tbody>${rows}</tbody></table></div><dl class="facts">${fact('Last change', age(a.last_change_at, nowMs, ' ago', 'none yet'))}</dl>`
     + `<h4>Sources</h4>${sources}`;
-  return `<h2>Alert ingestion</h2>${card('alerts', 'Alert ingestion', a.state, a.reason, body)}`;
+  return card('alerts', 'Alert ingestion', a.state, a.reason, body);
 }
 
 function windowRow(label: string, w: ApiWindow): string {
@@ -119,7 +120,7 @@ export function renderApi(api: ApiStatus, nowMs: number): string {
     + `<dl class="facts">${fact('Open event streams', num(api.open_streams))}${fact('Webhook outbox', outbox)}`
     + `${fact('Oldest pending delivery', w.oldest_pending_at === null ? 'none' : age(w.oldest_pending_at, nowMs, ' old'))}`
     + `${fact('Outbox read', age(w.as_of, nowMs, ' ago', 'not yet'))}</dl>`;
-  return `<h2>Public API</h2>${card('api', 'Public API', api.state, api.reason, body)}`;
+  return card('api', 'Public API', api.state, api.reason, body);
 }
 
 function dayCell(d: ComponentHistory['days'][number]): string {
@@ -142,13 +143,13 @@ function incidentItem(i: Incident, nowMs: number): string {
 export function renderHistory(doc: StatusDocument, nowMs: number): string {
   const h = doc.history;
   const dates = h.components[0]?.days.map((d) => d.date.slice(5)) ?? [];
-  const head = `<tr><th scope="col">Component</th>${dates.map((d) => `<th scope="col">${d}</th>`).join('')}</tr>`;
+  const head = `<thead><tr><th scope="col">Component</th>${dates.map((d) => `<th scope="col">${d}</th>`).join('')}</tr></thead>`;
   const rows = h.components.map((c) => `<tr><th scope="row">${esc(componentName(c.component))}</th>${c.days.map(dayCell).join('')}</tr>`).join('');
   const list = h.incidents.length
     ? `<ul class="incidents">${h.incidents.map((i) => incidentItem(i, nowMs)).join('')}</ul>`
     : `<p class="empty">No incidents in the last ${h.days} days.</p>`;
   const more = h.incidents_total > h.incidents.length ? `<p class="empty">${h.incidents_total - h.incidents.length} older incidents not listed.</p>` : '';
-  return `<h2>Last ${h.days} days</h2><div class="table"><table class="days">${head}${rows}</table></div>`
+  return `<h2>Last ${h.days} days</h2><div class="table"><table class="days">${head}<tbody>${rows}</tbody></table></div>`
     + `<p class="legend"><span class="key d-operational"></span>operational <span class="key d-degraded"></span>degraded `
     + `<span class="key d-down"></span>down <span class="key d-none"></span>no data · UTC days</p>`
     + `<h3>Incidents</h3>${list}${more}`;

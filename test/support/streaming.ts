@@ -3,6 +3,7 @@
 // loopback port. restart() closes everything like a shutdown and starts again on the same file
 // and port.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStreaming, type Streaming } from '../../app/streaming.ts';
@@ -93,7 +94,9 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     await instance.db.close();
   };
 
-  let current = await open(0);
+  // uWS sets SO_REUSEADDR only when given a port: a server started on port 0 leaves TIME_WAIT
+  // sockets that keep the restarted server from binding the same port for a minute
+  let current = await open(await freePort());
   const port = current.server.port;
   let closed = false;
   return {
@@ -146,4 +149,16 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
 /** A vehicle.position event whose data carries a sequence number (for gap and duplicate checks). */
 export function seqEvent(seq: number, over: Partial<DomainEvent> = {}): DomainEvent {
   return { type: 'vehicle.position', at_ms: NOW + seq, modes: ['bus'], routes: ['39'], data: { seq }, ...over };
+}
+
+/** A port the kernel just handed out as ephemeral, free again. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
