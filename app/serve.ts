@@ -55,7 +55,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => status.stop());
     const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log: logErr }).start());
     // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
-    const streams = streaming = await openStreaming({ db, bus, live: pipeline.state, config, log: logErr });
+    const streams = await openStreaming({ db, bus, live: pipeline.state, config, log: logErr });
+    streaming = streams;
     streams.useMeter(meter);
     const api = await createApi({
       db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter,

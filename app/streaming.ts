@@ -30,6 +30,8 @@ export interface StreamingDeps {
   changeCheckMs?: number;
   /** how often started connection-minutes are reported (default 5 s) */
   meterTickMs?: number;
+  /** default: the plans' limits, counted in this process */
+  allowance?: StreamAllowance;
 }
 
 export interface Streaming {
@@ -81,7 +83,7 @@ export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
     tickMs: deps.meterTickMs,
     log,
   }).start();
-  const allowance = new StreamAllowance();
+  const allowance = deps.allowance ?? new StreamAllowance();
   const provider = new HubStreams({ hub, allowance, connections, now: deps.clock });
   let closing: Promise<void> | null = null;
   const endStreams = () => {

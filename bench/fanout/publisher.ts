@@ -62,9 +62,9 @@ export function startPublisher(rate: number, publish: (batch: BenchEvent[]) => v
   };
 }
 
-/** Prints the port for the bench runner and exits cleanly on SIGTERM. */
-export function announce(port: number, stop: () => void): void {
-  process.stdout.write(`ready ${port}\n`);
+/** Prints the port (and the path clients must request, when not the default) and exits cleanly on SIGTERM. */
+export function announce(port: number, stop: () => void, path?: string): void {
+  process.stdout.write(path ? `ready ${port} ${path}\n` : `ready ${port}\n`);
   const exit = () => {
     stop();
     process.exit(0);

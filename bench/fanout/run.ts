@@ -1,11 +1,12 @@
-// SSE fan-out bench: C connections × event rate, through the real path (core EventBus → DuckDB
-// event log → stream hub → uWS sink) and two baselines measured in the same run (a minimal raw
+// SSE fan-out bench: C connections × event rate, through the real path (the API server as `serve`
+// composes it: core EventBus → DuckDB event log → stream hub → http/server.ts's uWS sink, behind
+// the request pipeline, keys, allowance and metering) and two baselines measured in the same run (a minimal raw
 // uWS broadcaster, the reference for ratios, and a minimal node:http one). Server and client run
 // as separate processes pinned to different CPUs; everything targets 127.0.0.1 and every run
 // stops by itself.
 //
 //   node --import tsx bench/fanout/run.ts
-//   FANOUT_CONNECTIONS=1000,5000,10000,20000 FANOUT_RATES=10,100 FANOUT_SERVERS=uws,hub,node
+//   FANOUT_CONNECTIONS=1000,5000,10000,20000 FANOUT_RATES=10,100 FANOUT_SERVERS=uws,api,hub,node
 //   FANOUT_WARMUP_S=3 FANOUT_WINDOW_S=10 FANOUT_EVENT_BYTES=300 FANOUT_COALESCE_MS=<config>
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVERS = {
   uws: { file: 'server-raw-uws.ts', path: '/events', label: 'raw uWS (baseline)' },
-  hub: { file: 'server-hub.ts', path: '/api/v1/events/stream', label: 'hub + uWS sink (real path)' },
+  hub: { file: 'server-hub.ts', path: '/api/v1/events/stream', label: 'hub + uWS sink (streaming core alone)' },
+  api: { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server (real path: pipeline, auth, allowance, metering)' },
   node: { file: 'server-node-http.ts', path: '/events', label: 'node:http (baseline)' },
 } as const;
 type ServerKind = keyof typeof SERVERS;
@@ -26,7 +28,7 @@ const list = (name: string, fallback: string) => (process.env[name] ?? fallback)
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const connectionsWanted = list('FANOUT_CONNECTIONS', '1000,10000').map(Number);
 const rates = list('FANOUT_RATES', '10,100').map(Number);
-const servers = list('FANOUT_SERVERS', 'uws,hub,node') as ServerKind[];
+const servers = list('FANOUT_SERVERS', 'uws,api,node') as ServerKind[];
 const warmupS = num('FANOUT_WARMUP_S', 3);
 const windowS = num('FANOUT_WINDOW_S', 10);
 const eventBytes = num('FANOUT_EVENT_BYTES', 300);
@@ -118,15 +120,16 @@ async function runOne(dir: string, client: string, kind: ServerKind, connections
     for (const child of live) child.kill('SIGKILL');
   }, (connectTimeoutS + warmupS + windowS + 60) * 1000);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
+    // a server may name the path to request (the API server: its key in ?api_key=)
+    const { port, path } = await new Promise<{ port: number; path: string }>((resolve, reject) => {
       lines(server, (line) => {
-        const m = /^ready (\d+)$/.exec(line);
-        if (m) resolve(Number(m[1]));
+        const m = /^ready (\d+)(?: (\S+))?$/.exec(line);
+        if (m) resolve({ port: Number(m[1]), path: m[2] ?? SERVERS[kind].path });
       });
       server.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
     });
     const loadClient = launch(1, client, [
-      '127.0.0.1', String(port), SERVERS[kind].path, String(connections), String(warmupS), String(windowS),
+      '127.0.0.1', String(port), path, String(connections), String(warmupS), String(windowS),
       String(maxInflight), String(connectTimeoutS),
     ]);
     live.add(loadClient);

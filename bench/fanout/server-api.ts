@@ -1,0 +1,61 @@
+// The real path end to end: the API server as app/serve.ts composes it (createApi, the request
+// pipeline, API keys, the allowance, connection-minute metering into DuckDB, http/server.ts and
+// its uWS sink) with streaming from app/streaming.ts; events published on the core EventBus.
+// Clients request GET /api/v1/events/stream?api_key=… as a browser would.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStreaming } from '../../app/streaming.ts';
+import { parseConfig } from '../../core/config.ts';
+import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
+import type { LiveView } from '../../core/ports.ts';
+import { createApi } from '../../http/api.ts';
+import { createKey } from '../../http/keys.ts';
+import { startServer } from '../../http/server.ts';
+import { Db } from '../../store/db.ts';
+import { StreamAllowance } from '../../stream/allowance.ts';
+import { encodeEventPayload } from '../../stream/event-log.ts';
+import { frame } from '../../stream/sse-frame.ts';
+import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+
+/** One key opens every connection: the bench measures the fan-out, not the plans' allowance. */
+class BenchAllowance extends StreamAllowance {
+  override acquire(keyId: string, _limit: number, planName?: string) {
+    return super.acquire(keyId, Number.MAX_SAFE_INTEGER, planName);
+  }
+}
+
+const { rate, eventBytes } = benchEnv();
+const coalesce = process.env.FANOUT_COALESCE_MS;
+const config = parseConfig({
+  signing_secret: 'fanout-bench-secret-0123456789',
+  ...(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } }),
+});
+const log = (message: string, err?: unknown) => console.error(message, err ?? '');
+
+const ownDir = process.env.FANOUT_DB_PATH ? null : mkdtempSync(join(tmpdir(), 'fanout-api-'));
+const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duckdb'));
+const bus = new InMemoryEventBus();
+const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
+const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance() });
+const api = await createApi({ db, live, config, log, streams: streaming.provider, routes: streaming.routes });
+streaming.useMeter(api.meter);
+const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
+const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
+
+const event = (seq: number, ts: number, pad: string): DomainEvent => ({
+  type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], data: { seq, ts, pad },
+});
+// same frame size as the baselines: pad what the envelope does not already take
+const pad = padFor(eventBytes, (p) => frame({
+  id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+}));
+
+const stop = startPublisher(rate, (batch) => {
+  for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
+});
+announce(server.port, () => {
+  stop();
+  streaming.endStreams();
+  if (ownDir) rmSync(ownDir, { recursive: true, force: true });
+}, `/api/v1/events/stream?api_key=${key}`);
