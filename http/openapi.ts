@@ -120,7 +120,12 @@ function description(def: RouteDef): string {
   if (def.meter) notes.push(`Metered per ${def.meter}.`);
   else notes.push('Public: no key, not metered.');
   if (def.paginated) notes.push('Cursor pagination: follow `links.next` (or pass `meta.next_cursor` as `cursor`) until it is null.');
-  if (def.sse) notes.push('Also an event stream with `Accept: text/event-stream` or `format=sse` (`reset`, then `add`/`update`/`remove`).');
+  if (def.sse) {
+    notes.push('Also an event stream with `Accept: text/event-stream` or `format=sse`: `reset` carrying this body, then '
+      + '`add`/`update`/`remove` as the result changes (`remove` carries `{id, type}`). Resume with `Last-Event-ID` (or '
+      + '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. Allowance, '
+      + 'connection-minute metering and limits as on `/api/v1/events/stream`.');
+  }
   return notes.join('\n\n');
 }
 

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   }
   rmSync(work, { recursive: true, force: true });
   const mb = (statSync(output).size / 1024 / 1024).toFixed(1);
-  step(`${output}: ${mb} MiB, ${pkg.name} ${pkg.version} (build ${id}), checked with --version`);
+  step(`${output}: ${mb} MiB, ${pkg.name} ${pkg.version} (embedded files ${id}), checked with --version`);
 }
 
 main().catch((err: unknown) => {

@@ -33,7 +33,7 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
   const network = generateDemoNetwork(join(dir, 'network'));
   const sim = await startSimulator({ network, host: '127.0.0.1', port: 0, badBodyEvery: 0, tickMs: 1_000 });
   t.teardown(() => sim.stop());
-  const feed = (id: string, kind: 'gtfs-rt' | 'alerts-json', url: string) => ({
+  const feed = (id: string, kind: 'gtfs-rt', url: string) => ({
     id, kind, url, interval_s: 1, timeout_s: 0.8, backoff_max_s: 1, schedule_id: DEMO_SCHEDULE_ID,
   });
   const config = parseConfig({
@@ -41,7 +41,7 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
     // a fixed port: the restarted service listens where the clients reconnect
     port: await freePort(),
     db_path: join(dir, 'serve.duckdb'),
-    feeds: [feed('demo-vehicles', 'gtfs-rt', sim.feeds.vehicles), feed('demo-alerts', 'gtfs-rt', sim.feeds.alerts)],
+    feeds: [feed('demo-vehicles', 'gtfs-rt', sim.feeds.vehicles)],
     schedules: [{ id: DEMO_SCHEDULE_ID, source: sim.scheduleSource }],
     exports: { enabled: false, dir: join(dir, 'exports') },
     snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },

@@ -1,6 +1,7 @@
-// The real path: domain events published on the core EventBus, ids from the DuckDB-backed event
-// log, fan-out by the stream hub, written through UwsSseSink, the way http/server.ts serves
-// GET /api/v1/events/stream (minus authentication, allowance and metering).
+// The streaming core alone: domain events published on the core EventBus, ids from the
+// DuckDB-backed event log, fan-out by the stream hub, written through http/server.ts's
+// UwsSseSink on a bare uWS route (no request pipeline, keys, allowance or metering; the `api`
+// server of the bench has them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { frame } from '../../stream/sse-frame.ts';
 import type { Subscription } from '../../stream/subscriber.ts';
 import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
 import uWS, { listenLoopback } from './uws.ts';
-import { UwsSseSink } from './uws-sse-sink.ts';
+import { UwsSseSink } from '../../http/server.ts';
 
 const { rate, eventBytes } = benchEnv();
 const coalesce = process.env.FANOUT_COALESCE_MS;
@@ -40,14 +41,15 @@ const pad = padFor(eventBytes, (p) => frame({
 
 const app = uWS.App().get('/api/v1/events/stream', (res, req) => {
   const lastEventId = req.getHeader('last-event-id') || null;
-  const sink = new UwsSseSink(res);
+  const sink = new UwsSseSink(res, Number.POSITIVE_INFINITY, () => undefined);
   let subscription: Subscription | null = null;
   res.onAborted(() => {
     sink.aborted();
     subscription?.close();
   });
   const plan = hub.openEvents({ filter: {}, lastEventId });
-  sink.writeHead('200 OK', plan.headers);
+  res.writeStatus('200 OK');
+  for (const [name, value] of plan.headers) res.writeHeader(name, value);
   subscription = plan.start(sink);
 });
 
