@@ -79,7 +79,9 @@ export class Subscriber implements Subscription {
 
   onClose(listener: (reason: CloseReason) => void): void {
     if (this.isClosed) return;
-    this.listeners.push(listener);
+    // a literal of one: push() on an empty array reserves room for 17, per connection
+    if (this.listeners.length === 0) this.listeners = [listener];
+    else this.listeners.push(listener);
   }
 
   private end(reason: CloseReason, mode: 'end' | 'abort' | null): void {
