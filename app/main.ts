@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { assetPath } from '../core/assets.ts';
 import { ConfigError } from '../core/config.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
+import { exportCommand } from './commands/export.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
@@ -10,7 +11,7 @@ import { serveCommand } from './commands/serve.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
-const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand];
+const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand, exportCommand];
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -12,11 +12,13 @@ import {
   type ExportDataset, type ExportFormat,
 } from './datasets.ts';
 import {
-  claimManifests, enqueueManifests, getManifest, manifestId, manifestKeyOf, manifestKeys, manifestsInState, markFailed, markReady,
+  claimManifests, enqueueAndClaim, getManifest, manifestId, manifestKeyOf, manifestKeys, manifestsInState, markFailed, markReady,
   requeueManifests, resetRunning, type ExportManifest, type ManifestKey, type SchemaColumn,
 } from './manifests.ts';
 import { dateRange, serviceDayWindow, type ServiceDayWindow } from './service-day.ts';
-import { describeSelect, prepareExportConnection, removeStrayTempFiles, writeExportFile } from './writer.ts';
+import {
+  copyToTemp, describeSelect, finishExportFile, prepareExportConnection, removeStrayTempFiles, type CopiedFile,
+} from './writer.ts';
 
 export const MAX_EXPORT_RANGE_DAYS = 400;
 
@@ -117,6 +119,8 @@ function resultOf(key: ManifestKey, outcome: FileOutcome, manifest: ExportManife
 /**
  * Writes claimed (running) files. One read transaction per service day and dataset, so both
  * formats and all parts of a day show the same rows even while ingestion keeps appending.
+ * While DuckDB copies one file, the previous one is finished (fsync, hash, rename, manifest):
+ * that work needs no export connection, and durability then costs the job almost no time.
  */
 export async function exportClaimed(settings: ExportSettings, claimed: readonly ExportManifest[]): Promise<ExportFileResult[]> {
   const now = settings.now ?? (() => new Date());
@@ -129,6 +133,22 @@ export async function exportClaimed(settings: ExportSettings, claimed: readonly 
   let done = 0;
   const progress = (manifestId: string, step: ExportProgress['step']) =>
     settings.onProgress?.({ done, total: claimed.length, manifestId, step });
+  const settle = (manifest: ExportManifest, result: ExportFileResult) => {
+    results.push(result);
+    done += 1;
+    progress(manifest.id, result.outcome === 'ready' ? 'ready' : 'failed');
+  };
+  // at most one file is being finished; its error surfaces at the next wait, never unhandled
+  let finishing: Promise<void> = Promise.resolve();
+  let finishError: { err: unknown } | null = null;
+  const waitFinishing = async () => {
+    await finishing;
+    if (finishError) {
+      const { err } = finishError;
+      finishError = null;
+      throw err;
+    }
+  };
   try {
     const conn = await settings.db.connect();
     try {
@@ -138,15 +158,17 @@ export async function exportClaimed(settings: ExportSettings, claimed: readonly 
         try {
           for (const manifest of group) {
             progress(manifest.id, 'writing');
-            const result = await exportOne(settings, conn, manifest, now);
-            results.push(result);
-            done += 1;
-            if (result.outcome !== 'ready') {
+            const copied = await copyOne(settings, conn, manifest);
+            await waitFinishing();
+            if (!copied.ok) {
+              settle(manifest, await recordFailure(settings, manifest, copied.error, now));
               // an error may leave the transaction aborted; the day's other files get a fresh one
               await conn.run('ROLLBACK').catch(() => undefined);
               await conn.run('BEGIN TRANSACTION');
+              continue;
             }
-            progress(manifest.id, result.outcome === 'ready' ? 'ready' : 'failed');
+            finishing = finishOne(settings, manifest, copied.file, now)
+              .then((result) => settle(manifest, result), (err: unknown) => { finishError = { err }; });
           }
         } finally {
           await conn.run('ROLLBACK').catch(() => undefined);
@@ -155,13 +177,13 @@ export async function exportClaimed(settings: ExportSettings, claimed: readonly 
     } finally {
       conn.closeSync();
     }
+    await waitFinishing();
   } catch (err) {
-    // the connection itself failed: no claimed row may stay running until the next restart
-    const finished = new Set(results.map((r) => r.id));
-    for (const manifest of claimed.filter((m) => !finished.has(m.id))) {
-      results.push(await recordFailure(settings, manifest, err, now));
-      done += 1;
-      progress(manifest.id, 'failed');
+    await finishing;
+    // the connection or the database failed: no claimed row may stay running until a restart
+    const settled = new Set(results.map((r) => r.id));
+    for (const manifest of claimed.filter((m) => !settled.has(m.id))) {
+      settle(manifest, await recordFailure(settings, manifest, err, now));
     }
   }
   return results;
@@ -175,26 +197,38 @@ async function recordFailure(
   return resultOf(manifestKeyOf(manifest), 'failed', outcome, outcome?.error ?? String(err));
 }
 
-async function exportOne(
-  settings: ExportSettings, conn: DuckDBConnection, manifest: ExportManifest, now: () => Date,
-): Promise<ExportFileResult> {
-  const key = manifestKeyOf(manifest);
-  let ready: ExportManifest;
+type CopyOutcome = { ok: true; file: CopiedFile } | { ok: false; error: unknown };
+
+/** DESCRIBE for the schema, then COPY to a temporary file: the part that needs the export connection. */
+async function copyOne(settings: ExportSettings, conn: DuckDBConnection, manifest: ExportManifest): Promise<CopyOutcome> {
   try {
+    const key = manifestKeyOf(manifest);
     const day = serviceDayWindow(manifest.service_date, settings.timezone, settings.serviceDayEnd);
     const schema: SchemaColumn[] = await describeSelect(conn, partSelect(key.part, day, 'typed'));
-    const file = await writeExportFile(conn, {
+    const file = await copyToTemp(conn, {
       select: partSelect(key.part, day, key.format),
       schema,
       format: key.format,
       finalPath: join(settings.dir, manifest.file_path),
     });
-    ready = await markReady(settings.db, manifest.id, file, now());
+    return { ok: true, file };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** fsync, hash, rename, then the manifest row turns ready and export.ready is published. */
+async function finishOne(
+  settings: ExportSettings, manifest: ExportManifest, copied: CopiedFile, now: () => Date,
+): Promise<ExportFileResult> {
+  let ready: ExportManifest;
+  try {
+    ready = await markReady(settings.db, manifest.id, await finishExportFile(copied), now());
   } catch (err) {
     return recordFailure(settings, manifest, err, now);
   }
   settings.bus?.publish(exportEvent(ready, now().getTime()));
-  return resultOf(key, 'ready', ready);
+  return resultOf(manifestKeyOf(manifest), 'ready', ready);
 }
 
 function validateRun(options: RunExportOptions): { datasets: ExportDataset[]; formats: ExportFormat[]; to: string } {
@@ -233,8 +267,7 @@ export async function runExport(db: Db, options: RunExportOptions): Promise<Expo
       else wanted.push(...keys);
     }
   }
-  const pending = new Set(await enqueueManifests(db, wanted, { force: options.force, now: now() }));
-  const claimed = await claimManifests(db, [...pending], now());
+  const claimed = await enqueueAndClaim(db, wanted, { force: options.force, now: now() });
   const claimedIds = new Set(claimed.map((m) => m.id));
   for (const key of wanted) {
     const id = manifestId(key);

@@ -24,11 +24,11 @@ async function pageThrough(db: Parameters<typeof listManifests>[0], query: Omit<
 t.test('the state machine: pending → running → ready | failed, and only from the right state', async (t) => {
   const { db } = await openTempDb(t.teardown);
   const keys = manifestKeys('realtime', '2024-03-10', ['parquet', 'ndjson.gz']);
-  const ids = await enqueueManifests(db, keys, { now: new Date('2024-03-11T00:00:00Z') });
+  const ids = await enqueueManifests(db, [...keys, keys[0]!], { now: new Date('2024-03-11T00:00:00Z') });
   t.same(ids, [
     'realtime-2024-03-10-arrivals.parquet', 'realtime-2024-03-10-arrivals.ndjson.gz',
     'realtime-2024-03-10-vehicle_positions.parquet', 'realtime-2024-03-10-vehicle_positions.ndjson.gz',
-  ]);
+  ], 'one row per file, even when a key is repeated');
   t.match(await getManifest(db, ids[0]!), {
     state: 'pending', attempts: 0, dataset: 'realtime', part: 'arrivals', service_date: '2024-03-10', format: 'parquet',
     file_path: 'realtime/realtime-2024-03-10-arrivals.parquet', queued_at: '2024-03-11T00:00:00.000Z', rows: null, created_at: null,

@@ -100,3 +100,17 @@ t.test('an invalid cron expression is refused', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
   await t.rejects(scheduleExports(db, new InMemoryEventBus(), configFor(exportsDir, { cron: 'every day' })), /not a valid cron/);
 });
+
+t.test('exports.enabled false: recovery only, no pass until asked', async (t) => {
+  const { db, exportsDir } = await openTempDb(t.teardown);
+  await seedDay(db);
+  const [crashed] = await enqueueManifests(db, manifestKeys('alerts', DAY, ['parquet']));
+  await claimManifests(db, [crashed!]);
+  const job = await scheduleExports(db, new InMemoryEventBus(), configFor(exportsDir, { enabled: false }), {
+    now: () => new Date('2024-03-11T12:00:00Z'),
+  });
+  t.same(job.recovered.reset, [crashed]);
+  t.same(await idsIn(db, 'ready'), [], 'no start-up pass');
+  t.equal((await job.runOnce()).length, 8, 'a pass on demand still works');
+  await job.stop();
+});

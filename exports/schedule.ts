@@ -49,7 +49,8 @@ export async function dueKeys(db: Db, config: ExportJobConfig, lastDay: string):
 /**
  * Starts the export job: recovers what a crash left (running rows back to pending, temporary
  * files deleted), then runs passes on `exports.cron` and whenever a service day is finalized.
- * Passes never overlap; a failing pass is logged and the next one retries.
+ * Passes never overlap; a failing pass is logged and the next one retries. With
+ * `exports.enabled: false` only the recovery runs.
  */
 export async function scheduleExports(
   db: Db, bus: EventBus, config: ExportJobConfig, options: ExportSchedulerOptions = {},
@@ -79,6 +80,11 @@ export async function scheduleExports(
     return runPending(settings);
   };
   const runOnce = (): Promise<ExportFileResult[]> => serial(fullPass);
+
+  if (!config.exports.enabled) {
+    // no schedule and no start-up pass; recovery above still ran, and runOnce works on demand
+    return { timezone, recovered, runOnce, async stop() { await chain; } };
+  }
 
   const task: ScheduledTask = cron.schedule(config.exports.cron, async () => {
     try {

@@ -125,7 +125,14 @@ t.test('snapshot refusals and the scheduled job', async (t) => {
   const [a, b] = await Promise.all([job.runOnce(), job.runOnce()]);
   t.equal(a, b, 'runs never overlap: a second request joins the running one');
   t.same(readdirSync(dirname(path)), ['every-minute.duckdb']);
+  await job.stop();
   await t.rejects(scheduleSnapshot(db, parseConfig({ snapshot: { path, cron: 'often' } })), /not a valid cron/);
+
+  const off = join(root, 'snap', 'disabled.duckdb');
+  const disabled = await scheduleSnapshot(db, parseConfig({ snapshot: { enabled: false, path: off } }), { runAtStart: true });
+  t.notOk(existsSync(off), 'a disabled snapshot job writes nothing on its own');
+  t.equal((await disabled.runOnce()).path, off, 'but runs on demand');
+  await disabled.stop();
 
   const failures: string[] = [];
   const broken = await scheduleSnapshot(db, parseConfig({ snapshot: { path: blocked, cron: '* * * * *' } }), {

@@ -117,7 +117,10 @@ export interface SnapshotJobOptions extends SnapshotOptions {
   onSnapshot?: (summary: SnapshotSummary) => void;
 }
 
-/** Writes the snapshot on `snapshot.cron`; runs never overlap, a failure is logged and retried next time. */
+/**
+ * Writes the snapshot on `snapshot.cron`; runs never overlap, a failure is logged and retried
+ * next time. With `snapshot.enabled: false` nothing is scheduled (runOnce still works).
+ */
 export async function scheduleSnapshot(
   db: Db, config: Pick<Readonly<Config>, 'snapshot'>, options: SnapshotJobOptions = {},
 ): Promise<SnapshotJob> {
@@ -134,6 +137,7 @@ export async function scheduleSnapshot(
       .finally(() => { running = null; });
     return running;
   };
+  if (!config.snapshot.enabled) return { runOnce, async stop() { await running?.catch(() => undefined); } };
   const task: ScheduledTask = cron.schedule(expression, async () => {
     try {
       await runOnce();

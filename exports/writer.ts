@@ -66,22 +66,38 @@ export interface ExportFileRequest {
   finalPath: string;
 }
 
-/** COPY to a temporary file, fsync, hash, rename into place. Throws after removing the temp file. */
-export async function writeExportFile(conn: DuckDBConnection, req: ExportFileRequest): Promise<CompletedFile> {
+/** A complete COPY under its temporary name, not yet durable nor visible. */
+export interface CopiedFile { temp: string; finalPath: string; rows: number; schema: SchemaColumn[] }
+
+/** Step 1: DuckDB's COPY to a temporary name beside the final one. Removes the temp file on error. */
+export async function copyToTemp(conn: DuckDBConnection, req: ExportFileRequest): Promise<CopiedFile> {
   await mkdir(dirname(req.finalPath), { recursive: true });
   const temp = `${req.finalPath}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     const result = await conn.runAndReadAll(`COPY (${req.select}) TO ${sqlString(temp)} (${copyOptions(req.format)})`);
     const rows = Number(result.getRowObjectsJS()[0]?.Count ?? Number.NaN);
     if (!Number.isFinite(rows)) throw new Error('COPY reported no row count');
-    await fsyncPath(temp);
-    // the bytes hashed are the bytes renamed: the final file is never written again
-    const { sha256, bytes } = await sha256File(temp);
-    await rename(temp, req.finalPath);
-    await fsyncPath(dirname(req.finalPath)).catch(() => undefined);
-    return { rows, bytes, sha256, schema: req.schema };
+    return { temp, finalPath: req.finalPath, rows, schema: req.schema };
   } catch (err) {
     await rm(temp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Step 2: fsync, hash, rename into place, fsync the folder. Needs no database connection, so
+ * the job runs it while DuckDB already copies the next file. Removes the temp file on error.
+ */
+export async function finishExportFile(copied: CopiedFile): Promise<CompletedFile> {
+  try {
+    await fsyncPath(copied.temp);
+    // the bytes hashed are the bytes renamed: the final file is never written again
+    const { sha256, bytes } = await sha256File(copied.temp);
+    await rename(copied.temp, copied.finalPath);
+    await fsyncPath(dirname(copied.finalPath)).catch(() => undefined);
+    return { rows: copied.rows, bytes, sha256, schema: copied.schema };
+  } catch (err) {
+    await rm(copied.temp, { force: true }).catch(() => undefined);
     throw err;
   }
 }
