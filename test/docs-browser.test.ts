@@ -4,22 +4,18 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { chromium } from 'playwright-core';
+import { chromiumSkip, launchChromium } from './support/browser.ts';
 import { startHarness } from './support/harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 
-t.test('/docs in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium` }, async (t) => {
+t.test('/docs in headless Chromium', { skip: chromiumSkip }, async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const doc = await (await fetch(`${h.url}/openapi.json`)).json() as { paths: Record<string, Record<string, { operationId: string }>> };
   const operationIds = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const consoleErrors: string[] = [];

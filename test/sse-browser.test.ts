@@ -2,15 +2,14 @@
 // cannot send headers): reset and updates, reconnection after the server ends the stream and
 // after a restart on the same DuckDB file, resume with no gap and no duplicate, reset for an id
 // too old.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import t from 'tap';
+import { chromiumSkip, launchChromium } from './support/browser.ts';
 import { makeAlert } from './support/fake-live.ts';
 import { bearer } from './support/harness.ts';
 import { sortedData, StreamModel } from './support/stream-model.ts';
 import { seqEvent, startStreamHarness } from './support/streaming.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const HUB = { retryMs: 250, maxConnectionMs: 1_500, sweepIntervalMs: 100 };
 
 interface Received {
@@ -46,11 +45,8 @@ async function state(page: Page, name: string): Promise<{ got: Received[]; opens
   return page.evaluate((n) => (window as unknown as Record<string, { got: Received[]; opens: number }>)[n]!, name);
 }
 
-t.test('Chromium EventSource', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} not installed` }, async (t) => {
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+t.test('Chromium EventSource', { skip: chromiumSkip }, async (t) => {
+  const browser: Browser = await launchChromium();
   t.teardown(() => browser.close());
   const h = await startStreamHarness({ hub: HUB, config: { sse: { event_log_size: 400 } } });
   t.teardown(() => h.close());

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import t from 'tap';
+import { chromiumSkip, launchChromium } from './support/browser.ts';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
@@ -18,7 +19,6 @@ import { startSimulator } from '../fixtures/simulator.ts';
 import { createKey } from '../http/keys.ts';
 import { OpenApiValidator } from './support/openapi-validator.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 const FEEDS = ['demo-vehicles', 'demo-trip-updates', 'demo-alerts', 'demo-notices'];
 
@@ -27,7 +27,7 @@ async function waitForState(page: Page, component: string, state: string, timeou
   await page.waitForSelector(`${card(component)}[data-state="${state}"]`, { timeout });
 }
 
-t.test('the status page follows the demo network live', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium` }, async (t) => {
+t.test('the status page follows the demo network live', { skip: chromiumSkip }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'status-page-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const network = generateDemoNetwork(join(dir, 'network'));
@@ -56,10 +56,7 @@ t.test('the status page follows the demo network live', { skip: existsSync(CHROM
   t.teardown(() => service.close());
   const { url } = service;
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const consoleErrors: string[] = [];
