@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
 import { createApi } from '../http/api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
+import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
@@ -58,12 +60,18 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     const streams = await openStreaming({ db, bus, live: pipeline.state, config, log: logErr });
     streaming = streams;
     streams.useMeter(meter);
+    // one secret for cursors and download links; without a configured one, links die with the process
+    const signingSecret = config.signing_secret ?? randomBytes(32);
     const api = await createApi({
-      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter,
+      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter, signingSecret,
       reliability,
       streams: streams.provider,
       routes: [
         ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
+        ...exportRoutes({
+          db, dir: config.exports.dir, secret: signingSecret, ttlS: config.exports.url_ttl_s,
+          baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''), log: logErr,
+        }),
       ],
     });
     const server = await startServer({

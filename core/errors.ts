@@ -13,6 +13,8 @@ export const ERRORS = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden_plan: { status: 403, title: 'Plan does not include this feature' },
   forbidden: { status: 403, title: 'Forbidden' },
+  invalid_signature: { status: 403, title: 'Invalid download signature' },
+  link_expired: { status: 403, title: 'Download link expired' },
   not_found: { status: 404, title: 'Not found' },
   no_retained_rows: { status: 404, title: 'No retained rows' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
@@ -21,6 +23,7 @@ export const ERRORS = {
   gone: { status: 410, title: 'Gone' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  range_not_satisfiable: { status: 416, title: 'Range not satisfiable' },
   // the IETF RateLimit draft registers this problem type for an exhausted quota
   rate_limited: {
     status: 429, title: 'Rate limit exceeded', type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',

@@ -37,6 +37,8 @@ export interface ApiDeps {
   limiter?: RateLimiter;
   /** default: KeyStore on `db` */
   keys?: KeyAuthenticator;
+  /** signs cursors; default config.signing_secret, else random per process */
+  signingSecret?: string | Buffer;
 }
 
 export interface Api {
@@ -78,7 +80,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     keys,
     limiter,
     meter,
-    cursors: new CursorCodec(deps.config.signing_secret ?? randomBytes(32)),
+    cursors: new CursorCodec(deps.signingSecret ?? deps.config.signing_secret ?? randomBytes(32)),
     clock,
     log,
     streams: deps.streams,

@@ -34,6 +34,8 @@ export interface InjectResponse {
   /** lower-case names */
   headers: Record<string, string>;
   body: string;
+  /** the body as bytes (file downloads are binary) */
+  bytes: Buffer;
   json<T = unknown>(): T;
   stream?: InjectedStream;
 }
@@ -81,8 +83,20 @@ export class App {
       const key = name.toLowerCase();
       out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
     }
-    const text = response.omitBody ? '' : typeof response.body === 'string' ? response.body : Buffer.from(response.body).toString('utf8');
-    const result: InjectResponse = { status: response.status, headers: out, body: text, json: () => JSON.parse(text) };
+    let bytes: Buffer;
+    if (response.file) {
+      const { handle, start, length } = response.file;
+      try {
+        bytes = Buffer.alloc(response.omitBody ? 0 : length);
+        if (!response.omitBody) await handle.read(bytes, 0, length, start);
+      } finally {
+        await handle.close();
+      }
+    } else {
+      bytes = response.omitBody ? Buffer.alloc(0) : Buffer.from(response.body);
+    }
+    const text = bytes.toString('utf8');
+    const result: InjectResponse = { status: response.status, headers: out, body: text, bytes, json: () => JSON.parse(text) };
     if (response.stream) {
       const sink = new MemorySink();
       response.stream.start(sink);

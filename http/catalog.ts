@@ -11,6 +11,7 @@ import { MemoryMeter } from './meter.ts';
 import { Directory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
 import { eventRoutes, type EventStreamSource } from './routes/events.ts';
+import { exportRoutes } from './routes/exports.ts';
 import { coreRoutes } from './routes/index.ts';
 import { reliabilityRoutes } from './routes/reliability.ts';
 import { statusRoutes } from './routes/status.ts';
@@ -36,6 +37,7 @@ export function documentedRoutes(): RouteDef[] {
     ...eventRoutes(noStreams),
     ...webhookRoutes(noWebhooks),
     ...statusRoutes(noStatus),
+    ...exportRoutes({ db: noDb, dir: '', secret: 'documentation-only-secret', ttlS: 3_600 }),
   ];
 }
 

@@ -86,6 +86,7 @@ function responses(def: RouteDef): ZodOpenApiResponsesObject {
     [type]: { schema: type === 'application/json' ? def.response : { type: 'string' } },
   };
   if (def.sse || def.stream) content['text/event-stream'] = { schema: { type: 'string' } };
+  if (def.download) return { ...downloadResponses(def), ...errorResponses(def) } as ZodOpenApiResponsesObject;
   const success = String(def.successStatus ?? 200);
   out[success] = {
     description: def.stream ? 'An event stream.' : def.sse ? 'JSON, or an event stream when requested.' : 'Success.',
@@ -98,6 +99,11 @@ function responses(def: RouteDef): ZodOpenApiResponsesObject {
       headers: headersFor(def, { ETag: ETAG }),
     };
   }
+  return { ...out, ...errorResponses(def) } as ZodOpenApiResponsesObject;
+}
+
+function errorResponses(def: RouteDef): Record<string, ZodOpenApiResponseObject> {
+  const out: Record<string, ZodOpenApiResponseObject> = {};
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of possibleErrors(def)) {
     const status = ERRORS[code].status;
@@ -107,9 +113,32 @@ function responses(def: RouteDef): ZodOpenApiResponsesObject {
     const extra: Record<string, z.ZodType> = {};
     if (status === 401) extra['WWW-Authenticate'] = WWW_AUTHENTICATE;
     if (status === 429) extra['Retry-After'] = RETRY_AFTER;
+    if (status === 416) extra['Content-Range'] = z.string().meta({ description: '`bytes */<size>`: the file\'s size.' });
     out[String(status)] = errorResponse(def, status, codes, extra);
   }
-  return out as ZodOpenApiResponsesObject;
+  return out;
+}
+
+const FILE_HEADERS: Record<string, z.ZodType> = {
+  ETag: z.string().meta({ description: 'Strong validator: the quoted SHA-256 of the file.' }),
+  'Repr-Digest': z.string().meta({ description: 'RFC 9530 digest of the whole file: `sha-256=:<base64>:`.' }),
+  'Accept-Ranges': z.literal('bytes'),
+  'Content-Disposition': z.string().meta({ description: '`attachment` with the file name.' }),
+};
+
+/** A file download: binary bodies, a single byte range (206) and revalidation (304). */
+function downloadResponses(def: RouteDef): Record<string, ZodOpenApiResponseObject> {
+  const binary = Object.fromEntries((def.download?.contentTypes ?? []).map((type) => [type, { schema: { type: 'string' as const, format: 'binary' } }]));
+  return {
+    200: { description: 'The whole file.', headers: headersFor(def, FILE_HEADERS), content: binary },
+    206: {
+      description: 'One byte range of the file (`Range: bytes=first-last`, `bytes=first-` or `bytes=-suffix`; '
+        + '`If-Range` with the ETag makes it conditional). Several ranges in one request get the whole file.',
+      headers: headersFor(def, { ...FILE_HEADERS, 'Content-Range': z.string().meta({ description: '`bytes first-last/size`' }) }),
+      content: binary,
+    },
+    304: { description: 'Not modified (If-None-Match matched the ETag).', headers: headersFor(def, { ETag: FILE_HEADERS.ETag! }) },
+  };
 }
 
 function description(def: RouteDef): string {
@@ -118,6 +147,7 @@ function description(def: RouteDef): string {
   if (def.plan) notes.push(`Requires the ${def.plan} plan${def.testKeys === false ? ' and a live key' : ''}.`);
   else if (def.testKeys === false) notes.push('Not available to test keys.');
   if (def.meter) notes.push(`Metered per ${def.meter}.`);
+  else if (def.auth === 'key') notes.push('Needs a key; not metered, and not counted against the rate limit window (the RateLimit headers show it).');
   else notes.push('Public: no key, not metered.');
   if (def.paginated) notes.push('Cursor pagination: follow `links.next` (or pass `meta.next_cursor` as `cursor`) until it is null.');
   if (def.sse) {

@@ -15,7 +15,7 @@ import { renderProblem, toApiError, type ErrorLogger } from './problem.ts';
 import { etagOf, matchesIfNoneMatch, ResponseCache } from './response-cache.ts';
 import { Router } from './router.ts';
 import {
-  Reply, StreamReply, type ApiRequest, type ApiResponse, type PageRequest, type RequestContext, type RouteDef,
+  FileReply, Reply, StreamReply, type ApiRequest, type ApiResponse, type PageRequest, type RequestContext, type RouteDef,
   type StreamProvider,
 } from './types.ts';
 import { parseJsonBody, parseQuery, validate, type ParsedQuery } from './validate.ts';
@@ -175,6 +175,15 @@ export class Pipeline {
     const result = await def.handler(ctx);
     if (result instanceof Reply) {
       return { status: result.status, headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers], body: result.body, omitBody: head };
+    }
+    if (result instanceof FileReply) {
+      return {
+        status: result.status,
+        headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers],
+        body: '',
+        file: result.file,
+        omitBody: head,
+      };
     }
     if (result instanceof StreamReply) throw new Error(`${def.id} returned a stream to a JSON request`);
     const bytes = Buffer.from(JSON.stringify(result), 'utf8');

@@ -1,6 +1,6 @@
 // defineRoute: declare a route once, with handler types inferred from its zod schemas.
 import type { z } from 'zod';
-import type { Reply, RequestContext, RouteDef, StreamReply } from './types.ts';
+import type { FileReply, Reply, RequestContext, RouteDef, StreamReply } from './types.ts';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 
@@ -16,7 +16,7 @@ export type RouteSpec<
   response: R;
   handler(
     ctx: RequestContext<Out<Q>, Out<P>, B extends z.ZodType ? z.output<B> : undefined>,
-  ): z.input<R> | Reply | StreamReply | Promise<z.input<R> | Reply | StreamReply>;
+  ): z.input<R> | Reply | FileReply | StreamReply | Promise<z.input<R> | Reply | FileReply | StreamReply>;
 };
 
 export function defineRoute<

@@ -5,7 +5,7 @@ import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
 import { renderProblem } from './problem.ts';
-import type { ApiRequest, ApiResponse, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
+import type { ApiRequest, ApiResponse, FileBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
@@ -62,7 +62,12 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 interface Exchange {
   aborted: boolean;
   finished: boolean;
+  /** a file download waiting for the socket to drain is woken by the abort */
+  onAbort?: () => void;
 }
+
+/** Bytes read from disk per write: large enough for few syscalls, small against the heap. */
+const FILE_CHUNK = 256 * 1024;
 
 /** A comment line: with an onWritable handler registered, uWS drains only when it writes. */
 const DRAIN = Buffer.from(':\n\n');
@@ -215,6 +220,59 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     }
   };
 
+  /**
+   * Streams a byte range of an open file: one chunk in memory at a time, the next read only once
+   * uWS took the previous chunk whole (tryEnd + onWritable, as uWS's own file streamer does).
+   * The handle is closed however the download ends.
+   */
+  const sendFile = (res: HttpResponse, ex: Exchange, file: FileBody) => {
+    const total = file.length;
+    const writeChunk = (chunk: Buffer) => new Promise<boolean>((resolve) => {
+      if (ex.aborted) return resolve(false);
+      let base = 0;
+      let result: [boolean, boolean] = [false, false];
+      res.cork(() => {
+        base = res.getWriteOffset();
+        result = res.tryEnd(chunk, total);
+      });
+      if (result[0] || result[1]) return resolve(true);
+      ex.onAbort = () => resolve(false);
+      res.onWritable((offset) => {
+        if (ex.aborted) return true;
+        const [ok, done] = res.tryEnd(chunk.subarray(offset - base), total);
+        if (ok || done) {
+          ex.onAbort = undefined;
+          resolve(true);
+        }
+        return ok;
+      });
+    });
+    const pump = async () => {
+      let sent = 0;
+      if (total === 0) {
+        res.cork(() => res.end());
+        return;
+      }
+      while (sent < total && !ex.aborted) {
+        const size = Math.min(FILE_CHUNK, total - sent);
+        // a fresh buffer per chunk: uWS may still hold the previous one until the socket drains
+        const chunk = Buffer.allocUnsafe(size);
+        const { bytesRead } = await file.handle.read(chunk, 0, size, file.start + sent);
+        if (bytesRead !== size) throw new Error(`file ended ${total - sent - bytesRead} bytes early`);
+        if (!(await writeChunk(chunk))) return;
+        sent += size;
+      }
+    };
+    pump().catch((err: unknown) => {
+      log('file download failed', err);
+      // the headers promised Content-Length bytes: only closing the connection tells the client
+      if (!ex.aborted) res.close();
+    }).finally(() => {
+      finish(ex);
+      void file.handle.close().catch(() => undefined);
+    });
+  };
+
   // a function of its own: the abort handler lives as long as the stream, and a closure created
   // in respond() would keep the whole response (headers and all) alive with it
   const startStream = (res: HttpResponse, reply: StreamReply) => {
@@ -234,6 +292,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     if (ex.aborted) {
       // the stream will never start: free what was reserved for it
       response.stream?.abandon?.();
+      void response.file?.handle.close().catch(() => undefined);
       return finish(ex);
     }
     res.cork(() => {
@@ -245,6 +304,15 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         // no body and no Content-Length (RFC 9110 forbids it on 204)
         res.endWithoutBody();
         finish(ex);
+      } else if (response.file) {
+        if (response.omitBody) {
+          res.writeHeader('Content-Length', String(response.file.length));
+          res.endWithoutBody();
+          finish(ex);
+          void response.file.handle.close().catch(() => undefined);
+        } else {
+          sendFile(res, ex, response.file);
+        }
       } else if (response.omitBody) {
         // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it
         // never serves another request (uWS 20.30); writing the header ourselves does not
@@ -272,6 +340,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     res.onAborted(() => {
       ex.aborted = true;
       finish(ex);
+      ex.onAbort?.();
     });
     if (closing) return unavailable(res, ex);
     const headers: Record<string, string> = Object.create(null) as Record<string, string>;

@@ -1,4 +1,5 @@
 // The contract between the request pipeline, the route table and the socket layer.
+import type { FileHandle } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
 import type { AuthenticatedKey } from './auth.ts';
@@ -30,6 +31,17 @@ export interface ApiResponse {
   omitBody?: boolean;
   /** set for event streams: the socket layer writes the headers, then calls start */
   stream?: StreamReply;
+  /** set for file downloads: the socket layer streams it (or, for HEAD, only closes it) */
+  file?: FileBody;
+}
+
+/** A byte range of an open file; whoever receives it in an ApiResponse closes the handle. */
+export interface FileBody {
+  readonly handle: FileHandle;
+  /** first byte sent */
+  readonly start: number;
+  /** bytes sent; the Content-Length */
+  readonly length: number;
 }
 
 export type StreamWriteResult =
@@ -78,6 +90,19 @@ export class Reply {
     readonly status: number,
     readonly contentType: string,
     readonly body: string | Uint8Array,
+    readonly headers: HeaderList = [],
+  ) {}
+}
+
+/**
+ * A file answer (200, or 206 for a byte range). The body is streamed from disk with backpressure,
+ * so a multi-gigabyte export costs one chunk of memory, not its size.
+ */
+export class FileReply {
+  constructor(
+    readonly status: 200 | 206,
+    readonly contentType: string,
+    readonly file: FileBody,
     readonly headers: HeaderList = [],
   ) {}
 }
@@ -142,6 +167,8 @@ export interface RouteDef {
   readonly sse?: boolean;
   /** always an event stream: the handler returns a StreamReply */
   readonly stream?: boolean;
+  /** a file download (FileReply): documented as binary in these media types, with 206 and 304 */
+  readonly download?: { readonly contentTypes: readonly string[] };
   /** enables the serialized-body cache and ETags keyed by this version */
   readonly cache?: {
     version(ctx: RequestContext): string | number;
