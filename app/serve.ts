@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
 import { createApi } from '../http/api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
+import { SlidingWindowLimiter } from '../http/limiter.ts';
+import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
@@ -62,12 +64,15 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     streams.useMeter(meter);
     // one secret for cursors and download links; without a configured one, links die with the process
     const signingSecret = config.signing_secret ?? randomBytes(32);
+    // the account routes show the window the API enforces, so both read the same limiter
+    const limiter = new SlidingWindowLimiter();
     const api = await createApi({
-      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter, signingSecret,
+      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter, signingSecret, limiter,
       reliability,
       streams: streams.provider,
       routes: [
         ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
+        ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streams.connections), log: logErr }),
         ...exportRoutes({
           db, dir: config.exports.dir, secret: signingSecret, ttlS: config.exports.url_ttl_s,
           baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''), log: logErr,

@@ -10,6 +10,7 @@ import { SlidingWindowLimiter } from './limiter.ts';
 import { MemoryMeter } from './meter.ts';
 import { Directory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
+import { accountRoutes } from './routes/account.ts';
 import { eventRoutes, type EventStreamSource } from './routes/events.ts';
 import { exportRoutes } from './routes/exports.ts';
 import { coreRoutes } from './routes/index.ts';
@@ -37,6 +38,7 @@ export function documentedRoutes(): RouteDef[] {
     ...eventRoutes(noStreams),
     ...webhookRoutes(noWebhooks),
     ...statusRoutes(noStatus),
+    ...accountRoutes({ db: noDb, limiter: new SlidingWindowLimiter() }),
     ...exportRoutes({ db: noDb, dir: '', secret: 'documentation-only-secret', ttlS: 3_600 }),
   ];
 }

@@ -62,6 +62,14 @@ export class ConnectionMeter<T> {
     return this.open.size;
   }
 
+  /** The open streams whose tag matches, oldest first (the account page lists a key's own). */
+  openWhere(predicate: (tag: T) => boolean): Array<{ tag: T; openedAtMs: number }> {
+    const found: Array<{ tag: T; openedAtMs: number }> = [];
+    // a Set iterates in insertion order, which is the order the streams opened in
+    for (const entry of this.open) if (predicate(entry.tag)) found.push({ tag: entry.tag, openedAtMs: entry.openedAtMs });
+    return found;
+  }
+
   tick(nowMs = this.now()): void {
     for (const entry of this.open) this.settle(entry, nowMs);
   }
