@@ -45,7 +45,8 @@ export function fullQuerySchema(def: RouteDef): z.ZodObject {
   let shape: Record<string, z.ZodType> = { ...(def.query?.shape ?? {}) };
   if (def.paginated) shape = { ...shape, limit: limitParam, cursor: cursorParam };
   if (def.sse) shape = { ...shape, format: formatParam };
-  if (def.sse || def.stream) shape = { ...shape, api_key: apiKeyParam, last_event_id: lastEventIdParam };
+  // a public stream takes no key and starts from the current state, so it has neither parameter
+  if ((def.sse || def.stream) && def.auth === 'key') shape = { ...shape, api_key: apiKeyParam, last_event_id: lastEventIdParam };
   return z.object(shape).strict();
 }
 

@@ -114,7 +114,8 @@ export class Pipeline {
 
     // HEAD never opens a stream: it gets the JSON headers, or 406 on a stream-only endpoint
     const wantsStream = !!def && !head && (def.stream === true || (def.sse === true && wantsEventStream(req)));
-    if (wantsStream) state.unit = 'connection-minute';
+    // a public stream (the status page) is not metered: no unit, no X-Meter-Unit header
+    if (wantsStream && def.meter !== null) state.unit = 'connection-minute';
 
     if (isApi) {
       const key = await this.authenticate(req, wantsStream, state.startedMs);

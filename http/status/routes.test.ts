@@ -82,6 +82,8 @@ t.test('/status/stream: current sections at once, then changes; bounded viewers;
   const first = await app.inject({ url: '/status/stream' });
   t.equal(first.status, 200);
   t.equal(first.headers['content-type'], 'text/event-stream');
+  t.notOk(first.headers['x-meter-unit'], 'a public stream carries no meter unit');
+  t.equal((await app.inject({ url: '/status/stream?api_key=good' })).status, 400, 'and takes no key');
   const chunks = first.stream!.chunks;
   t.match(chunks[0], /^retry: 3000\n\nid: \d+\nevent: status\ndata: \{/);
   const message = JSON.parse(/data: (.*)\n/.exec(chunks[0]!)![1]!) as { state: string; sections: Record<string, string>; hashes: Record<string, string> };
