@@ -4,6 +4,7 @@ import { createApi } from '../http/api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
 import { SlidingWindowLimiter } from '../http/limiter.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
+import { dashboardRoutes } from '../http/routes/dashboard.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
@@ -72,6 +73,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       streams: streams.provider,
       routes: [
         ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
+        ...dashboardRoutes(),
         ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streams.connections), log: logErr }),
         ...exportRoutes({
           db, dir: config.exports.dir, secret: signingSecret, ttlS: config.exports.url_ttl_s,

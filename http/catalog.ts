@@ -11,6 +11,7 @@ import { MemoryMeter } from './meter.ts';
 import { Directory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
 import { accountRoutes } from './routes/account.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { eventRoutes, type EventStreamSource } from './routes/events.ts';
 import { exportRoutes } from './routes/exports.ts';
 import { coreRoutes } from './routes/index.ts';
@@ -39,6 +40,7 @@ export function documentedRoutes(): RouteDef[] {
     ...webhookRoutes(noWebhooks),
     ...statusRoutes(noStatus),
     ...accountRoutes({ db: noDb, limiter: new SlidingWindowLimiter() }),
+    ...dashboardRoutes(),
     ...exportRoutes({ db: noDb, dir: '', secret: 'documentation-only-secret', ttlS: 3_600 }),
   ];
 }

@@ -47,6 +47,8 @@ const API_PREFIX = '/api/';
 interface RequestState {
   readonly requestId: string;
   readonly startedMs: number;
+  /** monotonic, sub-millisecond: latencies of fast requests are fractions of a millisecond */
+  readonly startedPerf: number;
   readonly method: string;
   endpoint: string;
   unit: MeterUnit | null;
@@ -84,6 +86,7 @@ export class Pipeline {
     const state: RequestState = {
       requestId: `req_${this.idPrefix}${(this.nextId++).toString(36)}`,
       startedMs,
+      startedPerf: performance.now(),
       method: typeof req.method === 'string' ? req.method.toUpperCase() : 'GET',
       endpoint: UNMATCHED,
       unit: null,
@@ -351,7 +354,7 @@ export class Pipeline {
         method: state.method,
         endpoint: state.endpoint,
         status: response.status,
-        latencyMs: this.options.clock() - state.startedMs,
+        latencyMs: performance.now() - state.startedPerf,
         atMs: state.startedMs,
         requestId: state.requestId,
       });

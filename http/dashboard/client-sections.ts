@@ -1,0 +1,181 @@
+// Browser code: each section of the dashboard from the JSON the API answered. Every value goes
+// through el() as text or an attribute; links the server sends pass safeHref first.
+export const SECTIONS_SCRIPT = String.raw`
+function fact(name, label, value) {
+  return el('div', { 'data-fact': name }, [el('dt', { text: label }), el('dd', null, value)]);
+}
+
+function table(className, headings, rows, empty) {
+  if (!rows.length) return el('p', { class: 'empty', text: empty });
+  var head = el('tr', null, headings.map(function (h) {
+    return el('th', { scope: 'col', class: h.className || null, text: h.label });
+  }));
+  return el('div', { class: 'table' }, el('table', { class: className }, [el('thead', null, head), el('tbody', null, rows)]));
+}
+
+function cell(content, className) {
+  return el('td', { class: className || null }, content);
+}
+
+function badge(text, tone) {
+  return el('span', { class: 'badge ' + (tone || ''), text: text });
+}
+
+function perWindow(limits) {
+  return fmtNumber(limits.requests_per_window) + ' requests per ' + fmtSeconds(limits.window_seconds);
+}
+
+function renderWindow(w) {
+  var used = Math.max(0, w.limit - w.remaining);
+  fill($('window-body'), [
+    el('meter', { min: 0, max: Math.max(1, w.limit), value: used, low: w.limit * 0.7, high: w.limit * 0.9, optimum: 0,
+      'aria-label': 'Requests used in the current window' }),
+    el('p', { class: 'totals', 'data-remaining': w.remaining }, [
+      el('strong', { text: fmtNumber(w.remaining) }), ' of ' + fmtNumber(w.limit) + ' requests left in this window · '
+        + (used > 0 ? 'the oldest counted request leaves it in ' : 'resets in ') + fmtSeconds(w.reset_seconds),
+    ]),
+  ]);
+}
+
+function renderAccount(account) {
+  var key = account.key;
+  var limits = account.limits;
+  sectionError('plan', null);
+  $('who').textContent = key.prefix + '…' + (key.name ? ' · ' + key.name : '') + (key.test ? ' · test key' : '');
+  fill($('plan-body'), [
+    el('p', { class: 'totals' }, [
+      el('span', { class: 'plan p-' + account.plan, 'data-plan': account.plan, text: account.plan }), ' ',
+      el('span', null, [key.test ? 'Test key ' : 'Live key ', el('code', { text: key.prefix + '…' }),
+        key.name ? ' (' + key.name + ')' : '', ', created ', timeEl(key.created_at)]),
+    ]),
+    el('dl', { class: 'facts' }, [
+      fact('requests', 'Requests', perWindow(limits)),
+      fact('sse_streams', 'Event streams', limits.sse_streams > 0 ? fmtNumber(limits.sse_streams) + ' open at a time' : 'not included'),
+      fact('max_page_size', 'Page size', 'up to ' + fmtNumber(limits.max_page_size) + ' items'),
+      fact('webhook_endpoints', 'Webhook endpoints', 'up to ' + fmtNumber(limits.webhook_endpoints)),
+      fact('history_exports', 'History exports', limits.history_exports ? 'included' : 'not included'),
+    ]),
+  ]);
+  renderWindow(account.window);
+  renderStreams(account.streams);
+}
+
+function renderStreams(streams) {
+  sectionError('streams', null);
+  var summary = streams.allowed > 0
+    ? fmtNumber(streams.open) + ' of ' + fmtNumber(streams.allowed) + ' event streams open'
+    : 'Event streams (server-sent events) are not part of this plan.';
+  var rows = streams.connections.map(function (c) {
+    return el('tr', null, [cell(el('code', { text: c.endpoint })), cell(timeEl(c.opened_at)), cell(fmtNumber(c.minutes), 'num')]);
+  });
+  fill($('streams-body'), [
+    el('p', { class: 'totals', 'data-open': streams.open, text: summary }),
+    streams.allowed > 0 || rows.length
+      ? table('streams', [{ label: 'Stream' }, { label: 'Opened' }, { label: 'Minutes so far', className: 'num' }], rows, 'No stream is open now.')
+      : null,
+  ]);
+}
+
+function renderUsage(usage) {
+  sectionError('usage', null);
+  var t = usage.totals || {};
+  $('usage-range').textContent = usage.from + ' to ' + usage.to + ' (' + usage.unit_timezone + ' days)';
+  fill($('usage-totals'), [
+    el('strong', { 'data-total': 'requests', text: fmtNumber(t.requests) }), ' requests · ',
+    el('strong', { 'data-total': 'errors', text: fmtNumber(t.errors) }), ' errors · ',
+    el('strong', { 'data-total': 'connection_minutes', text: fmtNumber(t.connection_minutes) }), ' connection-minutes',
+  ]);
+  drawUsageChart($('usage-chart'), usage);
+  fill($('usage-table'), usageTable(usage));
+}
+
+var DELIVERY_TONE = { succeeded: 'ok', pending: '', retrying: 'warn', failed: 'bad' };
+
+function endpointState(ep) {
+  if (!ep.enabled) return badge('disabled' + (ep.disabled_reason ? ' (' + ep.disabled_reason + ')' : ''), 'bad');
+  if (ep.failing_since) return el('span', null, [badge('failing', 'warn'), el('span', { class: 'sub' }, ['since ', timeEl(ep.failing_since)])]);
+  return badge('enabled', 'ok');
+}
+
+function renderWebhooks(endpoints, deliveries, limits) {
+  sectionError('webhooks', null);
+  var urls = {};
+  endpoints.data.forEach(function (ep) { urls[ep.id] = ep.url; });
+  var epRows = endpoints.data.map(function (ep) {
+    var types = ep.filters && ep.filters.event_types ? ep.filters.event_types.join(', ') : 'default event types';
+    return el('tr', { 'data-endpoint': ep.id }, [
+      cell([el('code', { text: ep.url }), ep.description ? el('span', { class: 'sub desc', text: ep.description }) : null,
+        el('span', { class: 'sub', text: ep.id })]),
+      cell(types),
+      cell(endpointState(ep)),
+      cell(timeEl(ep.created_at), 'hide-narrow'),
+    ]);
+  });
+  fill($('endpoints-body'), [
+    el('p', { class: 'totals', text: fmtNumber(endpoints.data.length) + ' of up to ' + fmtNumber(limits ? limits.webhook_endpoints : NaN) + ' endpoints' }),
+    table('endpoints', [{ label: 'Endpoint' }, { label: 'Events' }, { label: 'State' }, { label: 'Created', className: 'hide-narrow' }],
+      epRows, 'No webhook endpoint is registered for this key. Register one with POST /api/v1/webhooks/endpoints.'),
+  ]);
+  var dRows = deliveries.data.map(function (d) {
+    var last = d.last_status_code !== null ? 'HTTP ' + d.last_status_code : (d.last_error || '—');
+    return el('tr', { 'data-delivery': d.id, 'data-state': d.state }, [
+      cell([el('code', { text: d.event_type }), el('span', { class: 'sub', text: urls[d.endpoint_id] || d.endpoint_id }),
+        el('span', { class: 'sub' }, timeEl(d.created_at))]),
+      cell([badge(d.state, DELIVERY_TONE[d.state]),
+        el('span', { class: 'sub', text: d.attempt_count + (d.attempt_count === 1 ? ' attempt' : ' attempts') })]),
+      cell([last, d.next_attempt_at ? el('span', { class: 'sub' }, ['next attempt ', timeEl(d.next_attempt_at)]) : null], 'hide-narrow'),
+    ]);
+  });
+  fill($('deliveries-body'), table('deliveries',
+    [{ label: 'Event, endpoint, time' }, { label: 'State' }, { label: 'Last response', className: 'hide-narrow' }],
+    dRows, 'No delivery yet.'));
+}
+
+function exportsUnavailable(account, message) {
+  var why = account.key.test
+    ? 'Test keys get no bulk history data, whatever their plan. Sign in with a live Max key to download export files.'
+    : 'History exports (daily Parquet and NDJSON files of the retained history) are part of the Max plan; this key is on the '
+      + account.plan + ' plan.';
+  fill($('exports-body'), [el('p', { class: 'plan-note', 'data-reason': 'plan', text: why }),
+    message ? el('p', { class: 'empty', text: 'The API answered: ' + message }) : null]);
+}
+
+var EXPORT_TONE = { ready: 'ok', pending: '', running: 'warn', failed: 'bad' };
+
+function exportRow(file) {
+  var href = file.state === 'ready' && file.download ? safeHref(file.download.url) : null;
+  var download = href
+    ? el('a', { class: 'button primary download', href: href, download: '', 'data-id': file.id,
+      title: 'Signed link, valid until ' + fmtTime(file.download.expires_at), text: 'Download' })
+    : '—';
+  return el('tr', { 'data-export': file.id, 'data-state': file.state }, [
+    cell([el('strong', { text: file.dataset }), ' · ' + file.part,
+      el('span', { class: 'sub', text: file.service_date + ' · ' + file.format })]),
+    cell([badge(file.state, EXPORT_TONE[file.state]), file.error ? el('span', { class: 'sub', text: file.error }) : null]),
+    cell(fmtNumber(file.rows), 'num hide-narrow'),
+    cell(el('span', { title: fmtNumber(file.bytes) + ' bytes', text: fmtBytes(file.bytes) }), 'num'),
+    cell(file.sha256 ? el('code', { title: file.sha256, text: file.sha256.slice(0, 12) + '…' }) : '—', 'hide-narrow'),
+    cell(timeEl(file.created_at), 'hide-narrow'),
+    cell(download),
+  ]);
+}
+
+function renderExports(page, appendRows) {
+  sectionError('exports', null);
+  var body = $('exports-body');
+  var tbody = appendRows ? body.querySelector('tbody') : null;
+  if (tbody) {
+    page.data.forEach(function (file) { tbody.appendChild(exportRow(file)); });
+  } else {
+    fill(body, table('exports', [
+      { label: 'Dataset, service day, format' }, { label: 'State' }, { label: 'Rows', className: 'num hide-narrow' },
+      { label: 'Size', className: 'num' }, { label: 'SHA-256', className: 'hide-narrow' }, { label: 'Written', className: 'hide-narrow' },
+      { label: 'File' },
+    ], page.data.map(exportRow), 'No export file yet. The daily job writes one file per dataset, service day and format.'));
+  }
+  var next = page.links && page.links.next ? sameOrigin(page.links.next) : null;
+  var more = $('exports-more');
+  more.hidden = next === null;
+  more.setAttribute('data-next', next || '');
+}
+`;
