@@ -65,6 +65,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     streams.useMeter(meter);
     // one secret for cursors and download links; without a configured one, links die with the process
     const signingSecret = config.signing_secret ?? randomBytes(32);
+    if (!config.signing_secret) log('signing_secret is not set: cursors and export download links stop working when this process restarts');
     // the account routes show the window the API enforces, so both read the same limiter
     const limiter = new SlidingWindowLimiter();
     const api = await createApi({
