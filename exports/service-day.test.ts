@@ -1,6 +1,7 @@
 import t from 'tap';
+import { zoneOffsetMs } from '../core/time-zone.ts';
 import { Db } from '../store/db.ts';
-import { dateRange, localInstant, serviceDayWindow, zoneOffsetMs } from './service-day.ts';
+import { dateRange, localInstant, serviceDayWindow } from './service-day.ts';
 
 t.test('service day windows run from service_day_end to service_day_end, DST days included', async (t) => {
   t.same(serviceDayWindow('2024-03-10', 'America/New_York'), {

@@ -1,6 +1,7 @@
 // Which instants belong to a service day. A service day D runs from `serviceDayEnd` (local wall
 // clock, default 04:00) on D to the same time on D + 1, as in reliability, so a position observed
 // at 01:30 after midnight stays with the day whose trips were running.
+import { zoneOffsetMs } from '../core/time-zone.ts';
 import { addDays, isServiceDate, isTimeZone, parseClock } from '../store/reliability/dates.ts';
 
 export interface ServiceDayWindow {
@@ -10,24 +11,6 @@ export interface ServiceDayWindow {
   start: Date;
   /** first instant of the next day (exclusive) */
   end: Date;
-}
-
-const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
-
-/** `tz`'s offset from UTC at `instantMs`, in ms (positive east of Greenwich). */
-export function zoneOffsetMs(instantMs: number, tz: string): number {
-  let fmt = offsetFormatters.get(tz);
-  if (!fmt) {
-    fmt = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-      hour: 'numeric', minute: 'numeric', second: 'numeric',
-    });
-    offsetFormatters.set(tz, fmt);
-  }
-  const parts: Record<string, number> = {};
-  for (const p of fmt.formatToParts(new Date(instantMs))) parts[p.type] = Number(p.value);
-  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
-  return asUtc - Math.floor(instantMs / 1000) * 1000;
 }
 
 /**

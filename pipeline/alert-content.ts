@@ -1,7 +1,7 @@
 // What one poll says about an alert, before the lifecycle adds status, version and times.
 import type { ScheduleIndex } from '../core/ports.ts';
+import { modeForRouteType } from '../core/route-type.ts';
 import { MODES, type ActivePeriod, type Alert, type Mode } from '../core/types.ts';
-import { modeForRouteType } from './route-type.ts';
 
 export type AlertContent = Omit<Alert, 'status' | 'version' | 'first_seen_ms' | 'updated_ms' | 'resolved_ms'>;
 

@@ -1,10 +1,11 @@
 // A TripDescriptor resolved against the static schedule: route, mode, direction, service date and
 // the instant GTFS stop times count from.
 import type { ScheduledStopTime, ScheduledTrip } from '../core/ports.ts';
+import { localDate } from '../core/time-zone.ts';
 import type { Mode, TripRelationship } from '../core/types.ts';
 import { TRIP_RELATIONSHIP_NAMES, has, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import type { NormalizeContext } from './normalize-context.ts';
-import { candidateServiceDates, localDate, parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
+import { candidateServiceDates, parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
 
 export interface ResolvedTrip {
   trip_id: string;

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { modeForRouteType } from './route-type.ts';
-import { candidateServiceDates, localDate, parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
+import { localDate } from '../core/time-zone.ts';
+import { candidateServiceDates, parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -13,6 +13,16 @@ t.test('the GTFS time origin is noon minus 12 h, which moves on DST days', async
   t.equal(iso(serviceDayOriginMs('2024-06-01', 'UTC')), '2024-06-01T00:00:00.000Z');
   t.equal(iso(serviceDayOriginMs('2024-06-01', 'Asia/Kolkata')), '2024-05-31T18:30:00.000Z');
   t.equal(serviceDayOriginMs('2024-06-01', 'Asia/Kolkata'), serviceDayOriginMs('2024-06-01', 'Asia/Kolkata'), 'cached');
+});
+
+t.test('the origin in Chicago, where the demo network runs', async (t) => {
+  const origin = (date: string) => new Date(serviceDayOriginMs(date, 'America/Chicago')).toISOString();
+  t.equal(origin('2025-06-17'), '2025-06-17T05:00:00.000Z', 'CDT midnight');
+  t.equal(origin('2025-01-15'), '2025-01-15T06:00:00.000Z', 'CST midnight');
+  // spring forward: noon CDT is 17:00Z, so the origin is 05:00Z, one hour before local midnight
+  t.equal(origin('2025-03-09'), '2025-03-09T05:00:00.000Z');
+  // fall back: noon CST is 18:00Z, origin 06:00Z is 01:00 CDT
+  t.equal(origin('2025-11-02'), '2025-11-02T06:00:00.000Z');
 });
 
 t.test('local dates and candidate service dates', async (t) => {
@@ -34,9 +44,3 @@ t.test('GTFS-RT start_date and start_time parsing', async (t) => {
   t.equal(parseGtfsTime(''), null);
 });
 
-t.test('route types map to served modes', async (t) => {
-  t.same([0, 1, 2, 3, 4, 5, 7, 11, 12].map(modeForRouteType), ['streetcar', 'rail', 'rail', 'bus', null, null, null, 'bus', 'rail']);
-  t.same([100, 109, 400, 700, 715, 900, 1000, 200].map(modeForRouteType), ['rail', 'rail', 'rail', 'bus', 'bus', 'streetcar', null, 'bus']);
-  t.equal(modeForRouteType(null), null);
-  t.equal(modeForRouteType(2.5), null);
-});

@@ -1,39 +1,9 @@
 // Service dates and GTFS times in an agency's time zone. GTFS counts stop times from "noon minus
 // 12 h" of the service date, which differs from midnight on the days clocks change.
+import { localDate, zoneOffsetMs } from '../core/time-zone.ts';
 
 const DAY_MS = 86_400_000;
-const formatters = new Map<string, Intl.DateTimeFormat>();
 const dayStartCache = new Map<string, number>();
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23',
-      year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
-
-function wallClock(ms: number, zone: string): { y: number; m: number; d: number; h: number; min: number; s: number } {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(zone).formatToParts(ms)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  return { y: parts.year!, m: parts.month!, d: parts.day!, h: parts.hour!, min: parts.minute!, s: parts.second! };
-}
-
-/** Offset of `zone` from UTC at instant `ms`, in ms (east positive). */
-export function zoneOffsetMs(ms: number, zone: string): number {
-  const w = wallClock(ms, zone);
-  return Date.UTC(w.y, w.m - 1, w.d, w.h, w.min, w.s) - Math.floor(ms / 1000) * 1000;
-}
-
-/** 'YYYY-MM-DD' of instant `ms` in `zone`. */
-export function localDate(ms: number, zone: string): string {
-  const w = wallClock(ms, zone);
-  return `${w.y}-${pad(w.m)}-${pad(w.d)}`;
-}
 
 /** Epoch ms of "noon minus 12 h" on `serviceDate` ('YYYY-MM-DD') in `zone`: the origin of GTFS times. */
 export function serviceDayOriginMs(serviceDate: string, zone: string): number {
@@ -80,8 +50,4 @@ export function candidateServiceDates(ms: number, zone: string): string[] {
   const today = localDate(ms, zone);
   const base = Date.parse(`${today}T00:00:00Z`);
   return [base - DAY_MS, base, base + DAY_MS].map((t) => new Date(t).toISOString().slice(0, 10));
-}
-
-function pad(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
 }

@@ -1,22 +1,13 @@
 // BART and Sound Transit captures resolved against their own static schedules, stored in DuckDB.
 import t from 'tap';
-import { openStoreHarness, type StoreHarness } from './store-harness.ts';
-import { FIXTURES_REAL, hasRealFixtures } from './test-fakes.ts';
+import { withStoreHarness } from './store-harness.ts';
 
-if (!hasRealFixtures()) {
-  t.comment(`skipping: ${FIXTURES_REAL} is absent`);
-  t.pass('skipped: no real fixtures');
-} else {
-  let h: StoreHarness;
-  t.before(async () => {
-    h = await openStoreHarness({ bart: 'bart/bart-rt.zip', st: 'sound-transit/st.zip' }, [
-      { id: 'bart-tu', file: 'bart/bart-trip-updates.pb', schedule_id: 'bart' },
-      { id: 'st-tu', file: 'sound-transit/trip_update_1683740698.pb', schedule_id: 'st' },
-    ]);
-  });
-  t.teardown(() => h?.close());
-
+withStoreHarness({ bart: 'bart/bart-rt.zip', st: 'sound-transit/st.zip' }, [
+  { id: 'bart-tu', file: 'bart/bart-trip-updates.pb', schedule_id: 'bart' },
+  { id: 'st-tu', file: 'sound-transit/trip_update_1683740698.pb', schedule_id: 'st' },
+], (harness) => {
   t.test('BART: 65 of 91 trips matched; ADDED and unknown trips flagged, not dropped', async (t) => {
+    const h = harness();
     const bart = h.pipelineAt('2019-08-07T17:45:30Z', ['bart-tu']);
     await bart.pollAllOnce();
     const index = h.schedules.get('bart')!;
@@ -31,6 +22,7 @@ if (!hasRealFixtures()) {
   });
 
   t.test('Sound Transit: scheduled trips matched, DUPLICATED ones kept as extra service', async (t) => {
+    const h = harness();
     const st = h.pipelineAt('2023-05-10T17:45:00Z', ['st-tu']);
     await st.pollAllOnce();
     const trips = await h.db.all<{ relationship: string; in_schedule: boolean; mode: string }>(
@@ -41,4 +33,4 @@ if (!hasRealFixtures()) {
     t.ok(trips.every((o) => o.mode === 'streetcar' || o.mode === 'rail'), 'Link light rail: route_type 0 or 2');
     await st.stop();
   });
-}
+});

@@ -3,25 +3,16 @@
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
-import { openStoreHarness, type StoreHarness } from './store-harness.ts';
-import { FIXTURES_REAL, hasRealFixtures } from './test-fakes.ts';
+import { withStoreHarness } from './store-harness.ts';
 
-if (!hasRealFixtures()) {
-  t.comment(`skipping: ${FIXTURES_REAL} is absent`);
-  t.pass('skipped: no real fixtures');
-} else {
-  let h: StoreHarness;
-  t.before(async () => {
-    h = await openStoreHarness({ ct: 'caltrain/ct.zip' }, [
-      { id: 'ct-tu', file: 'caltrain/ct-trip-updates.pb', schedule_id: 'ct' },
-      { id: 'ct-vp', file: 'caltrain/ct-vehicle-positions.pb', schedule_id: 'ct' },
-      { id: 'mbta-tu', file: 'mbta/tripupdates-2022-02-01-canceled.pb' },
-      { id: 'mbta-alerts', file: 'mbta/alerts.pb' },
-    ]);
-  });
-  t.teardown(() => h?.close());
-
+withStoreHarness({ ct: 'caltrain/ct.zip' }, [
+  { id: 'ct-tu', file: 'caltrain/ct-trip-updates.pb', schedule_id: 'ct' },
+  { id: 'ct-vp', file: 'caltrain/ct-vehicle-positions.pb', schedule_id: 'ct' },
+  { id: 'mbta-tu', file: 'mbta/tripupdates-2022-02-01-canceled.pb' },
+  { id: 'mbta-alerts', file: 'mbta/alerts.pb' },
+], (harness) => {
   t.test('Caltrain trip updates fully matched to ct.zip', async (t) => {
+    const h = harness();
     const pipeline = h.pipelineAt('2023-11-08T01:05:40Z', ['ct-tu', 'ct-vp']);
     const [tu, vp] = await pipeline.pollAllOnce();
     t.match(tu, { status: 'ok', trip_updates: 19, rejected: {} });
@@ -39,6 +30,7 @@ if (!hasRealFixtures()) {
   });
 
   t.test("MBTA's 141 CANCELED trips and 2,025 SKIPPED stops stored as trip observations", async (t) => {
+    const h = harness();
     const bus = new InMemoryEventBus();
     const canceled: unknown[] = [];
     bus.subscribe((batch) => canceled.push(...batch.filter((e) => e.type === 'trip.canceled')));
@@ -55,6 +47,7 @@ if (!hasRealFixtures()) {
   });
 
   t.test('alerts survive a restart: restored from the store, no new versions for the same content', async (t) => {
+    const h = harness();
     const first = h.pipelineAt('2017-12-23T13:00:00Z', ['mbta-alerts']);
     await first.pollAllOnce();
     await first.stop();
@@ -68,4 +61,4 @@ if (!hasRealFixtures()) {
     await second.stop();
     t.equal(await h.count(`SELECT count(*) AS n FROM alert_versions WHERE feed_id = 'mbta-alerts'`), 51);
   });
-}
+});

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import t from 'tap';
 import { InMemoryEventBus, type EventBus } from '../core/events.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import type { Alert } from '../core/types.ts';
@@ -11,7 +12,7 @@ import { importGtfs } from '../store/gtfs-import.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { createPipeline, type Pipeline } from './ingest.ts';
-import { FIXTURES_REAL, testConfig } from './test-fakes.ts';
+import { FIXTURES_REAL, hasRealFixtures, testConfig } from './test-fakes.ts';
 
 export interface FeedDecl { id: string; file: string; schedule_id?: string }
 
@@ -53,4 +54,28 @@ export async function openStoreHarness(zips: Record<string, string>, feeds: Feed
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For a test file over real captures: opens the harness before its tests and closes it after them,
+ * or, without the captures, passes with a note. `tests` registers the tests; they read the harness
+ * through `harness()` once running.
+ */
+export function withStoreHarness(
+  zips: Record<string, string>, feeds: FeedDecl[], tests: (harness: () => StoreHarness) => void,
+): void {
+  if (!hasRealFixtures()) {
+    t.comment(`skipping: ${FIXTURES_REAL} is absent`);
+    t.pass('skipped: no real fixtures');
+    return;
+  }
+  let opened: StoreHarness | undefined;
+  t.before(async () => {
+    opened = await openStoreHarness(zips, feeds);
+  });
+  t.teardown(() => opened?.close());
+  tests(() => {
+    if (!opened) throw new Error('the store harness is read before it is open');
+    return opened;
+  });
 }

@@ -7,8 +7,8 @@ import { parseConfig, type Config } from '../core/config.ts';
 import type {
   HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip,
 } from '../core/ports.ts';
+import { modeForRouteType } from '../core/route-type.ts';
 import { feedMessageCodec } from './decode.ts';
-import { modeForRouteType } from './route-type.ts';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const FIXTURES_REAL = join(REPO_ROOT, '..', 'shared', 'fixtures-real');

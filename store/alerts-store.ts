@@ -53,6 +53,15 @@ function toAlert(r: AlertRow): Alert {
   };
 }
 
+/** The columns of alert_versions as AlertRow reads them (times as epoch ms). */
+const ALERT_COLUMNS = `alert_id, feed_id, entity_id, version, status, modes, impact, cause, severity,
+  header, description, url,
+  list_transform(active_periods, p -> {'start_ms': epoch_ms(p.start_at)::DOUBLE, 'end_ms': epoch_ms(p.end_at)::DOUBLE})
+    AS active_periods,
+  routes, stations, trips,
+  epoch_ms(first_seen_at)::DOUBLE AS first_seen_ms, epoch_ms(updated_at)::DOUBLE AS updated_ms,
+  epoch_ms(resolved_at)::DOUBLE AS resolved_ms`;
+
 export interface LatestAlertsOptions {
   /** leave out alerts resolved before this time (epoch ms); all are returned by default */
   resolvedSinceMs?: number;
@@ -75,13 +84,7 @@ export async function loadLatestAlerts(db: Db, options: LatestAlertsOptions = {}
     filter = `WHERE resolved_at IS NULL OR epoch_ms(resolved_at) >= $${params.length}`;
   }
   const rows = await db.all<AlertRow>(
-    `SELECT alert_id, feed_id, entity_id, version, status, modes, impact, cause, severity,
-       header, description, url,
-       list_transform(active_periods, p -> {'start_ms': epoch_ms(p.start_at)::DOUBLE, 'end_ms': epoch_ms(p.end_at)::DOUBLE})
-         AS active_periods,
-       routes, stations, trips,
-       epoch_ms(first_seen_at)::DOUBLE AS first_seen_ms, epoch_ms(updated_at)::DOUBLE AS updated_ms,
-       epoch_ms(resolved_at)::DOUBLE AS resolved_ms
+    `SELECT ${ALERT_COLUMNS}
      FROM (${latest}) ${filter}
      ORDER BY first_seen_at, alert_id`,
     params,
@@ -92,13 +95,7 @@ export async function loadLatestAlerts(db: Db, options: LatestAlertsOptions = {}
 /** Every stored version of one alert, oldest first: its history for the API. */
 export async function alertVersions(db: Db, alertId: string): Promise<Alert[]> {
   const rows = await db.all<AlertRow>(
-    `SELECT alert_id, feed_id, entity_id, version, status, modes, impact, cause, severity,
-       header, description, url,
-       list_transform(active_periods, p -> {'start_ms': epoch_ms(p.start_at)::DOUBLE, 'end_ms': epoch_ms(p.end_at)::DOUBLE})
-         AS active_periods,
-       routes, stations, trips,
-       epoch_ms(first_seen_at)::DOUBLE AS first_seen_ms, epoch_ms(updated_at)::DOUBLE AS updated_ms,
-       epoch_ms(resolved_at)::DOUBLE AS resolved_ms
+    `SELECT ${ALERT_COLUMNS}
      FROM alert_versions WHERE alert_id = $1 ORDER BY version, updated_at`,
     [alertId],
   );

@@ -3,22 +3,11 @@ import type { Db } from './db.ts';
 
 // Reading back the poll log: for the status page and for restoring feed health after a restart.
 
-interface PollRow {
-  feed_id: string;
-  polled_ms: number;
+/** A row of POLL_SELECT: a FeedPoll whose status is not checked yet and whose rejections are a list. */
+type PollRow = Omit<FeedPoll, 'status' | 'rejected'> & {
   status: string;
-  http_status: number | null;
-  bytes: number;
-  duration_ms: number;
-  header_timestamp_ms: number | null;
-  entities: number;
-  vehicles: number;
-  trip_updates: number;
-  alerts: number;
-  stored: number;
   rejected_by_reason: { reason: string; count: number }[];
-  error: string | null;
-}
+};
 
 const KNOWN_REASONS: ReadonlySet<string> = new Set(REJECT_REASONS);
 

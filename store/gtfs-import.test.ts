@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Db } from './db.ts';
-import { importGtfs, modeForRouteType, type ImportSummary } from './gtfs-import.ts';
+import { importGtfs, type ImportSummary } from './gtfs-import.ts';
 import { feedZip, SMALL_FEED, writeFeedFolder } from './testing/gtfs-fixture.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
@@ -40,16 +40,6 @@ async function modes(db: Db, scheduleId: string): Promise<Record<string, number>
      WHERE schedule_id = '${scheduleId}' GROUP BY 1 ORDER BY 1`);
   return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
-
-t.test('route_type → mode', async (t) => {
-  const cases: [number, string | null][] = [
-    [0, 'streetcar'], [900, 'streetcar'], [906, 'streetcar'], [907, null],
-    [1, 'rail'], [2, 'rail'], [100, 'rail'], [117, 'rail'], [118, null], [400, 'rail'], [405, 'rail'],
-    [3, 'bus'], [200, 'bus'], [209, 'bus'], [700, 'bus'], [716, 'bus'], [717, null],
-    [4, null], [5, null], [7, null], [11, null], [12, null], [1000, null], [1100, null], [-1, null],
-  ];
-  for (const [type, mode] of cases) t.equal(modeForRouteType(type), mode, `route_type ${type}`);
-});
 
 t.test('Caltrain ct.zip: rail and bus, exact counts, junk after the archive tolerated', { skip: noFixtures }, async (t) => {
   const db = await memoryDb(t);

@@ -13,7 +13,6 @@ import { ESSENTIAL_FILES, SourceColumns, TABLE_SPECS, type TableSpec } from './g
 // ones, so a re-import replaces atomically and a failed one leaves the old schedule as it was.
 
 export { GtfsSourceError } from './gtfs-source.ts';
-export { modeForRouteType } from './gtfs-tables.ts';
 
 export interface TableLoad {
   rows: number;

@@ -1,28 +1,11 @@
-import type { Mode } from '../core/types.ts';
+import { ROUTE_TYPE_MODES } from '../core/route-type.ts';
 import type { GtfsFile } from './gtfs-source.ts';
 
 // How each GTFS text file maps onto its table in 001_init.sql, as SQL over the CSV's text
 // columns. Everything is read as text first and cast here, so one odd value in a real feed
 // becomes a counted, skipped row instead of a failed import.
 
-/** route_type → mode. Base types and the extended (Google) types, as inclusive ranges. */
-export const ROUTE_TYPE_MODES: readonly { mode: Mode; from: number; to: number }[] = [
-  { mode: 'streetcar', from: 0, to: 0 },
-  { mode: 'streetcar', from: 900, to: 906 },
-  { mode: 'rail', from: 1, to: 2 },
-  { mode: 'rail', from: 100, to: 117 },
-  { mode: 'rail', from: 400, to: 405 },
-  { mode: 'bus', from: 3, to: 3 },
-  { mode: 'bus', from: 200, to: 209 },
-  { mode: 'bus', from: 700, to: 716 },
-];
-
-/** The mode a route_type is served as, or null for modes kept but not served (ferry, …). */
-export function modeForRouteType(routeType: number): Mode | null {
-  return ROUTE_TYPE_MODES.find((r) => routeType >= r.from && routeType <= r.to)?.mode ?? null;
-}
-
-/** The same mapping in SQL, generated from the one table above so the two cannot drift. */
+/** core/route-type.ts's mapping in SQL, generated from its table so the two cannot drift. */
 export function modeSql(column: string): string {
   const arms = ROUTE_TYPE_MODES.map((r) => `WHEN ${column} BETWEEN ${r.from} AND ${r.to} THEN '${r.mode}'`);
   return `CASE ${arms.join(' ')} ELSE NULL END`;

@@ -2,7 +2,7 @@ import t from 'tap';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openZip, ZipError, type ZipArchive } from './zip.ts';
+import { openZip, readZipBuffer, ZipError, type ZipArchive } from './zip.ts';
 import { buildZip } from './zip-write.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'zip-'));
@@ -137,4 +137,20 @@ t.test('unsupported features are named', async (t) => {
   const spanned = Buffer.from(zip);
   spanned.writeUInt16LE(1, zip.length - 22 + 4);
   await t.rejects(openZip(writeTemp(spanned)), /multi-part/);
+});
+
+t.test('an archive in memory reads with the same checks', async (t) => {
+  const zip = buildZip([{ name: 'gtfs/', data: '', method: 'store' }, { name: 'gtfs/a.txt', data: text }, { name: 'b.txt', data: 'b', method: 'store' }]);
+  t.same(readZipBuffer(zip).map((e) => [e.name, e.data.toString()]), [['gtfs/a.txt', text], ['b.txt', 'b']], 'files only, in order');
+
+  t.throws(() => readZipBuffer(Buffer.from('not a zip at all, just some text that is long enough'), 'x.zip'),
+    { name: 'ZipError', message: /^x\.zip is not a ZIP archive or is truncated/ });
+  const damaged = Buffer.from(zip);
+  // flip a bit inside the stored CRC of the last central directory entry
+  damaged[zip.length - 22 - 46 - 5 + 16] = damaged[zip.length - 22 - 46 - 5 + 16]! ^ 0xff;
+  t.throws(() => readZipBuffer(damaged), /CRC-32 mismatch in b\.txt/);
+  const badLocal = Buffer.from(zip);
+  badLocal.writeUInt32LE(0, 30 + 'gtfs/'.length); // after the directory's header and name
+  t.throws(() => readZipBuffer(badLocal), /local header of gtfs\/a\.txt not found/);
+  t.throws(() => readZipBuffer(zip.subarray(0, 200)), /not a ZIP archive or is truncated/);
 });

@@ -7,16 +7,17 @@ import { createInflateRaw, crc32, inflateRawSync } from 'node:zlib';
 // A small ZIP reader: enough for GTFS archives (stored and deflate entries), strict about
 // structure so that a damaged download fails with a message instead of half a schedule.
 
-const EOCD_SIGNATURE = 0x06054b50;
+// The record layout, shared with the writer (zip-write.ts).
+export const EOCD_SIGNATURE = 0x06054b50;
 const ZIP64_LOCATOR_SIGNATURE = 0x07064b50;
-const CENTRAL_SIGNATURE = 0x02014b50;
-const LOCAL_SIGNATURE = 0x04034b50;
-const EOCD_SIZE = 22;
+export const CENTRAL_SIGNATURE = 0x02014b50;
+export const LOCAL_SIGNATURE = 0x04034b50;
+export const EOCD_SIZE = 22;
 const MAX_COMMENT = 0xffff;
-const CENTRAL_HEADER_SIZE = 46;
-const LOCAL_HEADER_SIZE = 30;
+export const CENTRAL_HEADER_SIZE = 46;
+export const LOCAL_HEADER_SIZE = 30;
 const FLAG_ENCRYPTED = 0x1;
-const FLAG_UTF8 = 0x800;
+export const FLAG_UTF8 = 0x800;
 
 export const ZIP_METHOD_STORED = 0;
 export const ZIP_METHOD_DEFLATE = 8;
@@ -63,6 +64,22 @@ export async function openZip(path: string): Promise<ZipArchive> {
   }
 }
 
+/**
+ * Every file of an archive already in memory (directories left out), checked like `read`.
+ * Synchronous, for small archives such as generated fixtures; `label` names the archive in errors.
+ */
+export function readZipBuffer(bytes: Buffer, label = 'ZIP archive'): Array<{ name: string; data: Buffer }> {
+  const tailStart = endRecordSearchStart(bytes.length, label);
+  const directory = locateCentralDirectory(bytes.subarray(tailStart), tailStart, label);
+  const cd = bytes.subarray(directory.offset, directory.offset + directory.size);
+  return parseCentralDirectory(cd, directory, label).filter((e) => !e.isDirectory).map((entry) => {
+    checkReadable(label, entry);
+    const header = bytes.subarray(entry.localHeaderOffset, entry.localHeaderOffset + LOCAL_HEADER_SIZE);
+    const start = dataStart(label, entry, header, bytes.length);
+    return { name: entry.name, data: decodeEntry(label, entry, bytes.subarray(start, start + entry.compressedSize)) };
+  });
+}
+
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.alloc(length);
   const { bytesRead } = await file.read(buf, 0, length, position);
@@ -70,10 +87,27 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
 }
 
 async function readCentralDirectory(file: FileHandle, fileSize: number, path: string): Promise<ZipEntry[]> {
-  if (fileSize < EOCD_SIZE) throw new ZipError(`${path} is not a ZIP archive: only ${fileSize} bytes`);
-  const tailLength = Math.min(fileSize, EOCD_SIZE + MAX_COMMENT);
-  const tailStart = fileSize - tailLength;
-  const tail = await readAt(file, tailStart, tailLength);
+  const tailStart = endRecordSearchStart(fileSize, path);
+  const tail = await readAt(file, tailStart, fileSize - tailStart);
+  const directory = locateCentralDirectory(tail, tailStart, path);
+  const cd = await readAt(file, directory.offset, directory.size);
+  return parseCentralDirectory(cd, directory, path);
+}
+
+/** Where the end record can start at the earliest: it may be followed by a comment of up to 64 KiB. */
+function endRecordSearchStart(archiveSize: number, path: string): number {
+  if (archiveSize < EOCD_SIZE) throw new ZipError(`${path} is not a ZIP archive: only ${archiveSize} bytes`);
+  return archiveSize - Math.min(archiveSize, EOCD_SIZE + MAX_COMMENT);
+}
+
+interface CentralDirectoryLocation {
+  readonly entryCount: number;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** Reads the end record in the archive's last bytes (`tail`, starting at `tailStart`). */
+function locateCentralDirectory(tail: Buffer, tailStart: number, path: string): CentralDirectoryLocation {
   const eocdAt = findEndOfCentralDirectory(tail);
   if (eocdAt < 0) {
     throw new ZipError(`${path} is not a ZIP archive or is truncated: end of central directory record not found`);
@@ -97,7 +131,11 @@ async function readCentralDirectory(file: FileHandle, fileSize: number, path: st
   if (cdOffset + cdSize > eocdOffset) {
     throw new ZipError(`${path} is corrupt: central directory (offset ${cdOffset}, ${cdSize} bytes) runs past its end record`);
   }
-  const cd = await readAt(file, cdOffset, cdSize);
+  return { entryCount, offset: cdOffset, size: cdSize };
+}
+
+function parseCentralDirectory(cd: Buffer, directory: CentralDirectoryLocation, path: string): ZipEntry[] {
+  const { entryCount, offset: cdOffset } = directory;
   const entries: ZipEntry[] = [];
   let at = 0;
   for (let i = 0; i < entryCount; i++) {
@@ -160,38 +198,14 @@ class FileZipArchive implements ZipArchive {
   ) {}
 
   private async dataOffset(entry: ZipEntry): Promise<number> {
-    if (entry.isDirectory) throw new ZipError(`${entry.name} is a directory`);
-    if (entry.encrypted) throw new ZipError(`${this.path}: entry ${entry.name} is encrypted, which is not supported`);
-    if (entry.method !== ZIP_METHOD_STORED && entry.method !== ZIP_METHOD_DEFLATE) {
-      throw new ZipError(`${this.path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`);
-    }
+    checkReadable(this.path, entry);
     const header = await readAt(this.file, entry.localHeaderOffset, LOCAL_HEADER_SIZE);
-    if (header.length < LOCAL_HEADER_SIZE || header.readUInt32LE(0) !== LOCAL_SIGNATURE) {
-      throw new ZipError(`${this.path} is corrupt: local header of ${entry.name} not found`);
-    }
-    const start = entry.localHeaderOffset + LOCAL_HEADER_SIZE + header.readUInt16LE(26) + header.readUInt16LE(28);
-    if (start + entry.compressedSize > this.fileSize) {
-      throw new ZipError(`${this.path} is corrupt or truncated: data of ${entry.name} runs past the end of the file`);
-    }
-    return start;
+    return dataStart(this.path, entry, header, this.fileSize);
   }
 
   async read(entry: ZipEntry): Promise<Buffer> {
     const start = await this.dataOffset(entry);
-    const raw = await readAt(this.file, start, entry.compressedSize);
-    let data: Buffer;
-    if (entry.method === ZIP_METHOD_STORED) {
-      data = raw;
-    } else {
-      try {
-        // the cap stops a forged size from turning a small entry into a memory bomb
-        data = inflateRawSync(raw, { maxOutputLength: Math.max(entry.size, 1) });
-      } catch (err) {
-        throw new ZipError(`${this.path} is corrupt: ${entry.name} does not inflate (${(err as Error).message})`);
-      }
-    }
-    checkIntegrity(this.path, entry, data.length, crc32(data));
-    return data;
+    return decodeEntry(this.path, entry, await readAt(this.file, start, entry.compressedSize));
   }
 
   async extract(entry: ZipEntry, destPath: string): Promise<void> {
@@ -216,6 +230,43 @@ class FileZipArchive implements ZipArchive {
   close(): Promise<void> {
     return this.file.close();
   }
+}
+
+function checkReadable(path: string, entry: ZipEntry): void {
+  if (entry.isDirectory) throw new ZipError(`${entry.name} is a directory`);
+  if (entry.encrypted) throw new ZipError(`${path}: entry ${entry.name} is encrypted, which is not supported`);
+  if (entry.method !== ZIP_METHOD_STORED && entry.method !== ZIP_METHOD_DEFLATE) {
+    throw new ZipError(`${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`);
+  }
+}
+
+/** Where the entry's data starts, after its local header (`header`, the header's fixed part). */
+function dataStart(path: string, entry: ZipEntry, header: Buffer, archiveSize: number): number {
+  if (header.length < LOCAL_HEADER_SIZE || header.readUInt32LE(0) !== LOCAL_SIGNATURE) {
+    throw new ZipError(`${path} is corrupt: local header of ${entry.name} not found`);
+  }
+  const start = entry.localHeaderOffset + LOCAL_HEADER_SIZE + header.readUInt16LE(26) + header.readUInt16LE(28);
+  if (start + entry.compressedSize > archiveSize) {
+    throw new ZipError(`${path} is corrupt or truncated: data of ${entry.name} runs past the end of the file`);
+  }
+  return start;
+}
+
+/** The entry's bytes from its stored data (`raw`), with size and CRC-32 checked. */
+function decodeEntry(path: string, entry: ZipEntry, raw: Buffer): Buffer {
+  let data: Buffer;
+  if (entry.method === ZIP_METHOD_STORED) {
+    data = raw;
+  } else {
+    try {
+      // the cap stops a forged size from turning a small entry into a memory bomb
+      data = inflateRawSync(raw, { maxOutputLength: Math.max(entry.size, 1) });
+    } catch (err) {
+      throw new ZipError(`${path} is corrupt: ${entry.name} does not inflate (${(err as Error).message})`);
+    }
+  }
+  checkIntegrity(path, entry, data.length, crc32(data));
+  return data;
 }
 
 function checkIntegrity(path: string, entry: ZipEntry, size: number, crc: number): void {

@@ -7,7 +7,7 @@ import { alertKey } from '../read/live-index.ts';
 import { alertToApi } from '../read/represent.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { assertKnown, PREFIX, setOf, type CoreRouteDeps } from './deps.ts';
+import { assertKnown, liveList, PREFIX, setOf, type CoreRouteDeps } from './deps.ts';
 import { AlertPageSchema } from './schemas.ts';
 
 /** GTFS-RT Alert.Effect values, lower case. */
@@ -58,23 +58,15 @@ function listAlerts(deps: CoreRouteDeps, ctx: Parameters<RouteDef['handler']>[0]
   return paginate(rows, alertKey, ctx, alertToApi);
 }
 
-const ERRORS = ['not_found'] as const;
-
 export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
-  const version = () => deps.index.version;
+  const listing = liveList(deps, ['Alerts']);
   const all = defineRoute({
     id: 'listAlerts',
     method: 'GET',
     path: `${PREFIX}/alerts`,
     summary: 'Stored alerts of every mode',
     description: 'Newest first (by first seen), stable under concurrent changes: walking the cursor never repeats or skips an alert that existed when the walk began.',
-    tags: ['Alerts'],
-    auth: 'key',
-    meter: 'request',
-    paginated: true,
-    sse: true,
-    errors: ERRORS,
-    cache: { version },
+    ...listing,
     query: z.object({
       mode: enumListParam(MODES, 'Mode.').optional(),
       status, route, line, station, source, impact,
@@ -99,13 +91,7 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
       path: `${PREFIX}/${mode}/alerts`,
       summary: `Stored ${mode} alerts`,
       description: `Alerts informing ${mode} service, newest first, with the same filters and cursor as /api/v1/alerts.`,
-      tags: ['Alerts'],
-      auth: 'key',
-      meter: 'request',
-      paginated: true,
-      sse: true,
-      errors: ERRORS,
-      cache: { version },
+      ...listing,
       query: z.object({ status, [routeParam]: mode === 'rail' ? line : route, station, source, impact }),
       response: AlertPageSchema,
       handler(ctx) {

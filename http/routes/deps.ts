@@ -1,9 +1,10 @@
 // What the issue-3 routes read, and small helpers they share.
 import { ApiError } from '../../core/errors.ts';
 import type { Mode } from '../../core/types.ts';
-import type { RouteDirectory } from '../read/directory.ts';
+import type { DirectoryRoute, RouteDirectory } from '../read/directory.ts';
 import type { LiveIndex } from '../read/live-index.ts';
 import type { FreshnessThresholds } from '../read/represent.ts';
+import type { RouteDef } from '../types.ts';
 import type { ApiReliabilitySnapshot } from './schemas.ts';
 
 /** Filled by the reliability issue: last-7-day figures per bus route, held in memory. */
@@ -43,6 +44,44 @@ export function assertKnown(
       });
     }
   }
+}
+
+/**
+ * What every list of live data (alerts, vehicles, arrivals) is: a keyed, metered read, paged by
+ * cursor, also an event stream, its body cached per live-index version. Bodies holding ages and
+ * freshness move with the clock too: `cacheTtlMs` bounds how long one is reused.
+ */
+export function liveList(deps: CoreRouteDeps, tags: readonly string[], cacheTtlMs?: number) {
+  return {
+    tags,
+    auth: 'key',
+    meter: 'request',
+    paginated: true,
+    sse: true,
+    errors: ['not_found'],
+    cache: { version: () => deps.index.version, ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }) },
+  } as const satisfies Partial<RouteDef>;
+}
+
+/** What every directory entry (bus route, streetcar route, rail line) says about its route. */
+export function routeFields(r: DirectoryRoute) {
+  return {
+    short_name: r.short_name,
+    long_name: r.long_name,
+    color: r.color,
+    text_color: r.text_color,
+    route_type: r.route_type,
+    schedule: r.schedule,
+  };
+}
+
+/** A directory body: one entry per route of the mode, then how many and from which schedules. */
+export function directoryBody<T>(deps: CoreRouteDeps, mode: Mode, entry: (r: DirectoryRoute) => T) {
+  const routes = deps.directory.routes(mode);
+  return {
+    data: routes.map((r) => entry(r)),
+    meta: { count: routes.length, schedules: [...deps.directory.schedules] },
+  };
 }
 
 export function setOf<T>(values: readonly T[] | undefined): Set<T> | null {

@@ -1,19 +1,10 @@
 // Bus and streetcar route directories (the rail line directory lives with rail).
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { link, PREFIX, seg, type CoreRouteDeps } from './deps.ts';
+import { directoryBody, link, PREFIX, routeFields, seg, type CoreRouteDeps } from './deps.ts';
 import { BusDirectorySchema, StreetcarDirectorySchema } from './schemas.ts';
 
 export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
-  const common = (r: { short_name: string | null; long_name: string | null; color: string | null; text_color: string | null; route_type: number; schedule: string }) => ({
-    short_name: r.short_name,
-    long_name: r.long_name,
-    color: r.color,
-    text_color: r.text_color,
-    route_type: r.route_type,
-    schedule: r.schedule,
-  });
-
   const bus = defineRoute({
     id: 'listBusRoutes',
     method: 'GET',
@@ -26,20 +17,16 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     cache: { version: () => `${deps.directory.version}:${deps.reliability?.version ?? '-'}` },
     response: BusDirectorySchema,
     handler() {
-      const routes = deps.directory.routes('bus');
-      return {
-        data: routes.map((r) => ({
-          route_id: r.route_id,
-          ...common(r),
-          reliability: deps.reliability?.snapshot(r.route_id) ?? null,
-          links: {
-            realtime: link(deps, `/bus/${seg(r.route_id)}/realtime`),
-            alerts: link(deps, '/bus/alerts', { route: r.route_id }),
-            reliability: link(deps, `/bus/${seg(r.route_id)}/reliability`),
-          },
-        })),
-        meta: { count: routes.length, schedules: [...deps.directory.schedules] },
-      };
+      return directoryBody(deps, 'bus', (r) => ({
+        route_id: r.route_id,
+        ...routeFields(r),
+        reliability: deps.reliability?.snapshot(r.route_id) ?? null,
+        links: {
+          realtime: link(deps, `/bus/${seg(r.route_id)}/realtime`),
+          alerts: link(deps, '/bus/alerts', { route: r.route_id }),
+          reliability: link(deps, `/bus/${seg(r.route_id)}/reliability`),
+        },
+      }));
     },
   });
 
@@ -55,25 +42,21 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     cache: { version: () => `${deps.directory.version}:${deps.index.version}` },
     response: StreetcarDirectorySchema,
     handler() {
-      const routes = deps.directory.routes('streetcar');
       const active = new Map<string, number>();
       for (const a of deps.index.alerts()) {
         if (a.status !== 'active' || !a.modes.includes('streetcar')) continue;
         for (const r of new Set(a.routes)) active.set(r, (active.get(r) ?? 0) + 1);
       }
-      return {
-        data: routes.map((r) => ({
-          route_id: r.route_id,
-          ...common(r),
-          active_alerts: active.get(r.route_id) ?? 0,
-          links: {
-            alerts: link(deps, '/streetcar/alerts', { route: r.route_id }),
-            realtime: link(deps, `/streetcar/${seg(r.route_id)}/realtime`),
-            reliability: link(deps, `/streetcar/${seg(r.route_id)}/reliability`),
-          },
-        })),
-        meta: { count: routes.length, schedules: [...deps.directory.schedules] },
-      };
+      return directoryBody(deps, 'streetcar', (r) => ({
+        route_id: r.route_id,
+        ...routeFields(r),
+        active_alerts: active.get(r.route_id) ?? 0,
+        links: {
+          alerts: link(deps, '/streetcar/alerts', { route: r.route_id }),
+          realtime: link(deps, `/streetcar/${seg(r.route_id)}/realtime`),
+          reliability: link(deps, `/streetcar/${seg(r.route_id)}/reliability`),
+        },
+      }));
     },
   });
   return [bus, streetcar];

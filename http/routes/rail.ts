@@ -8,7 +8,7 @@ import { ageFreshness, arrivalToApi, sourceToApi } from '../read/represent.ts';
 import { railSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { assertKnown, link, PREFIX, seg, setOf, type CoreRouteDeps } from './deps.ts';
+import { assertKnown, directoryBody, link, liveList, PREFIX, routeFields, seg, setOf, type CoreRouteDeps } from './deps.ts';
 import { RailDirectorySchema, RailRealtimeSchema } from './schemas.ts';
 
 export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
@@ -24,25 +24,16 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     cache: { version: () => deps.directory.version },
     response: RailDirectorySchema,
     handler() {
-      const lines = deps.directory.routes('rail');
-      return {
-        data: lines.map((r) => ({
-          line: r.route_id,
-          short_name: r.short_name,
-          long_name: r.long_name,
-          color: r.color,
-          text_color: r.text_color,
-          route_type: r.route_type,
-          schedule: r.schedule,
-          stations: [...deps.directory.lineStations(r.route_id)],
-          links: {
-            realtime: link(deps, '/rail/realtime', { line: r.route_id }),
-            alerts: link(deps, '/rail/alerts', { line: r.route_id }),
-            reliability: link(deps, `/rail/${seg(r.route_id)}/reliability`),
-          },
-        })),
-        meta: { count: lines.length, schedules: [...deps.directory.schedules] },
-      };
+      return directoryBody(deps, 'rail', (r) => ({
+        line: r.route_id,
+        ...routeFields(r),
+        stations: [...deps.directory.lineStations(r.route_id)],
+        links: {
+          realtime: link(deps, '/rail/realtime', { line: r.route_id }),
+          alerts: link(deps, '/rail/alerts', { line: r.route_id }),
+          reliability: link(deps, `/rail/${seg(r.route_id)}/reliability`),
+        },
+      }));
     },
   });
 
@@ -52,13 +43,8 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/rail/realtime`,
     summary: 'Rail arrivals with delay summaries',
     description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival and the freshness of each rail source.',
-    tags: ['Rail', 'Realtime'],
-    auth: 'key',
-    meter: 'request',
-    paginated: true,
-    sse: true,
-    errors: ['not_found'],
-    cache: { version: () => deps.index.version, ttlMs: 1_000 },
+    // ages and freshness move with the clock: a cached body lives one second
+    ...liveList(deps, ['Rail', 'Realtime'], 1_000),
     query: z.object({
       line: idListParam('Rail line id.', 'Red').optional(),
       station: idListParam('Station id (parent station), or a stop id.', 'place-pktrm').optional(),

@@ -9,7 +9,7 @@ import { sourceToApi, vehicleToApi } from '../read/represent.ts';
 import { vehicleSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
-import { assertKnown, PREFIX, type CoreRouteDeps } from './deps.ts';
+import { assertKnown, liveList, PREFIX, type CoreRouteDeps } from './deps.ts';
 import { VehicleRealtimeSchema } from './schemas.ts';
 
 type VehicleMode = Extract<Mode, 'bus' | 'streetcar'>;
@@ -41,21 +41,15 @@ function vehiclesBody(deps: CoreRouteDeps, mode: VehicleMode, ctx: RequestContex
 }
 
 export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[] {
-  const version = () => deps.index.version;
+  // ages and freshness move with the clock: a cached body lives one second
+  const listing = liveList(deps, [title(mode), 'Realtime'], 1_000);
   const list = defineRoute({
     id: `get${title(mode)}Realtime`,
     method: 'GET',
     path: `${PREFIX}/${mode}/realtime`,
     summary: `${title(mode)} vehicle positions`,
     description: `Positions from the GTFS Realtime feeds, ordered by route and vehicle, with route summaries (vehicles, mean delay, newest and oldest position age) and route freshness summaries over every matching vehicle.`,
-    tags: [title(mode), 'Realtime'],
-    auth: 'key',
-    meter: 'request',
-    paginated: true,
-    sse: true,
-    errors: ['not_found'],
-    // ages and freshness move with the clock: a cached body lives one second
-    cache: { version, ttlMs: 1_000 },
+    ...listing,
     query: z.object({ route: idListParam(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E').optional() }),
     response: VehicleRealtimeSchema,
     handler(ctx) {
@@ -70,13 +64,7 @@ export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[
     path: `${PREFIX}/${mode}/{route_id}/realtime`,
     summary: `Vehicle positions on one ${mode} route`,
     description: `As /api/v1/${mode}/realtime for one route. 404 when no schedule or live feed knows the route.`,
-    tags: [title(mode), 'Realtime'],
-    auth: 'key',
-    meter: 'request',
-    paginated: true,
-    sse: true,
-    errors: ['not_found'],
-    cache: { version, ttlMs: 1_000 },
+    ...listing,
     params: z.object({ route_id: idValue(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E') }),
     response: VehicleRealtimeSchema,
     handler(ctx) {
