@@ -15,7 +15,7 @@ import type { Plan } from '../http/plans.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
 import { startServer } from '../http/server.ts';
 import { Db } from '../store/db.ts';
-import { checker, loadValidator, type Got } from './support/client.ts';
+import { checker, expectProblem, loadValidator, type Got } from './support/client.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 import { demoDirectory, demoLive, NOW } from './support/network.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
@@ -54,14 +54,6 @@ async function accountServer(t: Test): Promise<Server> {
   return { h, validator: await loadValidator(h) };
 }
 
-function problem(t: Test, got: Got, status: number, code: string, parameter?: string): void {
-  t.equal(got.status, status, `${code}: status ${status}`);
-  t.equal(got.json?.code, code);
-  t.equal(got.headers.get('content-type'), 'application/problem+json');
-  if (parameter !== undefined) {
-    t.ok((got.json?.errors ?? []).some((e: { parameter: string }) => e.parameter === parameter), `names ${parameter}`, { errors: got.json?.errors });
-  }
-}
 
 // the specification's plans, written out rather than read from the code under test
 const PLANS: Array<{ plan: Plan; test: boolean; limits: Record<string, number | boolean> }> = [
@@ -116,13 +108,13 @@ t.test('account API', async (t) => {
     t.same(usage.json.days.at(-1), { date: today, requests: 1, connection_minutes: 0, errors: 0 }, 'the alerts call, and only it');
     t.ok(usage.json.days.slice(0, -1).every((d: { requests: number }) => d.requests === 0), 'earlier days are zeros');
 
-    problem(t, await call('/api/v1/alerts?colour=red', key), 400, 'invalid_parameter', 'colour');
+    expectProblem(t, await call('/api/v1/alerts?colour=red', key), 400, 'invalid_parameter', 'colour');
     usage = await call(USAGE, key);
     t.same(usage.json.totals, { requests: 2, connection_minutes: 0, errors: 1 }, 'a 400 is a request and an error');
 
     // use up the window: the account still answers, with nothing left
     for (let i = 0; i < 18; i++) t.equal((await fetch(`${h.url}/api/v1/alerts`, { headers: key })).status, 200);
-    problem(t, await call('/api/v1/alerts', key), 429, 'rate_limited');
+    expectProblem(t, await call('/api/v1/alerts', key), 429, 'rate_limited');
     const exhausted = await call(ACCOUNT, key);
     t.equal(exhausted.status, 200);
     t.equal(exhausted.json.window.remaining, 0);
@@ -162,10 +154,10 @@ t.test('account API', async (t) => {
     t.equal(longest.json.days.length, 90);
     t.same(longest.json.days.map((d: { date: string }) => d.date), [...longest.json.days.map((d: { date: string }) => d.date)].sort(), 'oldest first');
     for (const days of ['0', '91', 'x', '1.5', '-1', '', '1e1', '%2014']) {
-      problem(t, await call(`${USAGE}?days=${days}`, key), 400, 'invalid_parameter', 'days');
+      expectProblem(t, await call(`${USAGE}?days=${days}`, key), 400, 'invalid_parameter', 'days');
     }
-    problem(t, await call(`${USAGE}?day=3`, key), 400, 'invalid_parameter', 'day');
-    problem(t, await call(`${ACCOUNT}?verbose=1`, key), 400, 'invalid_parameter', 'verbose');
+    expectProblem(t, await call(`${USAGE}?day=3`, key), 400, 'invalid_parameter', 'day');
+    expectProblem(t, await call(`${ACCOUNT}?verbose=1`, key), 400, 'invalid_parameter', 'verbose');
     t.equal((await call(ACCOUNT, key)).json.window.remaining, 600, 'refused account calls cost nothing either');
   });
 
@@ -173,14 +165,14 @@ t.test('account API', async (t) => {
     const call = checker(t, h, s.validator);
     for (const path of [ACCOUNT, USAGE]) {
       const none = await call(path);
-      problem(t, none, 401, 'unauthorized');
+      expectProblem(t, none, 401, 'unauthorized');
       t.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
-      problem(t, await call(path, bearer(`tk_live_${'A'.repeat(32)}`)), 401, 'unauthorized');
-      problem(t, await call(path, { authorization: 'Basic dXNlcjpwdw==' }), 401, 'unauthorized');
+      expectProblem(t, await call(path, bearer(`tk_live_${'A'.repeat(32)}`)), 401, 'unauthorized');
+      expectProblem(t, await call(path, { authorization: 'Basic dXNlcjpwdw==' }), 401, 'unauthorized');
     }
     const revoked = await createKey(h.db, { plan: 'max' });
     await h.db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [revoked.id]);
-    problem(t, await call(ACCOUNT, bearer(revoked.key)), 401, 'unauthorized');
+    expectProblem(t, await call(ACCOUNT, bearer(revoked.key)), 401, 'unauthorized');
   });
 
   await t.test('days are UTC calendar days: the next day shifts the range', async (t) => {

@@ -6,7 +6,7 @@ import { InMemoryEventBus, type DomainEvent, type EventType } from '../core/even
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { createWebhooks, type Webhooks } from '../webhooks/index.ts';
 import { startReceiver, verifyDelivery, type Receiver, type Reply } from '../webhooks/test-support.ts';
-import { checker, loadValidator, type Got } from './support/client.ts';
+import { checker, expectProblem, loadValidator, type Got } from './support/client.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
 
@@ -48,14 +48,6 @@ function event(type: EventType, id: string, extra: Partial<DomainEvent> = {}): D
   return { type, at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { id }, ...extra };
 }
 
-function problem(t: Test, got: Got, status: number, code: string, parameter?: string): void {
-  t.equal(got.status, status, `${code}: status ${status}`);
-  t.equal(got.json?.code, code);
-  t.equal(got.headers.get('content-type'), 'application/problem+json');
-  if (parameter !== undefined) {
-    t.ok((got.json?.errors ?? []).some((e: { parameter: string }) => e.parameter === parameter), `names ${parameter}`, { errors: got.json?.errors });
-  }
-}
 
 t.test('webhook API with loopback targets allowed', async (t) => {
   const s = await webhookServer(t, true);
@@ -91,20 +83,20 @@ t.test('webhook API with loopback targets allowed', async (t) => {
 
   await t.test('invalid bodies and parameters are 400 naming the field', async (t) => {
     const call = checker(t, h, s.validator);
-    problem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: 'ftp://example.com/x' }), 400, 'invalid_body', 'url');
-    problem(t, await call(`${BASE}/endpoints`, a, 'POST', { description: 'no url' }), 400, 'invalid_body', 'url');
-    problem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, filters: { modes: ['plane'] } }), 400, 'invalid_body', 'filters.modes.0');
-    problem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, colour: 'red' }), 400, 'invalid_body', 'colour');
-    problem(t, await call(`${BASE}/endpoints`, { ...a, 'content-type': 'application/json' }, 'POST', '{"url":'), 400, 'invalid_body');
-    problem(t, await call(`${BASE}/endpoints`, a, 'POST', `{"url":"${rx.url}"}`), 415, 'unsupported_media_type');
-    problem(t, await call(`${BASE}/endpoints/${endpoint.id}`, a, 'PATCH', {}), 400, 'invalid_body', '(body)');
-    problem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', {}), 400, 'invalid_body', 'message_id');
-    problem(t, await call(`${BASE}/deliveries?state=lost`, a), 400, 'invalid_parameter', 'state');
-    problem(t, await call(`${BASE}/deliveries?colour=red`, a), 400, 'invalid_parameter', 'colour');
-    problem(t, await call(`${BASE}/deliveries?limit=0`, a), 400, 'invalid_parameter', 'limit');
+    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: 'ftp://example.com/x' }), 400, 'invalid_body', 'url');
+    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { description: 'no url' }), 400, 'invalid_body', 'url');
+    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, filters: { modes: ['plane'] } }), 400, 'invalid_body', 'filters.modes.0');
+    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, colour: 'red' }), 400, 'invalid_body', 'colour');
+    expectProblem(t, await call(`${BASE}/endpoints`, { ...a, 'content-type': 'application/json' }, 'POST', '{"url":'), 400, 'invalid_body');
+    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', `{"url":"${rx.url}"}`), 415, 'unsupported_media_type');
+    expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}`, a, 'PATCH', {}), 400, 'invalid_body', '(body)');
+    expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', {}), 400, 'invalid_body', 'message_id');
+    expectProblem(t, await call(`${BASE}/deliveries?state=lost`, a), 400, 'invalid_parameter', 'state');
+    expectProblem(t, await call(`${BASE}/deliveries?colour=red`, a), 400, 'invalid_parameter', 'colour');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=0`, a), 400, 'invalid_parameter', 'limit');
     // allowing private networks never opens the cloud metadata service
     const metadata = await call(`${BASE}/endpoints`, a, 'POST', { url: 'http://169.254.169.254/latest/meta-data/' });
-    problem(t, metadata, 400, 'unsafe_target', 'url');
+    expectProblem(t, metadata, 400, 'unsafe_target', 'url');
     t.match(metadata.json.detail, /metadata/);
     t.equal((await call(`${BASE}/endpoints`, a)).json.data.length, 1, 'nothing refused was stored');
   });
@@ -185,7 +177,7 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     await webhooks.drain();
     const done = await call(`${BASE}/deliveries/${queued.json.id}`, a);
     t.equal(done.json.state, 'succeeded');
-    problem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', { message_id: 'msg_never' }), 404, 'not_found');
+    expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', { message_id: 'msg_never' }), 404, 'not_found');
   });
 
   await t.test('failures: 410 disables the endpoint, 503 with Retry-After waits', async (t) => {
@@ -246,12 +238,12 @@ t.test('webhook API with loopback targets allowed', async (t) => {
 
     const firstPage = await call(`${BASE}/deliveries?limit=2`, a);
     const cursor = firstPage.json.meta.next_cursor as string;
-    problem(t, await call(`${BASE}/deliveries?limit=2&state=failed&cursor=${encodeURIComponent(cursor)}`, a), 400, 'invalid_cursor', 'cursor');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=2&state=failed&cursor=${encodeURIComponent(cursor)}`, a), 400, 'invalid_cursor', 'cursor');
     const tampered = `${cursor.slice(0, 4)}${cursor[4] === 'A' ? 'B' : 'A'}${cursor.slice(5)}`;
-    problem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(tampered)}`, a), 400, 'invalid_cursor', 'cursor');
-    problem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(cursor)}`, b), 400, 'invalid_cursor', 'cursor');
-    problem(t, await call(`${BASE}/deliveries?limit=101`, a), 400, 'limit_exceeds_plan', 'limit');
-    problem(t, await call(`${BASE}/deliveries?limit=21`, free), 400, 'limit_exceeds_plan', 'limit');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(tampered)}`, a), 400, 'invalid_cursor', 'cursor');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(cursor)}`, b), 400, 'invalid_cursor', 'cursor');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=101`, a), 400, 'limit_exceeds_plan', 'limit');
+    expectProblem(t, await call(`${BASE}/deliveries?limit=21`, free), 400, 'limit_exceeds_plan', 'limit');
     t.equal((await call(`${BASE}/deliveries?limit=20`, free)).status, 200);
   });
 
@@ -261,13 +253,13 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     const delivery = (await call(`${BASE}/deliveries?limit=1`, a)).json.data[0];
     const ep = `${BASE}/endpoints/${endpoint.id}`;
     t.same((await call(`${BASE}/endpoints`, b)).json.data, []);
-    problem(t, await call(ep, b), 404, 'not_found');
-    problem(t, await call(ep, b, 'PATCH', { description: 'mine now' }), 404, 'not_found');
-    problem(t, await call(`${ep}/disable`, b, 'POST'), 404, 'not_found');
-    problem(t, await call(`${ep}/rotate-secret`, b, 'POST'), 404, 'not_found');
-    problem(t, await call(`${ep}/redeliver`, b, 'POST', { message_id: delivery.message_id }), 404, 'not_found');
-    problem(t, await call(ep, b, 'DELETE'), 404, 'not_found');
-    problem(t, await call(`${BASE}/deliveries/${delivery.id}`, b), 404, 'not_found');
+    expectProblem(t, await call(ep, b), 404, 'not_found');
+    expectProblem(t, await call(ep, b, 'PATCH', { description: 'mine now' }), 404, 'not_found');
+    expectProblem(t, await call(`${ep}/disable`, b, 'POST'), 404, 'not_found');
+    expectProblem(t, await call(`${ep}/rotate-secret`, b, 'POST'), 404, 'not_found');
+    expectProblem(t, await call(`${ep}/redeliver`, b, 'POST', { message_id: delivery.message_id }), 404, 'not_found');
+    expectProblem(t, await call(ep, b, 'DELETE'), 404, 'not_found');
+    expectProblem(t, await call(`${BASE}/deliveries/${delivery.id}`, b), 404, 'not_found');
     t.same((await call(`${BASE}/deliveries`, b)).json.data, []);
     t.same((await call(`${BASE}/deliveries?endpoint_id=${endpoint.id}`, b)).json.data, []);
     t.same((await call(ep, a)).json, before, 'unchanged for its owner');
@@ -280,27 +272,27 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.equal(patched.status, 200);
     t.match(patched.json, { description: 'changed', filters: { modes: ['rail'], lines: ['Red'] } });
     t.equal((await call(ep, a, 'PATCH', { url: 'http://10.0.0.1/hook' })).json.url, 'http://10.0.0.1/hook', 'private targets allowed here');
-    problem(t, await call(ep, a, 'PATCH', { url: 'http://169.254.169.254/' }), 400, 'unsafe_target', 'url');
+    expectProblem(t, await call(ep, a, 'PATCH', { url: 'http://169.254.169.254/' }), 400, 'unsafe_target', 'url');
     t.equal((await call(ep, a, 'PATCH', { url: `${rx.url}/a` })).json.url, `${rx.url}/a`);
 
     const disabled = await call(`${ep}/disable`, a, 'POST');
     t.match(disabled.json, { enabled: false, disabled_reason: 'user' });
     t.ok(disabled.json.disabled_at);
     const message = String(rx.requests[0]!.headers['webhook-id']);
-    problem(t, await call(`${ep}/redeliver`, a, 'POST', { message_id: message }), 409, 'conflict');
+    expectProblem(t, await call(`${ep}/redeliver`, a, 'POST', { message_id: message }), 409, 'conflict');
     t.match((await call(ep, a, 'PATCH', { enabled: true })).json, { enabled: true, disabled_reason: null, disabled_at: null });
 
     const deleted = await call(ep, a, 'DELETE');
     t.equal(deleted.status, 200);
     t.same(deleted.json, { id: endpoint.id, deleted: true });
-    problem(t, await call(ep, a), 404, 'not_found');
-    problem(t, await call(ep, a, 'DELETE'), 404, 'not_found');
+    expectProblem(t, await call(ep, a), 404, 'not_found');
+    expectProblem(t, await call(ep, a, 'DELETE'), 404, 'not_found');
     t.notOk((await call(`${BASE}/endpoints`, a)).json.data.some((e: { id: string }) => e.id === endpoint.id));
     t.equal((await call(`${BASE}/deliveries?endpoint_id=${endpoint.id}`, a)).json.data.length, 10, 'the audit outlives the endpoint');
 
-    problem(t, await call(`${BASE}/endpoints/ep_unknown`, a), 404, 'not_found');
-    problem(t, await call(`${BASE}/endpoints/ep_unknown/rotate-secret`, a, 'POST'), 404, 'not_found');
-    problem(t, await call(`${BASE}/deliveries/dlv_unknown`, a), 404, 'not_found');
+    expectProblem(t, await call(`${BASE}/endpoints/ep_unknown`, a), 404, 'not_found');
+    expectProblem(t, await call(`${BASE}/endpoints/ep_unknown/rotate-secret`, a, 'POST'), 404, 'not_found');
+    expectProblem(t, await call(`${BASE}/deliveries/dlv_unknown`, a), 404, 'not_found');
   });
 
   await t.test('hostile input never reaches a 5xx', async (t) => {
@@ -347,14 +339,14 @@ t.test('SSRF through the API: private targets refused when not allowed', async (
   ];
   for (const [url, why] of refused) {
     const got = await call(`${BASE}/endpoints`, key, 'POST', { url });
-    problem(t, got, 400, 'unsafe_target', 'url');
+    expectProblem(t, got, 400, 'unsafe_target', 'url');
     t.match(got.json.detail, why, `${url}: ${got.json.detail}`);
     t.match(got.json.detail, /webhook targets must be public/);
   }
   // a public literal needs no DNS and is never contacted here: no event is published
   const created = await call(`${BASE}/endpoints`, key, 'POST', { url: 'https://93.184.216.34/hook' });
   t.equal(created.status, 201);
-  problem(t, await call(`${BASE}/endpoints/${created.json.id}`, key, 'PATCH', { url: 'http://[::1]/hook' }), 400, 'unsafe_target', 'url');
+  expectProblem(t, await call(`${BASE}/endpoints/${created.json.id}`, key, 'PATCH', { url: 'http://[::1]/hook' }), 400, 'unsafe_target', 'url');
   t.equal((await call(`${BASE}/endpoints/${created.json.id}`, key)).json.url, 'https://93.184.216.34/hook', 'unchanged');
   t.same((await call(`${BASE}/endpoints`, key)).json.data.map((e: { id: string }) => e.id), [created.json.id], 'nothing refused was stored');
 });

@@ -14,7 +14,7 @@ import type { ErrorLogger } from '../problem.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
-import { LinksSchema } from './schemas.ts';
+import { cursorPageSchema } from './schemas.ts';
 
 const BASE = `${PREFIX}/history/exports`;
 const TAGS = ['History exports'];
@@ -62,14 +62,7 @@ export const ExportFileSchema = z.object({
   }).nullable().meta({ description: 'Present when the file is ready.' }),
 }).meta({ id: 'ExportFile' });
 
-export const ExportPageSchema = z.object({
-  data: z.array(ExportFileSchema),
-  meta: z.object({
-    limit: z.number().int(),
-    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
-  }).meta({ id: 'ExportPageMeta' }),
-  links: LinksSchema,
-}).meta({ id: 'ExportPage' });
+export const ExportPageSchema = cursorPageSchema(ExportFileSchema, 'ExportPage');
 
 const exportParams = z.object({ export_id: idValue('Export file id, as listed.', 'alerts-2024-05-01.ndjson.gz') });
 

@@ -22,6 +22,21 @@ export const LinksSchema = z.object({
   next: z.string().nullable().meta({ description: 'The next page, or null on the last page.' }),
 }).meta({ id: 'PageLinks' });
 
+/**
+ * A keyset page without a total (lists read from DuckDB page by page, where counting every
+ * matching row would cost more than the page): `{data, meta: {limit, next_cursor}, links}`.
+ */
+export function cursorPageSchema<T extends z.ZodType>(item: T, id: string, metaId = `${id}Meta`) {
+  return z.object({
+    data: z.array(item),
+    meta: z.object({
+      limit: z.number().int(),
+      next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+    }).meta({ id: metaId }),
+    links: LinksSchema,
+  }).meta({ id });
+}
+
 export const PageMetaSchema = z.object({
   limit: z.number().int(),
   next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),

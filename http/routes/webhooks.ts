@@ -14,7 +14,7 @@ import { enumParam, idValue } from '../params.ts';
 import { defineRoute } from '../route.ts';
 import { Reply, type RequestContext, type RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
-import { LinksSchema } from './schemas.ts';
+import { cursorPageSchema } from './schemas.ts';
 
 const BASE = `${PREFIX}/webhooks`;
 const TAGS = ['Webhooks'];
@@ -30,14 +30,7 @@ export const EndpointDeletedSchema = z.object({
   deleted: z.literal(true),
 }).meta({ id: 'WebhookEndpointDeleted' });
 
-export const DeliveryListPageSchema = z.object({
-  data: z.array(DeliverySchema),
-  meta: z.object({
-    limit: z.number().int(),
-    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
-  }).meta({ id: 'WebhookDeliveryPageMeta' }),
-  links: LinksSchema,
-}).meta({ id: 'WebhookDeliveryListPage' });
+export const DeliveryListPageSchema = cursorPageSchema(DeliverySchema, 'WebhookDeliveryListPage', 'WebhookDeliveryPageMeta');
 
 function keyId(ctx: Pick<RequestContext, 'key'>): string {
   // auth: 'key' routes never reach a handler without one; guard against a table mistake

@@ -37,3 +37,13 @@ export function checker(t: Test, h: Harness, validator: OpenApiValidator) {
     return { status: res.status, headers: res.headers, text, json };
   };
 }
+
+/** The answer is a problem+json document with this status and code (and names `parameter`). */
+export function expectProblem(t: Test, got: Got, status: number, code: string, parameter?: string): void {
+  t.equal(got.status, status, `${code}: status ${status}`);
+  t.equal(got.json?.code, code);
+  t.equal(got.headers.get('content-type'), 'application/problem+json');
+  if (parameter !== undefined) {
+    t.ok((got.json?.errors ?? []).some((e: { parameter: string }) => e.parameter === parameter), `names ${parameter}`, { errors: got.json?.errors });
+  }
+}
