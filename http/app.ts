@@ -76,7 +76,6 @@ export class App {
       query: q < 0 ? '' : request.url.slice(q + 1),
       headers,
       ...(body ? { body } : {}),
-      remoteAddress: '127.0.0.1',
     });
     const out: Record<string, string> = {};
     for (const [name, value] of response.headers) {

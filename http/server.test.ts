@@ -152,7 +152,6 @@ t.test('request bodies, chunked and oversized', async (t) => {
   const get = await fetch(url);
   t.equal((await get.arrayBuffer()).byteLength, 0, 'no body read for GET');
   t.equal(app.seen.at(-1)!.method, 'GET');
-  t.equal(app.seen.at(-1)!.remoteAddress, '127.0.0.1');
 });
 
 t.test('streams: headers at once, writes corked, ended on close', async (t) => {

@@ -20,7 +20,6 @@ export interface ApiRequest {
   /** lower-case names */
   headers: Readonly<Record<string, string>>;
   body?: Uint8Array;
-  remoteAddress?: string;
 }
 
 export interface ApiResponse {
