@@ -156,12 +156,20 @@ function fillColumn<R>(
       return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.trunc(number(name, v))));
     case 'timestamptz':
       return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.round(number(name, v) * 1000)));
-    case 'date':
+    case 'date': {
+      // a poll's rows share one or two service dates: parse each distinct text once
+      let lastText: unknown;
+      let lastDay = 0;
       return writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
-        const day = epochDay(v as string);
-        if (day === null) throw new TypeError(`${name}: ${JSON.stringify(v)} is not a YYYY-MM-DD date`);
-        int32[i] = day;
+        if (v !== lastText) {
+          const day = epochDay(v as string);
+          if (day === null) throw new TypeError(`${name}: ${JSON.stringify(v)} is not a YYYY-MM-DD date`);
+          lastText = v;
+          lastDay = day;
+        }
+        int32[i] = lastDay;
       });
+    }
     case 'boolean': {
       // DuckDB booleans are one byte each
       const nulls = new Nulls();
