@@ -39,6 +39,11 @@ export interface CompiledRoute {
   readonly hints: Readonly<Record<string, string>>;
   /** query names excluded from the cursor scope */
   readonly pagingNames: ReadonlySet<string>;
+  /**
+   * names that select how a stream of the resource is delivered (format=sse, api_key,
+   * last_event_id), only on routes that have them: elsewhere `format` may be a real filter
+   */
+  readonly streamNames: ReadonlySet<string>;
 }
 
 export function fullQuerySchema(def: RouteDef): z.ZodObject {
@@ -60,11 +65,16 @@ export function compileRoute(def: RouteDef): CompiledRoute {
   if (!allowedQuery.has('limit')) hints.limit = 'this endpoint is not paginated';
   if (!allowedQuery.has('cursor')) hints.cursor = 'this endpoint is not paginated';
   if (!allowedQuery.has('format')) hints.format = 'this endpoint has no event-stream representation';
+  const streamNames = new Set<string>();
+  if (def.sse) streamNames.add('format');
+  if (allowedQuery.has('api_key')) streamNames.add('api_key');
+  if (allowedQuery.has('last_event_id')) streamNames.add('last_event_id');
   return {
     def,
     query,
     allowedQuery,
     hints,
-    pagingNames: new Set(['limit', 'cursor', 'format', 'api_key', 'last_event_id']),
+    pagingNames: new Set(['limit', 'cursor', ...streamNames]),
+    streamNames,
   };
 }

@@ -33,14 +33,14 @@ export class Context implements RequestContext {
     private readonly rawQuery: Readonly<Record<string, string>>,
     /** base URL + path */
     private readonly base: string,
+    /** stream-selection parameters of this route, never carried into links */
+    private readonly streamNames: ReadonlySet<string>,
   ) {}
 
   url(overrides: Record<string, string | null> = {}): string {
     const values: Record<string, string> = { ...this.rawQuery };
     // links name the JSON resource: never the key, nor how a stream of it was requested
-    delete values.api_key;
-    delete values.format;
-    delete values.last_event_id;
+    for (const name of this.streamNames) delete values[name];
     for (const [name, value] of Object.entries(overrides)) {
       if (value === null) delete values[name];
       else values[name] = value;

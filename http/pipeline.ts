@@ -282,7 +282,7 @@ export class Pipeline {
       page = new PageCursor(limit, after, this.options.cursors, scope);
     }
     return new Context(state.requestId, state.startedMs, state.method, req.path, query, params, body, state.key,
-      req.headers, page, parsed.values, `${this.options.baseUrl ?? ''}${req.path}`);
+      req.headers, page, parsed.values, `${this.options.baseUrl ?? ''}${req.path}`, compiled.streamNames);
   }
 
   /** Parsing and validating a query costs more than the rest of a cached request: memoized. */
@@ -312,7 +312,7 @@ export class Pipeline {
         route: def,
         key: state.key!,
         ctx,
-        scope: `${def.id}\n${req.path}\n${scopeQuery(parsed, new Set(['format', 'api_key', 'last_event_id']))}`,
+        scope: `${def.id}\n${req.path}\n${scopeQuery(parsed, compiled.streamNames)}`,
         lastEventId,
         render: async () => def.handler(ctx),
       });

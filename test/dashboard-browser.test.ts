@@ -1,9 +1,10 @@
 // The developer dashboard in headless Chromium against the real server: account, usage, webhook
 // and export routes on one DuckDB file, a service day of history exported for real, a webhook
 // endpoint receiving the export.ready events. A Max key sees its plan, the usage chart, the
-// endpoint and its deliveries, and downloads export files whose bytes are checked against the
-// manifest and read back by the independent readers. A Free key gets the plan explanation and a
-// rate-limit problem; a bad or revoked key ends up signed out. Screenshots go to test-artifacts/.
+// endpoint and its deliveries, downloads export files whose bytes are checked against the
+// manifest and read back by the independent readers, and filters the export list (one request
+// per Apply). A Free key gets the plan explanation and a rate-limit problem; a bad or revoked key
+// ends up signed out. Screenshots go to test-artifacts/.
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { listManifests, runExport, type ExportManifest } from '../exports/index.ts';
-import { DAY, LATER, TZ, readNdjsonGz, readParquetFile, seedDay } from '../exports/test-support.ts';
+import { DAY, LATER, NEXT_DAY, TZ, readNdjsonGz, readParquetFile, seedDay } from '../exports/test-support.ts';
 import type { Api } from '../http/api.ts';
 import { createKey, revokeKey } from '../http/keys.ts';
 import { SlidingWindowLimiter } from '../http/limiter.ts';
@@ -252,6 +253,78 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.same(stored.map((m) => m.sha256).sort(), s.manifests.map((m) => m.sha256).sort(), 'the manifests did not change');
   });
 
+  await t.test('export filters: dataset and format, a failed file, a service-day range, more pages', async (t) => {
+    const listed = () => page.locator('#exports-body tr[data-export]').evaluateAll((trs) => trs.map((tr) => ({ id: tr.getAttribute('data-export')!,
+      state: tr.getAttribute('data-state'), dataset: tr.getAttribute('data-dataset'), format: tr.getAttribute('data-format') })));
+    const fillForm = async (f: Partial<Record<'dataset' | 'format' | 'state' | 'from' | 'to', string>>) => {
+      for (const name of ['dataset', 'format', 'state'] as const) if (f[name] !== undefined) await page.selectOption(`#exports-${name}`, f[name]!);
+      for (const name of ['from', 'to'] as const) if (f[name] !== undefined) await page.fill(`#exports-${name}`, f[name]!);
+    };
+    /** clicks and waits for the list request, then for the rows; the request's query */
+    const submit = async (button: string) => {
+      const [res] = await Promise.all([page.waitForResponse((r) => r.url().includes('/api/v1/history/exports?')), page.click(button)]);
+      await page.waitForSelector('#exports[aria-busy="false"]', { state: 'attached' });
+      return new URL(res.url()).searchParams;
+    };
+
+    await fillForm({ dataset: 'alerts', format: 'ndjson.gz' });
+    let query = await submit('#exports-apply');
+    t.same([query.get('dataset'), query.get('format'), query.get('state')], ['alerts', 'ndjson.gz', 'ready'], 'the filters are sent');
+    const alertsNdjson = s.manifests.find((m) => m.dataset === 'alerts' && m.format === 'ndjson.gz')!;
+    t.same(await listed(), [{ id: alertsNdjson.id, state: 'ready', dataset: 'alerts', format: 'ndjson.gz' }], 'only the matching file');
+    t.match(await page.locator('#exports-summary').innerText(), /^1 shown · ready files · alerts · ndjson\.gz$/);
+
+    const broken = s.manifests.find((m) => m.dataset === 'reliability' && m.format === 'parquet')!;
+    await h.db.run("UPDATE export_manifests SET state = 'failed', error = 'disk full' WHERE manifest_id = $id", { id: broken.id });
+    await fillForm({ dataset: '', format: '', state: 'failed' });
+    await submit('#exports-apply');
+    t.same((await listed()).map((r) => [r.id, r.state]), [[broken.id, 'failed']], 'only the failed file');
+    const failedRow = page.locator(`#exports-body tr[data-export="${broken.id}"]`);
+    t.same([await failedRow.locator('.failure').innerText(), await failedRow.locator('a, button').count()], ['disk full', 0],
+      'its error is shown, and no download button');
+    await page.locator('#exports').screenshot({ path: join(ARTIFACTS, 'dashboard-exports-failed.png') });
+
+    await fillForm({ state: 'ready', from: NEXT_DAY, to: DAY });
+    const calls = () => watch.urls.filter((u) => u.includes('/api/v1/history/exports?')).length;
+    const before = calls();
+    await page.click('#exports-apply');
+    const error = page.locator('#exports-filter-error');
+    await error.waitFor({ state: 'visible' });
+    t.match(await error.innerText(), `"from" (${NEXT_DAY}) is after "to" (${DAY})`, "the page's own message");
+    t.same([await page.getAttribute('#exports-from', 'aria-invalid'), await page.locator('#exports > .error').isVisible()], ['true', false],
+      'the field is marked; no API problem, since nothing was asked');
+    await fillForm({ from: DAY });
+    query = await submit('#exports-apply');
+    t.equal(calls(), before + 1, 'the invalid range made no request, the corrected one made one');
+    t.same([query.get('from'), query.get('to'), await error.isVisible()], [DAY, DAY, false], 'sent; the message is gone');
+    t.equal((await listed()).length, s.manifests.length - 1, 'the ready files of the day');
+    await fillForm({ from: NEXT_DAY, to: '' });
+    await submit('#exports-apply');
+    t.match(await page.locator('#exports-body').innerText(), /No export file matches these filters/);
+
+    // 30 days of queued realtime files, both parts and formats: 60 Parquet ones, more than a page
+    await h.db.run(`INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path, attempts, queued_at, updated_at)
+      SELECT 'realtime-' || part || '-' || strftime(d, '%Y-%m-%d') || '.' || fmt, 'realtime', part, d::DATE, fmt, 'pending',
+        'realtime/' || part || '-' || strftime(d, '%Y-%m-%d') || '.' || fmt, 0, now(), now()
+      FROM range(DATE '2024-02-01', DATE '2024-03-02', INTERVAL 1 DAY) t(d), (VALUES ('arrivals'), ('vehicle_positions')) p(part),
+        (VALUES ('parquet'), ('ndjson.gz')) f(fmt)`);
+    await fillForm({ dataset: 'realtime', format: 'parquet', state: 'pending', from: '' });
+    await submit('#exports-apply');
+    t.equal((await listed()).length, 50, 'one page');
+    t.ok(await page.locator('#exports-more').isVisible(), 'with more to load');
+    query = await submit('#exports-more');
+    t.same([query.has('cursor'), query.get('dataset'), query.get('format'), query.get('state')], [true, 'realtime', 'parquet', 'pending'],
+      'the next page follows the cursor, with the filters');
+    const all = await listed();
+    t.equal(new Set(all.map((r) => r.id)).size, 60, 'every queued Parquet file once');
+    t.ok(all.every((r) => r.dataset === 'realtime' && r.format === 'parquet' && r.state === 'pending'), 'and nothing else');
+    t.notOk(await page.locator('#exports-more').isVisible(), 'no further page');
+
+    await submit('#exports-clear');
+    t.equal(await page.inputValue('#exports-state'), 'ready', 'Clear returns to the defaults');
+    t.equal((await listed()).length, s.manifests.length - 1);
+  });
+
   await t.test('screenshots, a phone, a reload, sign out', async (t) => {
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
@@ -260,6 +333,10 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.ok(width <= 390, `no horizontal scrolling on a phone (content ${width} px wide)`);
     const button = await page.locator('#exports-body a.download').first().boundingBox();
     t.ok(button && button.x >= 0 && button.x + button.width <= 390, 'the download buttons fit on a phone screen', { button });
+    for (const control of ['#exports-to', '#exports-apply']) {
+      const box = await page.locator(control).boundingBox();
+      t.ok(box && box.x >= 0 && box.x + box.width <= 390, `${control} fits on a phone screen`, { box });
+    }
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
 
@@ -282,6 +359,7 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.match(await page.locator('#exports-body').innerText(), /part of the Max plan; this key is on the free plan/);
     await page.waitForSelector('#endpoints-body p.empty');
     t.notOk(watch.urls.slice(before).some((u) => u.includes('/history/exports')), 'the exports endpoint is not called');
+    t.notOk(await page.locator('#exports-filter').isVisible(), 'and no filters are offered');
     // spend the rest of the Free window (20 metered requests per 5 minutes)
     let status = 0;
     for (let i = 0; i < 25 && status !== 429; i++) {

@@ -86,6 +86,21 @@ t.test('history exports API', async (t) => {
     }
     t.same(seen, items.map((i) => i.id), 'pages of 4 give the same files in the same order, no duplicates');
 
+    // `format` is a filter here, not the event-stream switch: links.next and the cursor keep it
+    let nextParquet: string | null = '/api/v1/history/exports?format=parquet&limit=2';
+    const parquet: Listed[] = [];
+    while (nextParquet) {
+      const page = await call(nextParquet, max);
+      parquet.push(...(page.json.data as Listed[]));
+      nextParquet = page.json.links.next as string | null;
+      if (nextParquet) t.match(nextParquet, /format=parquet/);
+    }
+    t.equal(parquet.length, readyCount / 2, 'every Parquet file, over several pages');
+    t.ok(parquet.every((i) => i.format === 'parquet'), 'and nothing else');
+    const parquetFirst = await call('/api/v1/history/exports?format=parquet&limit=2', max);
+    const swapped = await call(`/api/v1/history/exports?format=ndjson.gz&limit=2&cursor=${parquetFirst.json.meta.next_cursor}`, max);
+    t.equal(swapped.json.code, 'invalid_cursor', 'a cursor is bound to its format filter');
+
     const first = await call('/api/v1/history/exports?limit=4', max);
     const replayed = await call(`/api/v1/history/exports?limit=4&dataset=alerts&cursor=${first.json.meta.next_cursor}`, max);
     t.equal(replayed.status, 400);

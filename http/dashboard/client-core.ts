@@ -142,9 +142,9 @@ function forgetKey() {
   try { sessionStorage.removeItem(STORAGE_KEY); } catch (err) { /* nothing stored */ }
 }
 
-/** A section's error line (problem title and detail), or none. */
+/** A section's error line (problem title and detail), or none; its own child, not a form's message. */
 function sectionError(id, message) {
-  var line = document.querySelector('#' + id + ' .error');
+  var line = document.querySelector('#' + id + ' > .error');
   if (!line) return;
   line.textContent = message || '';
   line.hidden = !message;

@@ -59,7 +59,7 @@ function signOut(message, bad) {
   // nothing of the previous key stays in the page
   DATA_CONTAINERS.forEach(function (id) { $(id).replaceChildren(); });
   document.querySelectorAll('#app .error').forEach(function (line) { line.textContent = ''; line.hidden = true; });
-  $('exports-more').hidden = true;
+  resetExports();
   showSignedIn(false);
   notice(message || 'Signed out. The key was removed from this tab.', bad);
   $('key').focus();
@@ -79,19 +79,6 @@ async function loadWebhooks() {
   var failed = both[0].ok ? both[1] : both[0];
   if (!failed.ok) return sectionError('webhooks', failed.message);
   renderWebhooks(both[0].data, both[1].data, session.account && session.account.limits);
-}
-
-async function loadExports(next) {
-  var account = session.account;
-  if (!account) return;
-  $('exports-more').hidden = true;
-  // the endpoint answers 403 for every key without the right: spare the request
-  if (!account.limits.history_exports) return exportsUnavailable(account, null);
-  var r = await call(next || 'history/exports?limit=50');
-  if (!r) return;
-  if (r.status === 403) return exportsUnavailable(account, r.message);
-  if (!r.ok) return sectionError('exports', r.message);
-  renderExports(r.data, Boolean(next));
 }
 
 async function loadAccount() {
@@ -178,10 +165,6 @@ $('signin-form').addEventListener('submit', function (event) {
 });
 $('signout').addEventListener('click', function () { signOut(null, false); });
 $('refresh').addEventListener('click', function () { refresh(true); });
-$('exports-more').addEventListener('click', function () {
-  var next = $('exports-more').getAttribute('data-next');
-  if (next) loadExports(next);
-});
 var resizeTimer = null;
 window.addEventListener('resize', function () {
   clearTimeout(resizeTimer);

@@ -1,4 +1,4 @@
-// Browser code: each section of the dashboard from the JSON the API answered. Every value goes
+// Browser code: each section of the dashboard from the JSON the API answered (exports: client-exports.ts). Every value goes
 // through el() as text or an attribute; links the server sends pass safeHref first.
 export const SECTIONS_SCRIPT = String.raw`
 function fact(name, label, value) {
@@ -129,53 +129,5 @@ function renderWebhooks(endpoints, deliveries, limits) {
   fill($('deliveries-body'), table('deliveries',
     [{ label: 'Event, endpoint, time' }, { label: 'State' }, { label: 'Last response', className: 'hide-narrow' }],
     dRows, 'No delivery yet.'));
-}
-
-function exportsUnavailable(account, message) {
-  var why = account.key.test
-    ? 'Test keys get no bulk history data, whatever their plan. Sign in with a live Max key to download export files.'
-    : 'History exports (daily Parquet and NDJSON files of the retained history) are part of the Max plan; this key is on the '
-      + account.plan + ' plan.';
-  fill($('exports-body'), [el('p', { class: 'plan-note', 'data-reason': 'plan', text: why }),
-    message ? el('p', { class: 'empty', text: 'The API answered: ' + message }) : null]);
-}
-
-var EXPORT_TONE = { ready: 'ok', pending: '', running: 'warn', failed: 'bad' };
-
-function exportRow(file) {
-  var href = file.state === 'ready' && file.download ? safeHref(file.download.url) : null;
-  var download = href
-    ? el('a', { class: 'button primary download', href: href, download: '', 'data-id': file.id,
-      title: 'Signed link, valid until ' + fmtTime(file.download.expires_at), text: 'Download' })
-    : '—';
-  return el('tr', { 'data-export': file.id, 'data-state': file.state }, [
-    cell([el('strong', { text: file.dataset }), ' · ' + file.part,
-      el('span', { class: 'sub', text: file.service_date + ' · ' + file.format })]),
-    cell([badge(file.state, EXPORT_TONE[file.state]), file.error ? el('span', { class: 'sub', text: file.error }) : null]),
-    cell(fmtNumber(file.rows), 'num hide-narrow'),
-    cell(el('span', { title: fmtNumber(file.bytes) + ' bytes', text: fmtBytes(file.bytes) }), 'num'),
-    cell(file.sha256 ? el('code', { title: file.sha256, text: file.sha256.slice(0, 12) + '…' }) : '—', 'hide-narrow'),
-    cell(timeEl(file.created_at), 'hide-narrow'),
-    cell(download),
-  ]);
-}
-
-function renderExports(page, appendRows) {
-  sectionError('exports', null);
-  var body = $('exports-body');
-  var tbody = appendRows ? body.querySelector('tbody') : null;
-  if (tbody) {
-    page.data.forEach(function (file) { tbody.appendChild(exportRow(file)); });
-  } else {
-    fill(body, table('exports', [
-      { label: 'Dataset, service day, format' }, { label: 'State' }, { label: 'Rows', className: 'num hide-narrow' },
-      { label: 'Size', className: 'num' }, { label: 'SHA-256', className: 'hide-narrow' }, { label: 'Written', className: 'hide-narrow' },
-      { label: 'File' },
-    ], page.data.map(exportRow), 'No export file yet. The daily job writes one file per dataset, service day and format.'));
-  }
-  var next = page.links && page.links.next ? sameOrigin(page.links.next) : null;
-  var more = $('exports-more');
-  more.hidden = next === null;
-  more.setAttribute('data-next', next || '');
 }
 `;

@@ -11,7 +11,10 @@ import { SlidingWindowLimiter } from '../limiter.ts';
 import { MemoryMeter } from '../meter.ts';
 import { dashboardRoutes } from '../routes/dashboard.ts';
 import { CHART_SCRIPT } from './client-chart.ts';
+import { EXPORT_DATASETS, EXPORT_FORMATS } from '../../core/types.ts';
+import { MANIFEST_STATES } from '../../exports/manifests.ts';
 import { CORE_SCRIPT } from './client-core.ts';
+import { EXPORTS_PAGE_SIZE, EXPORTS_SCRIPT } from './client-exports.ts';
 import { DASHBOARD_CSP, DASHBOARD_SCRIPT, renderDashboardPage } from './page.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 
@@ -161,4 +164,56 @@ t.test('client helpers: scales, formats, links, problems', async (t) => {
   t.equal(f.problemText!({ title: 'Unauthorized' }, 401), 'Unauthorized');
   t.equal(f.problemText!(null, 502), 'HTTP 502');
   t.equal(f.problemText!({ message: 'x' }, 500), 'HTTP 500');
+});
+
+t.test('the export filters: the API\'s values, native date inputs, the range checked before any request', async (t) => {
+  const form = /<form id="exports-filter"([^>]*)>([\s\S]*?)<\/form>/.exec(renderDashboardPage());
+  t.ok(form, 'the filter form is in the page');
+  t.match(form?.[1], /\snovalidate\b/, "the page's own messages, not the browser's bubbles");
+  t.match(form?.[1], /\shidden\b/, 'hidden until a key with exports signs in');
+  const html = form?.[2] ?? '';
+  const select = (id: string) => /<select id="([^"]+)">([\s\S]*?)<\/select>/g.exec(html.slice(html.indexOf(`<select id="${id}"`)))?.[2] ?? '';
+  const values = (id: string) => [...select(id).matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
+  t.same(values('exports-dataset'), ['', ...EXPORT_DATASETS]);
+  t.same(values('exports-format'), ['', ...EXPORT_FORMATS]);
+  t.same(values('exports-state'), [...MANIFEST_STATES], 'no "any state": the API lists one state at a time');
+  t.match(select('exports-state'), /<option value="ready" selected>/, 'ready by default, as the API');
+  t.match(html, /<input id="exports-from" type="date"/);
+  t.match(html, /<input id="exports-to" type="date"/);
+  t.match(html, /<button type="submit" id="exports-apply"/);
+  t.notMatch(html, /\sname=/, 'no named field: a submission without the script carries nothing');
+
+  const stub = { addEventListener: () => {} };
+  const context = vm.createContext({
+    document: { getElementById: () => stub }, location: { href: 'http://127.0.0.1:8080/dashboard' }, URL, URLSearchParams,
+  });
+  const f = vm.runInContext(`${CORE_SCRIPT}${EXPORTS_SCRIPT}; ({ checkExportFilter, exportsPath, withFilter, describeFilter, isDefaultFilter })`,
+    context) as Record<string, (...args: any[]) => any>;
+  const plain = (x: unknown) => JSON.parse(JSON.stringify(x));
+
+  const reversed = f.checkExportFilter!({ state: 'ready', from: '2024-03-11', to: '2024-03-10' });
+  t.equal(reversed.field, 'from');
+  t.match(reversed.error, 'ends before it starts: "from" (2024-03-11) is after "to" (2024-03-10)');
+  t.notOk(reversed.filter, 'no filter to apply');
+  t.same(plain(f.checkExportFilter!({ dataset: 'alerts', format: '', state: '', from: '2024-03-10', to: '2024-03-10' })),
+    { filter: { dataset: 'alerts', format: '', state: 'ready', from: '2024-03-10', to: '2024-03-10' } }, 'one day; state defaults to ready');
+  t.same(plain(f.checkExportFilter!({ state: 'failed', to: '2024-03-10' })).filter, { dataset: '', format: '', state: 'failed', from: '', to: '2024-03-10' });
+  t.equal(f.checkExportFilter!({ state: 'ready', fromBad: true }).field, 'from', 'a half-typed date is not taken as no date');
+  t.equal(f.checkExportFilter!({ state: 'ready', from: '2024-03-01', toBad: true }).field, 'to');
+
+  const filter = { dataset: 'alerts', format: 'ndjson.gz', state: 'ready', from: '2024-03-01', to: '' };
+  t.equal(f.exportsPath!(filter), `history/exports?limit=${EXPORTS_PAGE_SIZE}&dataset=alerts&format=ndjson.gz&state=ready&from=2024-03-01`);
+  t.equal(f.exportsPath!({ dataset: '', format: '', state: 'ready', from: '', to: '' }), `history/exports?limit=${EXPORTS_PAGE_SIZE}&state=ready`);
+  const next = new URL(f.withFilter!('/api/v1/history/exports?cursor=c1&dataset=alerts&from=2024-03-01&limit=50&state=ready', filter));
+  t.equal(next.origin + next.pathname, 'http://127.0.0.1:8080/api/v1/history/exports');
+  t.equal(next.searchParams.get('format'), 'ndjson.gz', 'the format the server left out of its link is put back');
+  t.same([...next.searchParams.keys()].filter((k) => k === 'dataset'), ['dataset'], 'what the link has stays as it is');
+  t.equal(next.searchParams.get('cursor'), 'c1');
+  t.notOk(next.searchParams.has('to'), 'empty filters stay out');
+
+  t.equal(f.describeFilter!(filter), 'ready files · alerts · ndjson.gz · service days from 2024-03-01');
+  t.equal(f.describeFilter!({ ...filter, dataset: '', format: '', from: '2024-03-01', to: '2024-03-09' }), 'ready files · service days 2024-03-01 to 2024-03-09');
+  t.equal(f.describeFilter!({ ...filter, state: 'failed', dataset: '', format: '', from: '', to: '2024-03-09' }), 'failed files · service days up to 2024-03-09');
+  t.ok(f.isDefaultFilter!({ dataset: '', format: '', state: 'ready', from: '', to: '' }));
+  t.notOk(f.isDefaultFilter!({ dataset: '', format: '', state: 'failed', from: '', to: '' }));
 });

@@ -2,15 +2,18 @@
 // the client script inlined and allowed by their hashes. Everything a key may see is fetched by
 // the script with the key in the Authorization header and built as DOM nodes, never as HTML.
 import { createHash } from 'node:crypto';
+import { EXPORT_DATASETS, EXPORT_FORMATS } from '../../core/types.ts';
+import { MANIFEST_STATES } from '../../exports/manifests.ts';
 import type { HeaderList } from '../headers.ts';
 import { CHART_SCRIPT } from './client-chart.ts';
 import { CORE_SCRIPT } from './client-core.ts';
+import { EXPORTS_SCRIPT } from './client-exports.ts';
 import { MAIN_SCRIPT } from './client-main.ts';
 import { SECTIONS_SCRIPT } from './client-sections.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 
 /** The page's whole script: one strict-mode function scope, nothing on window. */
-export const DASHBOARD_SCRIPT = `(function () {\n'use strict';\n${CORE_SCRIPT}${CHART_SCRIPT}${SECTIONS_SCRIPT}${MAIN_SCRIPT}})();\n`;
+export const DASHBOARD_SCRIPT = `(function () {\n'use strict';\n${CORE_SCRIPT}${CHART_SCRIPT}${SECTIONS_SCRIPT}${EXPORTS_SCRIPT}${MAIN_SCRIPT}})();\n`;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
 
@@ -40,6 +43,27 @@ export const DASHBOARD_HEADERS: HeaderList = [
   ['Cross-Origin-Opener-Policy', 'same-origin'],
 ];
 
+const options = (values: readonly string[], labels: Record<string, string>, selected: string) => values
+  .map((v) => `<option value="${v}"${v === selected ? ' selected' : ''}>${labels[v] ?? v}</option>`).join('');
+
+/**
+ * The export list's filters, with the API's own values. Handled by the script on submit (one
+ * request per Apply: the list is metered); novalidate so that a bad range gets the page's own
+ * message rather than the browser's bubble. No name attributes: without the script it sends nothing.
+ */
+const EXPORTS_FILTER = `
+<form id="exports-filter" class="filters" novalidate hidden aria-label="Filter export files">
+<div class="field"><label for="exports-dataset">Dataset</label><select id="exports-dataset">
+<option value="">All datasets</option>${options(EXPORT_DATASETS, {}, '')}</select></div>
+<div class="field"><label for="exports-format">Format</label><select id="exports-format">
+<option value="">All formats</option>${options(EXPORT_FORMATS, { parquet: 'Parquet', 'ndjson.gz': 'NDJSON (gzip)' }, '')}</select></div>
+<div class="field"><label for="exports-state">State</label><select id="exports-state">${options(MANIFEST_STATES, {}, 'ready')}</select></div>
+<div class="field"><label for="exports-from">From service day</label><input id="exports-from" type="date" aria-describedby="exports-filter-error"></div>
+<div class="field"><label for="exports-to">To service day</label><input id="exports-to" type="date" aria-describedby="exports-filter-error"></div>
+<div class="field actions"><button type="submit" id="exports-apply" class="primary">Apply</button>
+<button type="button" id="exports-clear">Clear</button></div>
+<p id="exports-filter-error" class="error" role="alert" hidden></p></form>`;
+
 const SECTIONS = `
 <div class="grid"><section id="plan" class="card" aria-labelledby="plan-h"><h2 id="plan-h">Plan and limits</h2>
 <p class="error" role="alert" hidden></p><div id="plan-body"></div>
@@ -56,7 +80,8 @@ const SECTIONS = `
 <p class="error" role="alert" hidden></p><div id="endpoints-body"></div>
 <h3>Recent deliveries</h3><div id="deliveries-body"></div></section>
 <section id="exports" class="card" aria-labelledby="exports-h"><h2 id="exports-h">History exports</h2>
-<p class="error" role="alert" hidden></p><div id="exports-body"></div>
+<p class="error" role="alert" hidden></p>${EXPORTS_FILTER}<p class="totals" id="exports-summary" aria-live="polite"></p>
+<div id="exports-body"></div>
 <p><button type="button" id="exports-more" hidden>Load more files</button></p></section>`;
 
 export function renderDashboardPage(): string {

@@ -55,6 +55,13 @@ figure.chart{margin:.4rem 0}
 .key.req{background:var(--req)}.key.err{background:var(--err)}.key.min{background:var(--min);height:4px;vertical-align:3px}
 .totals{font-size:.9rem;margin:.3rem 0 .6rem}
 details{margin-top:.6rem}summary{cursor:pointer;font-size:.88rem;color:var(--accent)}
+.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px 12px;align-items:end;margin:0 0 .6rem}
+.field{min-width:0}.field label{display:block;font-size:.78rem;color:var(--muted);margin-bottom:2px}
+.filters select,.filters input{width:100%;min-width:0;height:2.25rem;font:inherit;font-size:.9rem;padding:4px 6px;border:1px solid var(--line);
+border-radius:6px;background:var(--bg);color:var(--fg)}
+.filters [aria-invalid="true"]{border-color:var(--bad);outline:1px solid var(--bad)}
+.filters .actions{display:flex;flex-wrap:wrap;gap:6px}.filters .error{grid-column:1/-1;margin:0}
+td .sub.failure{color:var(--bad)}
 .plan-note{border-left:3px solid var(--warn);padding:6px 12px;margin:0}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 footer{margin:2rem 0 1rem;font-size:.8rem;color:var(--muted)}
