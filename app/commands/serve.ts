@@ -35,7 +35,7 @@ export const serveCommand: Command = {
       throw err;
     });
     console.log(`transit-api listening on ${service.url} (database ${config.db_path})`);
-    console.log(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status`);
+    console.log(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`);
     if (demo) {
       console.log(`  demo network simulated at ${demo.simulator.url}`);
       console.log('  demo keys (printed once; new ones on every start):');
