@@ -20,6 +20,9 @@ const SERVERS = {
   uws: { file: 'server-raw-uws.ts', path: '/events', label: 'raw uWS (baseline)' },
   hub: { file: 'server-hub.ts', path: '/api/v1/events/stream', label: 'hub + uWS sink (streaming core alone)' },
   api: { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server (real path: pipeline, auth, allowance, metering)' },
+  // the same server compiled ahead of time, as a deploy runs it (the binary bundles the app):
+  // no tsx loader thread in the process, so its RSS is the product's, not the dev loader's
+  'api-js': { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server, bundled by esbuild (no tsx)' },
   node: { file: 'server-node-http.ts', path: '/events', label: 'node:http (baseline)' },
 } as const;
 type ServerKind = keyof typeof SERVERS;
@@ -109,8 +112,26 @@ process.on('SIGINT', () => {
 
 let runNumber = 0;
 
+const REPO = join(HERE, '..', '..');
+let bundledServer: Promise<string> | null = null;
+
+/** esbuild output at the repository root, so assetPath() (relative to its module) finds the repo. */
+function bundleServer(): Promise<string> {
+  bundledServer ??= (async () => {
+    const { build } = await import('esbuild');
+    const outfile = join(REPO, '.bench-bundle', 'server-api.mjs');
+    await build({
+      entryPoints: [join(HERE, SERVERS['api-js'].file)], outfile, bundle: true, platform: 'node', format: 'esm',
+      target: 'node20', packages: 'external', logLevel: 'warning',
+    });
+    return outfile;
+  })();
+  return bundledServer;
+}
+
 async function runOne(dir: string, client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
-  const server = launch(0, process.execPath, ['--import', 'tsx', join(HERE, SERVERS[kind].file)], {
+  const argv = kind === 'api-js' ? [await bundleServer()] : ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
+  const server = launch(0, process.execPath, argv, {
     ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1',
     FANOUT_DB_PATH: join(dir, `hub-${++runNumber}.duckdb`),
   });
