@@ -32,19 +32,6 @@ function exportsPath(filter) {
   return 'history/exports?' + params.toString();
 }
 
-/**
- * The server's next link with any filter it left out put back: the API drops "format" from its
- * links (the name doubles as the event-stream switch elsewhere), and the cursor does not cover
- * it, so following the bare link would silently list every format from page two on.
- */
-function withFilter(next, filter) {
-  var url = new URL(next, location.href);
-  EXPORT_FILTER_NAMES.forEach(function (name) {
-    if (filter[name] && !url.searchParams.has(name)) url.searchParams.set(name, filter[name]);
-  });
-  return url.href;
-}
-
 function isDefaultFilter(filter) {
   return EXPORT_FILTER_NAMES.every(function (name) { return filter[name] === DEFAULT_EXPORT_FILTER[name]; });
 }
@@ -122,7 +109,8 @@ async function loadExports(next) {
   var filter = next ? exportsView.shown : exportsView.applied;
   setExportsBusy(true);
   try {
-    var r = await call(next ? withFilter(next, filter) : exportsPath(filter));
+    // the server's next link carries the filters and a cursor bound to them
+    var r = await call(next || exportsPath(filter));
     if (!r || token !== exportsView.token) return;
     if (r.status === 403) {
       $('exports-more').hidden = true;
