@@ -25,7 +25,7 @@ import { exportRoutes } from '../http/routes/exports.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { createWebhooks, type Webhooks } from '../webhooks/index.ts';
 import { startReceiver } from '../webhooks/test-support.ts';
-import { chromiumSkip, launchChromium } from './support/browser.ts';
+import { chromiumSkip, launchChromium, newWatch, watchPage, type PageWatch } from './support/browser.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
@@ -133,22 +133,11 @@ async function setup(t: Test): Promise<Setup> {
   return { h, webhooks, manifests, exportsDir, max: { key: created.key, id: created.id }, made: usage, endpointId };
 }
 
-interface Watch { consoleErrors: string[]; foreign: string[]; urls: string[] }
-
-async function openPage(browser: Browser, url: string, watch: Watch, viewport = { width: 1280, height: 900 }): Promise<Page> {
+async function openPage(browser: Browser, url: string, watch: PageWatch, viewport = { width: 1280, height: 900 }): Promise<Page> {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
-  page.on('console', (msg) => {
-    // Chromium logs every 4xx fetch; the refused and rate-limited calls below are deliberate
-    if (msg.type() === 'error' && !/^Failed to load resource: the server responded with a status of (401|429) /.test(msg.text())) {
-      watch.consoleErrors.push(msg.text());
-    }
-  });
-  page.on('pageerror', (err) => watch.consoleErrors.push(err.message));
-  page.on('request', (req) => {
-    watch.urls.push(req.url());
-    if (!req.url().startsWith(url)) watch.foreign.push(req.url());
-  });
+  // Chromium logs every 4xx fetch; the refused and rate-limited calls below are deliberate
+  watchPage(page, url, watch, { ignoreConsole: /^Failed to load resource: the server responded with a status of (401|429) / });
   const response = await page.goto(`${url}/dashboard`);
   if (response?.status() !== 200) throw new Error(`/dashboard answered ${response?.status()}`);
   return page;
@@ -166,7 +155,7 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
   const { h } = s;
   const browser = await launchChromium();
   t.teardown(() => browser.close());
-  const watch: Watch = { consoleErrors: [], foreign: [], urls: [] };
+  const watch = newWatch();
   mkdirSync(ARTIFACTS, { recursive: true });
   const page = await openPage(browser, h.url, watch);
   t.ok(await page.locator('#signin').isVisible(), 'the sign-in form comes first');

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { chromiumSkip, launchChromium } from './support/browser.ts';
+import { chromiumSkip, launchChromium, newWatch, watchPage } from './support/browser.ts';
 import { startHarness } from './support/harness.ts';
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
@@ -18,15 +18,7 @@ t.test('/docs in headless Chromium', { skip: chromiumSkip }, async (t) => {
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const consoleErrors: string[] = [];
-  const foreign: string[] = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (err) => consoleErrors.push(err.message));
-  page.on('request', (req) => {
-    if (!req.url().startsWith(h.url)) foreign.push(req.url());
-  });
+  const { consoleErrors, foreign } = watchPage(page, h.url, newWatch());
 
   const response = await page.goto(`${h.url}/docs`);
   t.equal(response?.status(), 200);

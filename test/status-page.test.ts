@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Page } from 'playwright-core';
 import t from 'tap';
-import { chromiumSkip, launchChromium } from './support/browser.ts';
+import { chromiumSkip, launchChromium, newWatch, watchPage } from './support/browser.ts';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
@@ -59,15 +59,8 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const consoleErrors: string[] = [];
-  const foreign: string[] = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (err) => consoleErrors.push(err.message));
-  page.on('request', (req) => {
-    if (!req.url().startsWith(url)) foreign.push(req.url());
-  });
+  const watch = watchPage(page, url, newWatch());
+  const { consoleErrors, foreign } = watch;
   mkdirSync(ARTIFACTS, { recursive: true });
 
   const response = await page.goto(`${url}/status`);
@@ -146,10 +139,7 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
 
   // a phone
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-  phone.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(`phone: ${msg.text()}`);
-  });
-  phone.on('pageerror', (err) => consoleErrors.push(`phone: ${err.message}`));
+  watchPage(phone, url, watch, { label: 'phone: ' });
   await phone.goto(`${url}/status`);
   await phone.waitForSelector('#live.on', { timeout: 10_000 });
   const width = await phone.evaluate(() => document.documentElement.scrollWidth);
