@@ -34,3 +34,11 @@ t.test('key order: null, numbers, strings; then length', async (t) => {
   t.equal(compareKeys(['a', 1], ['a', 1]), 0);
   t.ok(compareKeys(['a'], ['a', 1]) < 0);
 });
+
+t.test('stringKey: store keysets are exactly n strings', async (t) => {
+  const { stringKey } = await import('./cursor.ts');
+  t.same(stringKey(['2024-03-10', 'a.parquet'], 2), ['2024-03-10', 'a.parquet']);
+  for (const bad of [['x'], ['x', 1], ['x', null], ['x', 'y', 'z']]) {
+    t.throws(() => stringKey(bad, 2), { code: 'invalid_cursor' }, JSON.stringify(bad));
+  }
+});

@@ -53,6 +53,15 @@ export class CursorCodec {
   }
 }
 
+/**
+ * A decoded key that must be `count` strings (keysets kept by the store, like the webhook audit's
+ * or the export manifests'): a signed cursor of another shape is refused like a malformed one.
+ */
+export function stringKey(key: readonly CursorValue[], count: number): string[] {
+  if (key.length !== count || !key.every((v) => typeof v === 'string')) throw invalid('the cursor is malformed');
+  return key as string[];
+}
+
 /** Orders cursor keys: null first, numbers before strings, then natural order. */
 export function compareKeys(a: readonly CursorValue[], b: readonly CursorValue[]): number {
   const n = Math.min(a.length, b.length);

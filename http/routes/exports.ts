@@ -8,6 +8,7 @@ import {
   listManifests, signDownload, verifyDownload, type ExportManifest,
 } from '../../exports/index.ts';
 import type { Db } from '../../store/db.ts';
+import { stringKey } from '../cursor.ts';
 import { fileDownload, FileMismatchError } from '../file-download.ts';
 import { dateParam, enumParam, idValue } from '../params.ts';
 import type { ErrorLogger } from '../problem.ts';
@@ -87,11 +88,8 @@ function present(deps: ExportRouteDeps, m: ExportManifest, nowMs: number): z.inp
 function manifestCursor(ctx: Pick<RequestContext, 'page'>): [string, string] | undefined {
   const after = ctx.page?.after ?? null;
   if (after === null) return undefined;
-  const [date, id, ...rest] = after;
-  if (typeof date !== 'string' || typeof id !== 'string' || rest.length > 0) {
-    throw new ApiError('invalid_cursor', 'the cursor is malformed', { errors: [{ parameter: 'cursor', detail: 'the cursor is malformed' }] });
-  }
-  return [date, id];
+  const [date, id] = stringKey(after, 2);
+  return [date!, id!];
 }
 
 export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {

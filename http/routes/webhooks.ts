@@ -8,7 +8,7 @@ import {
   DELIVERY_STATES, DeliverySchema, EndpointCreateSchema, EndpointListSchema, EndpointSchema, EndpointUpdateSchema,
   EndpointWithSecretSchema, RedeliverSchema, type Webhooks,
 } from '../../webhooks/index.ts';
-import type { CursorValue } from '../cursor.ts';
+import { stringKey, type CursorValue } from '../cursor.ts';
 import type { HeaderList } from '../headers.ts';
 import { enumParam, idValue } from '../params.ts';
 import { defineRoute } from '../route.ts';
@@ -62,12 +62,7 @@ function json(status: number, body: unknown, headers: HeaderList = []): Reply {
  * refuses a cursor replayed with other filters in the same way.
  */
 function innerCursor(after: readonly CursorValue[] | null): string | undefined {
-  if (after === null) return undefined;
-  const [inner, ...rest] = after;
-  if (typeof inner !== 'string' || rest.length > 0) {
-    throw new ApiError('invalid_cursor', 'the cursor is malformed', { errors: [{ parameter: 'cursor', detail: 'the cursor is malformed' }] });
-  }
-  return inner;
+  return after === null ? undefined : stringKey(after, 1)[0];
 }
 
 function endpointRoutes(webhooks: Webhooks): RouteDef[] {
