@@ -3,7 +3,7 @@ import { InMemoryEventBus, type EventBus } from '../core/events.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import { createPipeline, type Pipeline } from '../pipeline/ingest.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
-import { Db } from '../store/db.ts';
+import { Db, dbOptions } from '../store/db.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
 import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
@@ -48,7 +48,7 @@ export function scheduleForFeed(config: Readonly<Config>, schedules: ReadonlyMap
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const db = await Db.open(config.db_path);
+  const db = await Db.open(config.db_path, dbOptions(config.store));
   try {
     await ensureSchedules(db, config, log);
     const schedules = new Map<string, ScheduleIndex>();

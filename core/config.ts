@@ -13,6 +13,8 @@ function isTimeZone(zone: string): boolean {
     return false;
   }
 }
+/** DuckDB's size units, or a percentage of RAM (converted to bytes at open) */
+const MEMORY_LIMIT = /^(\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)|\d+(\.\d+)?%)$/;
 const feedUrl = z.string().refine((u) => /^(https?|file):\/\//.test(u), 'must be an http(s):// or file:// URL');
 
 export const FeedSchema = z.object({
@@ -76,12 +78,31 @@ export const ConfigSchema = z.object({
     max_connection_s: z.number().int().positive().default(3_600),
     buffer_bytes: z.number().int().positive().default(1024 * 1024),
     ping_interval_s: z.number().positive().default(15),
+    /** most events the resume log retains (a cap on its index; bytes and age usually bind first) */
     event_log_size: z.number().int().positive().default(100_000),
+    /** the resume log (memory and its DuckDB table) drops its oldest events past this many payload bytes */
+    event_log_max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+    /** … and events older than this; a Last-Event-ID older than what is kept gets `reset` */
+    event_log_max_age_s: z.number().int().positive().default(3_600),
     /** under load, frames due within this window are written to each subscriber in one write */
     coalesce_ms: z.number().int().nonnegative().max(1_000).default(10),
+    /** bytes all event streams together (keyed and /status/stream) may hold unsent; past it the longest-stalled are cut */
+    send_budget_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+    /** a stream whose unsent bytes made no progress for this long is cut (it resumes by Last-Event-ID) */
+    stall_timeout_s: z.number().positive().max(3_600).default(20),
   }).strict().default({
-    max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000, coalesce_ms: 10,
+    max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000,
+    event_log_max_bytes: 64 * 1024 * 1024, event_log_max_age_s: 3_600, coalesce_ms: 10,
+    send_budget_bytes: 64 * 1024 * 1024, stall_timeout_s: 20,
   }),
+  store: z.object({
+    /** DuckDB's memory limit: a size (`512MB`, `1GB`, `2GiB`) or a share of the machine's RAM (`25%`); past it DuckDB spills to `<db_path>.tmp` */
+    memory_limit: z.string().regex(MEMORY_LIMIT, 'a size such as 512MB, 1GB, 2GiB, or a share of RAM such as 25%')
+      .refine((v) => !v.endsWith('%') || (Number.parseFloat(v) > 0 && Number.parseFloat(v) <= 100), 'a share of RAM above 0% and at most 100%')
+      .default('1GB'),
+    /** DuckDB worker threads; absent: one per CPU core */
+    threads: z.number().int().min(1).max(256).optional(),
+  }).strict().default({ memory_limit: '1GB' }),
   exports: z.object({
     enabled: z.boolean().default(true),
     dir: z.string().default('data/exports'),

@@ -2,7 +2,7 @@
 // database, recovers what a crash left, runs the export with a progress bar on a TTY, and
 // prints one line per file. Exit code 0 when every requested file is ready.
 import type { Config } from '../core/config.ts';
-import { Db } from '../store/db.ts';
+import { Db, dbOptions } from '../store/db.ts';
 import { progressReporter } from '../app/progress.ts';
 import { EXPORT_DATASETS, EXPORT_FORMATS, isExportDataset, isExportFormat, type ExportDataset, type ExportFormat } from './datasets.ts';
 import { recoverExports, runExport, type ExportFileResult } from './job.ts';
@@ -55,13 +55,13 @@ export function describeResult(r: ExportFileResult): string {
 
 export async function exportCommandRun(
   args: ExportCommandArgs,
-  config: Pick<Readonly<Config>, 'db_path' | 'exports' | 'reliability'>,
+  config: Pick<Readonly<Config>, 'db_path' | 'exports' | 'reliability' | 'store'>,
   io: { out?: (line: string) => void; stream?: NodeJS.WriteStream } = {},
 ): Promise<number> {
   const out = io.out ?? ((line: string) => console.log(line));
   const datasets: ExportDataset[] = parseList(args.dataset, EXPORT_DATASETS, EXPORT_DATASETS, isExportDataset, 'dataset');
   const formats: ExportFormat[] = parseList(args.format, EXPORT_FORMATS, config.exports.formats, isExportFormat, 'format');
-  const db = await Db.open(config.db_path);
+  const db = await Db.open(config.db_path, dbOptions(config.store));
   const progress = progressReporter('export', io.stream);
   try {
     // the database is locked to this process, so a row left running is a crashed run's

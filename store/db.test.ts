@@ -2,7 +2,8 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Db } from './db.ts';
+import { parseConfig } from '../core/config.ts';
+import { Db, dbOptions, duckdbMemoryLimit } from './db.ts';
 
 t.test('migrations apply once and survive reopen', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'db-'));
@@ -30,4 +31,32 @@ t.test('a failed transaction rolls back and the queue keeps going', async (t) =>
   await db.append('t', (a) => { a.appendInteger(7); a.endRow(); });
   const rows = await db.all<{ i: number }>('SELECT i FROM t');
   t.same(rows, [{ i: 7 }]);
+});
+
+t.test('store.memory_limit, store.threads and the temp directory beside the file reach DuckDB', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'db-settings-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'x.duckdb');
+  const config = parseConfig({ db_path: path, store: { memory_limit: '256MB', threads: 1 } });
+  const db = await Db.open(config.db_path, dbOptions(config.store));
+  t.teardown(() => db.close());
+  const setting = async (name: string) =>
+    (await db.all<{ v: unknown }>(`SELECT current_setting('${name}') AS v`))[0]!.v;
+  // DuckDB reports 256MB (10^6) in MiB
+  t.equal(await setting('memory_limit'), '244.1 MiB');
+  t.equal(Number(await setting('threads')), 1);
+  t.equal(await setting('temp_directory'), `${path}.tmp`);
+
+  const other = await Db.open(':memory:', dbOptions(parseConfig({}).store));
+  t.teardown(() => other.close());
+  const [row] = await other.all<{ v: string }>("SELECT current_setting('memory_limit') AS v");
+  t.equal(row!.v, '953.6 MiB', 'the default, 1GB, instead of 80% of RAM');
+});
+
+t.test('a share of RAM becomes a size DuckDB accepts', async (t) => {
+  t.equal(duckdbMemoryLimit('25%', 8 * 2 ** 30), '2048MiB');
+  t.equal(duckdbMemoryLimit('1GB'), '1GB');
+  t.throws(() => parseConfig({ store: { memory_limit: 'lots' } }), /store\.memory_limit/);
+  t.throws(() => parseConfig({ store: { memory_limit: '150%' } }), /store\.memory_limit/);
+  t.equal(parseConfig({ store: { memory_limit: '10%' } }).store.memory_limit, '10%');
 });

@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue,
@@ -8,6 +9,28 @@ import { assetPath } from '../core/assets.ts';
 const MIGRATIONS_DIR = assetPath('store/migrations');
 
 export type Params = Record<string, DuckDBValue> | DuckDBValue[];
+
+export interface DbOpenOptions {
+  /** run pending migrations (default true) */
+  migrate?: boolean;
+  /** DuckDB memory_limit: a size (`1GB`) or a share of RAM (`25%`); absent: DuckDB's 80% of RAM */
+  memoryLimit?: string;
+  /** DuckDB worker threads; absent: one per core */
+  threads?: number;
+}
+
+/** The store section of the config as open options (every process that opens the file uses it). */
+export function dbOptions(store: { memory_limit: string; threads?: number | undefined }): DbOpenOptions {
+  return { memoryLimit: store.memory_limit, threads: store.threads };
+}
+
+/** DuckDB takes sizes, not shares: `25%` becomes that share of this machine's RAM in MiB. */
+export function duckdbMemoryLimit(limit: string, ramBytes = totalmem()): string {
+  const trimmed = limit.trim();
+  if (!trimmed.endsWith('%')) return trimmed;
+  const share = Number.parseFloat(trimmed) / 100;
+  return `${Math.max(1, Math.floor((ramBytes * share) / 2 ** 20))}MiB`;
+}
 
 /**
  * One DuckDB file. All statements on the shared connection go through one queue, because a
@@ -24,13 +47,18 @@ export class Db {
     private readonly conn: DuckDBConnection,
   ) {}
 
-  static async open(path: string, options: { migrate?: boolean } = {}): Promise<Db> {
+  static async open(path: string, options: DbOpenOptions = {}): Promise<Db> {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     // never download extensions: parquet, json and icu ship inside the binding
-    const instance = await DuckDBInstance.create(path, {
+    const settings: Record<string, string> = {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'true',
-    });
+    };
+    // without a limit DuckDB takes up to 80% of RAM; past the limit it spills beside the file
+    if (options.memoryLimit) settings.memory_limit = duckdbMemoryLimit(options.memoryLimit);
+    if (options.threads) settings.threads = String(options.threads);
+    if (path !== ':memory:') settings.temp_directory = `${path}.tmp`;
+    const instance = await DuckDBInstance.create(path, settings);
     const db = new Db(path, instance, await instance.connect());
     if (options.migrate !== false) await db.migrate();
     return db;

@@ -19,8 +19,8 @@ export const importGtfsCommand: Command = {
     const config = loadConfig(values.config as string | undefined);
     const id = (values.id as string | undefined)
       ?? (config.schedules.length === 1 ? config.schedules[0]!.id : 'default');
-    const [{ Db }, { importGtfs }] = await Promise.all([import('../../store/db.ts'), import('../../store/gtfs-import.ts')]);
-    const db = await Db.open(config.db_path);
+    const [{ Db, dbOptions }, { importGtfs }] = await Promise.all([import('../../store/db.ts'), import('../../store/gtfs-import.ts')]);
+    const db = await Db.open(config.db_path, dbOptions(config.store));
     const progress = progressReporter(`import ${id}`);
     try {
       const summary = await importGtfs(db, id, source, (p) => progress.update(p.step, p.done, p.total));

@@ -19,13 +19,13 @@ export const keysCommand: Command = {
   },
   async run({ values, positionals }) {
     const config = loadConfig(values.config as string | undefined);
-    const [{ Db }, { runKeysCommand }] = await Promise.all([import('../../store/db.ts'), import('../../http/keys-cli.ts')]);
+    const [{ Db, dbOptions }, { runKeysCommand }] = await Promise.all([import('../../store/db.ts'), import('../../http/keys-cli.ts')]);
     const args = [...positionals];
     if (values.plan) args.push('--plan', values.plan as string);
     if (values.test) args.push('--test');
     if (values.name) args.push('--name', values.name as string);
     if (values.active) args.push('--active');
-    const db = await Db.open(config.db_path);
+    const db = await Db.open(config.db_path, dbOptions(config.store));
     try {
       return await runKeysCommand(db, args, (l) => console.log(l), (l) => console.error(l));
     } finally {

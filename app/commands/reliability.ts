@@ -32,8 +32,8 @@ export const reliabilityCommand: Command = {
     const mode = oneOf<Mode>('mode', values.mode as string | undefined, MODES, 'bus');
     const group = oneOf('group', values.group as string | undefined, GROUPS, 'day');
     const config = loadConfig(values.config as string | undefined);
-    const [{ Db }, { printReliabilityReport }] = await Promise.all([import('../../store/db.ts'), import('../reliability-report.ts')]);
-    const db = await Db.open(config.db_path);
+    const [{ Db, dbOptions }, { printReliabilityReport }] = await Promise.all([import('../../store/db.ts'), import('../reliability-report.ts')]);
+    const db = await Db.open(config.db_path, dbOptions(config.store));
     try {
       return await printReliabilityReport(db, {
         mode, group, split: values.split === true, settings: config.reliability,
