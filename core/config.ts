@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { EXPORT_DATASETS, EXPORT_FORMATS } from './types.ts';
+import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES } from './types.ts';
 
 // One schema for the whole service. Units are in the key names; every default is here.
 
@@ -31,6 +31,13 @@ export const FeedSchema = z.object({
   /** static schedule used to resolve trips and stops of this feed */
   schedule_id: z.string().optional(),
   headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * how realtime trips are found in the schedule: `auto` (exact, then nyct for NYCT-style ids,
+   * then start), one strategy, or strategies in the order to try them (README, trip matching)
+   */
+  trip_matching: z.union([
+    z.literal('auto'), z.enum(MATCH_STRATEGIES), z.array(z.enum(MATCH_STRATEGIES)).min(1),
+  ]).default('auto'),
 }).strict();
 
 export const ScheduleSchema = z.object({

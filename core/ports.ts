@@ -37,6 +37,18 @@ export interface ScheduledStop {
   station_id: string;
 }
 
+/** A trip's first departure and last arrival, in seconds from its service day's origin. */
+export interface TripSpan {
+  start_s: number;
+  end_s: number;
+}
+
+/** A scheduled trip found by its NYCT origin time, route and direction, with the path its id names. */
+export interface NyctScheduledTrip {
+  trip: ScheduledTrip;
+  path: string | null;
+}
+
 /** Static schedule lookups the normalizer needs, held in memory by the store. */
 export interface ScheduleIndex {
   readonly timezone: string;
@@ -48,6 +60,15 @@ export interface ScheduleIndex {
   /** is the trip's service active on that date (calendar + calendar_dates)? */
   runsOn(serviceId: string, serviceDate: string): boolean;
   routes(): readonly ScheduledRoute[];
+  /** undefined for a trip without timed stops; O(1), no stop time objects built */
+  tripSpan(tripId: string): TripSpan | undefined;
+  /**
+   * Trips of a route whose first departure is `startS` (seconds, may pass 86,400), in one
+   * direction or, with null, in either. Indexed on first use, then O(1).
+   */
+  tripsStartingAt(routeId: string, directionId: number | null, startS: number): readonly ScheduledTrip[];
+  /** Trips by core/nyct-trip-id.ts's nyctKey (origin, route, direction). Indexed on first use, then O(1). */
+  nyctTrips(key: string): readonly NyctScheduledTrip[];
 }
 
 /** One poll's normalized output, written to history in one batch. */

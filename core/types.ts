@@ -116,6 +116,36 @@ export const REJECT_REASONS = [
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
+/**
+ * How a realtime trip is found in the static schedule (README, "Feeds that break the rules"):
+ * by its trip id; by start date + start time + route + direction; by the NYCT origin time and
+ * path carried in the id. Each also tries the previous service day for trips past 24:00.
+ */
+export const MATCH_STRATEGIES = ['exact', 'start', 'nyct'] as const;
+export type MatchStrategy = (typeof MATCH_STRATEGIES)[number];
+
+export interface MatchCounts {
+  matched: number;
+  unmatched: number;
+  /** several scheduled trips fitted equally: none was chosen */
+  ambiguous: number;
+}
+
+/** One poll's trip matching: every trip of a trip update or vehicle, and each strategy's decisions. */
+export interface TripMatching {
+  /** trips looked up; each ends matched, unmatched or ambiguous */
+  trips: number;
+  matched: number;
+  unmatched: number;
+  ambiguous: number;
+  /** matched trips given the day before their start_date (a trip past 24:00 of that day) */
+  previous_day: number;
+  /** matched / trips, 0…1 */
+  match_rate: number;
+  /** decisions of each strategy tried, in the order tried; a strategy that did not apply is not counted */
+  strategies: Partial<Record<MatchStrategy, MatchCounts>>;
+}
+
 export interface FeedPoll {
   feed_id: string;
   polled_ms: number;
@@ -130,6 +160,8 @@ export interface FeedPoll {
   alerts: number;
   stored: number;
   rejected: Partial<Record<RejectReason, number>>;
+  /** null when the poll looked up no trip (alerts, failed or unchanged polls, no trips) */
+  matching: TripMatching | null;
   error: string | null;
 }
 

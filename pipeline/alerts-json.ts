@@ -21,7 +21,8 @@ import { z } from 'zod';
 import { CAUSE_NAMES, EFFECT_NAMES, SEVERITY_NAMES } from './gtfs-rt-types.ts';
 import { alertScope, sortPeriods, type AlertContent } from './alert-content.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
-import type { NormalizedPoll } from './normalize-feed.ts';
+import type { NormalizedPoll, NormalizeInput } from './normalize-feed.ts';
+import { TripMatcher } from './trip-matching/match.ts';
 
 const enumName = (names: Record<number, string>) => {
   const allowed = new Set(Object.values(names));
@@ -78,7 +79,7 @@ export type AlertsJsonResult =
   | { ok: true; poll: NormalizedPoll }
   | { ok: false; error: string };
 
-export function normalizeAlertsJson(body: Uint8Array, input: Omit<NormalizeContext, 'header_ms'>): AlertsJsonResult {
+export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): AlertsJsonResult {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
@@ -89,7 +90,8 @@ export function normalizeAlertsJson(body: Uint8Array, input: Omit<NormalizeConte
   if (!envelope.success) {
     return { ok: false, error: envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
   }
-  const ctx: NormalizeContext = { ...input, header_ms: null };
+  // alerts name no trip to match; the context's matcher only completes the type
+  const ctx: NormalizeContext = { ...input, header_ms: null, matcher: input.matcher ?? new TripMatcher() };
   let reported: number | null = null;
   if (envelope.data.timestamp !== undefined) {
     const { ms, wasMs } = secondsToMs(envelope.data.timestamp);
@@ -127,6 +129,7 @@ export function normalizeAlertsJson(body: Uint8Array, input: Omit<NormalizeConte
       trips: [],
       alerts,
       rejected: ctx.rejects.counts,
+      matching: null,
     },
   };
 }

@@ -6,6 +6,8 @@ import type { RejectReason } from '../core/types.ts';
 import { has, type FeedMessageMsg } from './gtfs-rt-types.ts';
 
 const PROTO_PATH = assetPath('pipeline/gtfs-realtime.proto');
+// agency extensions, parsed into the same root so their fields decode instead of being skipped
+const EXTENSION_PATHS = [assetPath('pipeline/nyct-subway.proto')];
 
 export type DecodeRejectReason = Extract<RejectReason, 'base64_body' | 'not_protobuf' | 'truncated_body'>;
 
@@ -22,8 +24,10 @@ let feedMessageType: protobuf.Type | undefined;
  */
 function feedMessage(): protobuf.Type {
   if (feedMessageType) return feedMessageType;
-  const source = readFileSync(PROTO_PATH, 'utf8').replace(/^(\s*)required\b/gm, '$1optional');
-  const { root } = protobuf.parse(source, new protobuf.Root(), { keepCase: true });
+  const root = new protobuf.Root();
+  for (const path of [PROTO_PATH, ...EXTENSION_PATHS]) {
+    protobuf.parse(readFileSync(path, 'utf8').replace(/^(\s*)required\b/gm, '$1optional'), root, { keepCase: true });
+  }
   root.resolveAll();
   feedMessageType = root.lookupType('transit_realtime.FeedMessage');
   return feedMessageType;

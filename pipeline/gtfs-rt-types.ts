@@ -9,6 +9,18 @@ export interface TranslatedStringMsg {
   translation: { text: string; language?: string }[];
 }
 
+/** NYCT's extension of TripDescriptor (pipeline/nyct-subway.proto, field 1001). */
+export interface NyctTripDescriptorMsg {
+  train_id?: string;
+  is_assigned?: boolean;
+  /** NORTH = 1, EAST = 2, SOUTH = 3, WEST = 4 */
+  direction?: number;
+}
+
+/** protobufjs names extension fields by their full name, with a leading dot. */
+export const NYCT_TRIP_DESCRIPTOR = '.transit_realtime.nyct_trip_descriptor';
+export const NYCT_FEED_HEADER = '.transit_realtime.nyct_feed_header';
+
 export interface TripDescriptorMsg {
   trip_id?: string;
   route_id?: string;
@@ -16,6 +28,7 @@ export interface TripDescriptorMsg {
   start_time?: string;
   start_date?: string;
   schedule_relationship?: number;
+  [NYCT_TRIP_DESCRIPTOR]?: NyctTripDescriptorMsg;
 }
 
 export interface VehicleDescriptorMsg {
@@ -94,6 +107,7 @@ export interface FeedHeaderMsg {
   gtfs_realtime_version: string;
   incrementality?: number;
   timestamp?: Int64;
+  [NYCT_FEED_HEADER]?: { nyct_subway_version?: string };
 }
 
 export interface FeedMessageMsg {

@@ -11,6 +11,7 @@ import { FeedFetcher, fetchBody, type FetchFn } from './fetch-feed.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
 import { pollFeeds } from './poller.ts';
+import { TripMatcher } from './trip-matching/match.ts';
 import { LiveState } from './state.ts';
 
 export interface PipelineOptions {
@@ -84,7 +85,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const started = performance.now();
     const poll: FeedPoll = {
       feed_id: feed.id, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
-      header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, error: null,
+      header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null,
+      error: null,
     };
     let rows: NormalizedPoll | undefined;
     let commit: (() => void) | undefined;
@@ -114,6 +116,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       poll.trip_updates = rows.trip_update_entities;
       poll.alerts = rows.alert_entities;
       poll.rejected = rows.rejected;
+      poll.matching = rows.matching;
     }
     let alertVersions: Alert[] = [];
     try {
@@ -144,6 +147,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       feed_id: feed.id, observed_ms: polledMs, schedule,
       timezone: schedule?.timezone ?? feed.timezone ?? 'UTC',
       freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
+      matcher: new TripMatcher(feed.trip_matching),
     };
     if (feed.kind === 'alerts-json') {
       const result = normalizeAlertsJson(body, input);

@@ -2,6 +2,7 @@
 import type { Config } from '../core/config.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import type { RejectReason } from '../core/types.ts';
+import type { TripMatcher } from './trip-matching/match.ts';
 
 export class RejectTally {
   readonly counts: Partial<Record<RejectReason, number>> = {};
@@ -23,6 +24,8 @@ export interface NormalizeContext {
   freshness: Config['freshness'];
   delay: Config['delay'];
   rejects: RejectTally;
+  /** the feed's trip matching strategies and this poll's counts */
+  matcher: TripMatcher;
 }
 
 export type TimestampVerdict = 'ok' | 'timestamp_future' | 'timestamp_too_old';

@@ -1,12 +1,13 @@
 // A decoded FeedMessage → every row it holds. Header checks and entity ids live here; each kind
 // of entity has its own normalizer.
-import type { Arrival, RejectReason, TripObservation, VehiclePosition } from '../core/types.ts';
+import type { Arrival, RejectReason, TripMatching, TripObservation, VehiclePosition } from '../core/types.ts';
 import type { AlertContent } from './alert-content.ts';
 import { has, int64, type FeedEntityMsg, type FeedMessageMsg } from './gtfs-rt-types.ts';
 import { normalizeAlerts } from './normalize-alerts.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
 import { normalizeVehicles } from './normalize-vehicles.ts';
+import { TripMatcher } from './trip-matching/match.ts';
 
 /** One poll's rows, whatever the feed kind. */
 export interface NormalizedPoll {
@@ -22,9 +23,12 @@ export interface NormalizedPoll {
   /** every alert the feed carries now; the feed's earlier alerts missing here are resolved */
   alerts: AlertContent[];
   rejected: Partial<Record<RejectReason, number>>;
+  /** null when no trip was looked up */
+  matching: TripMatching | null;
 }
 
-export type NormalizeInput = Omit<NormalizeContext, 'header_ms'>;
+/** Without a matcher, trips are matched with the `auto` strategies. */
+export type NormalizeInput = Omit<NormalizeContext, 'header_ms' | 'matcher'> & { matcher?: TripMatcher };
 
 /** Reads the header timestamp; the context gets it only when it is usable for rows. */
 export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): { reported: number | null; usable: number | null } {
@@ -41,7 +45,7 @@ export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): {
 
 export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeInput): NormalizedPoll {
   const header = headerTimestamp(message, input);
-  const ctx: NormalizeContext = { ...input, header_ms: header.usable };
+  const ctx: NormalizeContext = { ...input, header_ms: header.usable, matcher: input.matcher ?? new TripMatcher() };
   const vehicles: FeedEntityMsg[] = [];
   const tripUpdates: FeedEntityMsg[] = [];
   const alerts: FeedEntityMsg[] = [];
@@ -86,5 +90,6 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     trips: [...t.trips, ...v.trips],
     alerts: a,
     rejected: ctx.rejects.counts,
+    matching: ctx.matcher.summary(),
   };
 }

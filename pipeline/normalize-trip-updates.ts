@@ -21,11 +21,12 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
     const tu = entity.trip_update!;
     const td = tu.trip;
     const tripId = td?.trip_id;
-    if (!td || !tripId) {
+    // without an id, a route and start time can still find the trip (trip matching, `start`)
+    if (!td || !(tripId || (td.route_id && td.start_time))) {
       ctx.rejects.add('missing_trip');
       continue;
     }
-    const key = `${tripId}|${td.start_date ?? ''}|${td.start_time ?? ''}`;
+    const key = `${tripId ?? ''}|${td.start_date ?? ''}|${td.start_time ?? ''}|${tripId ? '' : td.route_id}|${tripId ? '' : td.direction_id ?? ''}`;
     if (seen.has(key)) {
       ctx.rejects.add('duplicate_trip');
       continue;
@@ -40,14 +41,18 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
     }
     seen.add(key);
 
-    const trip = resolveTrip(td, tripId, ctx);
+    const trip = resolveTrip(td, ctx);
+    if (!trip) {
+      ctx.rejects.add('missing_trip');
+      continue;
+    }
     const updates = tu.stop_time_update ?? [];
     let skipped = 0;
     for (const u of updates) if (u.schedule_relationship === STOP_RELATIONSHIP.SKIPPED) skipped++;
     trips.push({
       feed_id: ctx.feed_id,
       service_date: trip.service_date,
-      trip_id: tripId,
+      trip_id: trip.trip_id,
       route_id: trip.route_id,
       mode: trip.mode,
       relationship: trip.relationship,

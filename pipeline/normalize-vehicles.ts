@@ -50,11 +50,13 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
     seenVehicles.add(vehicleId);
 
     const td = v.trip;
-    const tripId = td?.trip_id || null;
+    let tripId = td?.trip_id || null;
     let routeId = td?.route_id || null;
     let mode = null;
-    if (td && tripId) {
-      const trip = resolveTrip(td, tripId, ctx, false);
+    // without an id, a route and start time can still find the trip (trip matching, `start`)
+    const trip = td && (tripId || (routeId && td.start_time)) ? resolveTrip(td, ctx, false) : null;
+    if (trip) {
+      tripId = trip.trip_id;
       routeId = trip.route_id;
       mode = trip.mode;
       const key = `${trip.service_date}|${tripId}`;

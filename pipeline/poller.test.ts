@@ -9,7 +9,7 @@ const feed = (id: string, interval_s: number, backoff_max_s = 60): FeedConfig =>
 
 const result = (feedId: string, status: PollStatus, at: number): FeedPoll => ({
   feed_id: feedId, polled_ms: at, status, http_status: null, bytes: 0, duration_ms: 0, header_timestamp_ms: null,
-  entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, error: null,
+  entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null, error: null,
 });
 
 /** Runs virtual time forward one scheduled action at a time, letting promises settle between. */

@@ -61,6 +61,6 @@ function defaultErrorPoll(scheduler: SchedulerLike) {
   return (feed: FeedConfig, err: unknown): FeedPoll => ({
     feed_id: feed.id, polled_ms: scheduler.now(), status: 'network_error', http_status: null, bytes: 0,
     duration_ms: 0, header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0,
-    rejected: {}, error: `poll failed: ${(err as Error)?.message ?? String(err)}`,
+    rejected: {}, matching: null, error: `poll failed: ${(err as Error)?.message ?? String(err)}`,
   });
 }

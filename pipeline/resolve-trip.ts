@@ -1,19 +1,21 @@
-// A TripDescriptor resolved against the static schedule: route, mode, direction, service date and
-// the instant GTFS stop times count from.
+// A TripDescriptor resolved against the static schedule through the trip matching stage
+// (pipeline/trip-matching/): route, mode, direction, service date and the instant GTFS stop
+// times count from.
 import type { ScheduledStopTime, ScheduledTrip } from '../core/ports.ts';
 import { localDate } from '../core/time-zone.ts';
 import type { Mode, TripRelationship } from '../core/types.ts';
 import { TRIP_RELATIONSHIP_NAMES, has, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import type { NormalizeContext } from './normalize-context.ts';
-import { candidateServiceDates, parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
+import { parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
 
 export interface ResolvedTrip {
+  /** the schedule's id of the matched trip, else the feed's own */
   trip_id: string;
   route_id: string | null;
   mode: Mode | null;
   direction_id: number | null;
   relationship: TripRelationship;
-  /** always set: from start_date, inferred from the schedule, or the local date of the poll */
+  /** always set: from the match, from start_date, or the local date of the poll */
   service_date: string;
   in_schedule: boolean;
   scheduled: ScheduledTrip | undefined;
@@ -31,23 +33,22 @@ export function tripRelationship(td: TripDescriptorMsg | undefined): TripRelatio
 }
 
 /**
- * `withTimes: false` skips the stop times and their origin when the caller needs only route, mode
- * and service date (vehicle positions: thousands per poll).
+ * Null when the descriptor names no trip and no strategy found one. `withTimes: false` skips the
+ * stop times and their origin when the caller needs only route, mode and service date (vehicle
+ * positions: thousands per poll).
  */
-export function resolveTrip(td: TripDescriptorMsg, tripId: string, ctx: NormalizeContext, withTimes = true): ResolvedTrip {
+export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTimes = true): ResolvedTrip | null {
   const relationship = tripRelationship(td);
   const schedule = ctx.schedule;
-  const scheduled = schedule?.trip(tripId);
+  const now = ctx.header_ms ?? ctx.observed_ms;
+  const match = ctx.matcher.match({ td, relationship, schedule, timezone: ctx.timezone, now_ms: now });
+  const scheduled = match.trip;
+  const tripId = match.outcome === 'matched' ? scheduled!.trip_id : td.trip_id || null;
+  if (tripId === null) return null;
   const routeId = (td.route_id || null) ?? scheduled?.route_id ?? null;
   const route = routeId && schedule ? schedule.route(routeId) : undefined;
-  const explicitDate = parseStartDate(td.start_date);
-  const needTimes = scheduled !== undefined && (withTimes || explicitDate === null);
-  const stopTimes = needTimes ? schedule!.stopTimes(tripId) : [];
-  const inferred = explicitDate === null && scheduled ? inferServiceDate(scheduled, stopTimes, ctx) : null;
-  const serviceDate = explicitDate ?? inferred ?? localDate(ctx.header_ms ?? ctx.observed_ms, ctx.timezone);
-  // in the schedule means scheduled on that service date, not merely listed in trips.txt
-  const runs = scheduled !== undefined
-    && (explicitDate === null ? inferred !== null : schedule!.runsOn(scheduled.service_id, explicitDate));
+  const serviceDate = match.service_date ?? parseStartDate(td.start_date) ?? localDate(now, ctx.timezone);
+  const stopTimes = scheduled && withTimes ? schedule!.stopTimes(scheduled.trip_id) : [];
 
   let origin: number | null = scheduled && withTimes ? serviceDayOriginMs(serviceDate, ctx.timezone) : null;
   if (origin !== null && relationship === 'duplicated') {
@@ -65,39 +66,10 @@ export function resolveTrip(td: TripDescriptorMsg, tripId: string, ctx: Normaliz
     direction_id: has(td, 'direction_id') ? td.direction_id ?? null : scheduled?.direction_id ?? null,
     relationship,
     service_date: serviceDate,
-    in_schedule: runs && !EXTRA_SERVICE.has(relationship),
+    // in the schedule means scheduled on that service date, not merely listed in trips.txt
+    in_schedule: match.outcome === 'matched' && !EXTRA_SERVICE.has(relationship),
     scheduled,
     stopTimes,
     origin_ms: origin,
   };
-}
-
-/**
- * Without start_date, the service date is the one (of yesterday, today, tomorrow in the agency
- * zone) on which the trip runs and whose scheduled span is nearest to now; after midnight a late
- * trip still belongs to yesterday's service.
- */
-function inferServiceDate(
-  trip: ScheduledTrip, stopTimes: readonly ScheduledStopTime[], ctx: NormalizeContext,
-): string | null {
-  const schedule = ctx.schedule!;
-  const now = ctx.header_ms ?? ctx.observed_ms;
-  const first = stopTimes[0];
-  const last = stopTimes[stopTimes.length - 1];
-  const startS = first ? first.departure_s ?? first.arrival_s ?? 0 : 0;
-  const endS = last ? last.arrival_s ?? last.departure_s ?? startS : startS;
-  let best: string | null = null;
-  let bestDistance = Infinity;
-  for (const date of candidateServiceDates(now, ctx.timezone)) {
-    if (!schedule.runsOn(trip.service_id, date)) continue;
-    const origin = serviceDayOriginMs(date, ctx.timezone);
-    const start = origin + startS * 1000;
-    const end = origin + endS * 1000;
-    const distance = now < start ? start - now : now > end ? now - end : 0;
-    if (distance < bestDistance) {
-      best = date;
-      bestDistance = distance;
-    }
-  }
-  return best;
 }

@@ -45,6 +45,17 @@ export function parseGtfsTime(value: string | undefined): number | null {
   return Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]);
 }
 
+/** The calendar day before 'YYYY-MM-DD'. */
+export function previousDate(date: string): string {
+  const cached = previousCache.get(date);
+  if (cached !== undefined) return cached;
+  const previous = new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
+  if (previousCache.size > 1_000) previousCache.clear();
+  previousCache.set(date, previous);
+  return previous;
+}
+const previousCache = new Map<string, string>();
+
 /** The service dates around an instant that a running trip may belong to, oldest first. */
 export function candidateServiceDates(ms: number, zone: string): string[] {
   const today = localDate(ms, zone);

@@ -27,11 +27,11 @@ const config = testConfig({
 
 const poll = (feedId: string, at: number, status: FeedPoll['status'] = 'ok'): FeedPoll => ({
   feed_id: feedId, polled_ms: at, status, http_status: 200, bytes: 1, duration_ms: 1, header_timestamp_ms: at,
-  entities: 1, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: status === 'ok' ? {} : { timeout: 1 }, error: null,
+  entities: 1, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: status === 'ok' ? {} : { timeout: 1 }, matching: null, error: null,
 });
 const rows = (header: number | null, extra: Partial<NormalizedPoll> = {}): NormalizedPoll => ({
   header_timestamp_ms: header, entities: 1, vehicle_entities: 0, trip_update_entities: 0, alert_entities: 0,
-  vehicles: [], arrivals: [], trips: [], alerts: [], rejected: {}, ...extra,
+  vehicles: [], arrivals: [], trips: [], alerts: [], rejected: {}, matching: null, ...extra,
 });
 const vehicle = (id: string, lat: number, at: number): VehiclePosition => ({
   feed_id: 'vp', vehicle_id: id, route_id: '66', trip_id: null, mode: 'bus', lat, lon: 1, bearing: null, speed_mps: null,

@@ -4,8 +4,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../core/config.ts';
+import { nyctStaticKey } from '../core/nyct-trip-id.ts';
 import type {
-  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip,
+  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, TripSpan,
 } from '../core/ports.ts';
 import { modeForRouteType } from '../core/route-type.ts';
 import { feedMessageCodec } from './decode.ts';
@@ -18,7 +19,7 @@ export interface FakeScheduleInput {
   timezone?: string;
   routes?: { route_id: string; route_type: number }[];
   stops?: { stop_id: string; parent?: string }[];
-  trips?: { trip_id: string; route_id: string; service_id?: string; direction_id?: number }[];
+  trips?: { trip_id: string; route_id: string; service_id?: string; direction_id?: number; mta_trip_id?: string }[];
   /** trip_id → [stop_id, arrival "HH:MM:SS", departure?][] with sequences 1, 2, 3… */
   stopTimes?: Record<string, [string, string, string?][]>;
   /** service_id → service dates 'YYYY-MM-DD' it runs on (absent: runs every day) */
@@ -47,6 +48,13 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
       stop_sequence: i + 1, stop_id: stop, arrival_s: seconds(arr), departure_s: seconds(dep ?? arr),
     })),
   ]));
+  const span = (id: string): TripSpan | undefined => {
+    const list = stopTimes.get(id);
+    if (!list?.length) return undefined;
+    return { start_s: list[0]!.departure_s!, end_s: list[list.length - 1]!.arrival_s! };
+  };
+  const mta = new Map((input.trips ?? []).map((t) => [t.trip_id, t.mta_trip_id ?? null]));
+  // scans instead of the store's indexes: the fakes hold a handful of trips
   return {
     timezone: input.timezone ?? 'UTC',
     trip: (id) => trips.get(id),
@@ -55,6 +63,13 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
     stopTimes: (id) => stopTimes.get(id) ?? [],
     runsOn: (service, date) => input.services?.[service]?.includes(date) ?? true,
     routes: () => [...routes.values()],
+    tripSpan: span,
+    tripsStartingAt: (route, direction, startS) => [...trips.values()].filter((t) => t.route_id === route
+      && (direction === null || t.direction_id === direction) && span(t.trip_id)?.start_s === startS),
+    nyctTrips: (key) => [...trips.values()].flatMap((trip) => {
+      const at = nyctStaticKey(trip.trip_id, mta.get(trip.trip_id) ?? null, trip.route_id, span(trip.trip_id)?.start_s ?? null);
+      return at?.key === key ? [{ trip, path: at.path }] : [];
+    }),
   };
 }
 

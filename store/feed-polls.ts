@@ -1,15 +1,38 @@
-import { REJECT_REASONS, type FeedPoll, type PollStatus, type RejectReason } from '../core/types.ts';
+import {
+  MATCH_STRATEGIES, REJECT_REASONS, type FeedPoll, type MatchCounts, type MatchStrategy, type PollStatus, type RejectReason,
+  type TripMatching,
+} from '../core/types.ts';
 import type { Db } from './db.ts';
 
 // Reading back the poll log: for the status page and for restoring feed health after a restart.
 
 /** A row of POLL_SELECT: a FeedPoll whose status is not checked yet and whose rejections are a list. */
-type PollRow = Omit<FeedPoll, 'status' | 'rejected'> & {
+type PollRow = Omit<FeedPoll, 'status' | 'rejected' | 'matching'> & {
   status: string;
   rejected_by_reason: { reason: string; count: number }[];
+  trips_matched: number | null;
+  trips_unmatched: number | null;
+  trips_ambiguous: number | null;
+  trips_previous_day: number | null;
+  matching: ({ strategy: string } & MatchCounts)[] | null;
 };
 
 const KNOWN_REASONS: ReadonlySet<string> = new Set(REJECT_REASONS);
+const KNOWN_STRATEGIES: ReadonlySet<string> = new Set(MATCH_STRATEGIES);
+
+function toMatching(r: PollRow): TripMatching | null {
+  if (r.trips_matched === null) return null;
+  const [matched, unmatched, ambiguous] = [r.trips_matched, r.trips_unmatched ?? 0, r.trips_ambiguous ?? 0];
+  const trips = matched + unmatched + ambiguous;
+  const strategies: TripMatching['strategies'] = {};
+  for (const { strategy, ...counts } of r.matching ?? []) {
+    if (KNOWN_STRATEGIES.has(strategy)) strategies[strategy as MatchStrategy] = counts;
+  }
+  return {
+    trips, matched, unmatched, ambiguous, previous_day: r.trips_previous_day ?? 0,
+    match_rate: trips ? matched / trips : 0, strategies,
+  };
+}
 
 function toPoll(r: PollRow): FeedPoll {
   const rejected: Partial<Record<RejectReason, number>> = {};
@@ -30,13 +53,15 @@ function toPoll(r: PollRow): FeedPoll {
     alerts: r.alerts,
     stored: r.stored,
     rejected,
+    matching: toMatching(r),
     error: r.error,
   };
 }
 
 const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, status, http_status, bytes::DOUBLE AS bytes,
   duration_ms, epoch_ms(header_timestamp)::DOUBLE AS header_timestamp_ms, entities, vehicles, trip_updates, alerts,
-  stored, rejected_by_reason, error FROM feed_polls`;
+  stored, rejected_by_reason, error, trips_matched, trips_unmatched, trips_ambiguous, trips_previous_day, matching
+  FROM feed_polls`;
 
 /** One feed's polls since `sinceMs` (epoch ms), oldest first, at most `limit`. */
 export async function recentPolls(db: Db, feedId: string, sinceMs: number, limit = 10_000): Promise<FeedPoll[]> {

@@ -117,6 +117,8 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     columns: (c) => ({
       trip_id: c.text('trip_id'), route_id: c.text('route_id'), service_id: c.text('service_id'),
       direction_id: c.int('direction_id'), trip_headsign: c.text('trip_headsign'), shape_id: c.text('shape_id'),
+      // not GTFS: NYCT re-publishers' column for the agency's own trip id (trip matching, `nyct`)
+      mta_trip_id: c.text('mta_trip_id'),
     }),
     notNull: ['trip_id', 'route_id', 'service_id'],
   },

@@ -38,7 +38,12 @@ const alert = (version: number, over: Partial<Alert> = {}): Alert => ({
 const poll: FeedPoll = {
   feed_id: 'f', polled_ms: T0, status: 'ok', http_status: 200, bytes: 5_000_000_000, duration_ms: 12.5,
   header_timestamp_ms: T0 - 3000, entities: 10, vehicles: 4, trip_updates: 5, alerts: 1, stored: 9,
-  rejected: { lat_lon_out_of_range: 1, missing_entity_id: 2 }, error: null,
+  rejected: { lat_lon_out_of_range: 1, missing_entity_id: 2 },
+  matching: {
+    trips: 5, matched: 3, unmatched: 1, ambiguous: 1, previous_day: 1, match_rate: 0.6,
+    strategies: { exact: { matched: 2, unmatched: 3, ambiguous: 0 }, start: { matched: 1, unmatched: 1, ambiguous: 1 } },
+  },
+  error: null,
 };
 
 const empty = (): HistoryBatch => ({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [] });
@@ -59,7 +64,9 @@ t.test('every table round-trips', async (t) => {
       delay_state: 'unknown', stop_sequence: null, direction_id: null, route_id: null, mode: null, vehicle_id: 'bus 1' }],
     trips: [trip],
     alertVersions: [alert(1)],
-    polls: [poll, { ...poll, status: 'timeout', http_status: null, header_timestamp_ms: null, rejected: {}, error: 'timed out after 10 s' }],
+    polls: [poll, {
+      ...poll, status: 'timeout', http_status: null, header_timestamp_ms: null, rejected: {}, matching: null, error: 'timed out after 10 s',
+    }],
   });
   t.equal(stored, 8);
 
@@ -107,12 +114,16 @@ t.test('every table round-trips', async (t) => {
     duration_ms: 12.5, header_timestamp: '2024-05-01 11:59:57.25+00', entities: 10, vehicles: 4, trip_updates: 5,
     alerts: 1, stored: 9, rejected: 3,
     rejected_by_reason: [{ reason: 'lat_lon_out_of_range', count: 1 }, { reason: 'missing_entity_id', count: 2 }],
-    error: null,
+    error: null, trips_matched: 3, trips_unmatched: 1, trips_ambiguous: 1, trips_previous_day: 1,
+    matching: [{ strategy: 'exact', matched: 2, unmatched: 3, ambiguous: 0 }, { strategy: 'start', matched: 1, unmatched: 1, ambiguous: 1 }],
   });
-  t.match(polls[1], { status: 'timeout', http_status: null, rejected: 0, rejected_by_reason: [], error: 'timed out after 10 s' });
+  t.match(polls[1], {
+    status: 'timeout', http_status: null, rejected: 0, rejected_by_reason: [], error: 'timed out after 10 s',
+    trips_matched: null, matching: null,
+  });
   const readBack = (await recentPolls(db, 'f', T0 - 1)).sort((a, b) => a.status.localeCompare(b.status));
   t.same(readBack, [poll, { ...poll, status: 'timeout', http_status: null, header_timestamp_ms: null, rejected: {},
-    error: 'timed out after 10 s' }], 'polls read back as written');
+    matching: null, error: 'timed out after 10 s' }], 'polls read back as written, trip matching with them');
   t.same(await recentPolls(db, 'f', T0 + 1), []);
   t.same(await recentPolls(db, 'other', 0), []);
 });

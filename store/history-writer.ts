@@ -109,6 +109,17 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
       .map(([reason, count]) => ({ reason, count })),
   },
   { name: 'error', kind: 'varchar', get: (r) => r.error },
+  { name: 'trips_matched', kind: 'integer', get: (r) => r.matching?.matched ?? null },
+  { name: 'trips_unmatched', kind: 'integer', get: (r) => r.matching?.unmatched ?? null },
+  { name: 'trips_ambiguous', kind: 'integer', get: (r) => r.matching?.ambiguous ?? null },
+  { name: 'trips_previous_day', kind: 'integer', get: (r) => r.matching?.previous_day ?? null },
+  {
+    name: 'matching',
+    kind: 'struct_list',
+    get: (r) => (r.matching
+      ? Object.entries(r.matching.strategies).map(([strategy, c]) => ({ strategy, ...c }))
+      : null),
+  },
 ];
 
 // fields inside a list of structs are not converted by kind, so their timestamps are built here

@@ -37,7 +37,7 @@ function batchAt(ageDays: number): HistoryBatch {
     alertVersions: [],
     polls: [{
       feed_id: 'f', polled_ms: at, status: 'ok', http_status: 200, bytes: 1, duration_ms: 1, header_timestamp_ms: null,
-      entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, error: null,
+      entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null, error: null,
     }],
   };
 }

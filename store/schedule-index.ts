@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { nyctStaticKey } from '../core/nyct-trip-id.ts';
 import type {
-  ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex,
+  NyctScheduledTrip, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex, TripSpan,
 } from '../core/ports.ts';
 import type { Mode } from '../core/types.ts';
 import { epochDay, weekdayOfEpochDay } from './dates.ts';
@@ -89,12 +90,15 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
   }
 
   const trips = new Map<string, ScheduledTrip>();
-  for await (const [id, route, service, direction, headsign] of rows(conn,
-    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign FROM gtfs_trips WHERE schedule_id = $1`, scheduleId)) {
+  // only NYCT-style schedules fill it, so it is kept apart from the trips, for the matcher's index
+  const mtaTripIds = new Map<string, string>();
+  for await (const [id, route, service, direction, headsign, mta] of rows(conn,
+    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign, mta_trip_id FROM gtfs_trips WHERE schedule_id = $1`, scheduleId)) {
     trips.set(str(id), Object.freeze({
       schedule_id: scheduleId, trip_id: str(id), route_id: str(route), service_id: str(service),
       direction_id: numOrNull(direction), headsign: strOrNull(headsign),
     }));
+    if (mta !== null && mta !== undefined) mtaTripIds.set(str(id), str(mta));
   }
 
   const stops = new Map<string, ScheduledStop>();
@@ -111,6 +115,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
   const routeList = Object.freeze([...routes.values()]);
   const tripList = Object.freeze([...trips.values()]);
   const stopList = Object.freeze([...stops.values()]);
+  const lookups = new TripLookups(tripList, (id) => stopTimes.span(id), (id) => mtaTripIds.get(id) ?? null);
 
   return {
     scheduleId,
@@ -123,11 +128,64 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     routes: () => routeList,
     trips: () => tripList,
     stops: () => stopList,
+    tripSpan: (id) => stopTimes.span(id),
+    tripsStartingAt: (route, direction, startS) => lookups.startingAt(route, direction, startS),
+    nyctTrips: (key) => lookups.nyct(key),
   };
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The matcher's secondary indexes, each built on its first use: a feed whose trip ids all match
+ * never pays for them, and one that needs them pays once per schedule load, then O(1) per trip.
+ */
+class TripLookups {
+  private byStart: Map<string, ScheduledTrip[]> | undefined;
+  private byNyct: Map<string, NyctScheduledTrip[]> | undefined;
+
+  constructor(
+    private readonly trips: readonly ScheduledTrip[],
+    private readonly span: (tripId: string) => TripSpan | undefined,
+    private readonly mtaTripId: (tripId: string) => string | null,
+  ) {}
+
+  startingAt(routeId: string, directionId: number | null, startS: number): readonly ScheduledTrip[] {
+    if (!this.byStart) {
+      const index = new Map<string, ScheduledTrip[]>();
+      for (const trip of this.trips) {
+        const span = this.span(trip.trip_id);
+        if (!span) continue;
+        push(index, `${trip.route_id}|*|${span.start_s}`, trip);
+        if (trip.direction_id !== null) push(index, `${trip.route_id}|${trip.direction_id}|${span.start_s}`, trip);
+      }
+      this.byStart = index;
+    }
+    return this.byStart.get(`${routeId}|${directionId ?? '*'}|${startS}`) ?? NONE;
+  }
+
+  nyct(key: string): readonly NyctScheduledTrip[] {
+    if (!this.byNyct) {
+      const index = new Map<string, NyctScheduledTrip[]>();
+      for (const trip of this.trips) {
+        const at = nyctStaticKey(trip.trip_id, this.mtaTripId(trip.trip_id), trip.route_id, this.span(trip.trip_id)?.start_s ?? null);
+        if (at) push(index, at.key, Object.freeze({ trip, path: at.path }));
+      }
+      this.byNyct = index;
+    }
+    return this.byNyct.get(key) ?? NONE;
+  }
+}
+
+function push<T>(index: Map<string, T[]>, key: string, value: T): void {
+  const list = index.get(key);
+  if (list) list.push(value);
+  else index.set(key, [value]);
 }
 
 interface PackedStopTimes {
   get(tripId: string): readonly ScheduledStopTime[];
+  span(tripId: string): TripSpan | undefined;
 }
 
 async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promise<PackedStopTimes> {
@@ -166,6 +224,15 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
   const cache = new Map<string, readonly ScheduledStopTime[]>();
   const empty: readonly ScheduledStopTime[] = Object.freeze([]);
   return {
+    span(tripId) {
+      const span = spans.get(tripId);
+      if (!span) return undefined;
+      let start = NO_TIME;
+      for (let k = span[0]; k < span[1] && start === NO_TIME; k++) start = departure[k] !== NO_TIME ? departure[k]! : arrival[k]!;
+      let end = NO_TIME;
+      for (let k = span[1] - 1; k >= span[0] && end === NO_TIME; k--) end = arrival[k] !== NO_TIME ? arrival[k]! : departure[k]!;
+      return start === NO_TIME ? undefined : { start_s: start, end_s: end };
+    },
     get(tripId) {
       const hit = cache.get(tripId);
       if (hit) return hit;

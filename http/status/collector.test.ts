@@ -25,7 +25,7 @@ const config = parseConfig({
 function poll(feed_id: string, polled_ms: number, status: FeedPoll['status'], extra: Partial<FeedPoll> = {}): FeedPoll {
   return {
     feed_id, polled_ms, status, http_status: status === 'ok' ? 200 : 500, bytes: 10, duration_ms: 5, header_timestamp_ms: polled_ms,
-    entities: 20, vehicles: 20, trip_updates: 0, alerts: 0, stored: 20, rejected: {}, error: status === 'ok' ? null : 'HTTP 500', ...extra,
+    entities: 20, vehicles: 20, trip_updates: 0, alerts: 0, stored: 20, rejected: {}, matching: null, error: status === 'ok' ? null : 'HTTP 500', ...extra,
   };
 }
 
