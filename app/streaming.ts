@@ -60,7 +60,12 @@ const channelsOf = (event: DomainEvent): readonly string[] => (event.type === 'r
 export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
   const { config } = deps;
   const log = deps.log ?? ((message: string, err?: unknown) => console.error(message, err ?? ''));
-  const eventLog = await DuckDbEventLog.open(deps.db, { capacity: config.sse.event_log_size, log });
+  const eventLog = await DuckDbEventLog.open(deps.db, {
+    capacity: config.sse.event_log_size,
+    maxBytes: config.sse.event_log_max_bytes,
+    maxAgeMs: config.sse.event_log_max_age_s * 1000,
+    log,
+  });
   const hub = new StreamHub(hubOptionsFromConfig(config.sse, { log, ...deps.hub }), eventLog).start();
   // alerts, vehicles, arrivals and feed health all move the LiveView version (also when no event
   // is published, e.g. an unchanged poll); reliability results change with reliability.updated

@@ -4,15 +4,21 @@
 import { timestampTZValue } from '@duckdb/node-api';
 import type { DomainEvent } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
-import { decodeStoredEvent, MemoryEventLog, type EventLog, type StoredEvent } from './event-log.ts';
+import { decodeStoredEvent, EVENT_OVERHEAD_BYTES, MemoryEventLog, type EventLog, type StoredEvent } from './event-log.ts';
 
 export const EVENT_LOG_TABLE = 'event_log';
 
 export interface DuckDbEventLogOptions {
-  /** events retained in memory and in the table (config sse.event_log_size) */
+  /** most events retained in memory and in the table (config sse.event_log_size) */
   capacity: number;
+  /** bytes retained, as MemoryEventLog counts them (sse.event_log_max_bytes) */
+  maxBytes?: number;
+  /** age retained (sse.event_log_max_age_s) */
+  maxAgeMs?: number;
   /** appended events are persisted after at most this delay */
   flushMs?: number;
+  /** rows the ring dropped are deleted from the table at most this often (default 10 s) */
+  pruneEveryMs?: number;
   now?: () => number;
   log?: (message: string, err?: unknown) => void;
 }
@@ -21,13 +27,16 @@ export class DuckDbEventLog implements EventLog {
   private unpersisted: StoredEvent[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
-  private rowsSincePrune = 0;
+  private prunedBelow = 0;
+  private lastPruneMs = Number.NEGATIVE_INFINITY;
   private closed = false;
   /** events that could not be persisted (store failing for longer than the ring lasts) */
   droppedUnpersisted = 0;
   persisted = 0;
   /** rows in the table that could not be decoded at start */
   corruptRows = 0;
+  /** events read back at start */
+  restoredRows = 0;
 
   private constructor(
     private readonly db: Db,
@@ -36,19 +45,35 @@ export class DuckDbEventLog implements EventLog {
   ) {}
 
   static async open(db: Db, options: DuckDbEventLogOptions): Promise<DuckDbEventLog> {
-    const rows = await db.all<{ id: bigint; payload: string }>(
-      `SELECT id, payload FROM ${EVENT_LOG_TABLE} ORDER BY id DESC LIMIT $1`, [options.capacity],
+    const nowMs = (options.now ?? Date.now)();
+    const maxAgeMs = options.maxAgeMs ?? Number.POSITIVE_INFINITY;
+    // only what the ring will keep is read back: newest first, within the age and byte bounds
+    // (and always the newest row, which the ring keeps however old). A restart then reads at
+    // most event_log_max_bytes, not the whole table.
+    const since = Number.isFinite(maxAgeMs) ? new Date(nowMs - maxAgeMs) : new Date(0);
+    const rows = await db.all<{ id: bigint; payload: string; observed_at: Date }>(
+      `SELECT id, payload, observed_at FROM (
+         SELECT id, payload, observed_at,
+                sum(length(payload) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) AS newer_bytes
+         FROM ${EVENT_LOG_TABLE}
+       )
+       WHERE (observed_at >= $1 AND newer_bytes - length(payload) - ${EVENT_OVERHEAD_BYTES} < $2)
+          OR id = (SELECT max(id) FROM ${EVENT_LOG_TABLE})
+       ORDER BY id DESC LIMIT $3`,
+      [timestampTZValue(BigInt(since.getTime()) * 1000n), Number.isFinite(options.maxBytes ?? Infinity) ? options.maxBytes! : Number.MAX_SAFE_INTEGER, options.capacity],
     );
     const restored: StoredEvent[] = [];
     let corrupt = 0;
     for (let i = rows.length - 1; i >= 0; i--) {
       const row = rows[i]!;
-      const event = decodeStoredEvent(Number(row.id), row.payload);
+      const event = decodeStoredEvent(Number(row.id), row.payload, row.observed_at.getTime());
       if (event) restored.push(event);
       else corrupt++;
     }
     const ring = new MemoryEventLog({
       capacity: options.capacity,
+      maxBytes: options.maxBytes,
+      maxAgeMs: options.maxAgeMs,
       now: options.now,
       restored,
       issuedThrough: rows.length ? Number(rows[0]!.id) : 0,
@@ -56,6 +81,7 @@ export class DuckDbEventLog implements EventLog {
     });
     const log = new DuckDbEventLog(db, ring, options);
     log.corruptRows = corrupt;
+    log.restoredRows = restored.length;
     if (corrupt) options.log?.(`${corrupt} event_log rows could not be decoded and were skipped`);
     return log;
   }
@@ -76,16 +102,31 @@ export class DuckDbEventLog implements EventLog {
     return this.ring.rejected;
   }
 
+  /** bytes retained in memory (storedEventBytes) */
+  get bytes(): number {
+    return this.ring.bytes;
+  }
+
+  get evictedForBytes(): number {
+    return this.ring.evictedForBytes;
+  }
+
+  get evictedForAge(): number {
+    return this.ring.evictedForAge;
+  }
+
   append(events: readonly DomainEvent[]): StoredEvent[] {
     const stored = this.ring.append(events);
     if (stored.length === 0 || this.closed) return stored;
     for (const event of stored) this.unpersisted.push(event);
-    // if the store keeps failing, keep at most what the ring retains: older rows could not be
-    // served from the persisted tail anyway
-    const excess = this.unpersisted.length - this.ring.capacity;
-    if (excess > 0) {
-      this.unpersisted.splice(0, excess);
-      this.droppedUnpersisted += excess;
+    // if the store keeps failing, keep only what the ring still retains: older rows could not
+    // be served from the persisted tail anyway
+    const earliest = this.ring.earliestId;
+    if (earliest !== null && this.unpersisted[0]!.id < earliest) {
+      let drop = 0;
+      while (drop < this.unpersisted.length && this.unpersisted[drop]!.id < earliest) drop++;
+      this.unpersisted.splice(0, drop);
+      this.droppedUnpersisted += drop;
     }
     if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -111,6 +152,9 @@ export class DuckDbEventLog implements EventLog {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.flush();
+    // the next start reads back only what is kept
+    this.flushing = this.flushing.then(() => this.prune(true));
+    await this.flushing;
     this.closed = true;
   }
 
@@ -123,7 +167,8 @@ export class DuckDbEventLog implements EventLog {
         for (const event of batch) {
           appender.appendBigInt(BigInt(event.id));
           appender.appendVarchar(event.type);
-          appender.appendTimestampTZ(timestampTZValue(BigInt(Math.round(event.atMs * 1000))));
+          // when the log took the event (≈ its at_ms for live producers): the age bound at restart
+          appender.appendTimestampTZ(timestampTZValue(BigInt(Math.round(event.loggedMs * 1000))));
           appender.appendVarchar(event.payload);
           appender.endRow();
         }
@@ -134,17 +179,19 @@ export class DuckDbEventLog implements EventLog {
       return;
     }
     this.persisted += batch.length;
-    this.rowsSincePrune += batch.length;
-    if (this.rowsSincePrune >= Math.max(1, this.ring.capacity >> 1)) await this.prune();
+    await this.prune();
   }
 
-  /** Rows older than the ring can never be served; deleting them keeps the table at ~1.5× capacity. */
-  private async prune(): Promise<void> {
+  /** Rows the ring dropped can never be served; deleting them keeps the table at the ring's bounds. */
+  private async prune(force = false): Promise<void> {
     const earliest = this.ring.earliestId;
-    if (earliest === null) return;
+    if (earliest === null || earliest <= this.prunedBelow) return;
+    const nowMs = (this.options.now ?? Date.now)();
+    if (!force && nowMs - this.lastPruneMs < (this.options.pruneEveryMs ?? 10_000)) return;
     try {
       await this.db.run(`DELETE FROM ${EVENT_LOG_TABLE} WHERE id < $1`, [BigInt(earliest)]);
-      this.rowsSincePrune = 0;
+      this.prunedBelow = earliest;
+      this.lastPruneMs = nowMs;
     } catch (err) {
       this.options.log?.('event log prune failed; retried after the next flush', err);
     }

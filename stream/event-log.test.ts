@@ -5,7 +5,7 @@ import t from 'tap';
 import type { DomainEvent } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { DuckDbEventLog } from './duckdb-event-log.ts';
-import { decodeStoredEvent, idFloor, MemoryEventLog, parseEventId } from './event-log.ts';
+import { decodeStoredEvent, encodeEventPayload, idFloor, MemoryEventLog, parseEventId, storedEventBytes } from './event-log.ts';
 
 function event(n: number, overrides: Partial<DomainEvent> = {}): DomainEvent {
   return { type: 'vehicle.position', at_ms: 1_700_000_000_000 + n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides };
@@ -133,4 +133,79 @@ t.test('a corrupt row is skipped at reload and a failing store keeps events for 
   await db.run('ALTER TABLE event_log_away RENAME TO event_log');
   await log.close();
   t.equal(log.persisted, 1, 'the kept event is written once the store is back');
+});
+
+t.test('the ring drops its oldest events past the byte bound, keeping the newest', async (t) => {
+  const pad = (n: number) => event(n, { data: { pad: 'x'.repeat(1_000) } });
+  const one = storedEventBytes({ payload: encodeEventPayload(pad(0)) });
+  const log = new MemoryEventLog({ capacity: 1_000, maxBytes: one * 5 + 10, now: () => 0 });
+  for (let i = 0; i < 20; i++) log.append([pad(i)]);
+  t.equal(log.size, 5, 'five events fit in the bound');
+  t.ok(log.bytes <= one * 5 + 10, `retained ${log.bytes} bytes`);
+  t.equal(log.evictedForBytes, 15);
+  t.same(ids(log.since(15)), [16, 17, 18, 19, 20]);
+  t.equal(log.since(14), 'too_old', 'evicted for bytes: the client gets reset');
+
+  const big = new MemoryEventLog({ capacity: 10, maxBytes: 100, now: () => 0 });
+  big.append([pad(1), pad(2)]);
+  t.equal(big.size, 1, 'an event larger than the bound is kept alone, as the newest');
+  t.same(ids(big.since(2)), [], 'a client that saw it is up to date');
+});
+
+t.test('the ring drops events logged longer ago than the age bound, also when nothing is appended', async (t) => {
+  let clock = 1_000_000;
+  const log = new MemoryEventLog({ capacity: 100, maxAgeMs: 60_000, now: () => clock });
+  const first = log.append([event(1), event(2)]);
+  clock += 30_000;
+  const second = log.append([event(3)]);
+  clock += 40_000; // the first two are 70 s old
+  t.same(ids(log.since(first[1]!.id)), [second[0]!.id], 'age is enforced when a client asks');
+  t.equal(log.since(first[0]!.id), 'too_old', 'an id evicted for age gets reset');
+  t.equal(log.evictedForAge, 2);
+  clock += 3_600_000;
+  t.same(ids(log.since(second[0]!.id)), [], 'the newest is kept however old: its reader resumes without reset');
+  t.equal(log.size, 1);
+});
+
+t.test('the DuckDB log keeps its table within the bounds and reads back only what the ring keeps', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'event-log-bounds-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'events.duckdb');
+  let clock = 1_000_000;
+  const pad = (n: number) => event(n, { data: { pad: 'y'.repeat(2_000) } });
+  const one = storedEventBytes({ payload: encodeEventPayload(pad(0)) });
+  const bounds = { capacity: 10_000, maxBytes: one * 10, maxAgeMs: 600_000, flushMs: 1, pruneEveryMs: 0, now: () => clock };
+  let db = await Db.open(path);
+  let log = await DuckDbEventLog.open(db, bounds);
+  for (let i = 0; i < 100; i++) {
+    log.append([pad(i)]);
+    if (i % 10 === 9) await log.flush();
+  }
+  await log.flush();
+  const count = async () => Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM event_log'))[0]!.n);
+  t.equal(log.size, 10);
+  t.equal(await count(), 10, 'the table is pruned as the ring moves, not only past the count cap');
+  const kept = log.latestId!;
+  await log.close();
+  await db.close();
+
+  // restart 5 minutes later with a smaller byte bound: only what fits is read back
+  clock += 300_000;
+  db = await Db.open(path);
+  log = await DuckDbEventLog.open(db, { ...bounds, maxBytes: one * 4 });
+  t.equal(log.restoredRows, 4);
+  t.equal(log.latestId, kept);
+  await log.close();
+  await db.close();
+
+  // restart after the age bound: only the newest row, so its reader still resumes
+  clock += 3_600_000;
+  db = await Db.open(path);
+  t.teardown(() => db.close());
+  log = await DuckDbEventLog.open(db, bounds);
+  t.equal(log.restoredRows, 1);
+  t.same(ids(log.since(kept)), []);
+  t.equal(await count(), 4, 'rows past the bounds at the last close were deleted');
+  await log.close();
+  t.equal(await count(), 1);
 });

@@ -10,6 +10,8 @@ export interface StoredEvent {
   readonly id: number;
   readonly type: EventType;
   readonly atMs: number;
+  /** when the log took it (restored events: when the log that persisted them did); the age bound counts from here */
+  readonly loggedMs: number;
   readonly modes: readonly Mode[];
   readonly routes: readonly string[];
   /** the event as sent in the `data:` field (JSON, one line) */
@@ -45,7 +47,7 @@ export function encodeEventPayload(event: DomainEvent): string {
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
 
 /** Parses a payload written by encodeEventPayload (e.g. when reloading a persisted log). */
-export function decodeStoredEvent(id: number, payload: string): StoredEvent | null {
+export function decodeStoredEvent(id: number, payload: string, loggedMs?: number): StoredEvent | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(payload);
@@ -58,7 +60,7 @@ export function decodeStoredEvent(id: number, payload: string): StoredEvent | nu
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type) || Number.isNaN(atMs)) return null;
   if (!Array.isArray(modes) || !Array.isArray(routes)) return null;
   return {
-    id, type: type as EventType, atMs,
+    id, type: type as EventType, atMs, loggedMs: loggedMs ?? atMs,
     modes: modes.filter((m): m is Mode => typeof m === 'string'),
     routes: routes.filter((r): r is string => typeof r === 'string'),
     payload,
@@ -82,9 +84,23 @@ export function parseEventId(value: string | null | undefined): number | null {
   return Number.isSafeInteger(id) ? id : null;
 }
 
+/**
+ * What one retained event costs, as the byte bound counts it: its payload (one byte per
+ * character for the ASCII JSON we encode) plus the record, its arrays and the ring slot.
+ */
+export const EVENT_OVERHEAD_BYTES = 160;
+
+export function storedEventBytes(event: Pick<StoredEvent, 'payload'>): number {
+  return event.payload.length + EVENT_OVERHEAD_BYTES;
+}
+
 export interface MemoryEventLogOptions {
-  /** events retained (config sse.event_log_size) */
+  /** most events retained (config sse.event_log_size) */
   capacity: number;
+  /** oldest events are dropped past this many bytes (storedEventBytes; sse.event_log_max_bytes) */
+  maxBytes?: number;
+  /** … and once logged longer ago than this (sse.event_log_max_age_s) */
+  maxAgeMs?: number;
   now?: () => number;
   /** events reloaded from durable storage, oldest first */
   restored?: readonly StoredEvent[];
@@ -94,22 +110,37 @@ export interface MemoryEventLogOptions {
   onRejected?: (event: DomainEvent, err: unknown) => void;
 }
 
-/** A fixed-size ring: O(1) append, O(log n) lookup by id, memory bounded by `capacity`. */
+/**
+ * A ring bounded three ways: count (its slots), bytes and age, whichever binds first. O(1)
+ * append, O(log n) lookup by id. The newest event is always kept, so a client that saw it
+ * resumes without a reset however quiet the stream was.
+ */
 export class MemoryEventLog implements EventLog {
   private readonly ring: Array<StoredEvent | undefined>;
   /** index of the oldest retained event */
   private head = 0;
   private count = 0;
   private nextId: number;
+  private retainedBytes = 0;
+  private readonly maxBytes: number;
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
   rejected = 0;
+  /** events dropped by the byte bound and by the age bound (the count bound is not counted) */
+  evictedForBytes = 0;
+  evictedForAge = 0;
 
   constructor(private readonly options: MemoryEventLogOptions) {
     if (!Number.isInteger(options.capacity) || options.capacity < 1) throw new RangeError('capacity must be a positive integer');
     this.ring = new Array<StoredEvent | undefined>(options.capacity);
+    this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.maxAgeMs = options.maxAgeMs ?? Number.POSITIVE_INFINITY;
+    this.now = options.now ?? Date.now;
     const restored = options.restored ?? [];
     for (const event of restored.slice(-options.capacity)) this.push(event);
+    this.evictAged();
     const last = restored.length ? restored[restored.length - 1]!.id : 0;
-    this.nextId = Math.max(last + 1, (options.issuedThrough ?? 0) + 1, idFloor((options.now ?? Date.now)()));
+    this.nextId = Math.max(last + 1, (options.issuedThrough ?? 0) + 1, idFloor(this.now()));
   }
 
   get capacity(): number {
@@ -118,6 +149,11 @@ export class MemoryEventLog implements EventLog {
 
   get size(): number {
     return this.count;
+  }
+
+  /** storedEventBytes of every retained event */
+  get bytes(): number {
+    return this.retainedBytes;
   }
 
   get earliestId(): number | null {
@@ -130,6 +166,7 @@ export class MemoryEventLog implements EventLog {
 
   append(events: readonly DomainEvent[]): StoredEvent[] {
     const stored: StoredEvent[] = [];
+    const loggedMs = this.now();
     for (const event of events) {
       let payload: string;
       try {
@@ -141,15 +178,18 @@ export class MemoryEventLog implements EventLog {
         continue;
       }
       const entry: StoredEvent = {
-        id: this.nextId++, type: event.type, atMs: event.at_ms, modes: event.modes, routes: event.routes, payload,
+        id: this.nextId++, type: event.type, atMs: event.at_ms, loggedMs, modes: event.modes, routes: event.routes, payload,
       };
       this.push(entry);
       stored.push(entry);
     }
+    this.evictAged();
     return stored;
   }
 
   since(afterId: number): StoredEvent[] | 'too_old' {
+    // a quiet stream appends nothing, so age is also enforced when someone asks
+    this.evictAged();
     if (this.count === 0) return 'too_old';
     const earliest = this.at(0).id;
     const latest = this.at(this.count - 1).id;
@@ -177,12 +217,31 @@ export class MemoryEventLog implements EventLog {
 
   private push(event: StoredEvent): void {
     const capacity = this.ring.length;
-    if (this.count < capacity) {
-      this.ring[(this.head + this.count) % capacity] = event;
-      this.count++;
-    } else {
-      this.ring[this.head] = event;
-      this.head = (this.head + 1) % capacity;
+    if (this.count === capacity) this.dropOldest();
+    this.ring[(this.head + this.count) % capacity] = event;
+    this.count++;
+    this.retainedBytes += storedEventBytes(event);
+    while (this.count > 1 && this.retainedBytes > this.maxBytes) {
+      this.dropOldest();
+      this.evictedForBytes++;
     }
+  }
+
+  private evictAged(): void {
+    if (this.maxAgeMs === Number.POSITIVE_INFINITY) return;
+    const cutoff = this.now() - this.maxAgeMs;
+    while (this.count > 1 && this.at(0).loggedMs < cutoff) {
+      this.dropOldest();
+      this.evictedForAge++;
+    }
+  }
+
+  private dropOldest(): void {
+    const oldest = this.ring[this.head]!;
+    this.retainedBytes -= storedEventBytes(oldest);
+    // the slot must not keep the payload alive until it is overwritten
+    this.ring[this.head] = undefined;
+    this.head = (this.head + 1) % this.ring.length;
+    this.count--;
   }
 }
