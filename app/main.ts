@@ -2,16 +2,21 @@ import { readFileSync } from 'node:fs';
 import { assetPath } from '../core/assets.ts';
 import { ConfigError } from '../core/config.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
+import { backupCommand, snapshotCommand } from './commands/copies.ts';
 import { exportCommand } from './commands/export.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
 import { serveCommand } from './commands/serve.ts';
+import { reloadCommand, statusCommand } from './commands/status.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
-const COMMANDS: readonly Command[] = [serveCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand, exportCommand];
+const COMMANDS: readonly Command[] = [
+  serveCommand, statusCommand, reloadCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand, exportCommand,
+  snapshotCommand, backupCommand,
+];
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -26,6 +31,15 @@ async function main(argv: string[]): Promise<number> {
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}\n\n${topHelp(COMMANDS, pkg.version)}`);
   return runCommand(command, rest);
+}
+
+// A reader that went away (`keys create … | head -1`, a closed pipe) is no failure: the work is
+// done (the key is stored) and there is nobody left to tell. Later writes are dropped.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+    throw err;
+  });
 }
 
 main(process.argv.slice(2)).then(

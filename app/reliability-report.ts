@@ -20,6 +20,8 @@ export interface ReportOptions {
   /** default: today in the agency time zone */
   to?: string;
   split: boolean;
+  /** the rollup as one JSON document instead of the table */
+  json?: boolean;
   /** config.reliability */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   now?: Date;
@@ -46,7 +48,7 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
     const result = await rollup(db, {
       mode, group: options.group, from, to, split: options.split, ...(route !== undefined ? { routeId: route } : {}),
     }, { timezone, serviceDayEnd: options.settings.service_day_end, now });
-    io.out(formatRollupTable(result));
+    io.out(options.json ? `${JSON.stringify(result)}\n` : formatRollupTable(result));
     return 0;
   } catch (err) {
     if (!(err instanceof RollupInputError)) throw err;

@@ -190,6 +190,12 @@ export const ConfigSchema = z.object({
     api_down_error_pct: 50, api_min_requests: 20, api_degraded_p99_ms: 2_000, max_viewers: 1_000, history_days: 7,
     retention_days: 90,
   }),
+  admin: z.object({
+    /** operator commands reach the running service through this Unix socket (mode 0600) */
+    enabled: z.boolean().default(true),
+    /** socket path; default: db_path plus `.sock` */
+    socket: z.string().min(1).optional(),
+  }).strict().default({ enabled: true }),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),
 }).strict();
@@ -243,22 +249,35 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = {}): Readonly
   return deepFreeze(parsed.data);
 }
 
+/** The config file named by `--config`, else TRANSIT_CONFIG; undefined when neither is set. */
+export function configFile(path: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return path ?? (env.TRANSIT_CONFIG || undefined);
+}
+
+/** The file's JSON as written (no defaults, no validation); {} without a file. */
+export function readConfigFile(file: string | undefined): unknown {
+  if (!file) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([`config file ${file}: not valid JSON: ${(err as Error).message}`]);
+  }
+}
+
 /** Reads `--config`/TRANSIT_CONFIG (a JSON file) and applies env overrides. */
 export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const file = path ?? env.TRANSIT_CONFIG;
-  let raw: unknown = {};
-  if (file) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
-    }
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw new ConfigError([`config file ${file}: not valid JSON: ${(err as Error).message}`]);
-    }
-  }
-  return parseConfig(raw, env);
+  return parseConfig(readConfigFile(configFile(path, env)), env);
+}
+
+/** The admin socket of the service on this config's database; null when it has none. */
+export function adminSocketPath(config: Pick<Readonly<Config>, 'admin' | 'db_path'>): string | null {
+  if (!config.admin.enabled) return null;
+  if (config.admin.socket) return config.admin.socket;
+  return config.db_path === ':memory:' ? null : `${config.db_path}.sock`;
 }

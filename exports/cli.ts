@@ -53,20 +53,46 @@ export function describeResult(r: ExportFileResult): string {
   }
 }
 
+export interface ExportCommandIO {
+  out?: (line: string) => void;
+  /** a TTY for the progress bar (default: none) */
+  stream?: NodeJS.WriteStream;
+  /** one JSON document instead of lines */
+  json?: boolean;
+}
+
 export async function exportCommandRun(
   args: ExportCommandArgs,
   config: Pick<Readonly<Config>, 'db_path' | 'exports' | 'reliability' | 'store'>,
-  io: { out?: (line: string) => void; stream?: NodeJS.WriteStream } = {},
+  io: ExportCommandIO = {},
+): Promise<number> {
+  const db = await Db.open(config.db_path, dbOptions(config.store));
+  try {
+    // the database is locked to this process, so a row left running is a crashed run's
+    return await runExportCommand(db, args, config, { ...io, recover: true });
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The export command on an open database: by the CLI on its own file (`recover`: rows left
+ * running are a crashed run's), or inside the serving process through the admin channel, where
+ * a running row may be the service's own job and is left alone.
+ */
+export async function runExportCommand(
+  db: Db,
+  args: ExportCommandArgs,
+  config: Pick<Readonly<Config>, 'exports' | 'reliability'>,
+  io: ExportCommandIO & { recover: boolean },
 ): Promise<number> {
   const out = io.out ?? ((line: string) => console.log(line));
   const datasets: ExportDataset[] = parseList(args.dataset, EXPORT_DATASETS, EXPORT_DATASETS, isExportDataset, 'dataset');
   const formats: ExportFormat[] = parseList(args.format, EXPORT_FORMATS, config.exports.formats, isExportFormat, 'format');
-  const db = await Db.open(config.db_path, dbOptions(config.store));
-  const progress = progressReporter('export', io.stream);
+  const progress = progressReporter('export', io.stream ?? NO_TTY);
   try {
-    // the database is locked to this process, so a row left running is a crashed run's
-    const recovered = await recoverExports(db, config.exports.dir);
-    if (recovered.reset.length) out(`recovered ${recovered.reset.length} export(s) left running by a crash`);
+    const recovered = io.recover ? (await recoverExports(db, config.exports.dir)).reset.length : 0;
+    if (recovered && !io.json) out(`recovered ${recovered} export(s) left running by a crash`);
     let summary;
     try {
       summary = await runExport(db, {
@@ -79,11 +105,21 @@ export async function exportCommandRun(
       throw err;
     }
     progress.done();
+    const ok = summary.files.every((f) => f.outcome === 'ready' || f.outcome === 'already_ready');
+    if (io.json) {
+      out(JSON.stringify({
+        timezone: summary.timezone, dir: config.exports.dir, recovered,
+        files: summary.files.map((f) => ({ id: f.id, outcome: f.outcome, reason: f.reason ?? null, manifest: f.manifest ?? null })),
+      }));
+      return ok ? 0 : 1;
+    }
     out(`service days in ${summary.timezone}; files under ${config.exports.dir}`);
     for (const file of summary.files) out(describeResult(file));
-    return summary.files.every((f) => f.outcome === 'ready' || f.outcome === 'already_ready') ? 0 : 1;
+    return ok ? 0 : 1;
   } finally {
     progress.done();
-    await db.close();
   }
 }
+
+/** Progress goes nowhere when there is no terminal to redraw. */
+const NO_TTY = { isTTY: false } as NodeJS.WriteStream;

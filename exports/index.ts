@@ -20,8 +20,8 @@ export type {
 } from './job.ts';
 export { scheduleExports } from './schedule.ts';
 export type { ExportScheduler, ExportSchedulerOptions } from './schedule.ts';
-export { PRIVATE_TABLE, scheduleSnapshot, writeSnapshot } from './snapshot.ts';
+export { PRIVATE_TABLE, scheduleSnapshot, writeBackup, writeSnapshot } from './snapshot.ts';
 export type { SnapshotJob, SnapshotJobOptions, SnapshotSummary, SnapshotTable } from './snapshot.ts';
-export { exportCommandRun, ExportArgsError } from './cli.ts';
+export { exportCommandRun, ExportArgsError, runExportCommand } from './cli.ts';
 export type { ExportCommandArgs } from './cli.ts';
 export { contentTypeFor, exportFilePath, readyExport } from './files.ts';

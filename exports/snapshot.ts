@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { listValue } from '@duckdb/node-api';
+import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
@@ -50,14 +50,58 @@ async function fsyncFile(path: string): Promise<void> {
  * instant. Adds a `snapshot_info` table (taken_at, source, tables).
  */
 export async function writeSnapshot(db: Db, targetPath: string, options: SnapshotOptions = {}): Promise<SnapshotSummary> {
-  const started = performance.now();
   const exclude = options.exclude ?? ((t: string) => PRIVATE_TABLE.test(t));
+  const takenAt = (options.now ?? (() => new Date()))();
+  return writeCopy(db, targetPath, takenAt, async (c, source, alias) => {
+    const names = (await c.runAndReadAll(`SELECT table_name FROM duckdb_tables()
+      WHERE database_name = $db AND schema_name = 'main' AND NOT temporary ORDER BY table_name`, { db: source }))
+      .getRowObjectsJS().map((r) => String(r.table_name)).filter((t) => !exclude(t));
+    const copied: SnapshotTable[] = [];
+    for (const name of names) {
+      const result = await c.runAndReadAll(`CREATE TABLE ${quoteIdent(alias)}.main.${quoteIdent(name)} AS
+        SELECT * FROM ${quoteIdent(source)}.main.${quoteIdent(name)}`);
+      copied.push({ name, rows: Number(result.getRowObjectsJS()[0]?.Count ?? 0) });
+    }
+    await c.run(`CREATE TABLE ${quoteIdent(alias)}.main.snapshot_info AS
+      SELECT $taken::TIMESTAMPTZ AS taken_at, $source::VARCHAR AS source, $tables::VARCHAR[] AS tables`, {
+      taken: takenAt.toISOString(), source: db.path, tables: listValue(copied.map((t) => t.name)),
+    });
+    return copied;
+  });
+}
+
+/**
+ * The online backup: the whole database (every table, keys and webhook secrets included, with
+ * its sequences, constraints, indexes and migration record) copied by DuckDB's COPY FROM
+ * DATABASE in one transaction, through the snapshot's temp file, checkpoint and rename. The
+ * file is a working database: stop the service, put it at `db_path`, start again.
+ */
+export async function writeBackup(db: Db, targetPath: string, options: Pick<SnapshotOptions, 'now'> = {}): Promise<SnapshotSummary> {
+  const takenAt = (options.now ?? (() => new Date()))();
+  return writeCopy(db, targetPath, takenAt, async (c, source, alias) => {
+    await c.run(`COPY FROM DATABASE ${quoteIdent(source)} TO ${quoteIdent(alias)}`);
+    const tables = (await c.runAndReadAll(`SELECT table_name, estimated_size FROM duckdb_tables()
+      WHERE database_name = $db AND NOT temporary ORDER BY table_name`, { db: alias })).getRowObjectsJS();
+    return tables.map((r) => ({ name: String(r.table_name), rows: Number(r.estimated_size ?? 0) }));
+  });
+}
+
+/**
+ * The file mechanics shared by the snapshot and the backup: `fill` writes into a new file
+ * attached as `alias`, on the Db queue and inside one transaction; the file is checkpointed,
+ * detached, synced and renamed over `targetPath`, so a reader sees the previous copy or the new
+ * one, never a partial one.
+ */
+async function writeCopy(
+  db: Db, targetPath: string, takenAt: Date,
+  fill: (c: DuckDBConnection, source: string, alias: string) => Promise<SnapshotTable[]>,
+): Promise<SnapshotSummary> {
+  const started = performance.now();
   const target = resolve(targetPath);
-  if (resolve(db.path) === target) throw new RangeError('the snapshot path must differ from the database path');
+  if (resolve(db.path) === target) throw new RangeError('the copy\'s path must differ from the database path');
   await mkdir(dirname(target), { recursive: true });
   const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const alias = `snapshot_${randomBytes(4).toString('hex')}`;
-  const takenAt = (options.now ?? (() => new Date()))();
   try {
     const tables = await db.exclusive(async (c) => {
       const source = String((await c.runAndReadAll('SELECT current_database() AS name')).getRowObjectsJS()[0]?.name);
@@ -65,19 +109,7 @@ export async function writeSnapshot(db: Db, targetPath: string, options: Snapsho
       try {
         await c.run('BEGIN TRANSACTION');
         try {
-          const names = (await c.runAndReadAll(`SELECT table_name FROM duckdb_tables()
-            WHERE database_name = $db AND schema_name = 'main' AND NOT temporary ORDER BY table_name`, { db: source }))
-            .getRowObjectsJS().map((r) => String(r.table_name)).filter((t) => !exclude(t));
-          const copied: SnapshotTable[] = [];
-          for (const name of names) {
-            const result = await c.runAndReadAll(`CREATE TABLE ${quoteIdent(alias)}.main.${quoteIdent(name)} AS
-              SELECT * FROM ${quoteIdent(source)}.main.${quoteIdent(name)}`);
-            copied.push({ name, rows: Number(result.getRowObjectsJS()[0]?.Count ?? 0) });
-          }
-          await c.run(`CREATE TABLE ${quoteIdent(alias)}.main.snapshot_info AS
-            SELECT $taken::TIMESTAMPTZ AS taken_at, $source::VARCHAR AS source, $tables::VARCHAR[] AS tables`, {
-            taken: takenAt.toISOString(), source: db.path, tables: listValue(copied.map((t) => t.name)),
-          });
+          const copied = await fill(c, source, alias);
           await c.run('COMMIT');
           return copied;
         } catch (err) {
@@ -85,7 +117,7 @@ export async function writeSnapshot(db: Db, targetPath: string, options: Snapsho
           throw err;
         }
       } finally {
-        // CHECKPOINT folds the copy's WAL into its file: the snapshot is one self-contained file
+        // CHECKPOINT folds the copy's WAL into its file: the copy is one self-contained file
         await c.run(`CHECKPOINT ${quoteIdent(alias)}`).catch(() => undefined);
         await c.run(`DETACH ${quoteIdent(alias)}`);
       }

@@ -4,10 +4,15 @@ import { createKey, KeyNotFoundError, listKeys, revokeKey, type ApiKeyInfo } fro
 import { isPlan, PLANS } from './plans.ts';
 
 export const KEYS_USAGE = [
-  'usage: transit-api keys create --plan free|regular|max [--test] [--name NAME]',
-  '       transit-api keys list [--active]',
-  '       transit-api keys revoke <key id or key prefix>',
+  'usage: transit-api keys create --plan free|regular|max [--test] [--name NAME] [--json]',
+  '       transit-api keys list [--active] [--json]',
+  '       transit-api keys revoke <key id or key prefix> [--json]',
 ].join('\n');
+
+export interface KeysCommandOptions {
+  /** told after a revocation, so a running service drops the key from its cache at once */
+  onRevoked?: (keyId: string) => void;
+}
 
 type Print = (line: string) => void;
 
@@ -20,9 +25,15 @@ function table(keys: readonly ApiKeyInfo[]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-/** Runs one keys subcommand; resolves with the process exit code. */
-export async function runKeysCommand(db: Db, args: readonly string[], print: Print, printError: Print = print): Promise<number> {
-  const [command, ...rest] = args;
+/**
+ * Runs one keys subcommand; resolves with the process exit code. `create` prints the key alone
+ * on the first line (`keys create … | head -1` and `$(…)` get just the key), then what it is.
+ */
+export async function runKeysCommand(
+  db: Db, args: readonly string[], print: Print, printError: Print = print, options: KeysCommandOptions = {},
+): Promise<number> {
+  const json = args.includes('--json');
+  const [command, ...rest] = args.filter((a) => a !== '--json');
   try {
     if (command === 'create') {
       let plan: string | undefined;
@@ -39,22 +50,27 @@ export async function runKeysCommand(db: Db, args: readonly string[], print: Pri
       }
       if (!plan || !isPlan(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
       const created = await createKey(db, { plan, test, name: name ?? null });
-      print(`created ${created.id} (${created.plan}${created.test ? ', test' : ''})`);
-      print(`key: ${created.key}`);
-      print('This key is shown once and is stored only as a hash: keep it now.');
+      if (json) {
+        print(JSON.stringify(created));
+        return 0;
+      }
+      print(created.key);
+      print(`created ${created.id} (${created.plan}${created.test ? ', test' : ''}): the key above is shown once and stored only as a hash, keep it now`);
       return 0;
     }
     if (command === 'list') {
       const unknown = rest.filter((a) => a !== '--active');
       if (unknown.length) throw new UsageError(`unknown argument ${JSON.stringify(unknown[0])}`);
       const keys = await listKeys(db, { includeRevoked: !rest.includes('--active') });
-      for (const line of table(keys)) print(line);
+      if (json) print(JSON.stringify(keys));
+      else for (const line of table(keys)) print(line);
       return 0;
     }
     if (command === 'revoke') {
       if (rest.length !== 1) throw new UsageError('revoke takes one key id or prefix');
       const revoked = await revokeKey(db, rest[0]!);
-      print(`revoked ${revoked.id} (${revoked.prefix}…) at ${revoked.revoked_at}`);
+      options.onRevoked?.(revoked.id);
+      print(json ? JSON.stringify(revoked) : `revoked ${revoked.id} (${revoked.prefix}…) at ${revoked.revoked_at}`);
       return 0;
     }
     throw new UsageError(command ? `unknown keys command ${JSON.stringify(command)}` : 'missing keys command');

@@ -63,7 +63,7 @@ t.test('keys CLI', async (t) => {
   const out: string[] = [];
   const print = (line: string) => out.push(line);
   t.equal(await runKeysCommand(db, ['create', '--plan', 'max', '--test', '--name', 'ci'], print), 0);
-  t.match(out.join('\n'), /key: tk_test_[A-Za-z0-9]{32}\n.*shown once/);
+  t.match(out.join('\n'), /^tk_test_[A-Za-z0-9]{32}\ncreated key_\w+ \(max, test\): .*shown once/, 'the key alone on the first line');
   t.equal(await runKeysCommand(db, ['create', '--plan=regular', '--name=web'], print), 0);
   out.length = 0;
   t.equal(await runKeysCommand(db, ['list'], print), 0);

@@ -1,0 +1,38 @@
+import { importGtfs } from '../../store/gtfs-import.ts';
+import { UsageError } from '../cli.ts';
+import { progressReporter } from '../progress.ts';
+import type { Operation } from './types.ts';
+
+function sourceOf(positionals: readonly string[]): string {
+  if (positionals.length !== 1) throw new UsageError('import-gtfs takes exactly one source: a zip path, a folder or a URL');
+  return positionals[0]!;
+}
+
+export const importGtfsOperation: Operation = {
+  check: ({ positionals }) => void sourceOf(positionals),
+  async run({ db, config, service, progress }, { values, positionals }, io) {
+    const source = sourceOf(positionals);
+    const id = (values.id as string | undefined) ?? (config.schedules.length === 1 ? config.schedules[0]!.id : 'default');
+    const bar = progressReporter(`import ${id}`, progress ?? ({ isTTY: false } as NodeJS.WriteStream));
+    try {
+      const summary = await importGtfs(db, id, source, (p) => bar.update(p.step, p.done, p.total));
+      bar.done();
+      // the running pipeline resolves trips against the new copy from its next poll
+      await service?.scheduleImported(id);
+      if (values.json === true) {
+        io.out(JSON.stringify(summary));
+        return 0;
+      }
+      io.out(`imported schedule ${id} from ${summary.location} in ${Math.round(summary.ms)} ms (time zone ${summary.timezone})`);
+      for (const [table, load] of Object.entries(summary.tables)) {
+        if (!load) continue;
+        const skipped = load.skipped ? `, ${load.skipped} skipped` : '';
+        io.out(`  ${table.padEnd(16)} ${String(load.rows).padStart(9)} rows${skipped}`);
+      }
+      for (const warning of summary.warnings) io.out(`  warning: ${warning}`);
+      return 0;
+    } finally {
+      bar.done();
+    }
+  },
+};
