@@ -85,7 +85,11 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   });
   for (let i = 0; i < 30; i++) requests.record(usage(i < 3 ? 500 : 200, 4));
 
-  await new Promise((r) => setTimeout(r, 50)); // the outbox read started by the first tick
+  // the outbox read started by the first tick: waited for, not timed (the machine may be loaded)
+  const reading = () => (collector as unknown as { outboxReading: boolean }).outboxReading;
+  for (let waited = 0; reading() && waited < 10_000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   clock.now += 500;
   collector.tick();
   const doc = collector.document();
