@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES } from './types.ts';
+import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES, MODES } from './types.ts';
 
 // One schema for the whole service. Units are in the key names; every default is here.
 
@@ -30,6 +30,11 @@ export const FeedSchema = z.object({
   timezone: z.string().refine(isTimeZone, 'unknown IANA time zone').optional(),
   /** static schedule used to resolve trips and stops of this feed */
   schedule_id: z.string().optional(),
+  /**
+   * mode of the feed's vehicles, trips and arrivals whose route the schedule does not know (or
+   * every one of them when the feed has no schedule), so they appear under that mode's endpoints
+   */
+  mode: z.enum(MODES).optional(),
   headers: z.record(z.string(), z.string()).default({}),
   /**
    * how realtime trips are found in the schedule: `auto` (exact, then nyct for NYCT-style ids,

@@ -10,6 +10,10 @@ export type Freshness = (typeof FRESHNESS)[number];
 export const DELAY_STATES = ['on_time', 'late', 'early', 'canceled', 'skipped', 'unknown'] as const;
 export type DelayState = (typeof DELAY_STATES)[number];
 
+/** Where a vehicle's lat/lon come from: its own GPS fix, or the stop the feed says it is at or heading to. */
+export const POSITION_SOURCES = ['gps', 'stop'] as const;
+export type PositionSource = (typeof POSITION_SOURCES)[number];
+
 export const ALERT_STATUSES = ['upcoming', 'active', 'resolved'] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
@@ -28,6 +32,8 @@ export interface VehiclePosition {
   mode: Mode | null;
   lat: number;
   lon: number;
+  /** 'stop' when the feed gave no coordinates and lat/lon are the schedule's for `stop_id` */
+  position_source: PositionSource;
   bearing: number | null;
   speed_mps: number | null;
   stop_id: string | null;
@@ -41,6 +47,13 @@ export interface VehiclePosition {
 export interface Arrival {
   feed_id: string;
   trip_id: string;
+  /**
+   * null when the trip id appears once in its snapshot; when a feed carries the same trip id (and
+   * start date) more than once with different content, what tells the instances apart
+   * (`vehicle:…`, `to:<last stop>`, `from:<first stop>`, `#n`). The instance key is
+   * trip_id + service_date + trip_instance.
+   */
+  trip_instance: string | null;
   /** for rail this is the line id; null when neither the feed nor the schedule names it */
   route_id: string | null;
   mode: Mode | null;

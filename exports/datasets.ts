@@ -79,7 +79,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         columns: cols(
           'feed_id', 'trip_id', 'route_id', 'mode', 'station_id', 'stop_id', 'stop_sequence', 'direction_id',
           'service_date', 'scheduled_at', 'predicted_at', 'delay_s', 'delay_state', 'trip_relationship',
-          'in_schedule', 'vehicle_id', 'observed_at',
+          'in_schedule', 'vehicle_id', 'observed_at', 'trip_instance',
         ),
         // the feed's service date when it names one; otherwise the poll's instant decides
         where: (day) => `(service_date = ${dateLiteral(day.date)} OR (service_date IS NULL AND ${inWindow('observed_at', day)}))`,
@@ -90,7 +90,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         table: 'vehicle_positions',
         columns: cols(
           'feed_id', 'vehicle_id', 'route_id', 'trip_id', 'mode', 'lat', 'lon', 'bearing', 'speed_mps', 'stop_id',
-          'current_status', 'position_at', 'observed_at',
+          'current_status', 'position_at', 'observed_at', 'position_source',
         ),
         where: (day) => inWindow('observed_at', day),
       },

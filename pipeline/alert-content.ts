@@ -21,15 +21,21 @@ export interface AlertScope {
   trips: string[];
 }
 
-/** Routes, stations (parent stations where known), trips and the modes they imply. */
-export function alertScope(entities: readonly InformedEntity[], schedule: ScheduleIndex | undefined): AlertScope {
+/**
+ * Routes, stations (parent stations where known), trips and the modes they imply. A route the
+ * schedule does not know takes the feed's configured mode (`feeds[].mode`), when it has one.
+ */
+export function alertScope(
+  entities: readonly InformedEntity[], schedule: ScheduleIndex | undefined, defaultMode: Mode | null = null,
+): AlertScope {
   const modes = new Set<Mode>();
   const routes = new Set<string>();
   const stations = new Set<string>();
   const trips = new Set<string>();
   const addRoute = (routeId: string): void => {
     routes.add(routeId);
-    const mode = schedule?.route(routeId)?.mode;
+    const route = schedule?.route(routeId);
+    const mode = route ? route.mode : defaultMode;
     if (mode) modes.add(mode);
   };
   for (const e of entities) {

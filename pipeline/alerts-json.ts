@@ -141,7 +141,7 @@ function toContent(a: AlertsJsonAlert, ctx: NormalizeContext): AlertContent {
     stop_id: e.stop_id ?? null,
     trip_id: e.trip_id ?? null,
     trip_route_id: null,
-  })), ctx.schedule);
+  })), ctx.schedule, ctx.default_mode ?? null);
   const bound = (t: number | null | undefined): number | null => (t == null ? null : secondsToMs(t).ms);
   return {
     id: `${ctx.feed_id}:${a.id}`,

@@ -11,6 +11,8 @@ export interface TripArrivalsInput {
   /** TripUpdate.delay: applies to every stop when no stop carries its own update */
   tripDelay: number | null;
   vehicleId: string | null;
+  /** Arrival.trip_instance: set only when the snapshot carries the trip id more than once */
+  tripInstance: string | null;
 }
 
 type RowBase = Omit<Arrival, 'stop_id' | 'station_id' | 'stop_sequence' | 'scheduled_ms' | 'predicted_ms' | 'delay_s' | 'delay_state'>;
@@ -47,6 +49,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   const base: RowBase = {
     feed_id: ctx.feed_id,
     trip_id: trip.trip_id,
+    trip_instance: input.tripInstance,
     route_id: trip.route_id,
     mode: trip.mode,
     direction_id: trip.direction_id,
@@ -64,7 +67,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   ): void => {
     // a literal with every field in one order keeps one hidden class for all rows
     rows.push({
-      feed_id: base.feed_id, trip_id: base.trip_id, route_id: base.route_id, mode: base.mode,
+      feed_id: base.feed_id, trip_id: base.trip_id, trip_instance: base.trip_instance, route_id: base.route_id, mode: base.mode,
       station_id: stationOf(stopId), stop_id: stopId, stop_sequence: seq, direction_id: base.direction_id,
       service_date: base.service_date, scheduled_ms: scheduledMs, predicted_ms: predictedMs, delay_s: delayS,
       delay_state: state, trip_relationship: base.trip_relationship, in_schedule: base.in_schedule,

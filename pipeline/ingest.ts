@@ -145,7 +145,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const schedule = options.scheduleFor(feed);
     const input = {
       feed_id: feed.id, observed_ms: polledMs, schedule,
-      timezone: schedule?.timezone ?? feed.timezone ?? 'UTC',
+      timezone: schedule?.timezone ?? feed.timezone ?? 'UTC', default_mode: feed.mode ?? null,
       freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
       matcher: new TripMatcher(feed.trip_matching),
     };

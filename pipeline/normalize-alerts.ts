@@ -37,7 +37,7 @@ export function normalizeAlerts(entities: readonly FeedEntityMsg[], ctx: Normali
       start_ms: has(p, 'start') ? periodBound(p.start) : null,
       end_ms: has(p, 'end') ? periodBound(p.end) : null,
     }));
-    const scope = alertScope(informed, ctx.schedule);
+    const scope = alertScope(informed, ctx.schedule, ctx.default_mode ?? null);
     out.push({
       id: `${ctx.feed_id}:${entity.id!}`,
       feed_id: ctx.feed_id,

@@ -1,7 +1,7 @@
 // What every normalizer needs to know about the poll it works on, and the reject tally they share.
 import type { Config } from '../core/config.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
-import type { RejectReason } from '../core/types.ts';
+import type { Mode, RejectReason } from '../core/types.ts';
 import type { TripMatcher } from './trip-matching/match.ts';
 
 export class RejectTally {
@@ -21,6 +21,8 @@ export interface NormalizeContext {
   schedule: ScheduleIndex | undefined;
   /** the schedule's agency zone, else the feed's configured zone, else UTC */
   timezone: string;
+  /** the feed's configured mode (`feeds[].mode`), for entities whose route the schedule cannot resolve */
+  default_mode?: Mode | null;
   freshness: Config['freshness'];
   delay: Config['delay'];
   rejects: RejectTally;

@@ -1,9 +1,10 @@
 // TripUpdate entities → arrival rows and one trip observation per trip.
 import type { Arrival, TripObservation } from '../core/types.ts';
 import { buildTripArrivals } from './arrivals.ts';
-import { STOP_RELATIONSHIP, has, int64, type FeedEntityMsg } from './gtfs-rt-types.ts';
+import { STOP_RELATIONSHIP, has, int64, type FeedEntityMsg, type TripDescriptorMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { resolveTrip } from './resolve-trip.ts';
+import { instanceNames, tripUpdateIdentity } from './trip-instances.ts';
 
 export interface NormalizedTripUpdates {
   arrivals: Arrival[];
@@ -13,9 +14,19 @@ export interface NormalizedTripUpdates {
 export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: NormalizeContext): NormalizedTripUpdates {
   const arrivals: Arrival[] = [];
   const trips: TripObservation[] = [];
-  // the same trip twice in one feed: the first is kept. start_date/start_time are part of the key
-  // because frequency-based trips legitimately repeat a trip_id with different starts.
-  const seen = new Set<string>();
+  // TripUpdates that pass the checks, grouped by trip and start date: in a group of more than
+  // one, a report of a train already seen is rejected as duplicate_trip (the first is kept) and the
+  // others are instances of the trip (trip-instances.ts), e.g. frequency-based trips that repeat a
+  // trip_id with different start times
+  const accepted: { tu: TripUpdateMsg; td: TripDescriptorMsg }[] = [];
+  const groups = new Map<string, TripUpdateMsg[]>();
+  // identities are compared only within groups of two or more, rare enough to build them lazily
+  const identities = new Map<TripUpdateMsg, string>();
+  const identityOf = (tu: TripUpdateMsg): string => {
+    let c = identities.get(tu);
+    if (c === undefined) identities.set(tu, (c = tripUpdateIdentity(tu)));
+    return c;
+  };
 
   for (const entity of entities) {
     const tu = entity.trip_update!;
@@ -26,11 +37,6 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
       ctx.rejects.add('missing_trip');
       continue;
     }
-    const key = `${tripId ?? ''}|${td.start_date ?? ''}|${td.start_time ?? ''}|${tripId ? '' : td.route_id}|${tripId ? '' : td.direction_id ?? ''}`;
-    if (seen.has(key)) {
-      ctx.rejects.add('duplicate_trip');
-      continue;
-    }
     if (has(tu, 'timestamp')) {
       const raw = int64(tu.timestamp) ?? 0;
       const verdict = raw > 0 ? judgeTimestamp(secondsToMs(raw).ms, ctx) : 'ok';
@@ -39,8 +45,30 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
         continue;
       }
     }
-    seen.add(key);
+    // a trip without id is named by its route, direction and start time
+    const key = tripId
+      ? `${tripId}|${td.start_date ?? ''}`
+      : `|${td.start_date ?? ''}|${td.start_time ?? ''}|${td.route_id}|${td.direction_id ?? ''}`;
+    const group = groups.get(key);
+    if (!group) groups.set(key, [tu]);
+    else {
+      const identity = identityOf(tu);
+      if (group.some((other) => identityOf(other) === identity)) {
+        ctx.rejects.add('duplicate_trip');
+        continue;
+      }
+      group.push(tu);
+    }
+    accepted.push({ tu, td });
+  }
+  const instanceOf = new Map<TripUpdateMsg, string | null>();
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const names = instanceNames(group);
+    group.forEach((tu, i) => instanceOf.set(tu, names[i]!));
+  }
 
+  for (const { tu, td } of accepted) {
     const trip = resolveTrip(td, ctx);
     if (!trip) {
       ctx.rejects.add('missing_trip');
@@ -66,6 +94,7 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
       updates,
       tripDelay: has(tu, 'delay') ? tu.delay ?? null : null,
       vehicleId: tu.vehicle?.id || tu.vehicle?.label || null,
+      tripInstance: instanceOf.get(tu) ?? null,
     }, ctx);
     for (const row of rows) arrivals.push(row);
   }

@@ -1,13 +1,22 @@
 // VehiclePosition entities → vehicle rows and the trips they show running.
-import type { TripObservation, VehiclePosition } from '../core/types.ts';
-import { VEHICLE_STOP_STATUS_NAMES, has, int64, type FeedEntityMsg } from './gtfs-rt-types.ts';
+import type { Mode, PositionSource, TripObservation, VehiclePosition } from '../core/types.ts';
+import { VEHICLE_STOP_STATUS_NAMES, has, int64, type FeedEntityMsg, type VehiclePositionMsg } from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
-import { resolveTrip } from './resolve-trip.ts';
+import { resolveTrip, type ResolvedTrip } from './resolve-trip.ts';
 
 export interface NormalizedVehicles {
   vehicles: VehiclePosition[];
   trips: TripObservation[];
 }
+
+interface Placement {
+  lat: number;
+  lon: number;
+  source: PositionSource;
+  stop_id: string | null;
+}
+
+const inRange = (lat: number, lon: number): boolean => lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180;
 
 export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: NormalizeContext): NormalizedVehicles {
   const vehicles: VehiclePosition[] = [];
@@ -15,17 +24,14 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
   const seenVehicles = new Set<string>();
   const seenTrips = new Set<string>();
   const schedule = ctx.schedule;
+  const defaultMode = ctx.default_mode ?? null;
 
   for (const entity of entities) {
     const v = entity.vehicle!;
     const position = v.position;
-    if (!position || !has(position, 'latitude') || !has(position, 'longitude')) {
-      ctx.rejects.add('no_position');
-      continue;
-    }
-    const lat = position.latitude;
-    const lon = position.longitude;
-    if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) {
+    const hasFix = position !== undefined && position !== null && has(position, 'latitude') && has(position, 'longitude');
+    // coordinates that are there but impossible are a broken fix, not a missing one: no stop stands in
+    if (hasFix && !inRange(position.latitude!, position.longitude!)) {
       ctx.rejects.add('lat_lon_out_of_range');
       continue;
     }
@@ -47,14 +53,22 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
         }
       }
     }
-    seenVehicles.add(vehicleId);
 
     const td = v.trip;
     let tripId = td?.trip_id || null;
     let routeId = td?.route_id || null;
-    let mode = null;
     // without an id, a route and start time can still find the trip (trip matching, `start`)
     const trip = td && (tripId || (routeId && td.start_time)) ? resolveTrip(td, ctx, false) : null;
+    const placement: Placement | null = hasFix
+      ? { lat: position.latitude!, lon: position.longitude!, source: 'gps', stop_id: v.stop_id || null }
+      : placeAtStop(v, trip, ctx);
+    if (!placement) {
+      ctx.rejects.add('no_position');
+      continue;
+    }
+    seenVehicles.add(vehicleId);
+
+    let mode: Mode | null;
     if (trip) {
       tripId = trip.trip_id;
       routeId = trip.route_id;
@@ -75,8 +89,10 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
           observed_ms: ctx.observed_ms,
         });
       }
-    } else if (routeId && schedule) {
-      mode = schedule.route(routeId)?.mode ?? null;
+    } else {
+      // a route the schedule knows keeps its mode, even none; anything else takes the feed's
+      const route = routeId && schedule ? schedule.route(routeId) : undefined;
+      mode = route ? route.mode : defaultMode;
     }
 
     vehicles.push({
@@ -85,15 +101,42 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       route_id: routeId,
       trip_id: tripId,
       mode,
-      lat,
-      lon,
-      bearing: has(position, 'bearing') ? position.bearing ?? null : null,
-      speed_mps: has(position, 'speed') ? position.speed ?? null : null,
-      stop_id: v.stop_id || null,
+      lat: placement.lat,
+      lon: placement.lon,
+      position_source: placement.source,
+      bearing: hasFix && has(position, 'bearing') ? position.bearing ?? null : null,
+      speed_mps: hasFix && has(position, 'speed') ? position.speed ?? null : null,
+      stop_id: placement.stop_id,
       current_status: has(v, 'current_status') ? VEHICLE_STOP_STATUS_NAMES[v.current_status ?? -1] ?? null : null,
       timestamp_ms: timestampMs,
       observed_ms: ctx.observed_ms,
     });
   }
   return { vehicles, trips };
+}
+
+/**
+ * A vehicle without coordinates (NYCT's subway reports only where a train stands or heads) is
+ * placed at its stop: `stop_id`, else the trip's stop at `current_stop_sequence` (the current
+ * stop when STOPPED_AT, the next one otherwise). The schedule gives the stop's coordinates, or its
+ * parent station's when the platform has none. null when neither names a stop the schedule places.
+ */
+export function placeAtStop(v: VehiclePositionMsg, trip: ResolvedTrip | null, ctx: NormalizeContext): Placement | null {
+  const schedule = ctx.schedule;
+  if (!schedule) return null;
+  const at = (stopId: string): Placement | null => {
+    const stop = schedule.stop(stopId);
+    if (!stop) return null;
+    const located = stop.lat !== null && stop.lon !== null ? stop : schedule.stop(stop.station_id);
+    if (!located || located.lat === null || located.lon === null || !inRange(located.lat, located.lon)) return null;
+    return { lat: located.lat, lon: located.lon, source: 'stop', stop_id: stopId };
+  };
+  const byId = v.stop_id ? at(v.stop_id) : null;
+  if (byId) return byId;
+  // the scheduled trip's own id: a realtime id matched by another rule differs from it
+  const scheduledTripId = trip?.scheduled?.trip_id;
+  if (!has(v, 'current_stop_sequence') || !scheduledTripId) return null;
+  const sequence = v.current_stop_sequence;
+  const stopTime = schedule.stopTimes(scheduledTripId).find((st) => st.stop_sequence === sequence);
+  return stopTime ? at(stopTime.stop_id) : null;
 }

@@ -62,7 +62,8 @@ export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTi
   return {
     trip_id: tripId,
     route_id: routeId,
-    mode: route?.mode ?? null,
+    // a route the schedule knows keeps its mode, even none (ferries); an unknown one takes the feed's
+    mode: route ? route.mode : ctx.default_mode ?? null,
     direction_id: has(td, 'direction_id') ? td.direction_id ?? null : scheduled?.direction_id ?? null,
     relationship,
     service_date: serviceDate,

@@ -34,7 +34,7 @@ const rows = (header: number | null, extra: Partial<NormalizedPoll> = {}): Norma
   vehicles: [], arrivals: [], trips: [], alerts: [], rejected: {}, matching: null, ...extra,
 });
 const vehicle = (id: string, lat: number, at: number): VehiclePosition => ({
-  feed_id: 'vp', vehicle_id: id, route_id: '66', trip_id: null, mode: 'bus', lat, lon: 1, bearing: null, speed_mps: null,
+  feed_id: 'vp', vehicle_id: id, route_id: '66', trip_id: null, mode: 'bus', lat, lon: 1, position_source: 'gps', bearing: null, speed_mps: null,
   stop_id: null, current_status: null, timestamp_ms: at, observed_ms: at,
 });
 
@@ -84,7 +84,7 @@ t.test('vehicles and arrivals are replaced per feed per poll; events only for ch
   const bus = new RecordingBus();
   const state = new LiveState({ config, bus, now: () => 10 });
   const arrival = (trip: string, predicted: number): Arrival => ({
-    feed_id: 'tu', trip_id: trip, route_id: 'Red', mode: 'rail', station_id: 's', stop_id: 's1', stop_sequence: 1,
+    feed_id: 'tu', trip_id: trip, trip_instance: null, route_id: 'Red', mode: 'rail', station_id: 's', stop_id: 's1', stop_sequence: 1,
     direction_id: 0, service_date: '2024-01-01', scheduled_ms: 0, predicted_ms: predicted, delay_s: 0,
     delay_state: 'on_time', trip_relationship: 'scheduled', in_schedule: true, vehicle_id: null, observed_ms: 10,
   });

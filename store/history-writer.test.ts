@@ -10,12 +10,12 @@ const T0 = Date.UTC(2024, 4, 1, 12, 0, 0, 250);
 
 const vehicle = (i: number, over: Partial<VehiclePosition> = {}): VehiclePosition => ({
   feed_id: 'f', vehicle_id: `v${i}`, route_id: `r${i % 3}`, trip_id: i % 2 ? `t${i}` : null, mode: 'bus',
-  lat: 45 + i / 1000, lon: -73.5, bearing: i % 2 ? 90.5 : null, speed_mps: 7.25, stop_id: null,
+  lat: 45 + i / 1000, lon: -73.5, position_source: 'gps', bearing: i % 2 ? 90.5 : null, speed_mps: 7.25, stop_id: null,
   current_status: 'STOPPED_AT', timestamp_ms: T0 + i, observed_ms: T0 + 1000 + i, ...over,
 });
 
 const arrival: Arrival = {
-  feed_id: 'f', trip_id: 't1', route_id: 'RED', mode: 'rail', station_id: 'STA', stop_id: 'P1', stop_sequence: 3,
+  feed_id: 'f', trip_id: 't1', trip_instance: null, route_id: 'RED', mode: 'rail', station_id: 'STA', stop_id: 'P1', stop_sequence: 3,
   direction_id: 1, service_date: '2024-05-01', scheduled_ms: T0, predicted_ms: T0 + 90_000, delay_s: 90,
   delay_state: 'late', trip_relationship: 'scheduled', in_schedule: true, vehicle_id: null, observed_ms: T0 + 5,
 };
@@ -59,9 +59,12 @@ t.test('every table round-trips', async (t) => {
   const writer = createHistoryWriter(db);
   t.equal(await writer.write(empty()), 0, 'an empty batch stores nothing');
   const stored = await writer.write({
-    vehicles: [vehicle(1), vehicle(2, { stop_id: 'Ünïcödé stop', current_status: null, mode: null, route_id: null })],
+    vehicles: [vehicle(1), vehicle(2, {
+      stop_id: 'Ünïcödé stop', current_status: null, mode: null, route_id: null, position_source: 'stop',
+    })],
     arrivals: [arrival, { ...arrival, service_date: null, scheduled_ms: null, predicted_ms: null, delay_s: null,
-      delay_state: 'unknown', stop_sequence: null, direction_id: null, route_id: null, mode: null, vehicle_id: 'bus 1' }],
+      delay_state: 'unknown', stop_sequence: null, direction_id: null, route_id: null, mode: null, vehicle_id: 'bus 1',
+      trip_instance: 'to:P9' }],
     trips: [trip],
     alertVersions: [alert(1)],
     polls: [poll, {
@@ -74,10 +77,10 @@ t.test('every table round-trips', async (t) => {
   t.same(vehicles, [
     { feed_id: 'f', vehicle_id: 'v1', route_id: 'r1', trip_id: 't1', mode: 'bus', lat: 45.001, lon: -73.5, bearing: 90.5,
       speed_mps: 7.25, stop_id: null, current_status: 'STOPPED_AT', position_at: '2024-05-01 12:00:00.251+00',
-      observed_at: '2024-05-01 12:00:01.251+00' },
+      observed_at: '2024-05-01 12:00:01.251+00', position_source: 'gps' },
     { feed_id: 'f', vehicle_id: 'v2', route_id: null, trip_id: null, mode: null, lat: 45.002, lon: -73.5, bearing: null,
       speed_mps: 7.25, stop_id: 'Ünïcödé stop', current_status: null, position_at: '2024-05-01 12:00:00.252+00',
-      observed_at: '2024-05-01 12:00:01.252+00' },
+      observed_at: '2024-05-01 12:00:01.252+00', position_source: 'stop' },
   ]);
 
   const arrivals = await db.json(`SELECT * FROM arrivals ORDER BY delay_state`);
@@ -85,9 +88,11 @@ t.test('every table round-trips', async (t) => {
     feed_id: 'f', trip_id: 't1', route_id: 'RED', mode: 'rail', station_id: 'STA', stop_id: 'P1', stop_sequence: 3,
     direction_id: 1, service_date: '2024-05-01', scheduled_at: '2024-05-01 12:00:00.25+00',
     predicted_at: '2024-05-01 12:01:30.25+00', delay_s: 90, delay_state: 'late', trip_relationship: 'scheduled',
-    in_schedule: true, vehicle_id: null, observed_at: '2024-05-01 12:00:00.255+00',
+    in_schedule: true, vehicle_id: null, observed_at: '2024-05-01 12:00:00.255+00', trip_instance: null,
   });
-  t.match(arrivals[1], { service_date: null, scheduled_at: null, delay_s: null, stop_sequence: null, vehicle_id: 'bus 1' });
+  t.match(arrivals[1], {
+    service_date: null, scheduled_at: null, delay_s: null, stop_sequence: null, vehicle_id: 'bus 1', trip_instance: 'to:P9',
+  });
 
   t.same(await db.json(`SELECT * FROM trip_observations`), [{
     feed_id: 'f', service_date: '2024-04-30', trip_id: 't9', route_id: null, mode: null, relationship: 'canceled',

@@ -25,6 +25,7 @@ export const VEHICLE_COLUMNS: readonly ColumnDef<VehiclePosition>[] = [
   { name: 'current_status', kind: 'varchar', get: (r) => r.current_status },
   { name: 'position_at', kind: 'timestamptz', get: (r) => r.timestamp_ms },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+  { name: 'position_source', kind: 'varchar', get: (r) => r.position_source },
 ];
 
 export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
@@ -45,6 +46,7 @@ export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
   { name: 'in_schedule', kind: 'boolean', get: (r) => r.in_schedule },
   { name: 'vehicle_id', kind: 'varchar', get: (r) => r.vehicle_id },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+  { name: 'trip_instance', kind: 'varchar', get: (r) => r.trip_instance },
 ];
 
 export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [

@@ -22,11 +22,11 @@ function batchAt(ageDays: number): HistoryBatch {
   const at = NOW - ageDays * DAY;
   return {
     vehicles: [{
-      feed_id: 'f', vehicle_id: `v${ageDays}`, route_id: null, trip_id: null, mode: null, lat: 1, lon: 2, bearing: null,
+      feed_id: 'f', vehicle_id: `v${ageDays}`, route_id: null, trip_id: null, mode: null, lat: 1, lon: 2, position_source: 'gps', bearing: null,
       speed_mps: null, stop_id: null, current_status: null, timestamp_ms: at, observed_ms: at,
     }],
     arrivals: [{
-      feed_id: 'f', trip_id: `t${ageDays}`, route_id: null, mode: null, station_id: 's', stop_id: 's', stop_sequence: null,
+      feed_id: 'f', trip_id: `t${ageDays}`, trip_instance: null, route_id: null, mode: null, station_id: 's', stop_id: 's', stop_sequence: null,
       direction_id: null, service_date: null, scheduled_ms: null, predicted_ms: null, delay_s: null, delay_state: 'unknown',
       trip_relationship: 'scheduled', in_schedule: true, vehicle_id: null, observed_ms: at,
     }],

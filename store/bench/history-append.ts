@@ -23,6 +23,7 @@ function vehicles(n: number): VehiclePosition[] {
     mode: 'bus' as const,
     lat: 40 + (i % 1000) / 1e4,
     lon: -73 - (i % 997) / 1e4,
+    position_source: 'gps' as const,
     bearing: i % 360,
     speed_mps: (i % 30) / 2,
     stop_id: i % 3 ? `s${i % 800}` : null,
@@ -64,7 +65,7 @@ for (let i = 0; i < rows.length; i += BATCH) {
       if (r.speed_mps === null) a.appendNull(); else a.appendDouble(r.speed_mps);
       if (r.stop_id === null) a.appendNull(); else a.appendVarchar(r.stop_id);
       if (r.current_status === null) a.appendNull(); else a.appendVarchar(r.current_status);
-      a.appendTimestampTZ(ts(r.timestamp_ms)); a.appendTimestampTZ(ts(r.observed_ms));
+      a.appendTimestampTZ(ts(r.timestamp_ms)); a.appendTimestampTZ(ts(r.observed_ms)); a.appendVarchar(r.position_source);
       a.endRow();
     }
   });
@@ -77,7 +78,7 @@ c0 = process.cpuUsage();
 for (let i = 0; i < ROWS; i += BATCH) {
   await db.run(`INSERT INTO vehicle_positions SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
     40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
-    'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000), make_timestamptz(1704067200000000 + i * 3000 + 1500000)
+    'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000), make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
     FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`);
 }
 const engineMs = performance.now() - t0;

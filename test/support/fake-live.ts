@@ -56,6 +56,7 @@ export function makeAlert(over: Partial<Alert> & { id: string }): Alert {
 export function makeArrival(over: Partial<Arrival> & { trip_id: string; station_id: string }): Arrival {
   return {
     feed_id: 'rail-tu',
+    trip_instance: null,
     route_id: 'Red',
     mode: 'rail',
     stop_id: over.station_id,
@@ -82,6 +83,7 @@ export function makeVehicle(over: Partial<VehiclePosition> & { vehicle_id: strin
     mode: 'bus',
     lat: 42.35,
     lon: -71.06,
+    position_source: 'gps',
     bearing: 90,
     speed_mps: 5,
     stop_id: null,
