@@ -37,6 +37,12 @@ export interface Pipeline {
   stop(): Promise<void>;
   pollOnce(feedId: string): Promise<FeedPoll>;
   pollAllOnce(): Promise<FeedPoll[]>;
+  /** the feeds polled now, in the order they were added */
+  feeds(): readonly FeedConfig[];
+  /** Polls a new feed, or a known one with new settings (config reload); its poller restarts at once. */
+  upsertFeed(feed: FeedConfig): void;
+  /** Stops polling a feed, waits for its poll in flight and drops its entities from the live state. */
+  removeFeed(feedId: string): Promise<void>;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -45,9 +51,16 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const log = options.log ?? ((line: string) => console.log(line));
   const scheduler = options.scheduler ?? asyncScheduler;
   const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts });
+  const feeds = new Map(config.feeds.map((f) => [f.id, f]));
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();
-  let subscriptions: Subscription[] = [];
+  let ticking: Subscription | null = null;
+  // one poller per feed, so a reload adds, replaces or removes one without touching the others
+  const pollers = new Map<string, Subscription>();
+  const startPoller = (feed: FeedConfig): void => {
+    pollers.get(feed.id)?.unsubscribe();
+    pollers.set(feed.id, pollFeeds([feed], pollExclusive, { scheduler, random: options.random }).subscribe());
+  };
 
   const running = new Map<string, Promise<FeedPoll>>();
 
@@ -176,7 +189,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   }
 
   function feedById(feedId: string): FeedConfig {
-    const feed = config.feeds.find((f) => f.id === feedId);
+    const feed = feeds.get(feedId);
     if (!feed) throw new Error(`unknown feed ${JSON.stringify(feedId)}`);
     return feed;
   }
@@ -184,18 +197,35 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   return {
     state,
     start(): void {
-      if (subscriptions.length) return;
-      subscriptions = [
-        pollFeeds(config.feeds, pollExclusive, { scheduler, random: options.random }).subscribe(),
-        interval(options.tick_ms ?? 5_000, scheduler).subscribe(() => void track(tick())),
-      ];
+      if (ticking) return;
+      for (const feed of feeds.values()) startPoller(feed);
+      ticking = interval(options.tick_ms ?? 5_000, scheduler).subscribe(() => void track(tick()));
     },
     async stop(): Promise<void> {
-      for (const s of subscriptions) s.unsubscribe();
-      subscriptions = [];
+      for (const s of pollers.values()) s.unsubscribe();
+      pollers.clear();
+      ticking?.unsubscribe();
+      ticking = null;
       await Promise.allSettled([...inFlight]);
     },
     pollOnce: async (feedId) => pollExclusive(feedById(feedId)),
-    pollAllOnce: () => Promise.all(config.feeds.map(pollExclusive)),
+    pollAllOnce: () => Promise.all([...feeds.values()].map(pollExclusive)),
+    feeds: () => [...feeds.values()],
+    upsertFeed(feed: FeedConfig): void {
+      feeds.set(feed.id, feed);
+      // a new fetcher: a changed URL or headers must not answer "unchanged" from the old body
+      fetchers.set(feed.id, new FeedFetcher(feed, options.fetch ?? fetchBody));
+      state.upsertFeed(feed);
+      if (ticking) startPoller(feed);
+    },
+    async removeFeed(feedId: string): Promise<void> {
+      if (!feeds.delete(feedId)) return;
+      pollers.get(feedId)?.unsubscribe();
+      pollers.delete(feedId);
+      await running.get(feedId)?.catch(() => undefined);
+      fetchers.delete(feedId);
+      const versions = state.removeFeed(feedId, now());
+      if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
+    },
   };
 }

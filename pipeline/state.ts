@@ -80,6 +80,26 @@ export class LiveState implements LiveView {
     return health && { ...health };
   }
 
+  /** Adds a feed, or gives a known one its new settings (its entities stay until its next poll). */
+  upsertFeed(feed: FeedConfig): void {
+    const slot = this.slots.get(feed.id);
+    if (slot) slot.feed = feed;
+    else this.slots.set(feed.id, newSlot(feed));
+    this.bump();
+  }
+
+  /**
+   * Forgets a feed: its vehicles and arrivals leave the state, and its alerts are resolved as
+   * when they leave a feed (returned, to be recorded in history, so a restart does not bring
+   * them back as active).
+   */
+  removeFeed(feedId: string, nowMs: number = this.now()): Alert[] {
+    if (!this.slots.delete(feedId)) return [];
+    const versions = this.publishAlertChanges(this.book.applyFeed(feedId, [], nowMs), nowMs);
+    this.bump();
+    return versions;
+  }
+
   /**
    * Folds one poll in. Rows replace the feed's previous vehicles and arrivals; failed and
    * unchanged polls only update health. Returns the alert versions to record in history.
