@@ -8,6 +8,7 @@ import { dashboardRoutes } from '../http/routes/dashboard.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
+import { checkPortFree, ListenError } from '../http/listen.ts';
 import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
 import { DbMeter } from '../http/meter.ts';
 import { statusRoutes } from '../http/routes/status.ts';
@@ -38,6 +39,8 @@ export interface ServeOptions {
 
 export async function startService(config: Readonly<Config>, options: ServeOptions = {}): Promise<Service> {
   assertNativeUws();
+  // a taken port fails now, before the database is opened (the listen below is exclusive too)
+  await checkPortFree(config.host, config.port).catch(explainListenError);
   const log = options.log ?? ((line: string) => console.log(line));
   const logErr = (message: string, err?: unknown) => log(`${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`);
   const runtime = await openRuntime(config, { log });
@@ -90,7 +93,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       shutdownTimeoutMs: config.api.shutdown_timeout_ms,
       streamBufferBytes: config.sse.buffer_bytes,
       log: (m, e) => logErr(m, e),
-    });
+    }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);
 
     const retention = scheduleRetention(db, config, log);
@@ -131,6 +134,15 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     await runtime.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** A port that cannot be listened on, with what to do about it in the words of the CLI and config. */
+function explainListenError(err: unknown): never {
+  if (!(err instanceof ListenError)) throw err;
+  const fix = err.code === 'EADDRINUSE'
+    ? 'stop the other process (another transit-api serve?) or choose another port'
+    : 'choose another port or host';
+  throw new Error(`${err.message}; ${fix} with --port <n>, TRANSIT_PORT or "port" in the config`, { cause: err });
 }
 
 export { closeOnSignals };

@@ -1,9 +1,10 @@
 // The socket layer on its own: large bodies under backpressure, aborted clients, request bodies,
 // streams, shutdown with idle and busy connections, signals.
 import { createHash } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import t from 'tap';
 import { baseHeaders } from './headers.ts';
+import { checkPortFree, ListenError } from './listen.ts';
 import { assertNativeUws, closeOnSignals, startServer, type Handler } from './server.ts';
 import type { ApiRequest, ApiResponse, StreamSink } from './types.ts';
 import { StreamReply } from './types.ts';
@@ -43,6 +44,15 @@ function handler(overrides: Partial<Record<string, (req: ApiRequest) => Promise<
     },
   };
   return h;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 t.test('the native binary is loaded', async (t) => {
@@ -245,10 +255,35 @@ t.test('a pipeline that rejects still gets an answer', async (t) => {
   t.equal(logged.length, 1);
 });
 
-t.test('listening on a taken port fails clearly', async (t) => {
-  const first = await startServer({ app: handler(), port: 0 });
+t.test('a port is never shared: a second server on it fails, saying why', async (t) => {
+  const app = handler();
+  // a port given by number: uWS's default SO_REUSEPORT shares those, where port 0 never is
+  const first = await startServer({ app, port: await freePort() });
   t.teardown(() => first.close());
-  await t.rejects(startServer({ app: handler(), port: first.port }), /could not listen/);
+  const second = startServer({ app: handler(), port: first.port });
+  await t.rejects(second, ListenError);
+  await t.rejects(second, { code: 'EADDRINUSE', port: first.port, message: /could not listen on 127\.0\.0\.1:\d+: the port is already in use/ });
+  for (let i = 0; i < 6; i++) await fetch(`http://127.0.0.1:${first.port}/nothing`);
+  t.equal(app.seen.length, 6, 'every request still reaches the first server');
+});
+
+t.test('a port held by another program fails the same way, and is found before listening', async (t) => {
+  const other = createServer();
+  await new Promise<void>((resolve) => other.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  t.teardown(() => other.close());
+  const port = (other.address() as { port: number }).port;
+  await t.rejects(startServer({ app: handler(), port }), { name: 'ListenError', code: 'EADDRINUSE', port });
+  await t.rejects(checkPortFree('127.0.0.1', port), { name: 'ListenError', code: 'EADDRINUSE', port });
+  await t.resolves(checkPortFree('127.0.0.1', 0), 'port 0 is always free');
+});
+
+t.test('a free port is found free, and stays free to listen on', async (t) => {
+  const port = await freePort();
+  await checkPortFree('127.0.0.1', port);
+  const server = await startServer({ app: handler(), port });
+  t.teardown(() => server.close());
+  t.equal(server.port, port);
+  await t.rejects(checkPortFree('127.0.0.1', port), { code: 'EADDRINUSE' }, "the server's own listen is seen as taken");
 });
 
 t.test('signals close once, a second signal exits at once', async (t) => {

@@ -4,6 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
+import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
 import type { ApiRequest, ApiResponse, FileBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
 
@@ -48,6 +49,13 @@ export function assertNativeUws(): void {
     throw new Error('uWebSockets.js did not load its native binary (it fell back to a JS server); refusing to start');
   }
 }
+
+/**
+ * LIBUS_LISTEN_EXCLUSIVE_PORT, as the addon exports it (its typings declare the value only inside
+ * an enum the addon does not export). Checked, since undefined would mean the default listen.
+ */
+const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: unknown }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
 
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
@@ -389,9 +397,14 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
 
   return new Promise((resolve, reject) => {
     const host = options.host ?? '127.0.0.1';
-    app.listen(host, options.port ?? 0, (listenSocket) => {
+    const wanted = options.port ?? 0;
+    if (typeof EXCLUSIVE_PORT !== 'number') throw new Error('uWebSockets.js does not export LIBUS_LISTEN_EXCLUSIVE_PORT');
+    // exclusive: by default uWS sets SO_REUSEPORT, and then a second server on the same port
+    // starts without a word and the kernel splits the connections between the two
+    (app.listen as unknown as ListenWithOptions).call(app, host, wanted, EXCLUSIVE_PORT, (listenSocket) => {
       if (!listenSocket) {
-        reject(new Error(`could not listen on ${host}:${options.port ?? 0}`));
+        (app as unknown as { close(): void }).close();
+        whyListenFails(host, wanted).then((code) => reject(new ListenError(host, wanted, code)), reject);
         return;
       }
       const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
