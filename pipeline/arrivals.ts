@@ -198,3 +198,53 @@ function strayRow(u: StopTimeUpdateMsg, canceled: boolean, ctx: NormalizeContext
   const predicted = time ?? (scheduled !== null && delay !== null ? scheduled + delay * 1000 : null);
   push(u.stop_id, seq, scheduled, predicted, delay, delayStateFor(delay, ctx));
 }
+
+/** A stop of a trip as arrival.updated events name it: sequence and stop id (a platform change is another stop). */
+export interface ArrivalStop {
+  stop_id: string;
+  stop_sequence: number | null;
+}
+
+/** What changed in one trip between two polls: new or changed rows, and stops no longer predicted. */
+export interface TripArrivalChanges {
+  changed: Arrival[];
+  removed: ArrivalStop[];
+}
+
+function stopKey(a: ArrivalStop): string {
+  return `${a.stop_sequence ?? ''}|${a.stop_id}`;
+}
+
+/** Whether two rows of one trip and stop say the same thing; observed_ms (when we looked) aside. */
+export function sameArrival(a: Arrival, b: Arrival): boolean {
+  return a.stop_id === b.stop_id && a.stop_sequence === b.stop_sequence && a.predicted_ms === b.predicted_ms
+    && a.scheduled_ms === b.scheduled_ms && a.delay_s === b.delay_s && a.delay_state === b.delay_state
+    && a.station_id === b.station_id && a.trip_relationship === b.trip_relationship && a.vehicle_id === b.vehicle_id
+    && a.route_id === b.route_id && a.direction_id === b.direction_id && a.mode === b.mode && a.in_schedule === b.in_schedule;
+}
+
+/**
+ * The rows of `next` that are new or differ from `previous` (same trip, one poll apart), and the
+ * stops of `previous` that `next` no longer has; null when nothing changed. The usual case, a
+ * trip whose rows come in the same order, is compared without building an index.
+ */
+export function diffTripArrivals(previous: readonly Arrival[] | undefined, next: readonly Arrival[]): TripArrivalChanges | null {
+  if (!previous || previous.length === 0) return next.length ? { changed: [...next], removed: [] } : null;
+  if (previous.length === next.length) {
+    let i = 0;
+    while (i < next.length && sameArrival(previous[i]!, next[i]!)) i++;
+    if (i === next.length) return null;
+  }
+  const before = new Map<string, Arrival>();
+  for (const a of previous) before.set(stopKey(a), a);
+  const changed: Arrival[] = [];
+  for (const a of next) {
+    const key = stopKey(a);
+    const old = before.get(key);
+    before.delete(key);
+    if (!old || !sameArrival(old, a)) changed.push(a);
+  }
+  const removed: ArrivalStop[] = [];
+  for (const a of before.values()) removed.push({ stop_id: a.stop_id, stop_sequence: a.stop_sequence });
+  return changed.length || removed.length ? { changed, removed } : null;
+}

@@ -144,3 +144,51 @@ t.test('alerts are restored, versioned, resolved, and published with their scope
   t.equal(restored.alerts()[0]!.version, 4);
   t.same(restored.applyPoll(poll('tu', 300), rows(300, { alerts: [content] })), [], 'unchanged after restart');
 });
+
+t.test('arrival.updated carries only what changed in a trip; an unchanged trip sends nothing', async (t) => {
+  const bus = new RecordingBus();
+  const state = new LiveState({ config, bus, now: () => 10 });
+  const stop = (trip: string, seq: number, predicted: number, observed: number): Arrival => ({
+    feed_id: 'tu', trip_id: trip, route_id: 'Red', mode: 'rail', station_id: `s${seq}`, stop_id: `s${seq}`, stop_sequence: seq,
+    direction_id: 0, service_date: '2024-01-01', scheduled_ms: seq * 1000, predicted_ms: predicted, delay_s: 0,
+    delay_state: 'on_time', trip_relationship: 'scheduled', in_schedule: true, vehicle_id: 'v1', observed_ms: observed,
+  });
+  const trip = (id: string, observed: number, predicted: (seq: number) => number, seqs = [1, 2, 3, 4, 5]) =>
+    seqs.map((seq) => stop(id, seq, predicted(seq), observed));
+  type Data = { trip_id: string; partial: boolean; stop_count: number; arrivals: Arrival[]; removed_stops: Array<{ stop_id: string; stop_sequence: number | null }> };
+  const updates = () => bus.take().filter((e) => e.type === 'arrival.updated').map((e) => e.data as Data);
+
+  state.applyPoll(poll('tu', 10), rows(10, { arrivals: [...trip('A', 10, (s) => s * 1000), ...trip('B', 10, (s) => s * 1000)] }));
+  const first = updates();
+  t.same(first.map((d) => [d.trip_id, d.partial, d.arrivals.length, d.removed_stops.length]), [['A', false, 5, 0], ['B', false, 5, 0]],
+    'a trip seen for the first time sends every row');
+
+  // the next poll: same predictions (only observed_ms moved) for A; B's stop 4 moved by a minute
+  state.applyPoll(poll('tu', 20), rows(20, {
+    arrivals: [...trip('A', 20, (s) => s * 1000), ...trip('B', 20, (s) => (s === 4 ? s * 1000 + 60_000 : s * 1000))],
+  }));
+  const second = updates();
+  t.same(second.map((d) => d.trip_id), ['B'], 'the unchanged trip sends nothing');
+  t.equal(second[0]!.partial, true);
+  t.equal(second[0]!.stop_count, 5);
+  t.same(second[0]!.arrivals.map((a) => [a.stop_sequence, a.predicted_ms]), [[4, 64_000]], 'only the stop that moved');
+  t.same(second[0]!.removed_stops, []);
+  t.equal(state.arrivals().length, 10, 'the live state still holds every row (REST reads it whole)');
+
+  // B passed stop 1 (no longer in the feed) and nothing else changed
+  state.applyPoll(poll('tu', 30), rows(30, {
+    arrivals: [...trip('A', 30, (s) => s * 1000), ...trip('B', 30, (s) => (s === 4 ? s * 1000 + 60_000 : s * 1000), [2, 3, 4, 5])],
+  }));
+  const third = updates();
+  t.same(third.map((d) => [d.trip_id, d.partial, d.stop_count, d.arrivals.length, d.removed_stops]),
+    [['B', true, 4, 0, [{ stop_id: 's1', stop_sequence: 1 }]]], 'a stop no longer predicted is named, not re-sent with the rest');
+
+  // a delay that shifts the whole trip sends the whole trip, marked complete
+  state.applyPoll(poll('tu', 40), rows(40, {
+    arrivals: [...trip('A', 40, (s) => s * 1000 + 30_000), ...trip('B', 40, (s) => (s === 4 ? s * 1000 + 60_000 : s * 1000), [2, 3, 4, 5])],
+  }));
+  const fourth = updates();
+  t.same(fourth.map((d) => [d.trip_id, d.partial, d.arrivals.length]), [['A', false, 5]]);
+  const bytes = (list: Data[]) => list.reduce((n, d) => n + JSON.stringify(d).length, 0);
+  t.ok(bytes(second) * 3 < bytes(first) / 2, `a one-stop change (${bytes(second)} B) is a fraction of the trip (${bytes(first) / 2} B)`);
+});

@@ -4,6 +4,7 @@ import type { DomainEvent, EventBus, EventType } from '../core/events.ts';
 import type { FeedHealth, LiveView } from '../core/ports.ts';
 import { MODES, type Alert, type Arrival, type FeedPoll, type Freshness, type Mode, type TripObservation, type VehiclePosition } from '../core/types.ts';
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
+import { diffTripArrivals } from './arrivals.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 
@@ -18,7 +19,8 @@ interface FeedSlot {
   vehicles: VehiclePosition[];
   vehicleById: Map<string, VehiclePosition>;
   arrivals: Arrival[];
-  tripSignatures: Map<string, string>;
+  /** the last poll's rows by service date and trip, to announce only what changed */
+  tripArrivals: Map<string, Arrival[]>;
   changedMs: number | null;
   /** freshness changes are announced once the feed has delivered a body since start */
   seenWorking: boolean;
@@ -175,6 +177,12 @@ export class LiveState implements LiveView {
     slot.vehicleById = next;
   }
 
+  /**
+   * One arrival.updated per trip whose rows changed, carrying only the changed rows: a trip
+   * seen for the first time sends every row (`partial: false`); later, the new or changed rows
+   * and the stops it no longer predicts (`removed_stops`). A trip that did not change sends
+   * nothing. Consumers merge rows by (stop_sequence, stop_id).
+   */
   private replaceArrivals(slot: FeedSlot, arrivals: Arrival[], nowMs: number): void {
     const byTrip = new Map<string, Arrival[]>();
     for (const a of arrivals) {
@@ -183,19 +191,20 @@ export class LiveState implements LiveView {
       if (!list) byTrip.set(key, (list = []));
       list.push(a);
     }
-    const signatures = new Map<string, string>();
     for (const [key, list] of byTrip) {
-      const signature = list.map((a) => `${a.stop_sequence ?? a.stop_id}:${a.predicted_ms ?? ''}:${a.delay_state}`).join(',');
-      signatures.set(key, signature);
-      if (slot.tripSignatures.get(key) === signature) continue;
+      const previous = slot.tripArrivals.get(key);
+      const changes = diffTripArrivals(previous, list);
+      if (!changes) continue;
       const first = list[0]!;
+      const partial = previous !== undefined && changes.changed.length < list.length;
       this.publish('arrival.updated', nowMs, first.mode ? [first.mode] : [], first.route_id ? [first.route_id] : [], {
         feed_id: first.feed_id, trip_id: first.trip_id, route_id: first.route_id, direction_id: first.direction_id,
-        service_date: first.service_date, trip_relationship: first.trip_relationship, arrivals: list,
+        service_date: first.service_date, trip_relationship: first.trip_relationship,
+        partial, stop_count: list.length, arrivals: changes.changed, removed_stops: changes.removed,
       });
     }
     slot.arrivals = arrivals;
-    slot.tripSignatures = signatures;
+    slot.tripArrivals = byTrip;
   }
 
   private announceCancellations(trips: readonly TripObservation[], nowMs: number): void {
@@ -253,7 +262,7 @@ function newSlot(feed: FeedConfig): FeedSlot {
     vehicles: [],
     vehicleById: new Map(),
     arrivals: [],
-    tripSignatures: new Map(),
+    tripArrivals: new Map(),
     changedMs: null,
     seenWorking: false,
     modes: [],

@@ -40,3 +40,11 @@ t.test('items of a JSON endpoint body', async (t) => {
   t.throws(() => itemsFromBody({ meta: {} }), TypeError);
   t.throws(() => itemsFromBody(null), TypeError);
 });
+
+t.test('a change in age-only fields is no update; a real change carries their current values', async (t) => {
+  const before = indexItems([{ id: 'a', type: 'arrival', predicted_at: 'p1', observed_at: 't1' }, { id: 'v', type: 'vehicle', lat: 1, age_s: 3 }]);
+  const same = diffItems(before, [{ id: 'a', type: 'arrival', predicted_at: 'p1', observed_at: 't2' }, { id: 'v', type: 'vehicle', lat: 1, age_s: 13 }]);
+  t.same(same.changes, [], 'only observed_at and age_s moved: nothing is sent');
+  const moved = diffItems(same.next, [{ id: 'a', type: 'arrival', predicted_at: 'p2', observed_at: 't3' }, { id: 'v', type: 'vehicle', lat: 1, age_s: 23 }]);
+  t.same(moved.changes.map((c) => [c.kind, JSON.parse(c.data)]), [['update', { id: 'a', type: 'arrival', predicted_at: 'p2', observed_at: 't3' }]]);
+});

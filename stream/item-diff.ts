@@ -37,11 +37,26 @@ function contentHash(json: string): string {
   return createHash('sha1').update(json).digest('base64');
 }
 
+/**
+ * Top-level fields that only say how old an item is (every poll moves them): a change in them
+ * alone is no update, or every arrival and vehicle of a result would be re-sent on every poll.
+ * Items sent keep their current values; a client reads the age of an item it holds from its
+ * `timestamp`/`predicted_at`, or from the last update.
+ */
+export const AGE_ONLY_FIELDS: readonly string[] = ['observed_at', 'age_s'];
+
+/** The item's JSON without AGE_ONLY_FIELDS: what its content hash covers. */
+function hashedJson(item: TopicItem): string {
+  if (!('observed_at' in item) && !('age_s' in item)) return JSON.stringify(item);
+  const { observed_at: _observed, age_s: _age, ...rest } = item;
+  return JSON.stringify(rest);
+}
+
 export function indexItems(items: readonly TopicItem[]): ItemIndex {
   const index: ItemIndex = new Map();
   for (const item of items) {
     const key = itemKey(item);
-    if (!index.has(key)) index.set(key, { hash: contentHash(JSON.stringify(item)), id: item.id, type: item.type });
+    if (!index.has(key)) index.set(key, { hash: contentHash(hashedJson(item)), id: item.id, type: item.type });
   }
   return index;
 }
@@ -54,12 +69,11 @@ export function diffItems(previous: ItemIndex, items: readonly TopicItem[]): { n
     const key = itemKey(item);
     // a duplicate (type, id) within one result: the first one is the item, like indexItems
     if (next.has(key)) continue;
-    const json = JSON.stringify(item);
-    const hash = contentHash(json);
+    const hash = contentHash(hashedJson(item));
     next.set(key, { hash, id: item.id, type: item.type });
     const before = previous.get(key);
-    if (before === undefined) upserts.push({ kind: 'add', data: json });
-    else if (before.hash !== hash) upserts.push({ kind: 'update', data: json });
+    if (before === undefined) upserts.push({ kind: 'add', data: JSON.stringify(item) });
+    else if (before.hash !== hash) upserts.push({ kind: 'update', data: JSON.stringify(item) });
   }
   const removes: ItemChange[] = [];
   for (const [key, gone] of previous) {
