@@ -149,7 +149,7 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
   const bus = new RecordingBus();
   const state = new LiveState({ config, bus, now: () => 10 });
   const stop = (trip: string, seq: number, predicted: number, observed: number): Arrival => ({
-    feed_id: 'tu', trip_id: trip, route_id: 'Red', mode: 'rail', station_id: `s${seq}`, stop_id: `s${seq}`, stop_sequence: seq,
+    feed_id: 'tu', trip_id: trip, trip_instance: null, route_id: 'Red', mode: 'rail', station_id: `s${seq}`, stop_id: `s${seq}`, stop_sequence: seq,
     direction_id: 0, service_date: '2024-01-01', scheduled_ms: seq * 1000, predicted_ms: predicted, delay_s: 0,
     delay_state: 'on_time', trip_relationship: 'scheduled', in_schedule: true, vehicle_id: 'v1', observed_ms: observed,
   });

@@ -186,7 +186,7 @@ export class LiveState implements LiveView {
   private replaceArrivals(slot: FeedSlot, arrivals: Arrival[], nowMs: number): void {
     const byTrip = new Map<string, Arrival[]>();
     for (const a of arrivals) {
-      const key = `${a.service_date ?? ''}|${a.trip_id}`;
+      const key = `${a.service_date ?? ''}|${a.trip_id}|${a.trip_instance ?? ''}`;
       let list = byTrip.get(key);
       if (!list) byTrip.set(key, (list = []));
       list.push(a);
@@ -198,8 +198,8 @@ export class LiveState implements LiveView {
       const first = list[0]!;
       const partial = previous !== undefined && changes.changed.length < list.length;
       this.publish('arrival.updated', nowMs, first.mode ? [first.mode] : [], first.route_id ? [first.route_id] : [], {
-        feed_id: first.feed_id, trip_id: first.trip_id, route_id: first.route_id, direction_id: first.direction_id,
-        service_date: first.service_date, trip_relationship: first.trip_relationship,
+        feed_id: first.feed_id, trip_id: first.trip_id, trip_instance: first.trip_instance, route_id: first.route_id,
+        direction_id: first.direction_id, service_date: first.service_date, trip_relationship: first.trip_relationship,
         partial, stop_count: list.length, arrivals: changes.changed, removed_stops: changes.removed,
       });
     }
