@@ -43,3 +43,12 @@ t.test('duplicate feed ids and inverted freshness are refused', async (t) => {
   t.throws(() => parseConfig({ freshness: { stale_after_s: 100, expired_after_s: 50 } }), /expired_after_s/);
   t.throws(() => parseConfig({}, { TRANSIT_PORT: 'abc' }), /TRANSIT_PORT/);
 });
+
+t.test('feeds[].trip_matching: auto by default, one strategy or several in order', async (t) => {
+  const feed = (trip_matching?: unknown) => parseConfig({ feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x', trip_matching }] }).feeds[0]!.trip_matching;
+  t.equal(feed(), 'auto');
+  t.equal(feed('nyct'), 'nyct');
+  t.same(feed(['start', 'exact']), ['start', 'exact']);
+  t.throws(() => feed('fuzzy'), /feeds\.0\.trip_matching/);
+  t.throws(() => feed([]), /feeds\.0\.trip_matching/);
+});
