@@ -4,7 +4,7 @@ import type { ScheduleIndex } from '../core/ports.ts';
 import { createPipeline, type Pipeline } from '../pipeline/ingest.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
 import { Db, dbOptions } from '../store/db.ts';
-import { importGtfs } from '../store/gtfs-import.ts';
+import { importScheduleVersion } from '../store/schedule-refresh.ts';
 import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 
@@ -32,8 +32,10 @@ export async function ensureSchedules(db: Db, config: Readonly<Config>, log: (li
   for (const schedule of config.schedules) {
     if (imported.has(schedule.id)) continue;
     log(`importing schedule ${schedule.id} from ${schedule.source}`);
-    const summary = await importGtfs(db, schedule.id, schedule.source);
-    log(`schedule ${schedule.id}: ${summary.tables.trips?.rows ?? 0} trips in ${Math.round(summary.ms)} ms`);
+    const { summary, version } = await importScheduleVersion(db, schedule.id, schedule.source, {
+      timezone: config.reliability.timezone, horizonDays: config.reliability.horizon_days,
+    });
+    log(`schedule ${schedule.id}: version ${version.version_id}, ${summary.tables.trips?.rows ?? 0} trips in ${Math.round(summary.ms)} ms`);
   }
 }
 

@@ -14,7 +14,8 @@ import { DbMeter } from '../http/meter.ts';
 import { statusRoutes } from '../http/routes/status.ts';
 import { createStatus } from '../http/status/index.ts';
 import { scheduleRetention } from '../store/retention.ts';
-import { refreshAfterImport, resolveTimezone, scheduleFinalize } from '../store/reliability/index.ts';
+import { addDays, expandMissingDays, resolveTimezone, scheduleFinalize, wallClock } from '../store/reliability/index.ts';
+import { startScheduleRefresh, type ScheduleRefreshJob } from '../store/schedule-refresh.ts';
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks } from '../webhooks/index.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
@@ -27,6 +28,11 @@ import { openStreaming, type Streaming } from './streaming.ts';
 export interface Service {
   runtime: Runtime;
   server: RunningServer;
+  /**
+   * Schedule versions while serving: `schedules.refreshSchedule(id, { force })` checks a source
+   * now and swaps a changed copy in; `schedules.update(list)` applies a reloaded config.
+   */
+  schedules: ScheduleRefreshJob;
   url: string;
   close(): Promise<void>;
 }
@@ -49,9 +55,10 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   let streaming: Streaming | null = null;
   try {
     const timezone = await resolveTimezone(db, config.reliability.timezone);
-    for (const schedule of config.schedules) {
-      await refreshAfterImport(db, schedule.id, { timezone, horizonDays: config.reliability.horizon_days });
-    }
+    // days imported while stopped were expanded by the import; this fills days never expanded
+    // (yesterday, the horizon moved on), leaving every expanded day with its version
+    const today = wallClock(new Date(), timezone).date;
+    await expandMissingDays(db, addDays(today, -1), addDays(today, config.reliability.horizon_days));
     const webhooks = createWebhooks({ db, bus, config, onError: (err) => logErr('webhooks', err) });
     await webhooks.start();
     stops.push(() => webhooks.stop());
@@ -96,6 +103,20 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);
 
+    const schedules = await startScheduleRefresh(db, {
+      schedules: config.schedules,
+      timezone,
+      horizonDays: config.reliability.horizon_days,
+      onSwap(id, index) {
+        // the pipeline reads this map on every poll: the next poll matches against the new version
+        runtime.schedules.set(id, index);
+        api.reloadDirectory().catch((err: unknown) => logErr('reloading the route directory after a schedule swap failed', err));
+      },
+      log: logErr,
+    });
+    stops.push(() => schedules.stop());
+    status.setSchedules(() => schedules.health());
+
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
     const finalize = await scheduleFinalize(db, bus, config, { log: logErr });
@@ -113,6 +134,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     return {
       runtime,
       server,
+      schedules,
       url: `http://${host}:${server.port}`,
       close() {
         closing ??= (async () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import cron from 'node-cron';
 import { z } from 'zod';
 import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES, MODES } from './types.ts';
 
@@ -45,10 +46,17 @@ export const FeedSchema = z.object({
   ]).default('auto'),
 }).strict();
 
+const cronExpression = z.string().refine((c) => cron.validate(c), 'not a valid cron expression (minute hour day month weekday)');
+
 export const ScheduleSchema = z.object({
   id: feedId,
   /** zip path, folder path, file:// or http(s):// URL */
   source: z.string().min(1),
+  /**
+   * node-cron expression (agency time zone) for re-fetching the source: a conditional GET and a
+   * content hash, so an unchanged file is not imported again; a changed one is swapped in
+   */
+  refresh_cron: cronExpression.default('41 3 * * *'),
 }).strict();
 
 export const ConfigSchema = z.object({

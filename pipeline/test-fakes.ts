@@ -12,7 +12,8 @@ import { modeForRouteType } from '../core/route-type.ts';
 import { feedMessageCodec } from './decode.ts';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const FIXTURES_REAL = join(REPO_ROOT, '..', 'shared', 'fixtures-real');
+/** `../shared/fixtures-real` from the repository root; TRANSIT_FIXTURES_REAL points elsewhere (a git worktree) */
+export const FIXTURES_REAL = process.env.TRANSIT_FIXTURES_REAL ?? join(REPO_ROOT, '..', 'shared', 'fixtures-real');
 export const hasRealFixtures = (): boolean => existsSync(join(FIXTURES_REAL, 'README.md'));
 
 export interface FakeScheduleInput {

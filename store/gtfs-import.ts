@@ -28,6 +28,9 @@ export interface ImportSummary {
   location: string;
   timezone: string;
   feed_version: string | null;
+  /** feed_info.txt's feed_start_date / feed_end_date (YYYY-MM-DD), when given */
+  feed_start_date: string | null;
+  feed_end_date: string | null;
   /** every .txt file of the feed */
   files: string[];
   tables: Partial<Record<GtfsFile, TableLoad>>;
@@ -35,26 +38,41 @@ export interface ImportSummary {
   ms: number;
 }
 
+export interface ImportOptions {
+  /**
+   * Runs inside the import's transaction after the new rows are in, on the import's connection:
+   * checks that may refuse the import (throw: ROLLBACK, the old schedule stays) and work that
+   * must commit with it (a version row, re-expanded days, the in-memory index read).
+   */
+  beforeCommit?: (conn: DuckDBConnection, summary: Omit<ImportSummary, 'ms'>) => Promise<void>;
+  /** read the files from here instead of `source` (a copy already fetched); `source` is still recorded */
+  localPath?: string;
+}
+
 const imports = new WeakMap<Db, Promise<unknown>>();
 
 /** Imports one schedule. Imports into the same Db run one at a time. */
-export function importGtfs(db: Db, scheduleId: string, source: string, onProgress?: ProgressFn): Promise<ImportSummary> {
+export function importGtfs(
+  db: Db, scheduleId: string, source: string, onProgress?: ProgressFn, options: ImportOptions = {},
+): Promise<ImportSummary> {
   const previous = imports.get(db) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(() => importNow(db, scheduleId, source, onProgress));
+  const run = previous.catch(() => undefined).then(() => importNow(db, scheduleId, source, onProgress, options));
   imports.set(db, run);
   return run;
 }
 
-async function importNow(db: Db, scheduleId: string, source: string, onProgress?: ProgressFn): Promise<ImportSummary> {
+async function importNow(
+  db: Db, scheduleId: string, source: string, onProgress: ProgressFn | undefined, options: ImportOptions,
+): Promise<ImportSummary> {
   const started = performance.now();
   if (!scheduleId) throw new GtfsSourceError('schedule id must not be empty');
-  const folder = await openGtfsSource(source, onProgress);
+  const folder = await openGtfsSource(options.localPath ?? source, onProgress);
   try {
     checkFiles(folder);
     // its own connection: a long import must not hold up history writes on the shared queue
     const conn = await db.connect();
     try {
-      const result = await loadAll(conn, scheduleId, source, folder, onProgress);
+      const result = await loadAll(conn, scheduleId, source, folder, onProgress, options.beforeCommit);
       return { ...result, ms: Math.round(performance.now() - started) };
     } finally {
       conn.closeSync();
@@ -93,6 +111,7 @@ interface Staged {
  */
 async function loadAll(
   conn: DuckDBConnection, scheduleId: string, source: string, folder: GtfsFolder, onProgress?: ProgressFn,
+  beforeCommit?: ImportOptions['beforeCommit'],
 ): Promise<Loaded> {
   const warnings: string[] = [];
   const specs = TABLE_SPECS.filter((s) => folder.paths[s.file]);
@@ -104,7 +123,8 @@ async function loadAll(
       if (table) staged.push(table);
     }
     const timezone = await agencyTimezone(conn, warnings);
-    const feedVersion = folder.paths.feed_info ? await readFeedVersion(conn, folder.paths.feed_info, warnings) : null;
+    const feedInfo = folder.paths.feed_info ? await readFeedInfo(conn, folder.paths.feed_info, warnings) : NO_FEED_INFO;
+    const feedVersion = feedInfo.feed_version;
     const tables: ImportSummary['tables'] = {};
     await conn.run('BEGIN TRANSACTION');
     try {
@@ -131,16 +151,18 @@ async function loadAll(
          VALUES ($1, $2, now(), $3, $4, [${folder.files.map(sqlQuoted).join(', ')}]::VARCHAR[])`,
         [scheduleId, source, timezone, feedVersion],
       );
+      const loaded: Loaded = {
+        schedule_id: scheduleId, source, location: folder.location, timezone, ...feedInfo,
+        files: folder.files, tables, warnings,
+      };
+      await beforeCommit?.(conn, loaded);
       await conn.run('COMMIT');
+      onProgress?.({ step: 'done', done: staged.length, total: staged.length });
+      return loaded;
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
-    onProgress?.({ step: 'done', done: staged.length, total: staged.length });
-    return {
-      schedule_id: scheduleId, source, location: folder.location, timezone,
-      feed_version: feedVersion, files: folder.files, tables, warnings,
-    };
   } finally {
     for (const { stage } of staged) await conn.run(`DROP TABLE IF EXISTS ${stage}`).catch(() => undefined);
   }
@@ -218,21 +240,25 @@ async function agencyTimezone(conn: DuckDBConnection, warnings: string[]): Promi
   return tz;
 }
 
-async function readFeedVersion(conn: DuckDBConnection, path: string, warnings: string[]): Promise<string | null> {
-  if ((await stat(path)).size === 0) return null;
+type FeedInfo = Pick<ImportSummary, 'feed_version' | 'feed_start_date' | 'feed_end_date'>;
+const NO_FEED_INFO: FeedInfo = { feed_version: null, feed_start_date: null, feed_end_date: null };
+
+async function readFeedInfo(conn: DuckDBConnection, path: string, warnings: string[]): Promise<FeedInfo> {
+  if ((await stat(path)).size === 0) return NO_FEED_INFO;
   try {
     const { value } = await withEncoding(async (enc) => {
       const cols = new SourceColumns(await csvHeader(conn, path, enc));
-      if (!cols.has('feed_version')) return null;
-      const rows = (await conn.runAndReadAll(`SELECT ${cols.text('feed_version')} AS v FROM ${readCsvSql(path, enc)} LIMIT 1`))
-        .getRowObjectsJS();
-      const version = rows[0]?.v;
-      return typeof version === 'string' ? version : null;
+      const rows = (await conn.runAndReadAll(
+        `SELECT ${cols.text('feed_version')} AS v, strftime(${cols.date('feed_start_date')}, '%Y-%m-%d') AS s,
+           strftime(${cols.date('feed_end_date')}, '%Y-%m-%d') AS e FROM ${readCsvSql(path, enc)} LIMIT 1`,
+      )).getRowObjectsJS();
+      const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+      return { feed_version: text(rows[0]?.v), feed_start_date: text(rows[0]?.s), feed_end_date: text(rows[0]?.e) };
     });
     return value;
   } catch (err) {
     warnings.push(`feed_info.txt could not be read (${describeCsvError(err)}); feed_version left empty`);
-    return null;
+    return NO_FEED_INFO;
   }
 }
 

@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, posix } from 'node:path';
@@ -72,12 +73,95 @@ export async function openGtfsSource(source: string, onProgress?: ProgressFn): P
   }
 }
 
-async function download(url: string, dest: string, onProgress?: ProgressFn): Promise<void> {
-  let res: Response;
+/** HTTP validators of a fetched copy, sent back on the next fetch (conditional GET). */
+export interface SourceValidators {
+  etag?: string | null;
+  last_modified?: string | null;
+}
+
+export type FetchedGtfs =
+  | { changed: false }
+  | {
+    changed: true;
+    /** a local zip file or folder holding the copy */
+    path: string;
+    /** SHA-256 of the file (of a folder: of its .txt files' names and contents, sorted) */
+    sha256: string;
+    etag: string | null;
+    last_modified: string | null;
+    cleanup(): Promise<void>;
+  };
+
+/**
+ * The source's current bytes and their hash, or `{ changed: false }` when an http(s) server
+ * answers 304 to the validators of the last copy. Local files and folders are hashed in place.
+ */
+export async function fetchGtfs(source: string, validators: SourceValidators = {}, onProgress?: ProgressFn): Promise<FetchedGtfs> {
+  if (/^https?:\/\//i.test(source)) {
+    const dir = await mkdtemp(join(tmpdir(), 'gtfs-dl-'));
+    const cleanup = (): Promise<void> => rm(dir, { recursive: true, force: true });
+    try {
+      const path = join(dir, 'download.zip');
+      const got = await download(source, path, onProgress, validators);
+      if (!got.changed) {
+        await cleanup();
+        return { changed: false };
+      }
+      return { changed: true, path, sha256: got.sha256, etag: got.etag, last_modified: got.last_modified, cleanup };
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+  }
+  const path = /^file:\/\//i.test(source) ? fileURLToPath(source) : source;
+  let info;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
+    info = await stat(path);
+  } catch {
+    throw new GtfsSourceError(`GTFS source not found: ${source}`);
+  }
+  const sha256 = info.isDirectory() ? await hashFolder(path) : await hashFile(path);
+  return { changed: true, path, sha256, etag: null, last_modified: null, cleanup: async () => undefined };
+}
+
+async function hashFile(path: string, hash = createHash('sha256')): Promise<string> {
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+async function hashFolder(root: string): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (isLitter(e.name)) continue;
+      if (e.isDirectory()) await walk(join(dir, e.name), `${prefix}${e.name}/`);
+      else if (e.name.toLowerCase().endsWith('.txt')) {
+        hash.update(`${prefix}${e.name}\0`);
+        for await (const chunk of createReadStream(join(dir, e.name))) hash.update(chunk as Buffer);
+        hash.update('\0');
+      }
+    }
+  };
+  await walk(root, '');
+  return hash.digest('hex');
+}
+
+type Downloaded = { changed: false } | { changed: true; sha256: string; etag: string | null; last_modified: string | null };
+
+async function download(url: string, dest: string, onProgress?: ProgressFn, validators: SourceValidators = {}): Promise<Downloaded> {
+  let res: Response;
+  const headers: Record<string, string> = {};
+  if (validators.etag) headers['if-none-match'] = validators.etag;
+  if (validators.last_modified) headers['if-modified-since'] = validators.last_modified;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow', headers });
   } catch (err) {
     throw new GtfsSourceError(`GTFS download failed: ${url}: ${(err as Error).message}`);
+  }
+  if (res.status === 304 && (validators.etag || validators.last_modified)) {
+    await res.body?.cancel().catch(() => undefined);
+    return { changed: false };
   }
   if (!res.ok || !res.body) {
     await res.body?.cancel().catch(() => undefined);
@@ -85,9 +169,11 @@ async function download(url: string, dest: string, onProgress?: ProgressFn): Pro
   }
   const total = Number(res.headers.get('content-length') ?? 0);
   let done = 0;
+  const hash = createHash('sha256');
   const meter = new Transform({
     transform(chunk: Buffer, _enc: BufferEncoding, next: TransformCallback) {
       done += chunk.length;
+      hash.update(chunk);
       if (done > DOWNLOAD_MAX_BYTES) {
         next(new GtfsSourceError(`GTFS download failed: ${url}: larger than ${DOWNLOAD_MAX_BYTES} bytes`));
         return;
@@ -102,6 +188,7 @@ async function download(url: string, dest: string, onProgress?: ProgressFn): Pro
     if (err instanceof GtfsSourceError) throw err;
     throw new GtfsSourceError(`GTFS download failed: ${url}: ${(err as Error).message}`);
   }
+  return { changed: true, sha256: hash.digest('hex'), etag: res.headers.get('etag'), last_modified: res.headers.get('last-modified') };
 }
 
 /** macOS resource forks and hidden files are never GTFS. */

@@ -64,6 +64,14 @@ export async function loadScheduleIndex(db: Db, scheduleId: string): Promise<Loa
   }
 }
 
+/**
+ * Loads one schedule on `conn`: inside an import's transaction this reads the rows about to be
+ * committed, so the new index is ready when the commit lands and can be swapped in at once.
+ */
+export function loadScheduleIndexOn(conn: DuckDBConnection, scheduleId: string): Promise<LoadedScheduleIndex> {
+  return load(conn, scheduleId);
+}
+
 async function* rows(conn: DuckDBConnection, sql: string, scheduleId: string): AsyncGenerator<unknown[]> {
   const result = await conn.stream(sql, [scheduleId]);
   for await (const batch of result.yieldRowsJs()) yield* batch;

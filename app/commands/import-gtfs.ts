@@ -3,7 +3,7 @@ import { absolutePaths, operate } from '../operator.ts';
 
 export const importGtfsCommand: Command = {
   name: 'import-gtfs',
-  summary: 'Import a static GTFS schedule (zip, folder or URL) into the database, replacing the previous copy',
+  summary: 'Import a static GTFS schedule (zip, folder or URL) into the database as a new version, replacing the previous copy',
   usage: 'import-gtfs <zip path, folder or URL> [--id <schedule id>] [--json] [--config <file>]',
   allowPositionals: true,
   options: { id: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },

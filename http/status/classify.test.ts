@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parseConfig } from '../../core/config.ts';
 import type { FeedHealth } from '../../core/ports.ts';
-import { classifyAlertIngestion, classifyApi, classifyFeed, summarize } from './classify.ts';
+import { classifyAlertIngestion, classifyApi, classifyFeed, classifySchedule, summarize } from './classify.ts';
 
 const rules = parseConfig({}).status;
 const NOW = 1_714_580_000_000;
@@ -87,4 +87,24 @@ t.test('the summary is the worst state', async (t) => {
   t.same(summarize(['operational', 'unknown']).state, 'unknown');
   t.same(summarize(['unknown', 'degraded', 'operational']), { state: 'degraded', reason: '1 component is degraded' });
   t.same(summarize(['down', 'degraded', 'down']), { state: 'down', reason: '2 components are down' });
+});
+
+t.test('a schedule: unknown before its first import, down without a version, degraded while its refresh fails or its calendar has ended', async (t) => {
+  const version = {
+    version_id: 3, schedule_id: 'ct', source: 'ct.zip', sha256: 'ab', imported_at: '2024-05-01T03:41:00.000Z', feed_version: '2024-05',
+    feed_start_date: null, feed_end_date: null, service_start_date: '2024-05-01', service_end_date: '2024-08-31',
+    routes: 1, trips: 2, stops: 3, stop_times: 4, import_ms: 5,
+  };
+  const check = (outcome: 'imported' | 'failed', failures = 0) => ({
+    schedule_id: 'ct', source: 'ct.zip', etag: null, last_modified: null, sha256: 'ab', checked_at: '2024-05-02T03:41:00.000Z',
+    outcome, last_error: outcome === 'failed' ? 'not a ZIP archive' : null, last_error_at: null, consecutive_failures: failures,
+  });
+  const base = { schedule_id: 'ct', source: 'ct.zip', refresh_cron: '41 3 * * *' };
+  t.match(classifySchedule({ ...base, version: null, last_check: null }, '2024-06-01'), { state: 'unknown' });
+  t.match(classifySchedule({ ...base, version: null, last_check: check('failed', 1) }, '2024-06-01'), { state: 'down', reason: /not a ZIP archive/ });
+  t.match(classifySchedule({ ...base, version, last_check: check('imported') }, '2024-06-01'), { state: 'operational', reason: 'version 3 (2024-05) in use until 2024-08-31' });
+  t.match(classifySchedule({ ...base, version, last_check: check('failed', 2) }, '2024-06-01'), {
+    state: 'degraded', reason: '2 refreshes failed: not a ZIP archive; version 3 (2024-05) stays in place',
+  });
+  t.match(classifySchedule({ ...base, version, last_check: check('imported') }, '2024-09-01'), { state: 'degraded', reason: /calendar ended on 2024-08-31/ });
 });

@@ -3,6 +3,7 @@
 // incident log can never disagree about a state.
 import type { Config } from '../../core/config.ts';
 import type { FeedHealth } from '../../core/ports.ts';
+import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
 import { type ComponentState, worse } from './schema.ts';
 
 export interface Verdict {
@@ -93,6 +94,29 @@ export function classifyApi(f: ApiFacts, rules: StatusRules): Verdict {
     return { state: 'degraded', reason: `p99 latency ${Math.round(f.p99_ms)} ms` };
   }
   return { state: 'operational', reason: 'answering normally' };
+}
+
+/**
+ * A schedule is down without any version, degraded while its refresh fails (the version in
+ * place keeps serving) or once its calendar has ended, operational otherwise.
+ */
+export function classifySchedule(h: ScheduleHealth, today: string): Verdict {
+  const v = h.version;
+  const c = h.last_check;
+  if (!v) {
+    return c?.outcome === 'failed'
+      ? { state: 'down', reason: `no version imported: ${c.last_error ?? 'import failed'}` }
+      : { state: 'unknown', reason: 'waiting for the first import' };
+  }
+  const serving = `version ${v.version_id}${v.feed_version ? ` (${v.feed_version})` : ''}`;
+  if (c?.outcome === 'failed') {
+    const times = c.consecutive_failures === 1 ? 'refresh failed' : `${c.consecutive_failures} refreshes failed`;
+    return { state: 'degraded', reason: `${times}: ${c.last_error ?? 'unknown error'}; ${serving} stays in place` };
+  }
+  if (v.service_end_date !== null && v.service_end_date < today) {
+    return { state: 'degraded', reason: `${serving}: its calendar ended on ${v.service_end_date}, later trips are unscheduled` };
+  }
+  return { state: 'operational', reason: `${serving} in use${v.service_end_date ? ` until ${v.service_end_date}` : ''}` };
 }
 
 /** Overall state and the sentence of the banner. */

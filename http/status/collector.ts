@@ -6,12 +6,13 @@ import type { Config, FeedConfig } from '../../core/config.ts';
 import type { EventBus, Unsubscribe } from '../../core/events.ts';
 import type { LiveView } from '../../core/ports.ts';
 import { MODES, type Mode } from '../../core/types.ts';
-import { classifyAlertIngestion, classifyApi, classifyFeed, summarize, type Verdict } from './classify.ts';
+import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
+import { classifyAlertIngestion, classifyApi, classifyFeed, classifySchedule, summarize, type Verdict } from './classify.ts';
 import { FeedHistory } from './feed-history.ts';
 import { IncidentLog, type StateChange } from './incidents.ts';
 import type { RequestStats } from './request-stats.ts';
 import {
-  iso, type AlertIngestion, type ApiStatus, type FeedStatus, type KnownState, type StatusDocument,
+  iso, type AlertIngestion, type ApiStatus, type FeedStatus, type KnownState, type ScheduleStatus, type StatusDocument,
   type WebhookOutbox,
 } from './schema.ts';
 import type { OutboxFigures, StatusStore } from './status-store.ts';
@@ -66,6 +67,7 @@ export class StatusCollector {
   private flushing: Promise<void> | null = null;
   private writeFailing = false;
   private openStreams: () => number = () => 0;
+  private scheduleHealth: () => readonly ScheduleHealth[] = () => [];
   /** bumps whenever the document is rebuilt (every tick) */
   version = 0;
 
@@ -122,6 +124,12 @@ export class StatusCollector {
     this.openStreams = count;
   }
 
+  /** The schedules' versions and last source checks, provided once the refresh job runs (in memory). */
+  setSchedules(health: () => readonly ScheduleHealth[]): void {
+    this.scheduleHealth = health;
+    this.tickSoon();
+  }
+
   onUpdate(listener: (update: StatusUpdate) => void): Unsubscribe {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -151,13 +159,14 @@ export class StatusCollector {
     const feeds = this.feedStatuses(nowMs);
     const alerts = this.alertIngestion(feeds, nowMs);
     const api = this.apiStatus(nowMs);
+    const schedules = this.scheduleStatuses(nowMs);
     this.record(feeds.map((f) => [`feed:${f.feed_id}`, f]), nowMs);
     this.record([['alerts', alerts], ['api', api]], nowMs);
     if (nowMs - this.lastPruneMs > PRUNE_EVERY_MS) this.prune(nowMs);
     void this.flushWrites();
     this.maybeReadOutbox(nowMs, rules.outbox_refresh_s * 1000);
 
-    const overall = summarize([...feeds.map((f) => f.state), alerts.state, api.state]);
+    const overall = summarize([...feeds.map((f) => f.state), alerts.state, api.state, ...schedules.map((s) => s.state)]);
     const components = [...feeds.map((f) => `feed:${f.feed_id}`), 'alerts', 'api'];
     const incidents = this.incidents.incidents(nowMs);
     const doc: StatusDocument = {
@@ -168,6 +177,7 @@ export class StatusCollector {
       feeds,
       alerts,
       api,
+      schedules,
       history: {
         days: rules.history_days,
         components: this.incidents.days(components, nowMs),
@@ -181,7 +191,7 @@ export class StatusCollector {
   }
 
   private publish(doc: StatusDocument, nowMs: number): void {
-    const states = [doc.state, ...doc.feeds.map((f) => f.state), doc.alerts.state, doc.api.state].join();
+    const states = [doc.state, ...doc.feeds.map((f) => f.state), doc.alerts.state, doc.api.state, ...doc.schedules.map((s) => s.state)].join();
     const signature = signatureOf(doc);
     const stateChanged = states !== this.states;
     const due = signature !== this.signature ? nowMs - this.lastPushMs >= MIN_PUSH_MS : nowMs - this.lastPushMs >= REFRESH_MS;
@@ -274,6 +284,28 @@ export class StatusCollector {
       as_of: iso(o?.asOfMs),
     };
     return { state: verdict.state, reason: verdict.reason, last_5m: last5, last_60m: last60, open_streams: openStreams, webhooks };
+  }
+
+  private scheduleStatuses(nowMs: number): ScheduleStatus[] {
+    let list: readonly ScheduleHealth[] = [];
+    try {
+      list = this.scheduleHealth();
+    } catch (err) {
+      this.log('status: reading schedule health failed', err);
+    }
+    const today = new Date(nowMs).toISOString().slice(0, 10);
+    return list.map((h) => {
+      const verdict = classifySchedule(h, today);
+      const v = h.version;
+      const c = h.last_check;
+      return {
+        schedule_id: h.schedule_id, state: verdict.state, reason: verdict.reason,
+        version_id: v?.version_id ?? null, feed_version: v?.feed_version ?? null, imported_at: v?.imported_at ?? null,
+        service_start_date: v?.service_start_date ?? null, service_end_date: v?.service_end_date ?? null, trips: v?.trips ?? 0,
+        refresh_cron: h.refresh_cron, last_check_at: c?.checked_at ?? null, last_check_outcome: c?.outcome ?? null,
+        last_error: c?.last_error ?? null, last_error_at: c?.last_error_at ?? null, consecutive_failures: c?.consecutive_failures ?? 0,
+      };
+    });
   }
 
   /** Records known states; `unknown` (nothing observed yet) is shown but never stored. */

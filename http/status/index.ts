@@ -5,6 +5,7 @@ import type { Config } from '../../core/config.ts';
 import type { EventBus } from '../../core/events.ts';
 import type { LiveView } from '../../core/ports.ts';
 import type { Db } from '../../store/db.ts';
+import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
 import type { Meter, UsageRecord } from '../meter.ts';
 import type { StreamSink } from '../types.ts';
 import { StatusCollector } from './collector.ts';
@@ -34,6 +35,8 @@ export interface StatusService extends StatusPages {
   wrapMeter(inner: Meter): Meter;
   /** open API streams as the socket layer counts them (status viewers are subtracted) */
   setOpenStreams(count: () => number): void;
+  /** the schedule refresh job's in-memory health (versions, last source checks) */
+  setSchedules(health: () => readonly ScheduleHealth[]): void;
   start(): Promise<void>;
   /** ends viewer streams, stores pending state changes, closes the status connection */
   stop(): Promise<void>;
@@ -116,6 +119,7 @@ export async function createStatus(deps: StatusDeps): Promise<StatusService> {
     setOpenStreams(count) {
       collector.setOpenStreams(() => count() - viewers.count);
     },
+    setSchedules: (health) => collector.setSchedules(health),
     start: () => collector.start(),
     async stop() {
       viewers.close();

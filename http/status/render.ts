@@ -4,7 +4,8 @@
 import { escapeHtml as esc } from '../docs-page.ts';
 import { componentName } from './incidents.ts';
 import type {
-  AlertIngestion, ApiStatus, ApiWindow, ComponentHistory, ComponentState, FeedStatus, Incident, Sparkline, StatusDocument,
+  AlertIngestion, ApiStatus, ApiWindow, ComponentHistory, ComponentState, FeedStatus, Incident, ScheduleStatus, Sparkline,
+  StatusDocument,
 } from './schema.ts';
 
 export const SECTION_IDS = ['overall', 'feeds', 'alerts', 'api', 'history'] as const;
@@ -88,9 +89,22 @@ export function renderFeed(f: FeedStatus, nowMs: number): string {
     `<dl class="facts">${facts}</dl>${renderSparkline(f.sparkline, f.feed_id)}`);
 }
 
+export function renderSchedule(s: ScheduleStatus, nowMs: number): string {
+  const facts = [
+    fact('Version', s.version_id === null ? 'none' : `${s.version_id}${s.feed_version ? ` (${esc(s.feed_version)})` : ''}`),
+    fact('Imported', age(s.imported_at, nowMs, ' ago', 'never')),
+    fact('Service', s.service_start_date && s.service_end_date ? `${s.service_start_date} to ${s.service_end_date}` : '—'),
+    fact('Last check', `${age(s.last_check_at, nowMs, ' ago', 'never')}${s.last_check_outcome ? ` <small>${s.last_check_outcome}</small>` : ''}`),
+    fact('Last error', s.last_error === null ? 'none' : `${esc(s.last_error)} <small>${age(s.last_error_at, nowMs)}</small>`),
+  ].join('');
+  return card(`schedule:${s.schedule_id}`, `Schedule ${s.schedule_id}`, s.state, s.reason, `<dl class="facts">${facts}</dl>`);
+}
+
 export function renderFeeds(doc: StatusDocument, nowMs: number): string {
   const cards = doc.feeds.map((f) => renderFeed(f, nowMs)).join('');
-  return `<h2>Realtime feeds</h2>${cards ? `<div class="grid">${cards}</div>` : '<p class="empty">No feeds are configured.</p>'}`;
+  const schedules = doc.schedules.map((s) => renderSchedule(s, nowMs)).join('');
+  return `<h2>Realtime feeds</h2>${cards ? `<div class="grid">${cards}</div>` : '<p class="empty">No feeds are configured.</p>'}`
+    + (schedules ? `<h2>Static schedules</h2><div class="grid">${schedules}</div>` : '');
 }
 
 export function renderAlerts(a: AlertIngestion, nowMs: number): string {

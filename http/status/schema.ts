@@ -99,6 +99,26 @@ export const ApiStatusSchema = z.object({
   webhooks: WebhookOutboxSchema,
 }).meta({ id: 'ApiStatus' });
 
+export const ScheduleStatusSchema = z.object({
+  schedule_id: z.string(),
+  state: ComponentStateSchema,
+  reason,
+  version_id: z.number().int().nullable().meta({ description: 'The version serving now (each import is one); null before the first import.' }),
+  feed_version: z.string().nullable().meta({ description: "feed_info.txt's feed_version of that version." }),
+  imported_at: tsOrNull('When that version was imported.'),
+  service_start_date: z.string().nullable().meta({ format: 'date', description: 'First day the version schedules service.' }),
+  service_end_date: z.string().nullable().meta({ format: 'date', description: 'Last day the version schedules service: trips after it are unscheduled.' }),
+  trips: count('Trips in the version.'),
+  refresh_cron: z.string().meta({ description: 'When the source is checked again (cron, agency time zone).', example: '41 3 * * *' }),
+  last_check_at: tsOrNull('Last time the source was fetched (or answered 304).'),
+  last_check_outcome: z.enum(['imported', 'unchanged', 'not_modified', 'failed']).nullable().meta({
+    description: '`imported` (a new version swapped in), `unchanged` (same SHA-256), `not_modified` (HTTP 304) or `failed` (the version in place keeps serving).',
+  }),
+  last_error: z.string().nullable().meta({ description: 'The most recent failed import, kept after recovery.' }),
+  last_error_at: tsOrNull('When it failed.'),
+  consecutive_failures: count('Failed checks since the last good one.'),
+}).meta({ id: 'ScheduleStatus', description: 'One static schedule: the version in use and the last check of its source.' });
+
 export const IncidentSchema = z.object({
   component: z.string().meta({ description: '`feed:<feed_id>`, `alerts` or `api`.', example: 'feed:bus-vehicles' }),
   name: z.string(),
@@ -130,13 +150,14 @@ export const StatusDocumentSchema = z.object({
   feeds: z.array(FeedStatusSchema),
   alerts: AlertIngestionSchema,
   api: ApiStatusSchema,
+  schedules: z.array(ScheduleStatusSchema).meta({ description: 'Static schedules, refreshed on their refresh_cron.' }),
   history: z.object({
     days: z.number().int().positive(),
     components: z.array(ComponentHistorySchema),
     incidents: z.array(IncidentSchema).meta({ description: 'Newest first; at most 50.' }),
     incidents_total: count('Incidents in the window, including those not listed.'),
   }),
-}).meta({ id: 'StatusDocument', description: 'Live operational status of the realtime feeds, alert ingestion and the public API.' });
+}).meta({ id: 'StatusDocument', description: 'Live operational status of the realtime feeds, alert ingestion, the public API and the static schedules.' });
 
 export type FeedStatus = z.infer<typeof FeedStatusSchema>;
 export type AlertIngestion = z.infer<typeof AlertIngestionSchema>;
@@ -144,6 +165,7 @@ export type ApiStatus = z.infer<typeof ApiStatusSchema>;
 export type ApiWindow = z.infer<typeof ApiWindowSchema>;
 export type WebhookOutbox = z.infer<typeof WebhookOutboxSchema>;
 export type Incident = z.infer<typeof IncidentSchema>;
+export type ScheduleStatus = z.infer<typeof ScheduleStatusSchema>;
 export type ComponentHistory = z.infer<typeof ComponentHistorySchema>;
 export type StatusDocument = z.infer<typeof StatusDocumentSchema>;
 export type Sparkline = z.infer<typeof SparklineSchema>;

@@ -1,7 +1,7 @@
 // Reliability: scheduled trips per service date, trip outcomes, finalized days and rollups.
 // Definitions and rules: ./README.md.
-export { addDays, completeThrough, isServiceDate } from './dates.ts';
-export { refreshScheduledTrips, refreshAfterImport, extendScheduledTrips } from './scheduled-trips.ts';
+export { addDays, completeThrough, isServiceDate, wallClock } from './dates.ts';
+export { refreshScheduledTrips, refreshAfterImport, extendScheduledTrips, expandMissingDays, expandScheduleDays } from './scheduled-trips.ts';
 export type { RefreshOptions, WindowOptions } from './scheduled-trips.ts';
 export { finalizeServiceDay, finalizeDueDays, dueServiceDays } from './finalize.ts';
 export type { FinalizeSummary, FinalizedRoute, DueOptions } from './finalize.ts';

@@ -114,3 +114,11 @@ export function liveDaysChanged(db: Db): void {
   const s = states.get(db);
   if (s) s.runs = null;
 }
+
+/** Scheduled trips or observations of live days changed (a schedule swap, days expanded): recompute on the next read. */
+export function liveInputsChanged(db: Db): void {
+  const s = states.get(db);
+  if (!s) return;
+  s.runs = null;
+  s.key = '';
+}

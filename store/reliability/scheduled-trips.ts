@@ -1,10 +1,13 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../db.ts';
 import { addDays, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
-import { bind, statement } from './sql.ts';
+import { bind, statement, statements } from './sql.ts';
 import { scheduleTimezone } from './timezone.ts';
 
 const DELETE = statement('scheduled_trips_delete');
 const EXPAND = statement('scheduled_trips_expand');
+const MARK = statements('schedule_days_mark');
+const MISSING = statement('schedule_days_missing');
 
 /** Longest range one refresh may cover; a typo'd year must not expand a century of days. */
 export const MAX_REFRESH_DAYS = 800;
@@ -23,26 +26,58 @@ export interface RefreshOptions {
 export async function refreshScheduledTrips(
   db: Db, scheduleId: string, fromDate: string, toDate: string, options: RefreshOptions = {},
 ): Promise<number> {
-  if (!isServiceDate(fromDate)) throw new RangeError(`fromDate is not a YYYY-MM-DD date: ${fromDate}`);
-  if (!isServiceDate(toDate)) throw new RangeError(`toDate is not a YYYY-MM-DD date: ${toDate}`);
-  const span = daysBetween(fromDate, toDate);
-  if (span < 0) throw new RangeError(`fromDate ${fromDate} is after toDate ${toDate}`);
-  if (span >= MAX_REFRESH_DAYS) throw new RangeError(`refresh range over ${MAX_REFRESH_DAYS} days`);
-  if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
-    throw new RangeError(`unknown time zone: ${options.timezone}`);
-  }
+  checkRange(fromDate, toDate, options.timezone);
   const tz = options.timezone ?? await scheduleTimezone(db, scheduleId, 'UTC');
-  const params = { schedule_id: scheduleId, from: fromDate, to: toDate, tz };
-  await db.transaction(async (c) => {
-    await c.run(DELETE.text, bind(DELETE, params));
-    await c.run(EXPAND.text, bind(EXPAND, params));
-  });
+  await db.transaction((c) => expandScheduleDays(c, scheduleId, fromDate, toDate, tz));
   const [row] = await db.all<{ n: number }>(
     `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips
      WHERE schedule_id = $schedule_id AND service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)`,
     { schedule_id: scheduleId, from: fromDate, to: toDate },
   );
   return row?.n ?? 0;
+}
+
+function checkRange(fromDate: string, toDate: string, timezone: string | undefined): void {
+  if (!isServiceDate(fromDate)) throw new RangeError(`fromDate is not a YYYY-MM-DD date: ${fromDate}`);
+  if (!isServiceDate(toDate)) throw new RangeError(`toDate is not a YYYY-MM-DD date: ${toDate}`);
+  const span = daysBetween(fromDate, toDate);
+  if (span < 0) throw new RangeError(`fromDate ${fromDate} is after toDate ${toDate}`);
+  if (span >= MAX_REFRESH_DAYS) throw new RangeError(`refresh range over ${MAX_REFRESH_DAYS} days`);
+  if (timezone !== undefined && !isTimeZone(timezone)) throw new RangeError(`unknown time zone: ${timezone}`);
+}
+
+/**
+ * Rebuilds one schedule's trips for fromDate..toDate on `conn`, inside the caller's transaction
+ * (a schedule import expands with the rows it is inserting), and records the days in
+ * schedule_days with the schedule's newest version.
+ */
+export async function expandScheduleDays(
+  conn: DuckDBConnection, scheduleId: string, fromDate: string, toDate: string, timezone: string,
+): Promise<void> {
+  checkRange(fromDate, toDate, timezone);
+  const params = { schedule_id: scheduleId, from: fromDate, to: toDate, tz: timezone };
+  await conn.run(DELETE.text, bind(DELETE, params));
+  await conn.run(EXPAND.text, bind(EXPAND, params));
+  for (const stmt of MARK) await conn.run(stmt.text, bind(stmt, params));
+}
+
+/**
+ * Expands the days of fromDate..toDate that a schedule covers and that were never expanded
+ * (a past day asked for, or with observations replayed), every schedule with its own zone.
+ * Days expanded before keep their rows and version. Resolves with the days expanded.
+ */
+export async function expandMissingDays(db: Db, fromDate: string, toDate: string): Promise<number> {
+  checkRange(fromDate, toDate, undefined);
+  const missing = await db.all<{ schedule_id: string; service_date: string }>(
+    MISSING.text, bind(MISSING, { from: fromDate, to: toDate }));
+  const runs: Array<{ schedule: string; from: string; to: string }> = [];
+  for (const { schedule_id, service_date } of missing) {
+    const last = runs.at(-1);
+    if (last && last.schedule === schedule_id && daysBetween(last.to, service_date) === 1) last.to = service_date;
+    else runs.push({ schedule: schedule_id, from: service_date, to: service_date });
+  }
+  for (const run of runs) await refreshScheduledTrips(db, run.schedule, run.from, run.to);
+  return missing.length;
 }
 
 export interface WindowOptions {
