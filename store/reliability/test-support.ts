@@ -53,7 +53,7 @@ export async function insertSchedule(db: Db, spec: ScheduleSpec): Promise<void> 
       { id, service: x.service_id, date: x.date, type: x.exception_type });
   }
   for (const t of spec.trips) {
-    await db.run(`INSERT INTO gtfs_trips VALUES ($id, $trip, $route, $service, 0, NULL, NULL)`,
+    await db.run(`INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id, direction_id) VALUES ($id, $trip, $route, $service, 0)`,
       { id, trip: t.trip_id, route: t.route_id, service: t.service_id });
     await db.run(`INSERT INTO gtfs_stop_times VALUES ($id, $trip, 1, 'S1', $start, $start), ($id, $trip, 2, 'S2', $end, $end)`,
       { id, trip: t.trip_id, start: t.start_s, end: t.end_s });
