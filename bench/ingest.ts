@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { InMemoryEventBus } from '../core/events.ts';
-import type { HistoryBatch, HistoryWriter } from '../core/ports.ts';
+import type { HistoryBatch, HistoryWriter, SnapshotKey } from '../core/ports.ts';
 import type { FeedPoll } from '../core/types.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import type { FetchFn } from '../pipeline/fetch-feed.ts';
@@ -76,6 +76,9 @@ class TimedHistory implements HistoryWriter {
   ms = 0;
   rows = 0;
   constructor(private readonly inner: HistoryWriter) {}
+  hasSnapshot(key: SnapshotKey): Promise<boolean> {
+    return this.inner.hasSnapshot(key);
+  }
   async write(batch: HistoryBatch): Promise<number> {
     const t0 = performance.now();
     const stored = await this.inner.write(batch);

@@ -44,6 +44,11 @@ export const FeedSchema = z.object({
   trip_matching: z.union([
     z.literal('auto'), z.enum(MATCH_STRATEGIES), z.array(z.enum(MATCH_STRATEGIES)).min(1),
   ]).default('auto'),
+  /**
+   * store snapshots whose header is older than freshness.max_age_days, with their own service
+   * dates (archives, a feed stuck on an old file); off: such snapshots are rejected whole
+   */
+  allow_old_snapshots: z.boolean().default(false),
 }).strict();
 
 const cronExpression = z.string().refine((c) => cron.validate(c), 'not a valid cron expression (minute hour day month weekday)');

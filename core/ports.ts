@@ -1,5 +1,5 @@
 // The seams between pipeline, store and http. Each side depends on these shapes only.
-import type { Alert, Arrival, FeedPoll, Freshness, Mode, TripObservation, VehiclePosition } from './types.ts';
+import type { Alert, Arrival, FeedPoll, Freshness, Mode, TripMatching, TripObservation, VehiclePosition } from './types.ts';
 
 export interface ScheduledTrip {
   schedule_id: string;
@@ -71,6 +71,19 @@ export interface ScheduleIndex {
   nyctTrips(key: string): readonly NyctScheduledTrip[];
 }
 
+/** What identifies a stored snapshot: the hash covers the whole body, header timestamp included. */
+export interface SnapshotKey {
+  feed_id: string;
+  body_sha256: string;
+}
+
+export interface SnapshotRecord extends SnapshotKey {
+  header_timestamp_ms: number | null;
+  /** the rows' observed time: the poll's, or the header's for a replayed snapshot */
+  observed_ms: number;
+  source: 'poll' | 'replay';
+}
+
 /** One poll's normalized output, written to history in one batch. */
 export interface HistoryBatch {
   vehicles: VehiclePosition[];
@@ -79,11 +92,18 @@ export interface HistoryBatch {
   /** new alert versions only (created, updated or resolved in this poll) */
   alertVersions: Alert[];
   polls: FeedPoll[];
+  /**
+   * The snapshot the vehicles, arrivals and trips come from. Recorded in the same transaction;
+   * when it is already recorded those rows are not appended again.
+   */
+  snapshot?: SnapshotRecord;
 }
 
 export interface HistoryWriter {
   /** Appends through the DuckDB appender; resolves with the number of rows stored. */
   write(batch: HistoryBatch): Promise<number>;
+  /** Whether this snapshot's rows are stored already (by this process or an earlier one). */
+  hasSnapshot(key: SnapshotKey): Promise<boolean>;
 }
 
 export interface FeedHealth {
@@ -99,6 +119,8 @@ export interface FeedHealth {
   polls: number;
   failures: number;
   rejected: number;
+  /** trip matching of the last usable snapshot; null before one, or when it looked up no trip */
+  matching?: TripMatching | null;
 }
 
 /** Read-only view of the current state, for http. Arrays are snapshots: do not mutate. */

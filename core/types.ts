@@ -114,10 +114,20 @@ export interface Alert {
   resolved_ms: number | null;
 }
 
+/**
+ * `duplicate`: a body already stored (same feed, header timestamp and body hash, across restarts
+ * and runs): live state is updated, history is not appended again. `rejected`: decoded, but the
+ * snapshot is unusable as a whole (header outside the freshness bounds, or every entity rejected).
+ */
 export const POLL_STATUSES = [
-  'ok', 'unchanged', 'http_error', 'timeout', 'network_error', 'too_large', 'decode_error',
+  'ok', 'unchanged', 'duplicate', 'http_error', 'timeout', 'network_error', 'too_large', 'decode_error', 'rejected',
 ] as const;
 export type PollStatus = (typeof POLL_STATUSES)[number];
+
+/** Polls that delivered usable data (or confirmed it); every other status counts as a failure. */
+export const SUCCESSFUL_POLL_STATUSES: readonly PollStatus[] = ['ok', 'unchanged', 'duplicate'];
+export const isSuccessfulPoll = (status: PollStatus | null): boolean =>
+  status !== null && (SUCCESSFUL_POLL_STATUSES as readonly string[]).includes(status);
 
 /** Why a feed row (or a whole body) was rejected. A closed set so counts stay comparable. */
 export const REJECT_REASONS = [

@@ -20,8 +20,8 @@
 import { z } from 'zod';
 import { CAUSE_NAMES, EFFECT_NAMES, SEVERITY_NAMES } from './gtfs-rt-types.ts';
 import { alertScope, sortPeriods, type AlertContent } from './alert-content.ts';
-import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
-import type { NormalizedPoll, NormalizeInput } from './normalize-feed.ts';
+import { judgeHeader, secondsToMs, type NormalizeContext } from './normalize-context.ts';
+import { rejectedSnapshot, type NormalizedPoll, type NormalizeInput } from './normalize-feed.ts';
 import { TripMatcher } from './trip-matching/match.ts';
 
 const enumName = (names: Record<number, string>) => {
@@ -96,10 +96,18 @@ export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): Al
   if (envelope.data.timestamp !== undefined) {
     const { ms, wasMs } = secondsToMs(envelope.data.timestamp);
     if (wasMs) ctx.rejects.add('header_timestamp_ms');
-    const verdict = judgeTimestamp(ms, ctx);
-    if (verdict !== 'ok') ctx.rejects.add(verdict);
-    else ctx.header_ms = ms;
     reported = ms;
+    const rejection = judgeHeader(ms, wasMs, ctx);
+    if (rejection) {
+      const n = envelope.data.alerts.length;
+      return {
+        ok: true,
+        poll: rejectedSnapshot({
+          header_timestamp_ms: ms, entities: n, vehicle_entities: 0, trip_update_entities: 0, alert_entities: n,
+        }, rejection, ctx),
+      };
+    }
+    ctx.header_ms = ms;
   }
   const alerts: AlertContent[] = [];
   const ids = new Set<string>();

@@ -137,8 +137,13 @@ function describe(err: unknown): string {
   return `${e?.message ?? String(err)}${cause}`;
 }
 
+/** The body hash that identifies a snapshot, here and in the store (feed_snapshots). */
+export function sha256(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
 export type FetchOutcome =
-  | { kind: 'body'; body: Uint8Array; http_status: number | null; hash: string; commit(): void }
+  | { kind: 'body'; body: Uint8Array; http_status: number | null; /** SHA-256, hex */ hash: string; commit(): void }
   | { kind: 'unchanged'; http_status: number | null; bytes: number }
   | Extract<RawFetch, { kind: 'failed' }>;
 
@@ -166,7 +171,7 @@ export class FeedFetcher {
     });
     if (raw.kind === 'failed') return raw;
     if (raw.kind === 'not_modified') return { kind: 'unchanged', http_status: raw.http_status, bytes: 0 };
-    const hash = createHash('sha1').update(raw.body).digest('hex');
+    const hash = sha256(raw.body);
     if (hash === this.hash) {
       this.etag = raw.etag;
       this.lastModified = raw.last_modified;

@@ -3,14 +3,15 @@ import { performance } from 'node:perf_hooks';
 import { interval, type SchedulerLike, type Subscription, asyncScheduler } from 'rxjs';
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
-import type { HistoryBatch, HistoryWriter, ScheduleIndex } from '../core/ports.ts';
+import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, FeedPoll } from '../core/types.ts';
 import { normalizeAlertsJson } from './alerts-json.ts';
 import { decodeFeedMessage } from './decode.ts';
-import { FeedFetcher, fetchBody, type FetchFn } from './fetch-feed.ts';
+import { FeedFetcher, fetchBody, sha256, type FetchFn } from './fetch-feed.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
 import { pollFeeds } from './poller.ts';
+import { snapshotProblem } from './snapshot-verdict.ts';
 import { TripMatcher } from './trip-matching/match.ts';
 import { LiveState } from './state.ts';
 
@@ -43,6 +44,26 @@ export interface Pipeline {
   upsertFeed(feed: FeedConfig): void;
   /** Stops polling a feed, waits for its poll in flight and drops its entities from the live state. */
   removeFeed(feedId: string): Promise<void>;
+  /**
+   * An archived snapshot of a feed through the same path as a poll (normalize → state → history),
+   * as if polled at `observed_ms` (its header time for a replay). Not while that feed is polled.
+   */
+  ingestSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<FeedPoll>;
+}
+
+/** A body the fetch delivered (or a file held), with its hash and the fetcher's commit. */
+interface Delivered {
+  body: Uint8Array;
+  sha256: string;
+  commit?: () => void;
+}
+
+export function newPoll(feedId: string, polledMs: number): FeedPoll {
+  return {
+    feed_id: feedId, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
+    header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null,
+    error: null,
+  };
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -94,15 +115,9 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   }
 
   async function runPoll(feed: FeedConfig): Promise<FeedPoll> {
-    const polledMs = now();
     const started = performance.now();
-    const poll: FeedPoll = {
-      feed_id: feed.id, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
-      header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null,
-      error: null,
-    };
-    let rows: NormalizedPoll | undefined;
-    let commit: (() => void) | undefined;
+    const poll = newPoll(feed.id, now());
+    let delivered: Delivered | undefined;
     try {
       const fetcher = fetchers.get(feed.id)!;
       const outcome = await fetcher.fetch();
@@ -113,23 +128,56 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         Object.assign(poll, { status: 'unchanged', bytes: outcome.bytes || fetcher.committedBytes });
       } else {
         poll.bytes = outcome.body.byteLength;
-        rows = normalize(feed, outcome.body, poll, polledMs);
-        // a body that failed to decode is not remembered, so it keeps being reported, not "unchanged"
-        if (rows) commit = outcome.commit;
+        delivered = { body: outcome.body, sha256: outcome.hash, commit: outcome.commit };
       }
     } catch (err) {
       // a bug in one poll is recorded like any failure, and the feed keeps being polled
       Object.assign(poll, { status: 'decode_error', error: `internal: ${(err as Error).message}` });
-      rows = undefined;
     }
-    if (rows) {
-      poll.header_timestamp_ms = rows.header_timestamp_ms;
-      poll.entities = rows.entities;
-      poll.vehicles = rows.vehicle_entities;
-      poll.trip_updates = rows.trip_update_entities;
-      poll.alerts = rows.alert_entities;
-      poll.rejected = rows.rejected;
-      poll.matching = rows.matching;
+    return settle(feed, poll, started, delivered, 'poll');
+  }
+
+  /**
+   * One body through normalize → verdict → live state → history, whether polled or replayed. A
+   * snapshot stored before (by this process, an earlier one or a replay) updates the live state
+   * but appends no rows; one rejected whole leaves the live state alone.
+   */
+  async function settle(
+    feed: FeedConfig, poll: FeedPoll, started: number, delivered: Delivered | undefined, source: SnapshotRecord['source'],
+  ): Promise<FeedPoll> {
+    let rows: NormalizedPoll | undefined;
+    let snapshot: SnapshotRecord | undefined;
+    if (delivered) {
+      const key = { feed_id: feed.id, body_sha256: delivered.sha256 };
+      // asked while the body is normalized; the writer checks again inside its transaction
+      const known = history.hasSnapshot(key).catch((err: unknown) => {
+        log(`feed=${feed.id} snapshot lookup failed: ${(err as Error).message}`);
+        return false;
+      });
+      try {
+        rows = normalize(feed, delivered.body, poll, poll.polled_ms);
+        if (rows) {
+          poll.header_timestamp_ms = rows.header_timestamp_ms;
+          poll.entities = rows.entities;
+          poll.vehicles = rows.vehicle_entities;
+          poll.trip_updates = rows.trip_update_entities;
+          poll.alerts = rows.alert_entities;
+          poll.rejected = rows.rejected;
+          const problem = snapshotProblem(rows, poll.polled_ms, config.freshness);
+          if (problem) {
+            Object.assign(poll, { status: 'rejected', error: problem });
+            rows = undefined;
+          } else {
+            poll.matching = rows.matching;
+            if (await known) poll.status = 'duplicate';
+            else snapshot = { ...key, header_timestamp_ms: rows.header_timestamp_ms, observed_ms: poll.polled_ms, source };
+          }
+        }
+      } catch (err) {
+        Object.assign(poll, { status: 'decode_error', error: `internal: ${(err as Error).message}` });
+        rows = undefined;
+      }
+      await known;
     }
     let alertVersions: Alert[] = [];
     try {
@@ -137,13 +185,16 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     } catch (err) {
       log(`feed=${feed.id} state update failed: ${(err as Error).message}`);
     }
+    const fresh = snapshot !== undefined && rows !== undefined;
     const batch: HistoryBatch = {
-      vehicles: rows?.vehicles ?? [], arrivals: rows?.arrivals ?? [], trips: rows?.trips ?? [], alertVersions, polls: [poll],
+      vehicles: fresh ? rows!.vehicles : [], arrivals: fresh ? rows!.arrivals : [], trips: fresh ? rows!.trips : [],
+      alertVersions, polls: [poll], ...(snapshot ? { snapshot } : {}),
     };
     poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
     poll.duration_ms = performance.now() - started;
     if (await write(batch, feed.id)) {
-      commit?.();
+      // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
+      if (rows) delivered?.commit?.();
     } else {
       // the rows are lost for this poll; the poll itself is still worth recording
       poll.stored = 0;
@@ -160,7 +211,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       feed_id: feed.id, observed_ms: polledMs, schedule,
       timezone: schedule?.timezone ?? feed.timezone ?? 'UTC', default_mode: feed.mode ?? null,
       freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
-      matcher: new TripMatcher(feed.trip_matching),
+      matcher: new TripMatcher(feed.trip_matching), allow_old_snapshots: feed.allow_old_snapshots,
     };
     if (feed.kind === 'alerts-json') {
       const result = normalizeAlertsJson(body, input);
@@ -226,6 +277,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       fetchers.delete(feedId);
       const versions = state.removeFeed(feedId, now());
       if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
+    },
+    ingestSnapshot: async (feedId, body, options) => {
+      const feed = feedById(feedId);
+      const started = performance.now();
+      const poll = newPoll(feed.id, options.observed_ms);
+      poll.bytes = body.byteLength;
+      return settle(feed, poll, started, { body, sha256: sha256(body) }, 'replay');
     },
   };
 }

@@ -28,15 +28,41 @@ export interface NormalizeContext {
   rejects: RejectTally;
   /** the feed's trip matching strategies and this poll's counts */
   matcher: TripMatcher;
+  /** feeds[].allow_old_snapshots: times older than freshness.max_age_days are kept, not rejected */
+  allow_old_snapshots?: boolean;
 }
 
 export type TimestampVerdict = 'ok' | 'timestamp_future' | 'timestamp_too_old';
 
-/** Future and years-old timestamps are judged against the poll time and the freshness config. */
-export function judgeTimestamp(ms: number, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness'>): TimestampVerdict {
+/**
+ * Future and years-old timestamps are judged against the poll time and the freshness config; old
+ * ones pass when the feed allows old snapshots (archives, replay).
+ */
+export function judgeTimestamp(
+  ms: number, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
+): TimestampVerdict {
   if (ms > ctx.observed_ms + ctx.freshness.max_future_s * 1000) return 'timestamp_future';
-  if (ms < ctx.observed_ms - ctx.freshness.max_age_days * 86_400_000) return 'timestamp_too_old';
+  if (!ctx.allow_old_snapshots && ms < ctx.observed_ms - ctx.freshness.max_age_days * 86_400_000) return 'timestamp_too_old';
   return 'ok';
+}
+
+/** Why a whole snapshot is rejected: its header lies outside the freshness bounds. */
+export interface SnapshotRejection {
+  reason: Exclude<TimestampVerdict, 'ok'>;
+  header_ms: number;
+  /** the header was sent in milliseconds and read back as such */
+  header_was_ms: boolean;
+}
+
+/**
+ * A snapshot is as old as its header says: rows of a snapshot outside the bounds would carry
+ * service dates of some other day, so the header's verdict applies to the snapshot whole.
+ */
+export function judgeHeader(
+  ms: number, wasMs: boolean, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
+): SnapshotRejection | null {
+  const verdict = judgeTimestamp(ms, ctx);
+  return verdict === 'ok' ? null : { reason: verdict, header_ms: ms, header_was_ms: wasMs };
 }
 
 /**

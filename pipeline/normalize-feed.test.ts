@@ -29,13 +29,33 @@ t.test('a header timestamp in milliseconds is flagged and divided back', async (
   t.equal(out.header_timestamp_ms, NOW_S * 1000 - 5000);
 });
 
-t.test('a header in the future or years old is rejected but reported', async (t) => {
-  const future = run({ header: header(NOW_S + 7200), entity: [vehicle('1', { position: pos(1, 1) })] });
-  t.same(future.rejected, { timestamp_future: 1 });
+t.test('a snapshot whose header is in the future or years old is rejected whole, and reported', async (t) => {
+  const entities = [vehicle('1', { position: pos(1, 1) }), vehicle('2', { position: pos(2, 2) })];
+  const future = run({ header: header(NOW_S + 7200), entity: entities });
+  t.same(future.rejected, { timestamp_future: 2 }, 'each entity counts under the reason');
   t.equal(future.header_timestamp_ms, (NOW_S + 7200) * 1000);
-  t.equal(future.vehicles[0]!.timestamp_ms, NOW_S * 1000, 'rows fall back to the poll time, not the bad header');
+  t.same([future.vehicles.length, future.vehicle_entities], [0, 2], 'no rows, counts kept');
+  t.match(future.rejection, { reason: 'timestamp_future', header_ms: (NOW_S + 7200) * 1000, header_was_ms: false });
   const old = run({ header: header(NOW_S - 2 * 365 * 86_400), entity: [] });
-  t.same(old.rejected, { timestamp_too_old: 1 });
+  t.same(old.rejected, { timestamp_too_old: 1 }, 'an empty snapshot counts its header');
+  t.equal(old.rejection?.reason, 'timestamp_too_old');
+});
+
+t.test('allow_old_snapshots: an old snapshot keeps its rows, dated by its own header', async (t) => {
+  const headerS = NOW_S - 2 * 365 * 86_400;
+  const decoded = decodeFeedMessage(encodeFeed({
+    header: header(headerS),
+    entity: [vehicle('1', { trip: { trip_id: 'TR' }, position: pos(1, 1) }), vehicle('2', { position: pos(2, 2), timestamp: headerS - 30 })],
+  }));
+  if (!decoded.ok) throw new Error(decoded.error);
+  const out = normalizeFeedMessage(decoded.message, {
+    feed_id: 'f', observed_ms: NOW_S * 1000, schedule: undefined, timezone: 'UTC', freshness: cfg.freshness, delay: cfg.delay,
+    rejects: new RejectTally(), allow_old_snapshots: true,
+  });
+  t.same(out.rejected, {});
+  t.equal(out.rejection, undefined);
+  t.same(out.vehicles.map((v) => v.timestamp_ms), [headerS * 1000, (headerS - 30) * 1000]);
+  t.equal(out.trips[0]!.service_date, new Date(headerS * 1000).toISOString().slice(0, 10), 'service date from the header, not the poll');
 });
 
 t.test('vehicles: fields, mode via trip or route, rejections by reason', async (t) => {

@@ -4,7 +4,7 @@ import type { Arrival, RejectReason, TripMatching, TripObservation, VehiclePosit
 import type { AlertContent } from './alert-content.ts';
 import { has, int64, type FeedEntityMsg, type FeedMessageMsg } from './gtfs-rt-types.ts';
 import { normalizeAlerts } from './normalize-alerts.ts';
-import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
+import { judgeHeader, secondsToMs, type NormalizeContext, type SnapshotRejection } from './normalize-context.ts';
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
 import { normalizeVehicles } from './normalize-vehicles.ts';
 import { TripMatcher } from './trip-matching/match.ts';
@@ -25,27 +25,41 @@ export interface NormalizedPoll {
   rejected: Partial<Record<RejectReason, number>>;
   /** null when no trip was looked up */
   matching: TripMatching | null;
+  /** set when the snapshot was rejected whole: then it holds no rows */
+  rejection?: SnapshotRejection;
 }
 
 /** Without a matcher, trips are matched with the `auto` strategies. */
 export type NormalizeInput = Omit<NormalizeContext, 'header_ms' | 'matcher'> & { matcher?: TripMatcher };
 
-/** Reads the header timestamp; the context gets it only when it is usable for rows. */
-export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): { reported: number | null; usable: number | null } {
+/** Reads the header timestamp and judges it; a bad one rejects the snapshot. */
+export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): { reported: number | null; rejection: SnapshotRejection | null } {
   const header = message.header;
-  if (!has(header, 'timestamp')) return { reported: null, usable: null };
+  if (!has(header, 'timestamp')) return { reported: null, rejection: null };
   const raw = int64(header.timestamp) ?? 0;
-  if (raw <= 0) return { reported: null, usable: null };
+  if (raw <= 0) return { reported: null, rejection: null };
   const { ms, wasMs } = secondsToMs(raw);
   if (wasMs) ctx.rejects.add('header_timestamp_ms');
-  const verdict = judgeTimestamp(ms, ctx);
-  if (verdict !== 'ok') ctx.rejects.add(verdict);
-  return { reported: ms, usable: verdict === 'ok' ? ms : null };
+  return { reported: ms, rejection: judgeHeader(ms, wasMs, ctx) };
+}
+
+/**
+ * A snapshot rejected whole: each entity it carried counts under the reason (the header alone
+ * when it carried none), and no row is made.
+ */
+export function rejectedSnapshot(
+  counts: Pick<NormalizedPoll, 'header_timestamp_ms' | 'entities' | 'vehicle_entities' | 'trip_update_entities' | 'alert_entities'>,
+  rejection: SnapshotRejection, ctx: Pick<NormalizeContext, 'rejects'>,
+): NormalizedPoll {
+  ctx.rejects.add(rejection.reason, Math.max(1, counts.entities));
+  return { ...counts, vehicles: [], arrivals: [], trips: [], alerts: [], rejected: ctx.rejects.counts, matching: null, rejection };
 }
 
 export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeInput): NormalizedPoll {
   const header = headerTimestamp(message, input);
-  const ctx: NormalizeContext = { ...input, header_ms: header.usable, matcher: input.matcher ?? new TripMatcher() };
+  const ctx: NormalizeContext = {
+    ...input, header_ms: header.rejection ? null : header.reported, matcher: input.matcher ?? new TripMatcher(),
+  };
   const vehicles: FeedEntityMsg[] = [];
   const tripUpdates: FeedEntityMsg[] = [];
   const alerts: FeedEntityMsg[] = [];
@@ -56,6 +70,12 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     if (entity.trip_update) tripUpdates.push(entity);
     if (entity.vehicle) vehicles.push(entity);
     if (entity.alert) alerts.push(entity);
+  }
+  if (header.rejection) {
+    return rejectedSnapshot({
+      header_timestamp_ms: header.reported, entities: entities.length, vehicle_entities: vehicles.length,
+      trip_update_entities: tripUpdates.length, alert_entities: alerts.length,
+    }, header.rejection, ctx);
   }
   // ids are checked after counting so decoded counts match what the feed carried
   const keep = (list: FeedEntityMsg[]): FeedEntityMsg[] => list.filter((e) => {

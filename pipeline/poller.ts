@@ -6,7 +6,7 @@ import {
   type Observable, type SchedulerLike,
 } from 'rxjs';
 import type { FeedConfig } from '../core/config.ts';
-import type { FeedPoll } from '../core/types.ts';
+import { isSuccessfulPoll, type FeedPoll } from '../core/types.ts';
 
 export interface PollerOptions {
   scheduler?: SchedulerLike;
@@ -16,7 +16,7 @@ export interface PollerOptions {
   onError?: (feed: FeedConfig, err: unknown) => FeedPoll;
 }
 
-export const isFailure = (poll: FeedPoll): boolean => poll.status !== 'ok' && poll.status !== 'unchanged';
+export const isFailure = (poll: FeedPoll): boolean => !isSuccessfulPoll(poll.status);
 
 /**
  * Delay before the next poll. After a success the feed keeps its cadence from the last start;

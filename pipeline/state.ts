@@ -2,7 +2,7 @@
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { DomainEvent, EventBus, EventType } from '../core/events.ts';
 import type { FeedHealth, LiveView } from '../core/ports.ts';
-import { MODES, type Alert, type Arrival, type FeedPoll, type Freshness, type Mode, type TripObservation, type VehiclePosition } from '../core/types.ts';
+import { isSuccessfulPoll, MODES, type Alert, type Arrival, type FeedPoll, type Freshness, type Mode, type TripObservation, type VehiclePosition } from '../core/types.ts';
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
 import { diffTripArrivals } from './arrivals.ts';
 import { freshnessAt } from './freshness.ts';
@@ -110,7 +110,7 @@ export class LiveState implements LiveView {
     const slot = this.slots.get(poll.feed_id);
     if (!slot) throw new Error(`unknown feed ${poll.feed_id}`);
     const h = slot.health;
-    const succeeded = poll.status === 'ok' || poll.status === 'unchanged';
+    const succeeded = isSuccessfulPoll(poll.status);
     h.polls++;
     h.last_poll_ms = poll.polled_ms;
     h.last_status = poll.status;
@@ -120,10 +120,12 @@ export class LiveState implements LiveView {
     for (const n of Object.values(poll.rejected)) h.rejected += n ?? 0;
 
     let versions: Alert[] = [];
-    if (rows && poll.status === 'ok') {
+    // a duplicate is a snapshot stored before (e.g. before a restart): still the feed's current data
+    if (rows && (poll.status === 'ok' || poll.status === 'duplicate')) {
       slot.changedMs = poll.polled_ms;
       h.entities = rows.entities;
       h.header_timestamp_ms = rows.header_timestamp_ms;
+      h.matching = poll.matching;
       this.replaceVehicles(slot, rows.vehicles, poll.polled_ms);
       this.replaceArrivals(slot, rows.arrivals, poll.polled_ms);
       this.announceCancellations(rows.trips, poll.polled_ms);
@@ -258,6 +260,7 @@ function newSlot(feed: FeedConfig): FeedSlot {
     health: {
       feed_id: feed.id, kind: feed.kind, freshness: 'expired', header_timestamp_ms: null, last_poll_ms: null,
       last_success_ms: null, last_status: null, last_error: null, entities: 0, polls: 0, failures: 0, rejected: 0,
+      matching: null,
     },
     vehicles: [],
     vehicleById: new Map(),

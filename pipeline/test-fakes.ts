@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../core/config.ts';
 import { nyctStaticKey } from '../core/nyct-trip-id.ts';
 import type {
-  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, TripSpan,
+  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, SnapshotKey, TripSpan,
 } from '../core/ports.ts';
 import { modeForRouteType } from '../core/route-type.ts';
 import { feedMessageCodec } from './decode.ts';
@@ -77,7 +77,13 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
 /** Records every batch; `failNext` makes the next write reject, as a full disk would. */
 export class MemoryHistory implements HistoryWriter {
   readonly batches: HistoryBatch[] = [];
+  /** `feed_id hash` of every snapshot recorded */
+  readonly snapshots = new Set<string>();
   failNext = 0;
+
+  async hasSnapshot(key: SnapshotKey): Promise<boolean> {
+    return this.snapshots.has(`${key.feed_id} ${key.body_sha256}`);
+  }
 
   async write(batch: HistoryBatch): Promise<number> {
     if (this.failNext > 0) {
@@ -85,6 +91,7 @@ export class MemoryHistory implements HistoryWriter {
       throw new Error('disk full');
     }
     this.batches.push(batch);
+    if (batch.snapshot) this.snapshots.add(`${batch.snapshot.feed_id} ${batch.snapshot.body_sha256}`);
     return batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length + batch.polls.length;
   }
 

@@ -210,3 +210,20 @@ t.test('lastPolls gives the newest poll per feed', async (t) => {
   t.equal(last.get('g')?.status, 'ok');
   t.same((await recentPolls(db, 'f', 0, 1)).map((p) => p.status), ['unchanged'], 'limit keeps the newest');
 });
+
+t.test('a snapshot is recorded with its rows, and its rows are never appended twice', async (t) => {
+  const db = await memoryDb(t);
+  const writer = createHistoryWriter(db);
+  const snapshot = { feed_id: 'f', body_sha256: 'ab'.repeat(32), header_timestamp_ms: T0 - 3000, observed_ms: T0, source: 'poll' as const };
+  const batch = (): HistoryBatch => ({ ...empty(), vehicles: [vehicle(1)], arrivals: [arrival], trips: [trip], polls: [poll], snapshot });
+  t.equal(await writer.hasSnapshot(snapshot), false);
+  t.equal(await writer.write(batch()), 4);
+  t.equal(await writer.hasSnapshot(snapshot), true);
+  t.equal(await writer.hasSnapshot({ feed_id: 'g', body_sha256: snapshot.body_sha256 }), false, 'per feed');
+  t.equal(await writer.write({ ...batch(), alertVersions: [alert(1)] }), 2, 'the same snapshot again: its poll and alert versions only');
+  const count = async (table: string) => Number((await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+  t.same([await count('vehicle_positions'), await count('arrivals'), await count('trip_observations'), await count('feed_polls')], [1, 1, 1, 2]);
+  t.same(await db.json('SELECT feed_id, header_timestamp, observed_at, source FROM feed_snapshots'), [
+    { feed_id: 'f', header_timestamp: '2024-05-01 11:59:57.25+00', observed_at: '2024-05-01 12:00:00.25+00', source: 'poll' },
+  ]);
+});

@@ -1,5 +1,5 @@
-import { DuckDBTimestampTZValue } from '@duckdb/node-api';
-import type { HistoryBatch, HistoryWriter } from '../core/ports.ts';
+import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
 import { appendColumns, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
@@ -133,6 +133,8 @@ interface TablePlan<R> {
   table: string;
   columns: readonly ColumnDef<R>[];
   rows: (batch: HistoryBatch) => readonly R[];
+  /** rows that come from the batch's snapshot, skipped when that snapshot is stored already */
+  ofSnapshot?: boolean;
 }
 
 // erases the row type so plans of different tables fit one list; each plan stays consistent
@@ -141,9 +143,9 @@ function plan<R>(p: TablePlan<R>): TablePlan<unknown> {
 }
 
 const PLANS: readonly TablePlan<unknown>[] = [
-  plan({ table: 'vehicle_positions', columns: VEHICLE_COLUMNS, rows: (b) => b.vehicles }),
-  plan({ table: 'arrivals', columns: ARRIVAL_COLUMNS, rows: (b) => b.arrivals }),
-  plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips }),
+  plan({ table: 'vehicle_positions', columns: VEHICLE_COLUMNS, rows: (b) => b.vehicles, ofSnapshot: true }),
+  plan({ table: 'arrivals', columns: ARRIVAL_COLUMNS, rows: (b) => b.arrivals, ofSnapshot: true }),
+  plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips, ofSnapshot: true }),
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
 ];
@@ -164,9 +166,29 @@ async function checkSchema(db: Db): Promise<void> {
   }
 }
 
+const SNAPSHOT_KNOWN = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $1 AND body_sha256 = $2';
+
+/**
+ * Records the snapshot unless it is there; false when it was (then its rows are stored already).
+ * Inside the batch's transaction, so a snapshot is marked stored exactly when its rows are.
+ */
+async function recordSnapshot(conn: DuckDBConnection, s: SnapshotRecord): Promise<boolean> {
+  const known = await conn.runAndReadAll(SNAPSHOT_KNOWN, [s.feed_id, s.body_sha256]);
+  if (known.currentRowCount > 0) return false;
+  await conn.run(
+    `INSERT INTO feed_snapshots (feed_id, body_sha256, header_timestamp, observed_at, source)
+     VALUES ($1, $2, to_timestamp($3::DOUBLE / 1000), to_timestamp($4::DOUBLE / 1000), $5)`,
+    [s.feed_id, s.body_sha256, s.header_timestamp_ms, s.observed_ms, s.source],
+  );
+  return true;
+}
+
 export function createHistoryWriter(db: Db): HistoryWriter {
   let schemaChecked: Promise<void> | null = null;
   return {
+    async hasSnapshot(key) {
+      return (await db.all(SNAPSHOT_KNOWN, [key.feed_id, key.body_sha256])).length > 0;
+    },
     async write(batch) {
       schemaChecked ??= checkSchema(db).catch((err: unknown) => {
         schemaChecked = null;
@@ -174,10 +196,12 @@ export function createHistoryWriter(db: Db): HistoryWriter {
       });
       await schemaChecked;
       const work = PLANS.map((plan) => ({ plan, rows: plan.rows(batch) })).filter((w) => w.rows.length > 0);
-      if (work.length === 0) return 0;
+      if (work.length === 0 && !batch.snapshot) return 0;
       return db.transaction(async (conn) => {
+        const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
         let stored = 0;
         for (const { plan, rows } of work) {
+          if (plan.ofSnapshot && !fresh) continue;
           const appender = await conn.createAppender(plan.table);
           try {
             appendColumns(appender, plan.columns, rows);

@@ -39,12 +39,13 @@ function batchAt(ageDays: number): HistoryBatch {
       feed_id: 'f', polled_ms: at, status: 'ok', http_status: 200, bytes: 1, duration_ms: 1, header_timestamp_ms: null,
       entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null, error: null,
     }],
+    snapshot: { feed_id: 'f', body_sha256: `hash-${ageDays}`, header_timestamp_ms: at, observed_ms: at, source: 'poll' },
   };
 }
 
 async function counts(db: Db): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const table of ['vehicle_positions', 'arrivals', 'trip_observations', 'alert_versions', 'feed_polls']) {
+  for (const table of ['vehicle_positions', 'arrivals', 'trip_observations', 'alert_versions', 'feed_polls', 'feed_snapshots']) {
     const [row] = await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
     out[table] = Number(row!.n);
   }
@@ -67,15 +68,15 @@ t.test('pruning deletes only rows past each window', async (t) => {
       alert('recent', 1, NOW - 10 * DAY, 'active'), alert('recent', 2, NOW - 5 * DAY, 'resolved'),
     ],
   });
-  t.same(await counts(db), { vehicle_positions: 7, arrivals: 7, trip_observations: 7, alert_versions: 6, feed_polls: 7 });
+  t.same(await counts(db), { vehicle_positions: 7, arrivals: 7, trip_observations: 7, alert_versions: 6, feed_polls: 7, feed_snapshots: 7 });
 
   const deleted = await pruneHistory(db, retention, NOW);
-  t.same(deleted, { vehicle_positions: 5, arrivals: 3, trip_observations: 1, alert_versions: 3, feed_polls: 3 });
+  t.same(deleted, { vehicle_positions: 5, arrivals: 3, trip_observations: 1, alert_versions: 3, feed_polls: 3, feed_snapshots: 1 });
   const vehicles = await db.all<{ id: string }>(`SELECT vehicle_id AS id FROM vehicle_positions ORDER BY observed_at DESC`);
   t.same(vehicles.map((v) => v.id), ['v1', 'v6.9']);
   t.same((await loadLatestAlerts(db)).map((a) => [a.id, a.version]), [['open', 2], ['recent', 2]]);
   t.same(await pruneHistory(db, retention, NOW),
-    { vehicle_positions: 0, arrivals: 0, trip_observations: 0, alert_versions: 0, feed_polls: 0 }, 'idempotent');
+    { vehicle_positions: 0, arrivals: 0, trip_observations: 0, alert_versions: 0, feed_polls: 0, feed_snapshots: 0 }, 'idempotent');
 });
 
 t.test('tables that do not exist yet are skipped', async (t) => {
@@ -102,7 +103,7 @@ t.test('the cron job prunes on schedule, logs, and stops', async (t) => {
   const started = Date.now();
   while (lines.length === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 50));
   job.stop();
-  t.match(lines[0], /^retention: pruned vehicle_positions 1, arrivals 1, trip_observations 0, alert_versions 0, feed_polls 1 in \d+ ms$/);
+  t.match(lines[0], /^retention: pruned vehicle_positions 1, arrivals 1, trip_observations 0, alert_versions 0, feed_polls 1, feed_snapshots 0 in \d+ ms$/);
 
   // a failing run is logged, and the job keeps its schedule
   await db.close();

@@ -31,6 +31,8 @@ export const RETENTION_TARGETS: readonly RetentionTarget[] = [
              WHERE v.alert_id = alert_versions.alert_id))`,
   },
   { key: 'feed_polls', table: 'feed_polls', column: 'polled_at' },
+  // a snapshot's mark lives as long as its longest-kept rows, so a re-poll cannot store them twice
+  { key: 'trip_observations', table: 'feed_snapshots', column: 'observed_at' },
 ];
 
 const MS_PER_DAY = 86_400_000;

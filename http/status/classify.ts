@@ -4,6 +4,7 @@
 import type { Config } from '../../core/config.ts';
 import type { FeedHealth } from '../../core/ports.ts';
 import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
+import { isSuccessfulPoll } from '../../core/types.ts';
 import { type ComponentState, worse } from './schema.ts';
 
 export interface Verdict {
@@ -33,7 +34,7 @@ export function classifyFeed(f: FeedFacts, rules: StatusRules): Verdict {
   const h = f.health;
   const intervalMs = f.interval_s * 1000;
   const limitMs = rules.down_after_intervals * intervalMs;
-  const lastFailed = h.last_status !== null && h.last_status !== 'ok' && h.last_status !== 'unchanged';
+  const lastFailed = h.last_status !== null && !isSuccessfulPoll(h.last_status);
   const error = h.last_error ?? h.last_status ?? 'failed';
   if (f.consecutive_failures >= rules.down_after_failures) {
     return { state: 'down', reason: `${f.consecutive_failures} polls failed in a row: ${error}` };

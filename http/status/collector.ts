@@ -5,7 +5,7 @@
 import type { Config, FeedConfig } from '../../core/config.ts';
 import type { EventBus, Unsubscribe } from '../../core/events.ts';
 import type { LiveView } from '../../core/ports.ts';
-import { MODES, type Mode } from '../../core/types.ts';
+import { MODES, type Mode, type TripMatching } from '../../core/types.ts';
 import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
 import { classifyAlertIngestion, classifyApi, classifyFeed, classifySchedule, summarize, type Verdict } from './classify.ts';
 import { FeedHistory } from './feed-history.ts';
@@ -232,6 +232,7 @@ export class StatusCollector {
         header_age_s: h.header_timestamp_ms === null ? null : Math.round((nowMs - h.header_timestamp_ms) / 100) / 10,
         freshness: h.freshness,
         entities: h.entities,
+        schedule_match: scheduleMatch(h.matching),
         consecutive_failures: history.consecutiveFailures,
         polls_1h: hour.polls,
         failures_1h: hour.failures,
@@ -374,6 +375,14 @@ export class StatusCollector {
       this.log('status: could not read the last hour of polls', err);
     }
   }
+}
+
+function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {
+  if (!m || m.trips === 0) return null;
+  return {
+    trips: m.trips, matched: m.matched, unmatched: m.unmatched, ambiguous: m.ambiguous,
+    rate: Math.round(m.match_rate * 10_000) / 10_000,
+  };
 }
 
 /** What the page shows, minus what only the clock moves (ages, rates over a growing span). */

@@ -2,6 +2,7 @@
 // and the last error after a recovery. Fed by watching FeedHealth counters move (the pipeline
 // has no per-poll hook for readers), seeded at start from feed_polls so a restart keeps the hour.
 import type { FeedHealth } from '../../core/ports.ts';
+import { isSuccessfulPoll } from '../../core/types.ts';
 import type { Sparkline } from './schema.ts';
 
 export const MINUTE_MS = 60_000;
@@ -22,7 +23,7 @@ export interface MinuteSeed {
   entities: number | null;
 }
 
-const isSuccess = (status: FeedHealth['last_status']) => status === 'ok' || status === 'unchanged';
+const isSuccess = (status: FeedHealth['last_status']) => isSuccessfulPoll(status);
 
 export class FeedHistory {
   private readonly minutes: MinuteBucket[] = [];

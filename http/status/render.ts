@@ -80,6 +80,8 @@ export function renderFeed(f: FeedStatus, nowMs: number): string {
     fact('Header timestamp age', age(f.header_timestamp, nowMs, '', 'no header')),
     fact('Freshness', `<span class="fresh-${f.freshness}">${f.freshness}</span>`),
     fact('Entities in last poll', num(f.entities)),
+    ...(f.schedule_match ? [fact('Trips matched to the schedule',
+      `${pct(f.schedule_match.rate)} <small>(${num(f.schedule_match.matched)} of ${num(f.schedule_match.trips)})</small>`)] : []),
     fact('Error rate (1 h)', errorRate),
     fact('Failures in a row', String(f.consecutive_failures)),
     fact('Last error', lastError),

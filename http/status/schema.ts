@@ -44,6 +44,16 @@ export const FeedStatusSchema = z.object({
   header_age_s: z.number().nullable().meta({ description: 'Age of that header timestamp when the document was made.' }),
   freshness: z.enum(FRESHNESS),
   entities: count('Entities in the last poll that delivered a body.'),
+  schedule_match: z.object({
+    trips: count('Trips of its trip updates and vehicles looked up in the static schedule.'),
+    matched: count('Trips found in the schedule.'),
+    unmatched: count('Trips not found.'),
+    ambiguous: count('Trips that several scheduled trips fitted equally: none was chosen.'),
+    rate: z.number().min(0).max(1).meta({ description: 'matched / trips.' }),
+  }).nullable().meta({
+    id: 'ScheduleMatch',
+    description: 'Trip matching of the last usable snapshot; null before one, or when it looked up no trip.',
+  }),
   consecutive_failures: count('Failed polls since the last success.'),
   polls_1h: count('Polls in the last hour.'),
   failures_1h: count('Failed polls in the last hour.'),

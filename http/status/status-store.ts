@@ -2,6 +2,7 @@
 // queue may be busy with history appends or an export, and status reads must not wait behind
 // it (nor make it wait). Everything here runs in the background; pages are served from memory.
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { SUCCESSFUL_POLL_STATUSES } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 import type { MinuteSeed } from './feed-history.ts';
 import type { StateChange } from './incidents.ts';
@@ -20,7 +21,7 @@ export interface OutboxFigures {
 }
 
 const KNOWN: ReadonlySet<string> = new Set(['operational', 'degraded', 'down']);
-const FAILED = `status NOT IN ('ok', 'unchanged')`;
+const FAILED = `status NOT IN (${SUCCESSFUL_POLL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 export class StatusStore {
   private queue: Promise<unknown> = Promise.resolve();
