@@ -128,3 +128,32 @@ function scanTopLevel(bytes: Uint8Array): 'complete' | 'truncated' | 'invalid' {
   }
   return 'complete';
 }
+
+/**
+ * The header timestamp (raw POSIX value, before any milliseconds check) read straight off the wire
+ * without decoding entities: replay orders thousands of archived snapshots by it. null without a
+ * timestamp; undefined when the bytes are not a FeedMessage with a readable header.
+ */
+export function readHeaderTimestamp(bytes: Uint8Array): number | null | undefined {
+  try {
+    const reader = protobuf.Reader.create(bytes);
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
+        reader.skipType(tag & 7);
+        continue;
+      }
+      const header = protobuf.Reader.create(reader.bytes());
+      let timestamp: number | null = null;
+      while (header.pos < header.len) {
+        const t = header.uint32();
+        if (t >>> 3 === 3 && (t & 7) === 0) timestamp = Number(header.uint64().toString());
+        else header.skipType(t & 7);
+      }
+      return timestamp !== null && timestamp > 0 ? timestamp : null;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
