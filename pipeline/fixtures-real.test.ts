@@ -100,4 +100,25 @@ if (!hasRealFixtures()) {
     t.equal(pipeline.state.alerts().length, 52, 'MBTA 51 + BART 1');
     await pipeline.stop();
   });
+
+  t.test('a vehicle feed without a schedule takes feeds[].mode: MBTA\'s 48 vehicles are buses', async (t) => {
+    const file = 'mbta/vehiclepositions.pb';
+    const modeConfig = testConfig({
+      feeds: [{ id: 'mbta-vp', kind: 'gtfs-rt', url: pathToFileURL(join(FIXTURES_REAL, file)).href, mode: 'bus' }],
+      freshness: config.freshness,
+    });
+    const modeHistory = new MemoryHistory();
+    const modePipeline = createPipeline({
+      config: modeConfig, bus: new InMemoryEventBus(), history: modeHistory, scheduleFor: () => undefined,
+      log: () => undefined, now: () => Date.parse('2024-01-01T00:00:00Z'),
+    });
+    const [p] = await modePipeline.pollAllOnce();
+    t.match(p, { status: 'ok', vehicles: 48, rejected: {} });
+    const stored = modeHistory.batches[0]!.vehicles;
+    t.equal(stored.length, 48);
+    t.ok(stored.every((v) => v.mode === 'bus' && v.position_source === 'gps'), 'stored with mode bus, their own GPS fixes');
+    t.equal(modePipeline.state.vehicles('bus').length, 48, 'in the live state under bus');
+    t.ok(modeHistory.batches[0]!.trips.every((o) => o.mode === 'bus'), 'the trips they run too');
+    await modePipeline.stop();
+  });
 }

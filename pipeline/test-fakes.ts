@@ -19,7 +19,7 @@ export const hasRealFixtures = (): boolean => existsSync(join(FIXTURES_REAL, 'RE
 export interface FakeScheduleInput {
   timezone?: string;
   routes?: { route_id: string; route_type: number }[];
-  stops?: { stop_id: string; parent?: string }[];
+  stops?: { stop_id: string; parent?: string; lat?: number; lon?: number }[];
   trips?: { trip_id: string; route_id: string; service_id?: string; direction_id?: number; mta_trip_id?: string }[];
   /** trip_id → [stop_id, arrival "HH:MM:SS", departure?][] with sequences 1, 2, 3… */
   stopTimes?: Record<string, [string, string, string?][]>;
@@ -38,7 +38,7 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
     short_name: null, long_name: null, color: null,
   }]));
   const stops = new Map<string, ScheduledStop>((input.stops ?? []).map((s) => [s.stop_id, {
-    stop_id: s.stop_id, name: null, lat: null, lon: null, station_id: s.parent ?? s.stop_id,
+    stop_id: s.stop_id, name: null, lat: s.lat ?? null, lon: s.lon ?? null, station_id: s.parent ?? s.stop_id,
   }]));
   const trips = new Map<string, ScheduledTrip>((input.trips ?? []).map((t) => [t.trip_id, {
     schedule_id: 'fake', trip_id: t.trip_id, route_id: t.route_id, service_id: t.service_id ?? 'daily',

@@ -11,7 +11,7 @@ export function alertKey(a: Alert): CursorValue[] {
 
 /** Grouped by line and trip, stops in order: immutable identity, so pages stay stable. */
 export function arrivalKey(a: Arrival): CursorValue[] {
-  return [a.route_id ?? '', a.trip_id, a.stop_sequence ?? -1, a.stop_id, a.feed_id];
+  return [a.route_id ?? '', a.trip_id, a.trip_instance ?? '', a.stop_sequence ?? -1, a.stop_id, a.feed_id];
 }
 
 export function vehicleKey(v: VehiclePosition): CursorValue[] {

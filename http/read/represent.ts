@@ -66,7 +66,8 @@ export function alertToApi(a: Alert): ApiAlert {
 }
 
 export function arrivalId(a: Arrival): string {
-  return `${a.feed_id}:${a.trip_id}:${a.stop_sequence ?? a.stop_id}`;
+  const trip = a.trip_instance === null ? a.trip_id : `${a.trip_id}~${a.trip_instance}`;
+  return `${a.feed_id}:${trip}:${a.stop_sequence ?? a.stop_id}`;
 }
 
 export function arrivalToApi(a: Arrival, stationName: string | null, freshness: Freshness): ApiRailArrival {
@@ -74,6 +75,7 @@ export function arrivalToApi(a: Arrival, stationName: string | null, freshness: 
     id: arrivalId(a),
     source: a.feed_id,
     trip_id: a.trip_id,
+    trip_instance: a.trip_instance,
     line: a.route_id,
     station_id: a.station_id,
     station_name: stationName,
@@ -107,6 +109,7 @@ export function vehicleToApi(
     trip_id: v.trip_id,
     lat: v.lat,
     lon: v.lon,
+    position_source: v.position_source,
     bearing: v.bearing,
     speed_mps: v.speed_mps,
     stop_id: v.stop_id,

@@ -45,7 +45,7 @@ export function railSummaries(arrivals: readonly Arrival[], stationName: (id: st
   const lines = new Map<string | null, { figures: DelayFigures; trips: Set<string> }>();
   const stations = new Map<string, DelayFigures>();
   for (const a of arrivals) {
-    const tk = `${a.feed_id}\u0000${a.trip_id}`;
+    const tk = `${a.feed_id}\u0000${a.trip_id}\u0000${a.trip_instance ?? ''}`;
     const train = trains.get(tk);
     if (!train) trains.set(tk, { first: a, count: 1 });
     else {
@@ -63,6 +63,7 @@ export function railSummaries(arrivals: readonly Arrival[], stationName: (id: st
   return {
     trains: [...trains.values()].map(({ first, count }) => ({
       trip_id: first.trip_id,
+      trip_instance: first.trip_instance,
       source: first.feed_id,
       line: first.route_id,
       direction_id: first.direction_id,
@@ -71,7 +72,7 @@ export function railSummaries(arrivals: readonly Arrival[], stationName: (id: st
       delay_s: first.delay_s === null ? null : Math.round(first.delay_s),
       delay_state: first.delay_state,
       arrivals: count,
-    })).sort(byString((t) => `${t.line ?? ''}\u0000${t.trip_id}\u0000${t.source}`)),
+    })).sort(byString((t) => `${t.line ?? ''}\u0000${t.trip_id}\u0000${t.trip_instance ?? ''}\u0000${t.source}`)),
     lines: [...lines].map(([line, { figures, trips }]) => ({
       line,
       arrivals: figures.arrivals,

@@ -1,4 +1,5 @@
-// Rail: the line directory and normalized arrivals with train, line and station summaries.
+// Rail: the line directory, and normalized arrivals with train, line and station summaries beside
+// the rail vehicles' positions.
 import { z } from 'zod';
 import { DELAY_STATES, type Arrival } from '../../core/types.ts';
 import { paginate } from '../paginate.ts';
@@ -10,6 +11,7 @@ import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
 import { assertKnown, directoryBody, link, liveList, PREFIX, routeFields, seg, setOf, type CoreRouteDeps } from './deps.ts';
 import { RailDirectorySchema, RailRealtimeSchema } from './schemas.ts';
+import { vehiclesToApi } from './vehicles.ts';
 
 export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
   const directory = defineRoute({
@@ -42,7 +44,7 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/rail/realtime`,
     summary: 'Rail arrivals with delay summaries',
-    description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival and the freshness of each rail source.',
+    description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival, the rail vehicles of the requested lines (trains without coordinates placed at their stop), and the freshness of each rail source.',
     // ages and freshness move with the clock: a cached body lives one second
     ...liveList(deps, ['Rail', 'Realtime'], 1_000),
     query: z.object({
@@ -68,9 +70,11 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
       const toApi = (a: Arrival) => arrivalToApi(a, deps.directory.stationName(a.station_id),
         feeds.get(a.feed_id)?.freshness ?? ageFreshness((ctx.nowMs - a.observed_ms) / 1000, deps.thresholds));
       const page = paginate(rows, arrivalKey, ctx, toApi);
+      const vehicles = deps.index.vehicles('rail').filter((v) => !lines || (v.route_id !== null && lines.has(v.route_id)));
       return {
         data: page.data,
         summaries: railSummaries(rows, (id) => deps.directory.stationName(id)),
+        vehicles: vehiclesToApi(deps, vehicles, ctx.nowMs),
         freshness: { sources: deps.index.sources('rail').map(sourceToApi) },
         meta: page.meta,
         links: page.links,

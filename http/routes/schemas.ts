@@ -2,7 +2,7 @@
 // handlers' return types are checked against them at compile time through defineRoute.
 import { z } from 'zod';
 import 'zod-openapi';
-import { ALERT_STATUSES, DELAY_STATES, FRESHNESS, MODES, TRIP_RELATIONSHIPS } from '../../core/types.ts';
+import { ALERT_STATUSES, DELAY_STATES, FRESHNESS, MODES, POSITION_SOURCES, TRIP_RELATIONSHIPS } from '../../core/types.ts';
 
 export const timestamp = (description: string) => z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
 const nullableTimestamp = (description: string) => z.string().nullable().meta({ description, format: 'date-time' });
@@ -84,10 +84,35 @@ export const SourceFreshnessSchema = z.object({
   last_error: z.string().nullable(),
 }).meta({ id: 'SourceFreshness' });
 
+export const VehicleSchema = z.object({
+  id: z.string().meta({ description: 'source:vehicle_id.' }),
+  source: z.string(),
+  vehicle_id: z.string(),
+  route_id: z.string().nullable(),
+  trip_id: z.string().nullable(),
+  lat: z.number().meta({ description: 'WGS 84 degrees: the vehicle\'s own fix, or its stop\'s when `position_source` is `stop`.' }),
+  lon: z.number(),
+  position_source: z.enum(POSITION_SOURCES).meta({
+    description: '`gps`: the feed\'s coordinates. `stop`: the feed gave none (NYCT subway), so the vehicle is placed at `stop_id` (the stop it is at or heading to) with the schedule\'s coordinates of that stop.',
+  }),
+  bearing: z.number().nullable(),
+  speed_mps: z.number().nullable(),
+  stop_id: z.string().nullable(),
+  current_status: z.string().nullable(),
+  timestamp: timestamp('When the vehicle reported this position.'),
+  observed_at: timestamp('When the poll that saw it ran.'),
+  age_s: z.number().int().meta({ description: 'Seconds between the position\'s timestamp and this response.' }),
+  freshness: FreshnessSchema,
+  delay_s: z.number().int().nullable().meta({ description: 'Delay of its trip at the next stop, where a trip update gives one.' }),
+}).meta({ id: 'VehiclePosition' });
+
 export const RailArrivalSchema = z.object({
-  id: z.string().meta({ description: 'source:trip:stop_sequence (or stop id).' }),
+  id: z.string().meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
   trip_id: z.string(),
+  trip_instance: z.string().nullable().meta({
+    description: 'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',
+  }),
   line: z.string().nullable().meta({ description: 'Rail line id; null when neither feed nor schedule names it.' }),
   station_id: z.string().meta({ description: 'Parent station, or the stop when it has none.' }),
   station_name: z.string().nullable(),
@@ -118,6 +143,7 @@ const delayFigures = {
 
 export const TrainSummarySchema = z.object({
   trip_id: z.string(),
+  trip_instance: z.string().nullable().meta({ description: 'As on arrivals: set when one trip id is two trains.' }),
   source: z.string(),
   line: z.string().nullable(),
   direction_id: z.number().int().nullable(),
@@ -149,29 +175,13 @@ export const RailRealtimeSchema = z.object({
     lines: z.array(LineSummarySchema),
     stations: z.array(StationSummarySchema),
   }).meta({ description: 'Over every arrival matching the filters, not only this page.' }),
+  vehicles: z.array(VehicleSchema).meta({
+    description: 'Every rail vehicle position on the requested lines (all lines without `line`), whatever the page; the other filters apply to arrivals. Trains whose feed gives no coordinates are placed at their stop (`position_source: stop`).',
+  }),
   freshness: z.object({ sources: z.array(SourceFreshnessSchema) }),
   meta: PageMetaSchema,
   links: LinksSchema,
 }).meta({ id: 'RailRealtime' });
-
-export const VehicleSchema = z.object({
-  id: z.string().meta({ description: 'source:vehicle_id.' }),
-  source: z.string(),
-  vehicle_id: z.string(),
-  route_id: z.string().nullable(),
-  trip_id: z.string().nullable(),
-  lat: z.number(),
-  lon: z.number(),
-  bearing: z.number().nullable(),
-  speed_mps: z.number().nullable(),
-  stop_id: z.string().nullable(),
-  current_status: z.string().nullable(),
-  timestamp: timestamp('When the vehicle reported this position.'),
-  observed_at: timestamp('When the poll that saw it ran.'),
-  age_s: z.number().int().meta({ description: 'Seconds between the position\'s timestamp and this response.' }),
-  freshness: FreshnessSchema,
-  delay_s: z.number().int().nullable().meta({ description: 'Delay of its trip at the next stop, where a trip update gives one.' }),
-}).meta({ id: 'VehiclePosition' });
 
 export const RouteSummarySchema = z.object({
   route_id: z.string().nullable(),

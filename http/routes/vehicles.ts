@@ -10,7 +10,7 @@ import { vehicleSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { assertKnown, liveList, PREFIX, type CoreRouteDeps } from './deps.ts';
-import { VehicleRealtimeSchema } from './schemas.ts';
+import { VehicleRealtimeSchema, type ApiVehicle } from './schemas.ts';
 
 type VehicleMode = Extract<Mode, 'bus' | 'streetcar'>;
 
@@ -18,15 +18,19 @@ function title(mode: VehicleMode): string {
   return mode === 'bus' ? 'Bus' : 'Streetcar';
 }
 
-function vehiclesBody(deps: CoreRouteDeps, mode: VehicleMode, ctx: RequestContext, routes: ReadonlySet<string> | null) {
+/** Vehicles in API form with their trip's delay, in the order given. Bus, streetcar and rail share it. */
+export function vehiclesToApi(deps: CoreRouteDeps, vehicles: readonly VehiclePosition[], nowMs: number): ApiVehicle[] {
   const feeds = deps.index.feeds();
   const delays = deps.index.tripDelays();
-  const rows = deps.index.vehicles(mode).filter((v) => !routes || (v.route_id !== null && routes.has(v.route_id)));
-  const toApi = (v: VehiclePosition) => vehicleToApi(
-    v, ctx.nowMs, feeds.get(v.feed_id)?.freshness,
+  return vehicles.map((v) => vehicleToApi(
+    v, nowMs, feeds.get(v.feed_id)?.freshness,
     v.trip_id === null ? null : delays.get(`${v.feed_id}\u0000${v.trip_id}`) ?? null, deps.thresholds,
-  );
-  const all = rows.map(toApi);
+  ));
+}
+
+function vehiclesBody(deps: CoreRouteDeps, mode: VehicleMode, ctx: RequestContext, routes: ReadonlySet<string> | null) {
+  const rows = deps.index.vehicles(mode).filter((v) => !routes || (v.route_id !== null && routes.has(v.route_id)));
+  const all = vehiclesToApi(deps, rows, ctx.nowMs);
   const summaries = vehicleSummaries(all);
   // the page is cut from the already-mapped rows, in the same (keyset) order
   const byId = new Map(rows.map((v, i) => [v, all[i]!]));
