@@ -78,7 +78,7 @@ t.test('a trip id carried once keeps a null instance; different vehicles name th
 });
 
 t.test('instance names: the most stable discriminator that tells every one apart', async (t) => {
-  const msg = (o: Record<string, unknown>) => o as TripUpdateMsg;
+  const msg = (o: Record<string, unknown>) => ({ trip: {}, stop_time_update: [], ...o }) as unknown as TripUpdateMsg;
   t.same(instanceNames([msg({ stop_time_update: [{ stop_id: 'X' }] })]), [null], 'alone: none');
   t.same(instanceNames([
     msg({ trip: { start_time: '08:30:00' }, stop_time_update: [{ stop_id: 'X' }] }),
