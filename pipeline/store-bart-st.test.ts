@@ -9,7 +9,10 @@ withStoreHarness({ bart: 'bart/bart-rt.zip', st: 'sound-transit/st.zip' }, [
   t.test('BART: 65 of 91 trips matched; ADDED and unknown trips flagged, not dropped', async (t) => {
     const h = harness();
     const bart = h.pipelineAt('2019-08-07T17:45:30Z', ['bart-tu']);
-    await bart.pollAllOnce();
+    const [poll] = await bart.pollAllOnce();
+    t.match(poll!.matching, {
+      trips: 91, matched: 65, unmatched: 26, ambiguous: 0, previous_day: 0, strategies: { exact: { matched: 65, unmatched: 26 } },
+    }, 'the match rate says what the README says: 65 of 91');
     const index = h.schedules.get('bart')!;
     const trips = await h.db.all<{ trip_id: string; in_schedule: boolean; relationship: string }>(
       `SELECT trip_id, in_schedule, relationship FROM trip_observations WHERE feed_id = 'bart-tu'`);
@@ -24,7 +27,8 @@ withStoreHarness({ bart: 'bart/bart-rt.zip', st: 'sound-transit/st.zip' }, [
   t.test('Sound Transit: scheduled trips matched, DUPLICATED ones kept as extra service', async (t) => {
     const h = harness();
     const st = h.pipelineAt('2023-05-10T17:45:00Z', ['st-tu']);
-    await st.pollAllOnce();
+    const [poll] = await st.pollAllOnce();
+    t.match(poll!.matching, { trips: 14, matched: 14, unmatched: 0, match_rate: 1 }, 'every trip matched');
     const trips = await h.db.all<{ relationship: string; in_schedule: boolean; mode: string }>(
       `SELECT relationship, in_schedule, mode FROM trip_observations WHERE feed_id = 'st-tu'`);
     t.equal(trips.length, 14);
