@@ -17,8 +17,8 @@ withStoreHarness({ ct: 'caltrain/ct.zip' }, [
     const [tu, vp] = await pipeline.pollAllOnce();
     t.match(tu, { status: 'ok', trip_updates: 19, rejected: {} });
     t.match(vp, { status: 'ok', vehicles: 14, rejected: {} });
-    t.match(tu.matching, { trips: 19, matched: 19, previous_day: 0, match_rate: 1, strategies: { exact: { matched: 19, unmatched: 0 } } }, '19 of 19 matched by id');
-    t.match(vp.matching, { trips: 14, matched: 14, match_rate: 1 });
+    t.match(tu!.matching, { trips: 19, matched: 19, previous_day: 0, match_rate: 1, strategies: { exact: { matched: 19, unmatched: 0 } } }, '19 of 19 matched by id');
+    t.match(vp!.matching, { trips: 14, matched: 14, match_rate: 1 });
     t.equal(await h.count(`SELECT count(DISTINCT trip_id) AS n FROM trip_observations WHERE feed_id = 'ct-tu' AND in_schedule`), 19, 'all 19 trips in the schedule');
     t.equal(await h.count(`SELECT count(*) AS n FROM trip_observations WHERE feed_id = 'ct-tu' AND service_date = DATE '2023-11-07'`), 19, 'evening of the 7th, local');
     const arrivals = pipeline.state.arrivals();
