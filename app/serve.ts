@@ -20,6 +20,7 @@ import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks } from '../webhooks/index.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
 import { openStreaming, type Streaming } from './streaming.ts';
+import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 
 // The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
 // Shutdown runs in reverse: stop accepting and finish requests, stop jobs, stop the pipeline,
@@ -99,6 +100,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       maxBodyBytes: config.api.max_body_bytes,
       shutdownTimeoutMs: config.api.shutdown_timeout_ms,
       streamBufferBytes: config.sse.buffer_bytes,
+      // one budget for the send buffers of every stream, /status/stream included
+      sendBudget: sendBudgetFromConfig(config.sse, { log: (m) => log(m) }),
       log: (m, e) => logErr(m, e),
     }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);

@@ -3,6 +3,7 @@
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
+import type { BudgetEntry, CutReason, SendBudget } from '../stream/send-budget.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
@@ -31,6 +32,12 @@ export interface ServerOptions {
    * the hub (which lets one large chunk through) always decides first in practice.
    */
   streamBufferBytes?: number;
+  /**
+   * One budget for the unsent bytes of every event stream (sse.send_budget_bytes,
+   * sse.stall_timeout_s): each sink reports what it holds; the budget cuts the longest-stalled.
+   * The server starts and stops its sweep.
+   */
+  sendBudget?: SendBudget;
   log?: (message: string, err: unknown) => void;
 }
 
@@ -97,21 +104,33 @@ export class UwsSseSink implements StreamSink {
   /** one function per sink, so no closure is allocated per write on the fan-out path */
   private readonly corkedWrite: () => void;
 
+  /** this stream's account in the shared send budget */
+  private readonly budget: BudgetEntry | null;
+  /** why the budget cut this stream, if it did */
+  cutReason: CutReason | null = null;
+
   constructor(
     private readonly res: HttpResponse,
     private readonly hardLimitBytes: number,
     private readonly onEnd: (sink: UwsSseSink) => void,
+    budget?: SendBudget,
   ) {
     // assigned here rather than as a class field: tsx (keepNames) gives a named arrow its own
     // property store, ~250 bytes on every connection
     this.corkedWrite = () => {
       this.lastWriteOk = this.res.write(this.chunk!);
     };
+    this.budget = budget ? budget.register((reason) => {
+      this.cutReason = reason;
+      this.close('abort');
+    }) : null;
     // registered at once: without it a drained socket keeps a 10 s timeout that kills it (5)
     res.onWritable(() => {
       if (this.gone) return true;
       const ok = res.write(DRAIN);
       if (ok) this.queued = 0;
+      // writable again: the kernel took some of the backlog, which restarts the stall clock
+      this.budget?.report(ok ? 0 : this.queued, true);
       return ok;
     });
   }
@@ -136,6 +155,8 @@ export class UwsSseSink implements StreamSink {
     if (this.gone) return 'closed';
     if (this.lastWriteOk) {
       this.queued = chunk.length;
+      // a write that went through found uWS's backlog flushed: nothing held, progress made
+      if (this.budget !== null && this.budget.bytes !== 0) this.budget.report(0, true);
       return 'ok';
     }
     this.queued += chunk.length;
@@ -143,6 +164,9 @@ export class UwsSseSink implements StreamSink {
       this.close('abort');
       return 'closed';
     }
+    // may cut this stream (or others stalled longer) when the budget is exceeded
+    this.budget?.report(this.queued, false);
+    if (this.gone) return 'closed';
     return 'backpressure';
   }
 
@@ -171,6 +195,7 @@ export class UwsSseSink implements StreamSink {
   }
 
   private ended(): void {
+    this.budget?.release();
     this.onEnd(this);
     const listeners = this.listeners;
     this.listeners = [];
@@ -191,6 +216,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const hardLimit = 8 * (options.streamBufferBytes ?? 1024 * 1024);
   const app = uWS.App();
   const sinks = new Set<UwsSseSink>();
+  options.sendBudget?.start();
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | null = null;
@@ -284,7 +310,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   // a function of its own: the abort handler lives as long as the stream, and a closure created
   // in respond() would keep the whole response (headers and all) alive with it
   const startStream = (res: HttpResponse, reply: StreamReply) => {
-    const sink = new UwsSseSink(res, hardLimit, (ended) => sinks.delete(ended));
+    const sink = new UwsSseSink(res, hardLimit, (ended) => sinks.delete(ended), options.sendBudget);
     sinks.add(sink);
     res.onAborted(() => sink.aborted());
     res.write(':\n\n'); // flushes the headers so the client sees the stream open
@@ -403,6 +429,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     // starts without a word and the kernel splits the connections between the two
     (app.listen as unknown as ListenWithOptions).call(app, host, wanted, EXCLUSIVE_PORT, (listenSocket) => {
       if (!listenSocket) {
+        options.sendBudget?.stop();
         (app as unknown as { close(): void }).close();
         whyListenFails(host, wanted).then((code) => reject(new ListenError(host, wanted, code)), reject);
         return;
@@ -421,6 +448,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         close() {
           closed ??= (async () => {
             closing = true;
+            options.sendBudget?.stop();
             uWS.us_listen_socket_close(listenSocket);
             for (const sink of [...sinks]) sink.close('end');
             if (inFlight > 0) {

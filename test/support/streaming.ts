@@ -15,6 +15,8 @@ import type { Plan } from '../../http/plans.ts';
 import { startServer, type RunningServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
 import type { HubOptions } from '../../stream/hub.ts';
+import { sendBudgetFromConfig, type SendBudget } from '../../stream/send-budget.ts';
+import type { RouteDef } from '../../http/types.ts';
 import type { FakeLive } from './fake-live.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
 
@@ -25,6 +27,8 @@ export interface StreamHarnessOptions {
   meterTickMs?: number;
   live?: FakeLive;
   quiet?: boolean;
+  /** more routes beside the event stream (e.g. the status page's) */
+  routes?: readonly RouteDef[];
 }
 
 export interface StreamHarness {
@@ -35,6 +39,8 @@ export interface StreamHarness {
   readonly api: Api;
   readonly server: RunningServer;
   readonly streaming: Streaming;
+  /** the server's budget for unsent stream bytes (sse.send_budget_bytes, sse.stall_timeout_s) */
+  readonly budget: SendBudget;
   readonly bus: InMemoryEventBus;
   readonly live: FakeLive;
   readonly config: Readonly<Config>;
@@ -56,6 +62,7 @@ interface Instance {
   api: Api;
   server: RunningServer;
   streaming: Streaming;
+  budget: SendBudget;
   bus: InMemoryEventBus;
 }
 
@@ -79,11 +86,15 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     });
     const api = await createApi({
       db, live, config, clock: () => clock.now, directory: demoDirectory(), log,
-      streams: streaming.provider, routes: streaming.routes,
+      streams: streaming.provider, routes: [...streaming.routes, ...(options.routes ?? [])],
     });
     streaming.useMeter(api.meter);
-    const server = await startServer({ app: api.app, host: '127.0.0.1', port, streamBufferBytes: config.sse.buffer_bytes, log });
-    return { db, api, server, streaming, bus };
+    // as app/serve.ts: one budget for every stream the server holds
+    const budget = sendBudgetFromConfig(config.sse, { sweepIntervalMs: 50 });
+    const server = await startServer({
+      app: api.app, host: '127.0.0.1', port, streamBufferBytes: config.sse.buffer_bytes, sendBudget: budget, log,
+    });
+    return { db, api, server, streaming, budget, bus };
   };
 
   // the order of app/serve.ts: streams end, the server finishes, producers stop, the log is persisted
@@ -116,6 +127,9 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     },
     get streaming() {
       return current.streaming;
+    },
+    get budget() {
+      return current.budget;
     },
     get bus() {
       return current.bus;

@@ -1,0 +1,154 @@
+// One budget for the unsent bytes of every event stream of the real server, keyed
+// (/api/v1/events/stream through the hub) and public (/status/stream through the status page's
+// own fan-out), with real sockets that stop reading. Past the budget the longest-stalled stream
+// is cut first, whichever kind it is; a stream that makes no progress for sse.stall_timeout_s is
+// cut whatever the budget; streams that read are never cut. The status route and its viewers are
+// the real ones; only the collector is replaced by the test, so it can send large updates.
+import { connect, type Socket } from 'node:net';
+import t from 'tap';
+import type { DomainEvent } from '../core/events.ts';
+import { statusRoutes } from '../http/routes/status.ts';
+import type { StatusDocument, StatusPages } from '../http/status/index.ts';
+import { StatusViewers } from '../http/status/viewers.ts';
+import { startStreamHarness, type StreamHarness } from './support/streaming.ts';
+
+const PAD = 'x'.repeat(64 * 1024);
+
+interface Client {
+  socket: Socket;
+  bytes: number;
+  status: string | null;
+  closed: boolean;
+}
+
+/** A raw SSE client; `paused` ones stop reading once the response head arrived. */
+function open(port: number, path: string, key: string | null, paused: boolean): Client {
+  const socket = connect(port, '127.0.0.1');
+  const client: Client = { socket, bytes: 0, status: null, closed: false };
+  socket.on('error', () => undefined);
+  socket.on('close', () => {
+    client.closed = true;
+  });
+  socket.on('data', (chunk: Buffer) => {
+    client.bytes += chunk.length;
+    if (client.status === null) {
+      client.status = chunk.subarray(0, 12).toString('latin1');
+      if (paused) socket.pause();
+    }
+  });
+  const auth = key ? `Authorization: Bearer ${key}\r\n` : '';
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Accept: text/event-stream\r\n\r\n`);
+  return client;
+}
+
+async function until(what: string, condition: () => boolean, step?: () => void, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    step?.();
+    // a turn of the event loop: the hub flushes on setImmediate, the sockets drain in the poll phase
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+function statusPages(viewers: StatusViewers): StatusPages {
+  return {
+    document: () => ({}) as StatusDocument,
+    version: 0,
+    page: () => '',
+    canView: () => true,
+    addViewer: (sink) => viewers.add(sink, 'status', '{}'),
+  };
+}
+
+const alert = (type: DomainEvent['type']): DomainEvent => ({ type, at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { pad: PAD } });
+
+async function harness(t: { teardown(fn: () => unknown): void }, sse: Record<string, unknown>): Promise<{ h: StreamHarness; viewers: StatusViewers }> {
+  const viewers = new StatusViewers({ pingMs: 60_000, retryMs: 3_000, bufferBytes: 64 * 1024 * 1024 });
+  const h = await startStreamHarness({
+    quiet: true,
+    // the per-client bound (buffer_bytes) far above the budget: here the budget decides
+    config: { sse: { buffer_bytes: 64 * 1024 * 1024, ping_interval_s: 60, event_log_max_bytes: 4 * 1024 * 1024, ...sse } },
+    routes: statusRoutes(statusPages(viewers)),
+  });
+  t.teardown(async () => {
+    viewers.close();
+    await h.close();
+  });
+  return { h, viewers };
+}
+
+t.test('past the budget the longest-stalled stream goes first, keyed or public', async (t) => {
+  const { h, viewers } = await harness(t, { send_budget_bytes: 2 * 1024 * 1024, stall_timeout_s: 600 });
+  const keyA = await h.createKey('max');
+  const keyB = await h.createKey('max');
+  // each stalled client gets its own traffic: A alert.created, B alert.updated, V status updates
+  const a = open(h.port, '/api/v1/events/stream?types=alert.created', keyA.key, true);
+  const v = open(h.port, '/status/stream', null, true);
+  const b = open(h.port, '/api/v1/events/stream?types=alert.updated', keyB.key, true);
+  t.teardown(() => [a, v, b].forEach((c) => c.socket.destroy()));
+  await until('three streams open', () => [a, v, b].every((c) => c.status !== null) && viewers.count === 1);
+  t.ok([a, v, b].every((c) => c.status === 'HTTP/1.1 200'));
+
+  // kernel buffers fill first (a few MB on loopback), then the server starts holding bytes; each
+  // client is filled until the server holds 300 KB more for it, so its socket is saturated and
+  // the stall order is the order of these phases
+  const held = () => h.budget.stats().bufferedBytes;
+  const fill = (n: number, push: () => void) => until(`stream ${n} stalled`, () => h.budget.stats().stalled === n && held() >= n * 300 * 1024, push);
+  await fill(1, () => h.publish(alert('alert.created')));
+  await fill(2, () => viewers.broadcast('status', JSON.stringify({ pad: PAD })));
+  await fill(3, () => h.publish(alert('alert.updated')));
+  t.equal(h.budget.stats().cutForBudget, 0, 'within the budget while they stalled one after the other');
+  const open3 = () => [h.streaming.allowance.openStreams(keyA.id), viewers.count, h.streaming.allowance.openStreams(keyB.id)];
+  t.same(open3(), [1, 1, 1]);
+
+  // only B's backlog grows from now on, yet the longest-stalled go first
+  const pushB = () => h.publish(alert('alert.updated'));
+  await until('a first cut', () => h.budget.stats().cutForBudget === 1, pushB);
+  t.same(open3(), [0, 1, 1], 'A, stalled first, is cut first');
+  await until('a second cut', () => h.budget.stats().cutForBudget === 2, pushB);
+  t.same(open3(), [0, 0, 1], 'then the status viewer V');
+  await until('a third cut', () => h.budget.stats().cutForBudget === 3, pushB);
+  t.same(open3(), [0, 0, 0], 'then B itself');
+  const stats = h.budget.stats();
+  t.equal(stats.cutForStall, 0);
+  t.ok(stats.bufferedBytes <= 2 * 1024 * 1024, `the server holds ${stats.bufferedBytes} unsent bytes, within the budget`);
+  t.equal(stats.streams, 0);
+
+  // the cut clients find their stream ended once they read
+  for (const c of [a, v, b]) c.socket.resume();
+  await until('the cut connections to close', () => [a, v, b].every((c) => c.closed));
+});
+
+t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are not', async (t) => {
+  const { h, viewers } = await harness(t, { send_budget_bytes: 512 * 1024 * 1024, stall_timeout_s: 2 });
+  const keyA = await h.createKey('max');
+  const keyR = await h.createKey('max');
+  const a = open(h.port, '/api/v1/events/stream?types=alert.created', keyA.key, true);
+  const v = open(h.port, '/status/stream', null, true);
+  const r = open(h.port, '/api/v1/events/stream?types=feed.stale', keyR.key, false);
+  const w = open(h.port, '/status/stream', null, false);
+  t.teardown(() => [a, v, r, w].forEach((c) => c.socket.destroy()));
+  await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2);
+
+  // the readers get small events all along; the stalled ones are filled until the server holds bytes
+  const small = setInterval(() => h.publish({ type: 'feed.stale', at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { n: 1 } }), 50);
+  t.teardown(() => clearInterval(small));
+  // (A may already be cut for its stall while V fills: both count)
+  const stalledOrCut = () => h.budget.stats().stalled + h.budget.stats().cutForStall;
+  await until('A and V stalled', () => stalledOrCut() >= 2, () => {
+    h.publish(alert('alert.created'));
+    viewers.broadcast('status', JSON.stringify({ pad: PAD.slice(0, 32 * 1024) }));
+  });
+  const stalledAt = Date.now();
+
+  await until('both stalled streams cut', () => h.budget.stats().cutForStall === 2);
+  t.comment(`cut ${Date.now() - stalledAt} ms after the second one stalled (timeout 2 s; not asserted)`);
+  t.equal(h.streaming.allowance.openStreams(keyA.id), 0, 'the stalled keyed stream is cut');
+  t.equal(h.streaming.allowance.openStreams(keyR.id), 1, 'the reading keyed stream stays');
+  t.equal(viewers.count, 1, 'the stalled status viewer is cut, the reading one stays');
+  t.equal(h.budget.stats().cutForBudget, 0, 'the budget was never reached');
+  const before = r.bytes;
+  await until('the reader to keep receiving', () => r.bytes > before);
+  t.notOk(r.closed || w.closed, 'readers are still connected');
+});
