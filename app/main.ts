@@ -8,13 +8,14 @@ import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
+import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
 import { reloadCommand, statusCommand } from './commands/status.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
 const COMMANDS: readonly Command[] = [
-  serveCommand, statusCommand, reloadCommand, importGtfsCommand, ingestCommand, keysCommand, reliabilityCommand, exportCommand,
+  serveCommand, statusCommand, reloadCommand, importGtfsCommand, ingestCommand, replayCommand, keysCommand, reliabilityCommand, exportCommand,
   snapshotCommand, backupCommand,
 ];
 

@@ -1,17 +1,9 @@
 // What a decoded snapshot means for its feed: usable, or rejected whole with a message that names
-// the cause and the config key that changes it; and its trip matching in words.
+// the cause and the config key that changes it.
 import type { Config } from '../core/config.ts';
-import type { RejectReason, TripMatching } from '../core/types.ts';
+import type { RejectReason } from '../core/types.ts';
 import type { SnapshotRejection } from './normalize-context.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
-
-/** "65 of 83 trips matched the schedule (78 %)", or null when no trip was looked up. */
-export function describeMatching(m: TripMatching | null | undefined): string | null {
-  if (!m || m.trips === 0) return null;
-  const extra = [m.ambiguous ? `${count(m.ambiguous)} ambiguous` : '', m.previous_day ? `${count(m.previous_day)} on the previous service day` : '']
-    .filter(Boolean).join(', ');
-  return `${count(m.matched)} of ${count(m.trips)} trips matched the schedule (${Math.round(100 * m.match_rate)} %)${extra ? `; ${extra}` : ''}`;
-}
 
 const HINTS: Partial<Record<RejectReason, string>> = {
   timestamp_too_old: 'feeds[].allow_old_snapshots keeps times older than freshness.max_age_days',

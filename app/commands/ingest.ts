@@ -1,9 +1,13 @@
 import { loadConfig } from '../../core/config.ts';
-import type { FeedPoll, TripMatching } from '../../core/types.ts';
+import { isSuccessfulPoll, type FeedPoll, type TripMatching } from '../../core/types.ts';
 import type { Command } from '../cli.ts';
 import { UsageError } from '../cli.ts';
 
-const FAILED: ReadonlySet<FeedPoll['status']> = new Set(['http_error', 'timeout', 'network_error', 'too_large', 'decode_error']);
+/** What a status means for the operator, where the word alone does not say it. */
+const STATUS_NOTES: Partial<Record<FeedPoll['status'], string>> = {
+  duplicate: 'this snapshot is stored already (an earlier run or process): live state updated, history not appended again',
+  rejected: 'not ok: nothing from this snapshot was stored',
+};
 
 const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`;
 
@@ -25,7 +29,8 @@ export function describeMatching(matching: TripMatching | null, hasSchedule: boo
 
 function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const rejected = Object.entries(poll.rejected).map(([reason, n]) => `${reason} ${n}`).join(', ');
-  const head = `${poll.feed_id}: ${poll.status}${poll.http_status ? ` (HTTP ${poll.http_status})` : ''}`;
+  const note = STATUS_NOTES[poll.status];
+  const head = `${poll.feed_id}: ${poll.status}${poll.http_status ? ` (HTTP ${poll.http_status})` : ''}${note ? ` (${note})` : ''}`;
   const counts = `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ${poll.alerts} alerts), ${poll.stored} rows stored`;
   const rejects = `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} rejected${rejected ? `: ${rejected}` : ''}`;
   const matching = describeMatching(poll.matching, hasSchedule);
@@ -64,7 +69,7 @@ export const ingestCommand: Command = {
           console.log(describe(poll, scheduleOf(feed) !== undefined));
         }
       }
-      return polls.some((p) => FAILED.has(p.status)) ? 1 : 0;
+      return polls.some((p) => !isSuccessfulPoll(p.status)) ? 1 : 0;
     } finally {
       await runtime.close();
     }

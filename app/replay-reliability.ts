@@ -1,0 +1,48 @@
+// After a replay: reliability for the service days the replayed snapshots observed. Scheduled
+// trips are expanded for those days (whatever the live window) and the days that are over are
+// finalized, through store/reliability's own entry points.
+import type { Config, FeedConfig } from '../core/config.ts';
+import type { Db } from '../store/db.ts';
+import { completeThrough, finalizeServiceDay, refreshScheduledTrips, resolveTimezone } from '../store/reliability/index.ts';
+
+export interface ReplayReliability {
+  /** null when no schedule serves the feed: nothing to compare observations with */
+  schedule_id: string | null;
+  /** service days with trip observations from the replayed snapshots */
+  days: string[];
+  /** scheduled trips expanded over those days */
+  scheduled_trips: number;
+  /** days finalized (over, as of now); later days are left to the live job */
+  finalized: string[];
+}
+
+/** The feed's schedule as the runtime resolves it: its own schedule_id, or the only one configured. */
+export function feedScheduleId(config: Readonly<Config>, feed: FeedConfig): string | null {
+  if (feed.schedule_id) return feed.schedule_id;
+  return config.schedules.length === 1 ? config.schedules[0]!.id : null;
+}
+
+export async function refreshReplayedDays(
+  db: Db, config: Readonly<Config>, feed: FeedConfig, window: { from_ms: number; to_ms: number }, now = new Date(),
+): Promise<ReplayReliability> {
+  const scheduleId = feedScheduleId(config, feed);
+  const rows = await db.all<{ d: string }>(
+    `SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
+     WHERE feed_id = $1 AND observed_at BETWEEN to_timestamp($2::DOUBLE / 1000) AND to_timestamp($3::DOUBLE / 1000)
+     ORDER BY d`,
+    [feed.id, window.from_ms, window.to_ms],
+  );
+  const days = rows.map((r) => r.d);
+  const result: ReplayReliability = { schedule_id: scheduleId, days, scheduled_trips: 0, finalized: [] };
+  if (scheduleId === null || days.length === 0) return result;
+  // day by day: archives may span more than one refresh may cover, with gaps between
+  for (const day of days) result.scheduled_trips += await refreshScheduledTrips(db, scheduleId, day, day);
+  const timezone = await resolveTimezone(db, config.reliability.timezone);
+  const over = completeThrough(now, timezone, config.reliability.service_day_end);
+  for (const day of days) {
+    if (day > over) continue;
+    await finalizeServiceDay(db, day, { now });
+    result.finalized.push(day);
+  }
+  return result;
+}
