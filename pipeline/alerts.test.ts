@@ -44,6 +44,18 @@ t.test('GTFS-RT alerts: effect, cause, languages, periods, scope and modes', asy
   ], 'sorted by start');
 });
 
+t.test('feeds[].mode gives a mode to informed routes the schedule does not know', async (t) => {
+  const decoded = decodeFeedMessage(encodeFeed({
+    header: header(NOW_S),
+    entity: [{ id: 'a1', alert: { informed_entity: [{ route_id: '66' }, { route_id: 'Green-B' }], header_text: { translation: [{ text: 'x' }] } } }],
+  }));
+  if (!decoded.ok) throw new Error(decoded.error);
+  const [alert] = normalizeFeedMessage(decoded.message, { ...input(), default_mode: 'streetcar' }).alerts;
+  t.same(alert!.modes, ['bus', 'streetcar'], '66 is a bus in the schedule; Green-B takes the feed\'s mode');
+  const [without] = normalizeFeedMessage(decoded.message, input()).alerts;
+  t.same(without!.modes, ['bus'], 'without feeds[].mode, as before');
+});
+
 t.test('statusAt: no periods is active; future only is upcoming; all ended is resolved', async (t) => {
   t.equal(statusAt([], 5), 'active');
   t.equal(statusAt([{ start_ms: 10, end_ms: 20 }], 5), 'upcoming');

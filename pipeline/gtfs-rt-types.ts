@@ -122,6 +122,15 @@ export function has<T extends object>(msg: T | undefined | null, field: keyof T 
   return msg != null && hasOwn.call(msg, field);
 }
 
+/**
+ * The vehicle a message names: the VehicleDescriptor's id, else its label, else NYCT's train id
+ * (the TripDescriptor extension), which NYCT sends instead of a VehicleDescriptor and which, unlike
+ * its entity ids, stays with the train from poll to poll.
+ */
+export function vehicleRef(vehicle: VehicleDescriptorMsg | undefined, td: TripDescriptorMsg | undefined): string | null {
+  return vehicle?.id || vehicle?.label || td?.[NYCT_TRIP_DESCRIPTOR]?.train_id || null;
+}
+
 export function int64(value: Int64 | undefined | null): number | null {
   if (value == null) return null;
   return typeof value === 'number' ? value : value.toNumber();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { ScheduleIndex } from '../core/ports.ts';
-import type { Arrival } from '../core/types.ts';
+import type { Arrival, Mode } from '../core/types.ts';
 import { decodeFeedMessage } from './decode.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
@@ -24,13 +24,14 @@ const schedule = fakeSchedule({
 });
 const OBSERVED = Date.parse('2023-11-07T16:05:00Z');
 
-function run(entities: unknown[], opts: { schedule?: ScheduleIndex; observed?: number; headerS?: number } = {}): NormalizedPoll {
+function run(entities: unknown[], opts: { schedule?: ScheduleIndex; observed?: number; headerS?: number; mode?: Mode } = {}): NormalizedPoll {
   const observed = opts.observed ?? OBSERVED;
   const decoded = decodeFeedMessage(encodeFeed({ header: header(opts.headerS ?? Math.floor(observed / 1000)), entity: entities }));
   if (!decoded.ok) throw new Error(decoded.error);
   return normalizeFeedMessage(decoded.message, {
     feed_id: 'f', observed_ms: observed, schedule: 'schedule' in opts ? opts.schedule : schedule,
     timezone: (opts.schedule ?? schedule)?.timezone ?? 'UTC', freshness: cfg.freshness, delay: cfg.delay, rejects: new RejectTally(),
+    default_mode: opts.mode ?? null,
   });
 }
 
@@ -173,6 +174,19 @@ t.test('without a schedule: rows from the feed alone, mode null', async (t) => {
   t.equal(out.arrivals[1]!.predicted_ms, null, 'a bare delay predicts nothing without a scheduled time');
   t.equal(out.arrivals[0]!.mode, null);
   t.same(out.rejected, { missing_stop: 1 });
+});
+
+t.test('feeds[].mode: trips and arrivals whose route the schedule cannot resolve take the feed\'s mode', async (t) => {
+  const entities = [
+    tu('e1', { trip_id: 'T1', start_date: '20231107' }, [{ stop_sequence: 4, arrival: { delay: 5 } }]),
+    tu('e2', { trip_id: 'X7', route_id: 'R7' }, [{ stop_id: 'X', arrival: { time: 1_699_373_400 } }]),
+  ];
+  const out = run(entities, { mode: 'bus' });
+  t.same(out.arrivals.map((a) => [a.trip_id, a.mode]), [['T1', 'rail'], ['X7', 'bus']], 'a known route keeps its own mode');
+  t.same(out.trips.map((o) => o.mode), ['rail', 'bus']);
+  const alone = run(entities, { schedule: undefined, mode: 'streetcar' });
+  t.same(alone.trips.map((o) => o.mode), ['streetcar', 'streetcar'], 'no schedule: every trip');
+  t.same(alone.arrivals.map((a) => [a.trip_id, a.mode]), [['X7', 'streetcar']], 'and its arrivals (T1\'s lone update has no stop id)');
 });
 
 t.test('trip updates stamped in the future or years ago are rejected', async (t) => {

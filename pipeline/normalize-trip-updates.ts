@@ -1,7 +1,7 @@
 // TripUpdate entities → arrival rows and one trip observation per trip.
 import type { Arrival, TripObservation } from '../core/types.ts';
 import { buildTripArrivals } from './arrivals.ts';
-import { STOP_RELATIONSHIP, has, int64, type FeedEntityMsg, type TripDescriptorMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
+import { STOP_RELATIONSHIP, has, int64, vehicleRef, type FeedEntityMsg, type TripDescriptorMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { resolveTrip } from './resolve-trip.ts';
 import { instanceNames, tripUpdateIdentity } from './trip-instances.ts';
@@ -93,7 +93,7 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
       trip,
       updates,
       tripDelay: has(tu, 'delay') ? tu.delay ?? null : null,
-      vehicleId: tu.vehicle?.id || tu.vehicle?.label || null,
+      vehicleId: vehicleRef(tu.vehicle, td),
       tripInstance: instanceOf.get(tu) ?? null,
     }, ctx);
     for (const row of rows) arrivals.push(row);

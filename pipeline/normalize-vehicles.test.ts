@@ -68,6 +68,17 @@ t.test('a stop the schedule does not know falls back to the sequence; a platform
   t.match(out.vehicles[1], { stop_id: 'A03S', lat: 40.8597, lon: -73.9337, position_source: 'stop' }, 'parent station A03');
 });
 
+t.test('NYCT names a train by the train id of its TripDescriptor extension, not by its entity id', async (t) => {
+  const out = run([{
+    id: '000007',
+    vehicle: {
+      trip: { trip_id: 'A-0830-S', start_date: '20260302', '.transit_realtime.nyct_trip_descriptor': { train_id: '1A 0830+ 207/FAR' } },
+      stop_id: 'A02S', current_status: STOPPED_AT, timestamp: NOW_S - 10,
+    },
+  }]);
+  t.match(out.vehicles, [{ vehicle_id: '1A 0830+ 207/FAR', position_source: 'stop', stop_id: 'A02S' }]);
+});
+
 t.test('neither coordinates nor a stop the schedule places: still rejected and counted as no_position', async (t) => {
   const out = run([
     train('5', { current_status: IN_TRANSIT_TO }),

@@ -1,6 +1,6 @@
 // VehiclePosition entities → vehicle rows and the trips they show running.
 import type { Mode, PositionSource, TripObservation, VehiclePosition } from '../core/types.ts';
-import { VEHICLE_STOP_STATUS_NAMES, has, int64, type FeedEntityMsg, type VehiclePositionMsg } from './gtfs-rt-types.ts';
+import { VEHICLE_STOP_STATUS_NAMES, has, int64, vehicleRef, type FeedEntityMsg, type VehiclePositionMsg } from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { resolveTrip, type ResolvedTrip } from './resolve-trip.ts';
 
@@ -35,8 +35,8 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       ctx.rejects.add('lat_lon_out_of_range');
       continue;
     }
-    // entity ids are stable per vehicle in practice; they stand in when the descriptor is empty
-    const vehicleId = v.vehicle?.id || v.vehicle?.label || entity.id!;
+    // entity ids are stable per vehicle in practice (not NYCT's); they stand in when nothing names it
+    const vehicleId = vehicleRef(v.vehicle, v.trip) ?? entity.id!;
     if (seenVehicles.has(vehicleId)) {
       ctx.rejects.add('duplicate_entity');
       continue;

@@ -77,6 +77,18 @@ t.test('a trip id carried once keeps a null instance; different vehicles name th
     [['vehicle:R211-4001', 'R211-4001'], ['vehicle:R211-4021', 'R211-4021']]);
 });
 
+t.test('NYCT: no VehicleDescriptor, but the extension\'s train id names each train', async (t) => {
+  const nyct = (trainId: string) => ({ trip_id: 'A-0830-S', start_date: '20260302', '.transit_realtime.nyct_trip_descriptor': { train_id: trainId } });
+  const out = run([
+    { id: '1', trip_update: { trip: nyct('1A 0830+ 207/FAR'), stop_time_update: [at('A03S', NOW_S + 60), at('A09S', NOW_S + 600)] } },
+    { id: '2', trip_update: { trip: nyct('1A 0831+ 207/FAR'), stop_time_update: [at('A07S', NOW_S + 30), at('A09S', NOW_S + 200)] } },
+  ]);
+  t.same(out.rejected, {});
+  t.same([...new Set(out.arrivals.map((a) => `${a.trip_instance} ${a.vehicle_id}`))],
+    ['vehicle:1A 0830+ 207/FAR 1A 0830+ 207/FAR', 'vehicle:1A 0831+ 207/FAR 1A 0831+ 207/FAR'],
+    'stable across polls as the trains advance, and the arrivals name the train');
+});
+
 t.test('instance names: the most stable discriminator that tells every one apart', async (t) => {
   const msg = (o: Record<string, unknown>) => ({ trip: {}, stop_time_update: [], ...o }) as unknown as TripUpdateMsg;
   t.same(instanceNames([msg({ stop_time_update: [{ stop_id: 'X' }] })]), [null], 'alone: none');

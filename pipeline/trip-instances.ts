@@ -2,7 +2,7 @@
 // same start date and different stops: two trains, both real. Copies that report the same train
 // are true duplicates; the others are instances of the trip, told apart by a discriminator that
 // stays the same from poll to poll as far as the feed allows.
-import { has, type StopTimeUpdateMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
+import { has, vehicleRef, type StopTimeUpdateMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
 
 /**
  * Which train a TripUpdate reports: its start time, vehicle and stops. Two TripUpdates of one trip
@@ -11,7 +11,7 @@ import { has, type StopTimeUpdateMsg, type TripUpdateMsg } from './gtfs-rt-types
  */
 export function tripUpdateIdentity(tu: TripUpdateMsg): string {
   return JSON.stringify([
-    tu.trip?.start_time ?? null, tu.vehicle?.id ?? null, tu.vehicle?.label ?? null,
+    tu.trip?.start_time ?? null, vehicleRef(tu.vehicle, tu.trip),
     (tu.stop_time_update ?? []).map(stopName),
   ]);
 }
@@ -23,13 +23,13 @@ function stopName(u: StopTimeUpdateMsg): string {
 type Discriminator = (tu: TripUpdateMsg) => string | null;
 
 /**
- * In order of stability: the vehicle; the start time (frequency-based trips); the last stop,
+ * In order of stability: the vehicle (NYCT: the train id of its extension); the start time (frequency-based trips); the last stop,
  * which stays put while the train runs; the first remaining stop, which moves as it advances;
  * last, the order in the feed.
  */
 const DISCRIMINATORS: readonly Discriminator[] = [
   (tu) => {
-    const vehicle = tu.vehicle?.id || tu.vehicle?.label;
+    const vehicle = vehicleRef(tu.vehicle, tu.trip);
     return vehicle ? `vehicle:${vehicle}` : null;
   },
   (tu) => (tu.trip?.start_time ? `start:${tu.trip.start_time}` : null),
