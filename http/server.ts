@@ -102,7 +102,9 @@ export class UwsSseSink implements StreamSink {
   private lastWriteOk = true;
   private listeners: Array<() => void> = [];
   /** one function per sink, so no closure is allocated per write on the fan-out path */
-  private readonly corkedWrite: () => void;
+  private readonly corkedWrite = (): void => {
+    this.lastWriteOk = this.res.write(this.chunk!);
+  };
 
   /** this stream's account in the shared send budget */
   private readonly budget: BudgetEntry | null;
@@ -115,11 +117,6 @@ export class UwsSseSink implements StreamSink {
     private readonly onEnd: (sink: UwsSseSink) => void,
     budget?: SendBudget,
   ) {
-    // assigned here rather than as a class field: tsx (keepNames) gives a named arrow its own
-    // property store, ~250 bytes on every connection
-    this.corkedWrite = () => {
-      this.lastWriteOk = this.res.write(this.chunk!);
-    };
     this.budget = budget ? budget.register((reason) => {
       this.cutReason = reason;
       this.close('abort');
@@ -368,8 +365,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     finish(ex);
   };
 
-  // one function for every request: closures created per request cost an allocation each, and
-  // under tsx (keepNames) a named one also costs a defineProperty
+  // one function for every request: closures created per request cost an allocation each
   const dispatch = async (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
     let response: ApiResponse;
     try {

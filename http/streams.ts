@@ -150,29 +150,24 @@ export class HubStreams implements StreamProvider {
 
   private reply(plan: StreamPlan, ctx: RequestContext, key: AuthenticatedKey, endpoint: string, lease: StreamLease): StreamReply {
     const tag: StreamTag = { keyId: key.id, plan: key.plan, test: key.test, endpoint, requestId: ctx.requestId };
-    const { connections } = this.options;
-    // anonymous arrows only: tsx (keepNames) gives every named one a property store, and these
-    // live as long as the connection
-    return new StreamReply((sink) => {
+    const start = (sink: Parameters<StreamReply['start']>[0]) => {
       if (sink.closed) {
         lease.release();
         return;
       }
-      const metered: MeteredStream = connections.openStream(tag);
+      const metered: MeteredStream = this.options.connections.openStream(tag);
       const subscription = plan.start(sink);
+      const ended = () => {
+        lease.release();
+        metered.close();
+      };
       // the slot and the meter follow the hub's subscription: it also ends streams itself
       // (slow client, lifetime, partial replay, shutdown), and then the socket reports nothing
-      if (subscription.closed) {
-        lease.release();
-        metered.close();
-        return;
-      }
-      subscription.onClose(() => {
-        lease.release();
-        metered.close();
-      });
+      if (subscription.closed) ended();
+      else subscription.onClose(ended);
       sink.onClose(() => subscription.close('client'));
-    }, plan.tooOld ? EARLIEST : [], () => lease.release());
+    };
+    return new StreamReply(start, plan.tooOld ? EARLIEST : [], () => lease.release());
   }
 }
 

@@ -30,17 +30,14 @@ export class StreamAllowance {
     }
     this.open.set(keyId, current + 1);
     let released = false;
-    const open = this.open;
-    // method syntax: one lease per stream, and tsx (keepNames) gives every arrow stored under a
-    // name its own property store, ~250 bytes a connection
     return {
       keyId,
-      release() {
+      release: () => {
         if (released) return;
         released = true;
-        const n = (open.get(keyId) ?? 1) - 1;
-        if (n <= 0) open.delete(keyId);
-        else open.set(keyId, n);
+        const n = (this.open.get(keyId) ?? 1) - 1;
+        if (n <= 0) this.open.delete(keyId);
+        else this.open.set(keyId, n);
       },
     };
   }

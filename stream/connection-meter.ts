@@ -48,12 +48,10 @@ export class ConnectionMeter<T> {
     const entry: Open<T> = { tag, openedAtMs: this.now(), counted: 0 };
     this.open.add(entry);
     this.settle(entry, entry.openedAtMs);
-    // method syntax, not a named arrow: tsx (keepNames) would give each one a property store
-    const meter = this;
     return {
-      close() {
-        if (!meter.open.delete(entry)) return;
-        meter.settle(entry, meter.now());
+      close: () => {
+        if (!this.open.delete(entry)) return;
+        this.settle(entry, this.now());
       },
     };
   }

@@ -150,15 +150,12 @@ export class StreamHub {
 
   openEvents(request: EventStreamRequest): StreamPlan {
     const { tooOld } = this.fanout.resolveResume(request.lastEventId);
-    // method syntax, not a named arrow: tsx (keepNames) gives every named arrow a property store,
-    // which is ~250 bytes per connection here
-    const hub = this;
     return {
       tooOld,
       headers: tooOld ? EARLIEST_HEADERS : SSE_HEADERS,
-      start(sink) {
-        const subscriber = hub.register(sink);
-        if (!subscriber.closed) hub.fanout.attach(subscriber, request.filter, request.lastEventId);
+      start: (sink) => {
+        const subscriber = this.register(sink);
+        if (!subscriber.closed) this.fanout.attach(subscriber, request.filter, request.lastEventId);
         return subscriber;
       },
     };
@@ -169,13 +166,12 @@ export class StreamHub {
     const given = request.lastEventId != null && request.lastEventId !== '';
     const existing = this.topics.get(request.key);
     const tooOld = given && !(existing?.canResume(lastId) ?? false);
-    const hub = this;
     return {
       tooOld,
       headers: tooOld ? EARLIEST_HEADERS : SSE_HEADERS,
-      start(sink) {
-        const subscriber = hub.register(sink);
-        if (!subscriber.closed) hub.topicFor(request).attach(subscriber, lastId);
+      start: (sink) => {
+        const subscriber = this.register(sink);
+        if (!subscriber.closed) this.topicFor(request).attach(subscriber, lastId);
         return subscriber;
       },
     };
