@@ -1,26 +1,25 @@
-// `transit-api reliability`: the executable against a database file as operators run it, and
+// `transit-api reliability`: the CLI (from the sources) against a database file as operators run it, and
 // the report's cases in process. Data: test/support/reliability-data.ts.
 import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import { runCommand, UsageError } from '../app/cli.ts';
 import { reliabilityCommand } from '../app/commands/reliability.ts';
 import { printReliabilityReport, type ReportOptions } from '../app/reliability-report.ts';
 import { Db } from '../store/db.ts';
+import { childEnv, cliArgv } from './support/cli.ts';
 import { seedReliability } from './support/reliability-data.ts';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'transit-api.js');
 const settings = { service_day_end: '04:00' };
 
-t.test('the executable prints the table', async (t) => {
+t.test('the CLI prints the table', async (t) => {
   const dbPath = join(t.testdir(), 'transit.duckdb');
   const db = await Db.open(dbPath);
   await seedReliability(db);
   await db.close();
   const run = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, 'reliability', ...args], {
-      encoding: 'utf8', env: { ...process.env, TRANSIT_DB: dbPath, TRANSIT_CONFIG: '' }, timeout: 60_000,
+    const r = spawnSync(process.execPath, cliArgv('reliability', ...args), {
+      encoding: 'utf8', env: childEnv({ TRANSIT_DB: dbPath }), timeout: 60_000,
     });
     return { code: r.status, out: r.stdout, err: r.stderr };
   };

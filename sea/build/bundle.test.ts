@@ -42,3 +42,21 @@ t.test('import.meta in app code fails the build instead of the binary', async (t
     /the bundle would break at run time:[\s\S]*import\.meta[\s\S]*assetPath\(\)/,
   );
 });
+
+t.test('for dist/, the native packages stay require()s resolved from node_modules', async (t) => {
+  const entry = join(dir, 'dist-natives.ts');
+  writeFileSync(entry, [
+    "import uWS from 'uWebSockets.js';",
+    "import bindings from '@duckdb/node-bindings';",
+    "import cron from 'node-cron';",
+    'console.log(uWS.App, bindings.library_version, cron.validate);',
+  ].join('\n'));
+  const outfile = join(dir, 'dist-natives.cjs');
+  await bundleApp({ repoRoot, entry, outfile, natives: 'node_modules' });
+  const out = readFileSync(outfile, 'utf8');
+  t.match(out, /require\("uWebSockets\.js"\)/);
+  t.match(out, /require\("@duckdb\/node-bindings"\)/);
+  t.notMatch(out, /loadNativeAddon/, 'no SEA loader');
+  t.notMatch(out, /require\("node-cron"\)/, 'the other packages are inside the bundle');
+  t.match(out, /daemon\.cjs/);
+});

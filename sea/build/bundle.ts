@@ -3,16 +3,26 @@ import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// The app as one CommonJS file for the SEA: SEA runs a CommonJS script whose require reaches only
-// Node's built-ins, so everything else must be inside the bundle, and the two native loaders are
-// swapped for sea/native.ts.
+// The app as one CommonJS file, the one esbuild configuration of the project, for its two builds:
+// - the single executable (scripts/build-binary.ts): SEA runs a CommonJS script whose require
+//   reaches only Node's built-ins, so everything else must be inside the bundle, and the two
+//   native loaders are swapped for sea/native.ts;
+// - the built runtime in dist/ (scripts/build.ts, run by `npm run build` and `prepare`): the same
+//   bundle, but the native packages stay require()s that Node resolves from node_modules, where
+//   their own loaders pick the addon for the platform.
+
+/** The packages that load native addons: never inside a bundle. */
+export const NATIVE_PACKAGES = ['uWebSockets.js', '@duckdb/node-bindings'] as const;
 
 export interface BundleOptions {
   repoRoot: string;
   entry: string;
   outfile: string;
-  /** native file names by the module they replace */
-  natives: { uws: string; duckdb: string };
+  /**
+   * SEA: the addon file names by the module they replace; 'node_modules': the native packages
+   * are left to require() at run time
+   */
+  natives: { uws: string; duckdb: string } | 'node_modules';
 }
 
 export interface Bundle {
@@ -29,18 +39,24 @@ const PREFER_COMMONJS = ['node-cron'];
 
 const NATIVE_LOADER = fileURLToPath(new URL('../native.ts', import.meta.url));
 
+const NATIVE_MODULE = new RegExp(`^(${NATIVE_PACKAGES.map((name) => name.replace(/[./]/g, '\\$&')).join('|')})$`);
+
 function nativesPlugin(repoRoot: string, natives: BundleOptions['natives']): Plugin {
-  const replaced: Record<string, string> = { 'uWebSockets.js': natives.uws, '@duckdb/node-bindings': natives.duckdb };
   const require = createRequire(join(repoRoot, 'package.json'));
   return {
-    name: 'transit-sea',
+    name: 'transit-natives',
     setup(b) {
-      b.onResolve({ filter: /^(uWebSockets\.js|@duckdb\/node-bindings)$/ }, (args) => ({ path: args.path, namespace: 'sea-native' }));
-      b.onLoad({ filter: /.*/, namespace: 'sea-native' }, (args) => ({
-        contents: `module.exports = require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
-        resolveDir: repoRoot,
-        loader: 'js',
-      }));
+      if (natives === 'node_modules') {
+        b.onResolve({ filter: NATIVE_MODULE }, (args) => ({ path: args.path, external: true }));
+      } else {
+        const replaced: Record<string, string> = { 'uWebSockets.js': natives.uws, '@duckdb/node-bindings': natives.duckdb };
+        b.onResolve({ filter: NATIVE_MODULE }, (args) => ({ path: args.path, namespace: 'sea-native' }));
+        b.onLoad({ filter: /.*/, namespace: 'sea-native' }, (args) => ({
+          contents: `module.exports = require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
+          resolveDir: repoRoot,
+          loader: 'js',
+        }));
+      }
       const preferCjs = new RegExp(`^(${PREFER_COMMONJS.join('|')})$`);
       b.onResolve({ filter: preferCjs }, (args) => ({ path: require.resolve(args.path) }));
     },
