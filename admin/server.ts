@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import {
   COMMAND_PATH, METRICS_PATH, PING_PATH, type CommandRequest, type CommandResult, type PingAnswer,
 } from './protocol.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import { socketAddress } from './socket-path.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -20,7 +21,7 @@ export interface AdminServerOptions {
   commands: Readonly<Record<string, CommandHandler>>;
   /** Prometheus text exposition for GET /metrics; absent: 404 */
   metricsText?: () => Promise<string>;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 export interface AdminServer {
@@ -92,7 +93,7 @@ function parseRequest(text: string): CommandRequest {
 }
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
-  const log = options.log ?? (() => undefined);
+  const log = componentLogger(options.log, 'admin');
   const address = socketAddress(options.path);
   await claim(options.path, address);
   const inFlight = new Set<Promise<unknown>>();
@@ -127,7 +128,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      log('admin: request failed', err);
+      log.error({ err }, 'request failed');
       if (!res.headersSent) send(res, 500, JSON.stringify({ error: (err as Error)?.message ?? String(err) }));
       else res.destroy();
     });
@@ -152,7 +153,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   });
   chmodSync(address, 0o600);
   const inode = lstatSync(address).ino;
-  server.on('error', (err) => log('admin: socket error', err));
+  server.on('error', (err) => log.error({ err }, 'socket error'));
 
   let closing: Promise<void> | null = null;
   return {

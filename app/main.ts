@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { assetPath } from '../core/assets.ts';
 import { ConfigError } from '../core/config.ts';
+import { createLogger, isLogLevel, setDefaultLogger } from '../core/logger.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
 import { backupCommand, snapshotCommand } from './commands/copies.ts';
 import { exportCommand } from './commands/export.ts';
@@ -11,6 +12,7 @@ import { reliabilityCommand } from './commands/reliability.ts';
 import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
 import { reloadCommand, statusCommand } from './commands/status.ts';
+import { print, printError } from './output.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
@@ -19,19 +21,24 @@ const COMMANDS: readonly Command[] = [
   snapshotCommand, backupCommand,
 ];
 
+// one logger for the process; an invalid TRANSIT_LOG_LEVEL is reported by the config check
+const envLevel = process.env.TRANSIT_LOG_LEVEL;
+const log = createLogger({ level: isLogLevel(envLevel) ? envLevel : 'info' });
+setDefaultLogger(log);
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(topHelp(COMMANDS, pkg.version));
+    print(topHelp(COMMANDS, pkg.version));
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    console.log(pkg.version);
+    print(pkg.version);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}\n\n${topHelp(COMMANDS, pkg.version)}`);
-  return runCommand(command, rest);
+  return runCommand(command, rest, log);
 }
 
 // A reader that went away (`keys create … | head -1`, a closed pipe) is no failure: the work is
@@ -47,11 +54,11 @@ main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      console.error(err.message);
+      // the person at the terminal made a mistake: the message, no stack
+      printError(err.message);
       process.exitCode = 2;
     } else {
-      console.error(err instanceof Error ? err.message : err);
-      if (process.env.TRANSIT_DEBUG) console.error(err);
+      log.fatal({ err }, err instanceof Error ? err.message : String(err));
       process.exitCode = 1;
     }
   },

@@ -1,5 +1,6 @@
 import type { Config, FeedConfig } from '../core/config.ts';
 import { InMemoryEventBus, type EventBus } from '../core/events.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import { createPipeline, type Pipeline } from '../pipeline/ingest.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
@@ -22,20 +23,21 @@ export interface Runtime {
 }
 
 export interface RuntimeOptions {
-  log?: (line: string) => void;
+  /** default: the process's logger */
+  log?: Logger;
   now?: () => number;
 }
 
 /** Imports every configured schedule that is not in the database yet. */
-export async function ensureSchedules(db: Db, config: Readonly<Config>, log: (line: string) => void): Promise<void> {
+export async function ensureSchedules(db: Db, config: Readonly<Config>, log: Logger): Promise<void> {
   const imported = new Set((await listSchedules(db)).map((s) => s.schedule_id));
   for (const schedule of config.schedules) {
     if (imported.has(schedule.id)) continue;
-    log(`importing schedule ${schedule.id} from ${schedule.source}`);
+    log.info({ schedule: schedule.id, source: schedule.source }, 'importing schedule');
     const { summary, version } = await importScheduleVersion(db, schedule.id, schedule.source, {
       timezone: config.reliability.timezone, horizonDays: config.reliability.horizon_days,
     });
-    log(`schedule ${schedule.id}: version ${version.version_id}, ${summary.tables.trips?.rows ?? 0} trips in ${Math.round(summary.ms)} ms`);
+    log.info({ schedule: schedule.id, version: version.version_id, trips: summary.tables.trips?.rows ?? 0, ms: Math.round(summary.ms) }, 'schedule imported');
   }
 }
 
@@ -49,13 +51,13 @@ export function scheduleForFeed(config: Readonly<Config>, schedules: ReadonlyMap
 }
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = options.log ?? defaultLogger();
   const db = await Db.open(config.db_path, dbOptions(config.store));
   try {
     await ensureSchedules(db, config, log);
     const schedules = new Map<string, ScheduleIndex>();
     for (const schedule of config.schedules) schedules.set(schedule.id, await loadScheduleIndex(db, schedule.id));
-    const bus = new InMemoryEventBus();
+    const bus = new InMemoryEventBus({ log });
     const pipeline = createPipeline({
       config,
       bus,

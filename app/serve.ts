@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
 import { createApi } from '../http/api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
 import { SlidingWindowLimiter } from '../http/limiter.ts';
@@ -39,7 +40,8 @@ export interface Service {
 }
 
 export interface ServeOptions {
-  log?: (line: string) => void;
+  /** default: the process's logger */
+  log?: Logger;
   /** start polling right away (default true) */
   poll?: boolean;
 }
@@ -48,8 +50,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   assertNativeUws();
   // a taken port fails now, before the database is opened (the listen below is exclusive too)
   await checkPortFree(config.host, config.port).catch(explainListenError);
-  const log = options.log ?? ((line: string) => console.log(line));
-  const logErr = (message: string, err?: unknown) => log(`${message}${err ? `: ${err instanceof Error ? err.message : String(err)}` : ''}`);
+  const log = options.log ?? defaultLogger();
   const runtime = await openRuntime(config, { log });
   const { db, bus, pipeline } = runtime;
   const stops: Array<() => void | Promise<void>> = [];
@@ -60,36 +61,36 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // (yesterday, the horizon moved on), leaving every expanded day with its version
     const today = wallClock(new Date(), timezone).date;
     await expandMissingDays(db, addDays(today, -1), addDays(today, config.reliability.horizon_days));
-    const webhooks = createWebhooks({ db, bus, config, onError: (err) => logErr('webhooks', err) });
+    const webhooks = createWebhooks({ db, bus, config, log });
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
-    const reliability = await BusReliabilitySnapshots.start(db, bus, { log: logErr });
+    const reliability = await BusReliabilitySnapshots.start(db, bus, { log });
     stops.push(() => reliability.close());
     // the status page's request figures come from a recorder teed into the billing meter
-    const status = await createStatus({ db, live: pipeline.state, config, bus, log: logErr });
+    const status = await createStatus({ db, live: pipeline.state, config, bus, log });
     stops.push(() => status.stop());
-    const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log: logErr }).start());
+    const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log }).start());
     // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
-    const streams = await openStreaming({ db, bus, live: pipeline.state, config, log: logErr });
+    const streams = await openStreaming({ db, bus, live: pipeline.state, config, log });
     streaming = streams;
     streams.useMeter(meter);
     // one secret for cursors and download links; without a configured one, links die with the process
     const signingSecret = config.signing_secret ?? randomBytes(32);
-    if (!config.signing_secret) log('signing_secret is not set: cursors and export download links stop working when this process restarts');
+    if (!config.signing_secret) log.warn('signing_secret is not set: cursors and export download links stop working when this process restarts');
     // the account routes show the window the API enforces, so both read the same limiter
     const limiter = new SlidingWindowLimiter();
     const api = await createApi({
-      db, live: pipeline.state, config, log: (m, e) => logErr(m, e), meter, signingSecret, limiter,
+      db, live: pipeline.state, config, log, meter, signingSecret, limiter,
       reliability,
       streams: streams.provider,
       routes: [
         ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
         ...dashboardRoutes(),
-        ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streams.connections), log: logErr }),
+        ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streams.connections), log }),
         ...exportRoutes({
           db, dir: config.exports.dir, secret: signingSecret, ttlS: config.exports.url_ttl_s,
-          baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''), log: logErr,
+          baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''), log: log.child({ component: 'exports' }),
         }),
       ],
     });
@@ -101,8 +102,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       shutdownTimeoutMs: config.api.shutdown_timeout_ms,
       streamBufferBytes: config.sse.buffer_bytes,
       // one budget for the send buffers of every stream, /status/stream included
-      sendBudget: sendBudgetFromConfig(config.sse, { log: (m) => log(m) }),
-      log: (m, e) => logErr(m, e),
+      sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }),
+      log,
     }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);
 
@@ -113,20 +114,20 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       onSwap(id, index) {
         // the pipeline reads this map on every poll: the next poll matches against the new version
         runtime.schedules.set(id, index);
-        api.reloadDirectory().catch((err: unknown) => logErr('reloading the route directory after a schedule swap failed', err));
+        api.reloadDirectory().catch((err: unknown) => log.error({ err }, 'reloading the route directory after a schedule swap failed'));
       },
-      log: logErr,
+      log,
     });
     stops.push(() => schedules.stop());
     status.setSchedules(() => schedules.health());
 
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
-    const finalize = await scheduleFinalize(db, bus, config, { log: logErr });
+    const finalize = await scheduleFinalize(db, bus, config, { log });
     stops.push(() => finalize.stop());
-    const exportsJob = await scheduleExports(db, bus, config, { log: logErr });
+    const exportsJob = await scheduleExports(db, bus, config, { log });
     stops.push(() => exportsJob.stop());
-    const snapshot = await scheduleSnapshot(db, config, { log: logErr });
+    const snapshot = await scheduleSnapshot(db, config, { log });
     stops.push(() => snapshot.stop());
 
     if (options.poll !== false) pipeline.start();
@@ -144,10 +145,10 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
           // pending events go out and streams end first: clients resume by id after the restart
           streams.endStreams();
           await server.close();
-          for (const stop of stops.reverse()) await Promise.resolve(stop()).catch((err) => logErr('stopping a job failed', err));
+          for (const stop of stops.reverse()) await Promise.resolve(stop()).catch((err) => log.error({ err }, 'stopping a job failed'));
           // the event log keeps what the pipeline publishes until it stops, then is persisted
           await pipeline.stop();
-          await streams.close().catch((err) => logErr('closing the event streams failed', err));
+          await streams.close().catch((err) => log.error({ err }, 'closing the event streams failed'));
           await runtime.close();
         })();
         return closing;

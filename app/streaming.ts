@@ -3,6 +3,7 @@
 // and the connection-minute meter, exposed to the API as a StreamProvider plus the
 // /api/v1/events/stream route. `serve` and the streaming tests build it the same way.
 import type { Config } from '../core/config.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { DomainEvent, EventBus } from '../core/events.ts';
 import type { LiveView } from '../core/ports.ts';
 import type { Meter } from '../http/meter.ts';
@@ -23,7 +24,7 @@ export interface StreamingDeps {
   config: Readonly<Config>;
   /** the API clock: metering and the time query results are rendered at */
   clock?: () => number;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
   /** hub settings beyond the config (tests: short lifetimes, a short retry) */
   hub?: Partial<HubOptions>;
   /** how often the LiveView version is compared (default 100 ms) */
@@ -59,7 +60,7 @@ const channelsOf = (event: DomainEvent): readonly string[] => (event.type === 'r
 
 export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
   const { config } = deps;
-  const log = deps.log ?? ((message: string, err?: unknown) => console.error(message, err ?? ''));
+  const log = componentLogger(deps.log, 'stream');
   const eventLog = await DuckDbEventLog.open(deps.db, {
     capacity: config.sse.event_log_size,
     maxBytes: config.sse.event_log_max_bytes,

@@ -16,6 +16,7 @@ import type { FetchFn } from '../pipeline/fetch-feed.ts';
 import { encodeFeed, fakeSchedule, header, testConfig } from '../pipeline/test-fakes.ts';
 import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
+import { createLogger } from '../core/logger.ts';
 
 const VEHICLES = Number(process.env.VEHICLES ?? 5_000);
 const TRIPS = Number(process.env.TRIPS ?? 1_500);
@@ -107,7 +108,7 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
   });
   const pipeline = createPipeline({
     config: testConfig({ feeds: [{ id: kind, kind: 'gtfs-rt', url: 'http://bench.invalid/' }] }),
-    bus, history, scheduleFor: () => schedule, now: () => NOW_S * 1000 + 2_000, fetch, log: (l) => console.log(`  log: ${l}`),
+    bus, history, scheduleFor: () => schedule, now: () => NOW_S * 1000 + 2_000, fetch, log: createLogger(),
   });
 
   const e2e: number[] = [];

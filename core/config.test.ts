@@ -52,3 +52,11 @@ t.test('feeds[].trip_matching: auto by default, one strategy or several in order
   t.throws(() => feed('fuzzy'), /feeds\.0\.trip_matching/);
   t.throws(() => feed([]), /feeds\.0\.trip_matching/);
 });
+
+t.test('log_level: from the file, TRANSIT_LOG_LEVEL over it, unknown levels refused', async (t) => {
+  t.equal(parseConfig({}).log_level, 'info');
+  t.equal(parseConfig({ log_level: 'warn' }).log_level, 'warn');
+  t.equal(parseConfig({ log_level: 'warn' }, { TRANSIT_LOG_LEVEL: 'debug' }).log_level, 'debug', 'the environment beats the file');
+  t.throws(() => parseConfig({}, { TRANSIT_LOG_LEVEL: 'loud' }), /TRANSIT_LOG_LEVEL: must be one of/);
+  t.throws(() => parseConfig({ log_level: 'loud' }), /log_level/);
+});

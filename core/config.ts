@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { isLogLevel, LOG_LEVELS } from './logger.ts';
 import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES, MODES } from './types.ts';
 
 // One schema for the whole service. Units are in the key names; every default is here.
@@ -69,6 +70,8 @@ export const ConfigSchema = z.object({
   host: z.string().default('0.0.0.0'),
   db_path: z.string().default('data/transit.duckdb'),
   public_base_url: z.string().url().optional(),
+  /** TRANSIT_LOG_LEVEL and --log-level override it */
+  log_level: z.enum(LOG_LEVELS).default('info'),
   feeds: z.array(FeedSchema).default([]),
   schedules: z.array(ScheduleSchema).default([]),
   freshness: z.object({
@@ -247,6 +250,10 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = {}): Readonly
     else input.port = port;
   }
   if (env.TRANSIT_DB) input.db_path = env.TRANSIT_DB;
+  if (env.TRANSIT_LOG_LEVEL) {
+    if (isLogLevel(env.TRANSIT_LOG_LEVEL)) input.log_level = env.TRANSIT_LOG_LEVEL;
+    else problems.push(`TRANSIT_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(env.TRANSIT_LOG_LEVEL)}`);
+  }
   const parsed = ConfigSchema.safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {

@@ -1,3 +1,4 @@
+import { componentLogger, type Logger } from './logger.ts';
 import type { Mode } from './types.ts';
 
 export const EVENT_TYPES = [
@@ -35,6 +36,11 @@ export class InMemoryEventBus implements EventBus {
   private readonly handlers = new Set<(events: readonly DomainEvent[]) => void>();
   private pending: DomainEvent[] = [];
   private scheduled = false;
+  private readonly log: Logger;
+
+  constructor(options: { log?: Logger } = {}) {
+    this.log = componentLogger(options.log, 'events');
+  }
 
   publish(event: DomainEvent): void {
     this.pending.push(event);
@@ -57,7 +63,7 @@ export class InMemoryEventBus implements EventBus {
         handler(batch);
       } catch (err) {
         // one failing consumer must not starve the others
-        console.error('event handler failed', err);
+        this.log.error({ err }, 'event handler failed');
       }
     }
   }

@@ -86,7 +86,7 @@ export async function runExportCommand(
   config: Pick<Readonly<Config>, 'exports' | 'reliability'>,
   io: ExportCommandIO & { recover: boolean },
 ): Promise<number> {
-  const out = io.out ?? ((line: string) => console.log(line));
+  const out = io.out ?? ((line: string) => void process.stdout.write(`${line}\n`));
   const datasets: ExportDataset[] = parseList(args.dataset, EXPORT_DATASETS, EXPORT_DATASETS, isExportDataset, 'dataset');
   const formats: ExportFormat[] = parseList(args.format, EXPORT_FORMATS, config.exports.formats, isExportFormat, 'format');
   const progress = progressReporter('export', io.stream ?? NO_TTY);

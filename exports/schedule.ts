@@ -1,6 +1,7 @@
 // The daily export job: at exports.cron (agency time zone) it queues the last finished service
 // day's files, retries recent failures, and runs every queued file whose day is complete.
 // Reliability files wait for the reliability job; its reliability.updated event wakes this job.
+import { componentLogger, type Logger } from '../core/logger.ts';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
@@ -25,7 +26,7 @@ export interface ExportSchedulerOptions {
   now?: () => Date;
   /** run a pass right away (default true), so a day missed while stopped is exported */
   runAtStart?: boolean;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
   onProgress?: (progress: ExportProgress) => void;
 }
 
@@ -59,7 +60,7 @@ export async function scheduleExports(
     throw new RangeError(`exports.cron is not a valid cron expression: ${config.exports.cron}`);
   }
   const now = options.now ?? (() => new Date());
-  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  const log = componentLogger(options.log, 'exports');
   const timezone = await resolveTimezone(db, config.reliability.timezone);
   const recovered = await recoverExports(db, config.exports.dir, now());
   const settings: ExportSettings = {
@@ -90,18 +91,18 @@ export async function scheduleExports(
     try {
       await runOnce();
     } catch (err) {
-      log('exports: daily pass failed', err);
+      log.error({ err }, 'daily pass failed');
     }
   }, { timezone, name: 'history-exports', noOverlap: true });
 
   // reliability files of a day wait in `pending` until the reliability job finalizes that day
   const unsubscribe = bus.subscribe((events) => {
     if (!events.some((e) => e.type === 'reliability.updated')) return;
-    serial(() => runPending(settings)).catch((err: unknown) => log('exports: pass after finalize failed', err));
+    serial(() => runPending(settings)).catch((err: unknown) => log.error({ err }, 'pass after finalize failed'));
   });
 
   if (options.runAtStart !== false) {
-    await runOnce().catch((err: unknown) => log('exports: catch-up pass failed', err));
+    await runOnce().catch((err: unknown) => log.error({ err }, 'catch-up pass failed'));
   }
 
   return {

@@ -7,6 +7,7 @@ import { parseConfig } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
 import { PRIVATE_TABLE, scheduleSnapshot, writeSnapshot } from './snapshot.ts';
 import { openTempDb, seedDay } from './test-support.ts';
+import { logInto } from '../test/support/logs.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -136,8 +137,8 @@ t.test('snapshot refusals and the scheduled job', async (t) => {
 
   const failures: string[] = [];
   const broken = await scheduleSnapshot(db, parseConfig({ snapshot: { path: blocked, cron: '* * * * *' } }), {
-    runAtStart: true, log: (message) => failures.push(message),
+    runAtStart: true, log: logInto((message) => failures.push(message)),
   });
   await broken.stop();
-  t.same(failures, ['snapshot: first snapshot failed'], 'a failing snapshot is logged, not thrown');
+  t.same(failures, ['first snapshot failed'], 'a failing snapshot is logged, not thrown');
 });

@@ -2,6 +2,7 @@
 // open read-only (DuckDB CLI, Python) while the service keeps writing. Copied table by table
 // inside one transaction on the Db queue, into a new file that is renamed over the old one, so
 // a reader sees either the previous snapshot or the new one, never a partial copy.
+import { componentLogger, type Logger } from '../core/logger.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -145,7 +146,7 @@ export interface SnapshotJob {
 export interface SnapshotJobOptions extends SnapshotOptions {
   /** write one right away (default false) */
   runAtStart?: boolean;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
   onSnapshot?: (summary: SnapshotSummary) => void;
 }
 
@@ -158,7 +159,7 @@ export async function scheduleSnapshot(
 ): Promise<SnapshotJob> {
   const { path, cron: expression } = config.snapshot;
   if (!cron.validate(expression)) throw new RangeError(`snapshot.cron is not a valid cron expression: ${expression}`);
-  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  const log = componentLogger(options.log, 'snapshot');
   let running: Promise<SnapshotSummary> | null = null;
   const runOnce = (): Promise<SnapshotSummary> => {
     running ??= writeSnapshot(db, path, options)
@@ -174,10 +175,10 @@ export async function scheduleSnapshot(
     try {
       await runOnce();
     } catch (err) {
-      log('snapshot: writing the analyst snapshot failed', err);
+      log.error({ err }, 'writing the analyst snapshot failed');
     }
   }, { name: 'analyst-snapshot', noOverlap: true });
-  if (options.runAtStart) await runOnce().catch((err: unknown) => log('snapshot: first snapshot failed', err));
+  if (options.runAtStart) await runOnce().catch((err: unknown) => log.error({ err }, 'first snapshot failed'));
   return {
     runOnce,
     async stop() {

@@ -3,6 +3,7 @@
 // startServer({ app: api.app, … }).
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
 import { App } from './app.ts';
@@ -10,7 +11,6 @@ import { KeyStore, type KeyAuthenticator } from './auth.ts';
 import { CursorCodec } from './cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from './limiter.ts';
 import { DbMeter, type Meter } from './meter.ts';
-import type { ErrorLogger } from './problem.ts';
 import { StoreDirectory, type RouteDirectory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
 import type { ReliabilitySnapshots } from './routes/deps.ts';
@@ -22,7 +22,7 @@ export interface ApiDeps {
   live: LiveView;
   config: Readonly<Config>;
   clock?: () => number;
-  log?: ErrorLogger;
+  log?: Logger;
   /** default: read from the store's schedules now and every api.directory_refresh_s */
   directory?: RouteDirectory;
   /** last-7-day figures for the bus directory (reliability issue) */
@@ -52,11 +52,9 @@ export interface Api {
   reloadDirectory(): Promise<void>;
 }
 
-const defaultLog: ErrorLogger = (message, err) => console.error(message, err);
-
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const clock = deps.clock ?? Date.now;
-  const log = deps.log ?? defaultLog;
+  const log = deps.log ?? defaultLogger();
   const api = deps.config.api;
   const keys = deps.keys ?? new KeyStore(deps.db, { recheckMs: api.key_recheck_ms, clock, log }).start();
   const meter = deps.meter ?? new DbMeter(deps.db, { flushMs: api.meter_flush_ms, batchRows: api.meter_batch_rows, log }).start();

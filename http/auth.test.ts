@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { Db } from '../store/db.ts';
 import { KeyStore } from './auth.ts';
 import { createKey, generateKey, revokeKey } from './keys.ts';
+import { logInto } from '../test/support/logs.ts';
 
 async function setup(t: Test) {
   const db = await Db.open(':memory:');
@@ -80,7 +81,7 @@ t.test('the background recheck runs on its timer and survives failures', async (
   const logged: string[] = [];
   // a frozen clock keeps entries fresh, so only the timer can change the answer
   const now = 5_000;
-  const store = new KeyStore(db, { recheckMs: 20, clock: () => now, log: (m) => logged.push(m) }).start();
+  const store = new KeyStore(db, { recheckMs: 20, clock: () => now, log: logInto((m) => logged.push(m)) }).start();
   const a = await createKey(db, { plan: 'free' });
   t.ok(await store.authenticate(a.key, now));
   await revokeKey(db, a.id);

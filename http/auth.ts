@@ -1,6 +1,7 @@
 // Key authentication with an in-memory cache, so the hot path never waits on DuckDB, while a
 // background recheck makes revocations (by this process, the CLI or SQL) take effect in seconds.
 import { timingSafeEqual } from 'node:crypto';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from '../store/db.ts';
 import { findKeyByHash, hashKey, KEY_PATTERN, keyStates, type ApiKeyRecord } from './keys.ts';
 import type { Plan } from './plans.ts';
@@ -33,7 +34,7 @@ export interface KeyStoreOptions {
   /** unknown hashes are remembered this long, so floods of bad keys do not reach the database */
   negativeTtlMs?: number;
   maxNegativeEntries?: number;
-  log?: (message: string, err: unknown) => void;
+  log?: Logger;
 }
 
 function toKey(record: ApiKeyRecord): AuthenticatedKey | null {
@@ -51,11 +52,13 @@ export class KeyStore implements KeyAuthenticator {
   private readonly maxNegative: number;
   /** cached answers older than this are not trusted even if the recheck fell behind */
   private readonly maxStaleMs: number;
+  private readonly log: Logger;
 
   constructor(private readonly db: Db, private readonly options: KeyStoreOptions) {
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxNegative = options.maxNegativeEntries ?? 10_000;
     this.maxStaleMs = options.recheckMs * 3;
+    this.log = componentLogger(options.log, 'auth');
   }
 
   /** Starts the background recheck (unref'd: it never keeps the process alive). */
@@ -114,7 +117,7 @@ export class KeyStore implements KeyAuthenticator {
       }
     } catch (err) {
       // the entries age past maxStaleMs and the hot path falls back to direct lookups
-      this.options.log?.('api key recheck failed', err);
+      this.log.error({ err }, 'api key recheck failed');
     }
   }
 

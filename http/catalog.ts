@@ -2,6 +2,7 @@
 // what the drift test compares with it. Route factories only capture their dependencies, so
 // empty stand-ins are enough here. Each feature adds its routes below, exactly as the
 // composition root passes them to createApi({ routes }).
+import { silentLogger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
 import { App } from './app.ts';
 import type { KeyAuthenticator } from './auth.ts';
@@ -55,7 +56,7 @@ export function documentedApp(): App {
     meter: new MemoryMeter(),
     cursors: new CursorCodec('documentation-only-secret'),
     clock: Date.now,
-    log: () => {},
+    log: silentLogger,
     maxBodyBytes: 1024,
     responseCacheEntries: 1,
   });

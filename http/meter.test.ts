@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Db } from '../store/db.ts';
 import { DbMeter, MemoryMeter, teeMeter, type UsageRecord } from './meter.ts';
+import { logInto } from '../test/support/logs.ts';
 
 const usage = (over: Partial<UsageRecord> = {}): UsageRecord => ({
   keyId: 'key_1', plan: 'regular', test: false, unit: 'request', quantity: 1, method: 'GET', endpoint: '/api/v1/alerts',
@@ -57,7 +58,7 @@ t.test('a full batch flushes early; the timer flushes the rest; close flushes an
 t.test('a failing store keeps buckets (bounded, merged) and reports what was lost', async (t) => {
   const db = await Db.open(':memory:');
   const logged: string[] = [];
-  const meter = new DbMeter(db, { flushMs: 60_000, batchRows: 1_000, maxBufferedRows: 5, log: (m) => logged.push(m) });
+  const meter = new DbMeter(db, { flushMs: 60_000, batchRows: 1_000, maxBufferedRows: 5, log: logInto((m, line) => logged.push(line.table ? `${m} (${String(line.table)})` : m)) });
   await db.close();
   for (let i = 0; i < 8; i++) meter.record(usage({ test: i % 2 === 0, atMs: i * 1000 }));
   const flushing = meter.flush();
@@ -65,7 +66,7 @@ t.test('a failing store keeps buckets (bounded, merged) and reports what was los
   await flushing;
   t.equal(meter.pending, 5, 'kept for the next flush, up to the bound');
   t.equal(meter.dropped, 3);
-  t.match(logged, [/api_usage failed/, /api_usage_test failed/]);
+  t.match(logged, [/flush failed.*\(api_usage\)$/, /flush failed.*\(api_usage_test\)$/]);
   await meter.close();
   t.equal(meter.dropped, 9, 'every call is accounted for: persisted or dropped');
   t.match(logged.at(-1), /could not be persisted at shutdown/);

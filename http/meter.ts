@@ -1,5 +1,6 @@
 // Usage metering: every call is recorded in memory and appended to DuckDB in batches.
 import { timestampTZValue, type DuckDBAppender } from '@duckdb/node-api';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from '../store/db.ts';
 import type { MeterUnit } from './headers.ts';
 import type { Plan } from './plans.ts';
@@ -35,7 +36,7 @@ export interface DbMeterOptions {
   batchRows: number;
   /** past this many unflushed buckets (the store is failing), the oldest are dropped and counted */
   maxBufferedRows?: number;
-  log?: (message: string, err: unknown) => void;
+  log?: Logger;
 }
 
 export const LIVE_USAGE_TABLE = 'api_usage';
@@ -95,9 +96,11 @@ export class DbMeter implements Meter {
   /** calls persisted so far */
   persisted = 0;
   private readonly maxBuffered: number;
+  private readonly log: Logger;
 
   constructor(private readonly db: Db, private readonly options: DbMeterOptions) {
     this.maxBuffered = options.maxBufferedRows ?? 1_000_000;
+    this.log = componentLogger(options.log, 'meter');
   }
 
   start(): this {
@@ -148,7 +151,7 @@ export class DbMeter implements Meter {
     this.closed = true;
     if (this.buckets.size) {
       const calls = [...this.buckets.values()].reduce((n, b) => n + b.calls, 0);
-      this.options.log?.(`${calls} metered calls could not be persisted at shutdown`, null);
+      this.log.error({ calls }, 'metered calls could not be persisted at shutdown');
       this.dropped += calls;
       this.buckets = new Map();
     }
@@ -172,7 +175,7 @@ export class DbMeter implements Meter {
         for (const row of rows) this.persisted += row.calls;
       } catch (err) {
         this.requeue(rows);
-        this.options.log?.(`usage flush to ${table} failed; rows kept for the next flush`, err);
+        this.log.error({ err, table }, 'usage flush failed; rows kept for the next flush');
       }
     }
   }

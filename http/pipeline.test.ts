@@ -10,6 +10,7 @@ import { SlidingWindowLimiter, type RateLimiter } from './limiter.ts';
 import { MemoryMeter } from './meter.ts';
 import { defineRoute } from './route.ts';
 import { Reply, StreamReply, type StreamOpenRequest, type StreamProvider } from './types.ts';
+import { logInto } from '../test/support/logs.ts';
 
 const KEYS: Record<string, AuthenticatedKey> = {
   free: { id: 'k_free', plan: 'free', test: false, prefix: 'tk_live_free' },
@@ -69,7 +70,7 @@ function makeApp(options: { streams?: StreamProvider; limiter?: RateLimiter } = 
   const meter = new MemoryMeter();
   const app = new App({
     routes, keys, meter, limiter: options.limiter ?? new SlidingWindowLimiter(), cursors: new CursorCodec('x'.repeat(32)),
-    clock: () => 1_000_000, log: (_m, err) => logged.push(err), maxBodyBytes: 100, responseCacheEntries: 10,
+    clock: () => 1_000_000, log: logInto((_m, line) => logged.push(line.err), 'error'), maxBodyBytes: 100, responseCacheEntries: 10,
     streams: options.streams, docs: false,
   });
   return { app, logged, meter };

@@ -3,6 +3,7 @@
 // becomes a problem response here, so no input can escape as a crash.
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
 import { compileRoute, type CompiledRoute } from './compile.ts';
 import { Context, PageCursor } from './context.ts';
@@ -11,7 +12,7 @@ import { baseHeaders, PREFLIGHT_HEADERS, rateLimitHeaders, type HeaderList, type
 import type { RateDecision, RateLimiter } from './limiter.ts';
 import type { Meter } from './meter.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes, WINDOW_POLICY_NAME } from './plans.ts';
-import { renderProblem, toApiError, type ErrorLogger } from './problem.ts';
+import { renderProblem, toApiError } from './problem.ts';
 import { etagOf, matchesIfNoneMatch, ResponseCache } from './response-cache.ts';
 import { Router } from './router.ts';
 import {
@@ -27,7 +28,7 @@ export interface PipelineOptions {
   meter: Meter;
   cursors: CursorCodec;
   clock: () => number;
-  log: ErrorLogger;
+  log: Logger;
   streams?: StreamProvider;
   /** prefix of links in bodies; empty gives root-relative links */
   baseUrl?: string;
@@ -63,9 +64,11 @@ export class Pipeline {
   private readonly queries = new Map<string, { parsed: ParsedQuery & { scope: string }; query: Record<string, unknown> }>();
   private readonly idPrefix = randomBytes(4).toString('hex');
   private nextId = 0;
+  private readonly log: Logger;
   readonly routes: readonly CompiledRoute[];
 
   constructor(private readonly options: PipelineOptions) {
+    this.log = options.log.child({ component: 'http' });
     const ids = new Set<string>();
     this.routes = options.routes.map((def) => {
       if (ids.has(def.id)) throw new Error(`duplicate route id ${def.id}`);
@@ -97,9 +100,10 @@ export class Pipeline {
     try {
       response = await this.process(req, state);
     } catch (err) {
-      response = this.problem(toApiError(err, this.options.log, state.requestId), req, state);
+      response = this.problem(toApiError(err, this.log, state.requestId), req, state);
     }
     this.record(state, response);
+    this.logRequest(state, req, response);
     return response;
   }
 
@@ -209,7 +213,7 @@ export class Pipeline {
       // a revalidation costs the client nothing: give the request back to the window
       if (state.key && state.decision?.takenAtMs != null) {
         const decision = state.decision;
-        void Promise.resolve(this.options.limiter.refund(state.key.id, decision)).catch((err) => this.options.log('refund failed', err));
+        void Promise.resolve(this.options.limiter.refund(state.key.id, decision)).catch((err) => this.log.error({ err, request_id: state.requestId }, 'refund failed'));
         state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
       }
       const notModified = this.headers(state);
@@ -359,8 +363,20 @@ export class Pipeline {
         requestId: state.requestId,
       });
     } catch (err) {
-      this.options.log('metering failed', err);
+      this.log.error({ err, request_id: state.requestId }, 'metering failed');
     }
+  }
+
+  /** Every request at debug (off by default: nothing is built), 5xx answers at warn. */
+  private logRequest(state: RequestState, req: ApiRequest, response: ApiResponse): void {
+    const status = response.status;
+    if (status < 500 && !this.log.isLevelEnabled('debug')) return;
+    const line = {
+      request_id: state.requestId, method: state.method, path: safePath(req.path), route: state.endpoint, status,
+      ms: Math.round((performance.now() - state.startedPerf) * 100) / 100, key_id: state.key?.id,
+    };
+    if (status >= 500) this.log.warn(line, 'request answered with a server error');
+    else this.log.debug(line, 'request');
   }
 }
 

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ApiError, invalidParameter } from '../core/errors.ts';
 import { problemDocument, renderProblem, toApiError } from './problem.ts';
+import { captureLogs } from '../test/support/logs.ts';
 
 t.test('problem documents follow RFC 9457 with the registry code', async (t) => {
   const doc = problemDocument(invalidParameter('limit', 'must be a whole number'), 'req_1', '/api/v1/alerts');
@@ -35,11 +36,13 @@ t.test('rendering adds content type, no-store and the Bearer challenge', async (
 });
 
 t.test('unexpected errors become a logged internal error without details', async (t) => {
-  const logged: unknown[] = [];
-  const err = toApiError(new Error('secret database path /var/x'), (_m, e) => logged.push(e), 'req_4');
+  const logs = captureLogs();
+  const err = toApiError(new Error('secret database path /var/x'), logs.logger, 'req_4');
   t.equal(err.code, 'internal');
   t.notMatch(err.detail, /secret/);
-  t.equal(logged.length, 1);
+  t.match(logs.lines, [{ msg: 'request failed', request_id: 'req_4', err: { message: 'secret database path /var/x', stack: /problem\.test\.ts/ } }],
+    'logged once, under the request id, with the stack');
   const known = new ApiError('not_found', 'x');
-  t.equal(toApiError(known, () => t.fail('not logged'), 'r'), known);
+  t.equal(toApiError(known, logs.logger, 'r'), known);
+  t.equal(logs.lines.length, 1, 'an ApiError is an answer, not a failure: not logged');
 });

@@ -1,5 +1,6 @@
 // The one place errors become responses: RFC 9457 problem+json with the registry's code.
 import { ApiError, ERRORS, problemType, type ParameterProblem } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
 import type { HeaderList } from './headers.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -22,17 +23,15 @@ export interface RenderedProblem {
   body: string;
 }
 
-export type ErrorLogger = (message: string, err: unknown) => void;
-
 const STANDARD_MEMBERS = new Set(['type', 'title', 'status', 'detail', 'instance', 'code', 'request_id', 'errors']);
 
 /**
  * Anything thrown becomes an ApiError. Unexpected errors are logged with their stack and
  * reach the client only as `internal`: a stack trace or message could leak internals.
  */
-export function toApiError(err: unknown, log: ErrorLogger, requestId: string): ApiError {
+export function toApiError(err: unknown, log: Logger, requestId: string): ApiError {
   if (err instanceof ApiError) return err;
-  log(`request ${requestId} failed`, err);
+  log.error({ err, request_id: requestId }, 'request failed');
   return new ApiError('internal', 'The server failed to handle this request; it has been logged under the request_id.');
 }
 

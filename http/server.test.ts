@@ -5,6 +5,7 @@ import { connect, createServer } from 'node:net';
 import t from 'tap';
 import { baseHeaders } from './headers.ts';
 import { checkPortFree, ListenError } from './listen.ts';
+import { captureLogs, logInto } from '../test/support/logs.ts';
 import { assertNativeUws, closeOnSignals, startServer, type Handler } from './server.ts';
 import type { ApiRequest, ApiResponse, StreamSink } from './types.ts';
 import { StreamReply } from './types.ts';
@@ -247,7 +248,7 @@ t.test('shutdown: busy connections finish, idle keep-alive ones get 503, new one
 t.test('a pipeline that rejects still gets an answer', async (t) => {
   const logged: unknown[] = [];
   const app = handler({ '/reject': () => Promise.reject(new Error('bug')) });
-  const server = await startServer({ app, port: 0, log: (_m, e) => logged.push(e) });
+  const server = await startServer({ app, port: 0, log: logInto((_m, line) => logged.push(line.err)) });
   t.teardown(() => server.close());
   const res = await fetch(`http://127.0.0.1:${server.port}/reject`);
   t.equal(res.status, 500);
@@ -293,24 +294,18 @@ t.test('signals close once, a second signal exits at once', async (t) => {
   const done = new Promise<void>((r) => {
     finish = r;
   });
+  const logs = captureLogs();
   const remove = closeOnSignals(async () => {
     closes++;
     await done;
-  }, (code) => exits.push(code));
+  }, (code) => exits.push(code), logs.logger);
   t.teardown(remove);
-  const errors: unknown[] = [];
-  const original = console.error;
-  console.error = (...args: unknown[]) => errors.push(args);
-  try {
-    process.emit('SIGTERM');
-    process.emit('SIGINT');
-    t.same(exits, [130]);
-    finish();
-    await new Promise((r) => setTimeout(r, 10));
-    t.same(exits, [130, 0]);
-    t.equal(closes, 1);
-  } finally {
-    console.error = original;
-  }
-  t.equal(errors.length, 1);
+  process.emit('SIGTERM', 'SIGTERM');
+  process.emit('SIGINT', 'SIGINT');
+  t.same(exits, [130]);
+  finish();
+  await new Promise((r) => setTimeout(r, 10));
+  t.same(exits, [130, 0]);
+  t.equal(closes, 1);
+  t.match(logs.lines, [{ msg: 'finishing in-flight requests, then exiting', signal: 'SIGTERM' }], 'the first signal is logged once');
 });

@@ -3,6 +3,7 @@
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
+import { componentLogger, defaultLogger, type Logger } from '../core/logger.ts';
 import type { BudgetEntry, CutReason, SendBudget } from '../stream/send-budget.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
 import { ListenError, whyListenFails } from './listen.ts';
@@ -38,7 +39,7 @@ export interface ServerOptions {
    * The server starts and stops its sweep.
    */
   sendBudget?: SendBudget;
-  log?: (message: string, err: unknown) => void;
+  log?: Logger;
 }
 
 export interface RunningServer {
@@ -208,7 +209,7 @@ export class UwsSseSink implements StreamSink {
 
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   assertNativeUws();
-  const log = options.log ?? ((message, err) => console.error(message, err));
+  const log = componentLogger(options.log, 'server');
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const hardLimit = 8 * (options.streamBufferBytes ?? 1024 * 1024);
   const app = uWS.App();
@@ -295,7 +296,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       }
     };
     pump().catch((err: unknown) => {
-      log('file download failed', err);
+      log.error({ err }, 'file download failed');
       // the headers promised Content-Length bytes: only closing the connection tells the client
       if (!ex.aborted) res.close();
     }).finally(() => {
@@ -314,7 +315,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     try {
       reply.start(sink);
     } catch (err) {
-      log('stream start failed', err);
+      log.error({ err }, 'stream start failed');
       sink.close('abort');
     }
   };
@@ -372,7 +373,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       response = await options.app.handle(request);
     } catch (err) {
       // the pipeline renders its own errors; reaching here is a bug in it
-      log('pipeline rejected', err);
+      log.error({ err }, 'pipeline rejected');
       const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
       response = { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
     }
@@ -468,14 +469,16 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
 }
 
 /** Closes on the first SIGTERM or SIGINT; a second signal exits at once. */
-export function closeOnSignals(close: () => Promise<void>, exit: (code: number) => void = process.exit): () => void {
+export function closeOnSignals(
+  close: () => Promise<void>, exit: (code: number) => void = process.exit, log: Logger = defaultLogger(),
+): () => void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return exit(130);
     stopping = true;
-    console.error(`${signal}: finishing in-flight requests, then exiting`);
+    log.info({ signal }, 'finishing in-flight requests, then exiting');
     close().then(() => exit(0), (err) => {
-      console.error('shutdown failed', err);
+      log.error({ err }, 'shutdown failed');
       exit(1);
     });
   };

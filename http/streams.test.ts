@@ -16,6 +16,7 @@ import { defineRoute } from './route.ts';
 import { eventRoutes } from './routes/events.ts';
 import { connectionMinutes, HubStreams, LIVE_CHANNEL, snapshotOf, streamKindOf, type StreamTag } from './streams.ts';
 import type { StreamSink, StreamWriteResult } from './types.ts';
+import { silentLogger } from '../core/logger.ts';
 
 t.test('item type and channels follow the route', async (t) => {
   t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), { itemType: 'alert', channels: ['live'] });
@@ -89,7 +90,7 @@ function setup() {
   const keys: KeyAuthenticator = { authenticate: (token) => KEYS[token] ?? null, close: () => {} };
   const app = new App({
     routes: [route, ...eventRoutes(streams)], keys, meter: new MemoryMeter(), limiter: new SlidingWindowLimiter(),
-    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: () => {}, maxBodyBytes: 100,
+    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: silentLogger, maxBodyBytes: 100,
     responseCacheEntries: 10, streams, docs: false,
   });
   return { app, hub, allowance, connections, minutes, clock, setFail: (err: ApiError | null) => { fail = err; } };

@@ -5,6 +5,7 @@ import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from './test-fakes.ts';
+import { silentLogger } from '../core/logger.ts';
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
@@ -38,7 +39,7 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
   const bus = new InMemoryEventBus();
   const events: DomainEvent[] = [];
   bus.subscribe((batch) => events.push(...batch));
-  const pipeline = createPipeline({ config, bus, history, scheduleFor: () => undefined, fetch, log: () => undefined });
+  const pipeline = createPipeline({ config, bus, history, scheduleFor: () => undefined, fetch, log: silentLogger });
   pipeline.start();
   t.teardown(() => pipeline.stop());
   const pollsOf = (id: string) => history.polls.filter((p) => p.feed_id === id).length;

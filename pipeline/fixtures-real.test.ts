@@ -5,7 +5,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InMemoryEventBus } from '../core/events.ts';
+import { silentLogger } from '../core/logger.ts';
 import type { FeedPoll } from '../core/types.ts';
+import { captureLogs } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, MemoryHistory, testConfig } from './test-fakes.ts';
 
@@ -22,9 +24,9 @@ if (!hasRealFixtures()) {
     freshness: { stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 36_500 },
   });
   const history = new MemoryHistory();
-  const logs: string[] = [];
+  const logs = captureLogs();
   const pipeline = createPipeline({
-    config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, log: (l) => logs.push(l),
+    config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, log: logs.logger,
     now: () => Date.parse('2024-01-01T00:00:00Z'),
   });
 
@@ -86,8 +88,8 @@ if (!hasRealFixtures()) {
     t.match(poll('bad/latitude-out-of-range.pb'), { status: 'ok', vehicles: 1, stored: 0, rejected: { lat_lon_out_of_range: 1 } });
 
     t.equal(history.polls.length, files.length, 'every poll, failed ones too, written to history');
-    t.ok(logs.some((l) => /status=decode_error .*rejected=not_protobuf:1/.test(l)), 'rejections logged');
-    t.ok(logs.every((l) => !l.includes('ct-trip-updates')), 'clean polls are not logged');
+    t.ok(logs.lines.some((l) => l.status === 'decode_error' && (l.rejected as Record<string, number>)?.not_protobuf === 1), 'rejections logged');
+    t.ok(logs.lines.every((l) => !String(l.feed).includes('ct-trip-updates')), 'clean polls are not logged');
   });
 
   t.test('the pipeline keeps running after bad bodies: the next round polls every feed again', async (t) => {
@@ -110,7 +112,7 @@ if (!hasRealFixtures()) {
     const modeHistory = new MemoryHistory();
     const modePipeline = createPipeline({
       config: modeConfig, bus: new InMemoryEventBus(), history: modeHistory, scheduleFor: () => undefined,
-      log: () => undefined, now: () => Date.parse('2024-01-01T00:00:00Z'),
+      log: silentLogger, now: () => Date.parse('2024-01-01T00:00:00Z'),
     });
     const [p] = await modePipeline.pollAllOnce();
     t.match(p, { status: 'ok', vehicles: 48, rejected: {} });

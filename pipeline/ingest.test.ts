@@ -7,6 +7,8 @@ import { VirtualTimeScheduler } from 'rxjs';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { startFaultServer, type Fault } from './fault-server.ts';
+import { silentLogger } from '../core/logger.ts';
+import { captureLogs } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from './test-fakes.ts';
 
@@ -29,8 +31,8 @@ t.test('fault tests: timeout, 500, truncated, huge and slow bodies each give a F
     feeds: [{ id: 'faulty', kind: 'gtfs-rt', url: server.url(), interval_s: 0.05, timeout_s: 1, max_bytes: 1024 * 1024, backoff_max_s: 0.1 }],
   });
   const history = new MemoryHistory();
-  const logs: string[] = [];
-  const pipeline = createPipeline({ config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, log: (l) => logs.push(l) });
+  const logs = captureLogs();
+  const pipeline = createPipeline({ config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, log: logs.logger });
   pipeline.start();
   await until(() => history.polls.length >= 8, 'eight polls');
   await pipeline.stop();
@@ -50,7 +52,7 @@ t.test('fault tests: timeout, 500, truncated, huge and slow bodies each give a F
   t.equal(polls[5]!.stored, 1, 'the vehicle (it names no trip, so no trip observation)');
   t.match(pipeline.state.feed('faulty'), { last_status: 'unchanged', failures: 5 });
   t.equal(pipeline.state.vehicles('bus').length, 0, 'no schedule: mode unknown, not served by mode');
-  t.equal(logs.filter((l) => l.startsWith('feed=faulty')).length, 5, 'one terse line per failed poll');
+  t.equal(logs.lines.filter((l) => l.feed === 'faulty' && l.msg === 'poll failed').length, 5, 'one line per failed poll');
   const polled = history.polls.length;
   await new Promise((r) => setTimeout(r, 150));
   t.equal(history.polls.length, polled, 'stop() ends polling');
@@ -73,7 +75,7 @@ t.test('freshness over a controlled clock, through the running pipeline', async 
   const events: DomainEvent[] = [];
   bus.subscribe((batch) => events.push(...batch));
   const pipeline = createPipeline({
-    config, bus, history: new MemoryHistory(), scheduleFor: () => undefined, now, fetch, scheduler, tick_ms: 5_000, log: () => undefined,
+    config, bus, history: new MemoryHistory(), scheduleFor: () => undefined, now, fetch, scheduler, tick_ms: 5_000, log: silentLogger,
   });
   const advance = async (ms: number) => {
     const target = scheduler.now() + ms;
@@ -112,15 +114,15 @@ t.test('a failed history write still records the poll, and the body is processed
   const fetch: FetchFn = async () => ({ kind: 'body', body, http_status: 200, etag: null, last_modified: null });
   const config = testConfig({ feeds: [{ id: 'vp', kind: 'gtfs-rt', url: 'http://feed.invalid/vp' }] });
   const history = new MemoryHistory();
-  const logs: string[] = [];
+  const logs = captureLogs();
   const pipeline = createPipeline({
-    config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, fetch, log: (l) => logs.push(l), now: () => 1_700_000_000_000,
+    config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, fetch, log: logs.logger, now: () => 1_700_000_000_000,
   });
   history.failNext = 1;
   const first = await pipeline.pollOnce('vp');
   t.match(first, { status: 'ok', stored: 0, error: 'history write failed' });
   t.equal(history.batches.length, 1, 'the poll row alone');
-  t.match(logs[0], /history write failed/);
+  t.match(logs.lines[0], { msg: 'history write failed', err: { message: /./, stack: /./ } }, 'logged with the error and its stack');
   const second = await pipeline.pollOnce('vp');
   t.equal(second.status, 'ok', 'not "unchanged": the rows were never stored');
   t.equal(second.stored, 1);
@@ -145,7 +147,7 @@ t.test('alerts-json feeds: alerts with lifecycle; a broken file fails the poll',
   const bus = new InMemoryEventBus();
   const events: DomainEvent[] = [];
   bus.subscribe((batch) => events.push(...batch));
-  const pipeline = createPipeline({ config, bus, history, scheduleFor: () => undefined, now: () => clock, log: () => undefined, tick_ms: 20 });
+  const pipeline = createPipeline({ config, bus, history, scheduleFor: () => undefined, now: () => clock, log: silentLogger, tick_ms: 20 });
 
   const poll = await pipeline.pollOnce('city');
   t.match(poll, { status: 'ok', alerts: 1, stored: 1 });

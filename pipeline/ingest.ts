@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { interval, type SchedulerLike, type Subscription, asyncScheduler } from 'rxjs';
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, FeedPoll } from '../core/types.ts';
 import { normalizeAlertsJson } from './alerts-json.ts';
@@ -22,7 +23,7 @@ export interface PipelineOptions {
   scheduleFor: (feed: FeedConfig) => ScheduleIndex | undefined;
   initialAlerts?: readonly Alert[];
   now?: () => number;
-  log?: (line: string) => void;
+  log?: Logger;
   /** replaces the http/file fetcher (tests) */
   fetch?: FetchFn;
   /** times polls, backoff and the freshness tick (tests pass a virtual-time scheduler) */
@@ -69,7 +70,7 @@ export function newPoll(feedId: string, polledMs: number): FeedPoll {
 export function createPipeline(options: PipelineOptions): Pipeline {
   const { config, history } = options;
   const now = options.now ?? Date.now;
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = componentLogger(options.log, 'pipeline');
   const scheduler = options.scheduler ?? asyncScheduler;
   const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts });
   const feeds = new Map(config.feeds.map((f) => [f.id, f]));
@@ -109,7 +110,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       await history.write(batch);
       return true;
     } catch (err) {
-      log(`history write failed (${what}): ${(err as Error).message}`);
+      log.error({ err, what }, 'history write failed');
       return false;
     }
   }
@@ -151,7 +152,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const key = { feed_id: feed.id, body_sha256: delivered.sha256 };
       // asked while the body is normalized; the writer checks again inside its transaction
       const known = history.hasSnapshot(key).catch((err: unknown) => {
-        log(`feed=${feed.id} snapshot lookup failed: ${(err as Error).message}`);
+        log.error({ err, feed: feed.id }, 'snapshot lookup failed');
         return false;
       });
       try {
@@ -183,7 +184,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     try {
       alertVersions = state.applyPoll(poll, rows);
     } catch (err) {
-      log(`feed=${feed.id} state update failed: ${(err as Error).message}`);
+      log.error({ err, feed: feed.id }, 'state update failed');
     }
     const fresh = snapshot !== undefined && rows !== undefined;
     const batch: HistoryBatch = {
@@ -228,10 +229,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   }
 
   function logPoll(poll: FeedPoll): void {
-    const reasons = Object.entries(poll.rejected).map(([r, n]) => `${r}:${n}`).join(',');
-    if (!reasons && !poll.error) return;
-    log(`feed=${poll.feed_id} status=${poll.status} entities=${poll.entities} stored=${poll.stored}`
-      + (reasons ? ` rejected=${reasons}` : '') + (poll.error ? ` error=${JSON.stringify(poll.error.slice(0, 200))}` : ''));
+    const rejected = Object.keys(poll.rejected).length > 0;
+    if (!rejected && !poll.error) return;
+    log.warn({
+      feed: poll.feed_id, status: poll.status, entities: poll.entities, stored: poll.stored,
+      ...(rejected ? { rejected: poll.rejected } : {}), ...(poll.error ? { error: poll.error.slice(0, 200) } : {}),
+    }, poll.error ? 'poll failed' : 'poll rejected entities');
   }
 
   async function tick(): Promise<void> {

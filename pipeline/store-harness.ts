@@ -13,6 +13,7 @@ import { createHistoryWriter } from '../store/history-writer.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { createPipeline, type Pipeline } from './ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, testConfig } from './test-fakes.ts';
+import { silentLogger } from '../core/logger.ts';
 
 export interface FeedDecl { id: string; file: string; schedule_id?: string }
 
@@ -46,7 +47,7 @@ export async function openStoreHarness(zips: Record<string, string>, feeds: Feed
       scheduleFor: (feed) => (feed.schedule_id ? schedules.get(feed.schedule_id) : undefined),
       initialAlerts: options.initialAlerts,
       now: () => Date.parse(nowIso),
-      log: () => undefined,
+      log: silentLogger,
     }),
     count: async (sql) => Number((await db.all<{ n: bigint | number }>(sql))[0]!.n),
     close: async () => {

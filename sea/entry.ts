@@ -30,12 +30,12 @@ try {
   prepare();
   ready = true;
 } catch (err) {
-  console.error(`transit-api: cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  process.stderr.write(`transit-api: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
 }
 if (ready) {
   import('../app/main.ts').catch((err: unknown) => {
-    console.error(`transit-api: cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    process.stderr.write(`transit-api: cannot start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exitCode = 1;
   });
 }

@@ -5,6 +5,7 @@ import type { Alert } from '../core/types.ts';
 import { loadLatestAlerts } from './alerts-store.ts';
 import { Db } from './db.ts';
 import { createHistoryWriter } from './history-writer.ts';
+import { captureLogs } from '../test/support/logs.ts';
 import { pruneHistory, scheduleRetention } from './retention.ts';
 
 const DAY = 86_400_000;
@@ -93,24 +94,29 @@ t.test('the cron job prunes on schedule, logs, and stops', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   await createHistoryWriter(db).write(batchAt(100));
-  const lines: string[] = [];
-  t.throws(() => scheduleRetention(db, { prune_cron: 'every day', retention_days: retention }, (l) => lines.push(l)),
+  const logs = captureLogs();
+  const lines = logs.lines;
+  t.throws(() => scheduleRetention(db, { prune_cron: 'every day', retention_days: retention }, logs.logger),
     /prune_cron: "every day" is not a valid cron expression/);
 
   // every second, so the test sees a run without waiting a day
-  const job = scheduleRetention(db, { prune_cron: '* * * * * *', retention_days: retention }, (l) => lines.push(l), () => NOW);
+  const job = scheduleRetention(db, { prune_cron: '* * * * * *', retention_days: retention }, logs.logger, () => NOW);
   t.teardown(() => job.stop());
   const started = Date.now();
   while (lines.length === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 50));
   job.stop();
-  t.match(lines[0], /^retention: pruned vehicle_positions 1, arrivals 1, trip_observations 0, alert_versions 0, feed_polls 1, feed_snapshots 0 in \d+ ms$/);
+  t.match(lines[0], {
+    component: 'retention', msg: 'pruned history past its retention', ms: Number,
+    deleted: { vehicle_positions: 1, arrivals: 1, trip_observations: 0, alert_versions: 0, feed_polls: 1, feed_snapshots: 0 },
+  });
 
   // a failing run is logged, and the job keeps its schedule
   await db.close();
-  const failing: string[] = [];
-  const job2 = scheduleRetention(db, { prune_cron: '* * * * * *', retention_days: retention }, (l) => failing.push(l));
+  const failingLogs = captureLogs();
+  const failing = failingLogs.lines;
+  const job2 = scheduleRetention(db, { prune_cron: '* * * * * *', retention_days: retention }, failingLogs.logger);
   const started2 = Date.now();
   while (failing.length === 0 && Date.now() - started2 < 5_000) await new Promise((r) => setTimeout(r, 50));
   job2.stop();
-  t.match(failing[0], /retention: pruning failed: database is closed/);
+  t.match(failing[0], { msg: 'pruning failed', err: { message: 'database is closed', stack: /./ } });
 });

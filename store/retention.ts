@@ -1,5 +1,6 @@
 import cron from 'node-cron';
 import type { Config } from '../core/config.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from './db.ts';
 
 // History kept for the windows in config.retention_days, pruned by a node-cron job.
@@ -69,9 +70,10 @@ export interface RetentionJob {
 export function scheduleRetention(
   db: Db,
   config: Pick<Readonly<Config>, 'prune_cron' | 'retention_days'>,
-  log: (line: string) => void,
+  logger: Logger | undefined,
   now: () => number = Date.now,
 ): RetentionJob {
+  const log = componentLogger(logger, 'retention');
   if (!cron.validate(config.prune_cron)) {
     throw new Error(`prune_cron: ${JSON.stringify(config.prune_cron)} is not a valid cron expression`);
   }
@@ -79,10 +81,9 @@ export function scheduleRetention(
     try {
       const started = performance.now();
       const deleted = await pruneHistory(db, config.retention_days, now());
-      const parts = Object.entries(deleted).map(([table, n]) => `${table} ${n}`);
-      log(`retention: pruned ${parts.join(', ')} in ${Math.round(performance.now() - started)} ms`);
+      log.info({ deleted, ms: Math.round(performance.now() - started) }, 'pruned history past its retention');
     } catch (err) {
-      log(`retention: pruning failed: ${(err as Error).message}`);
+      log.error({ err }, 'pruning failed');
     }
   }, { name: 'retention', noOverlap: true });
   return {

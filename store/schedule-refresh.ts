@@ -1,3 +1,4 @@
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { ScheduleConfig } from '../core/config.ts';
@@ -224,13 +225,13 @@ export interface ScheduleRefreshOptions {
   horizonDays: number;
   /** the new version is committed: swap its index in (synchronously, before the next poll reads it) */
   onSwap: (scheduleId: string, index: LoadedScheduleIndex, version: ScheduleVersion) => void | Promise<void>;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
   now?: () => Date;
 }
 
 /** Starts one node-cron task per schedule on its `refresh_cron`. */
 export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptions): Promise<ScheduleRefreshJob> {
-  const log = options.log ?? (() => undefined);
+  const log = componentLogger(options.log, 'schedules');
   const now = options.now ?? (() => new Date());
   const configs = new Map<string, ScheduleConfig>();
   const tasks = new Map<string, ScheduledTask>();
@@ -252,10 +253,12 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
     if (result.imported?.index) {
       await options.onSwap(id, result.imported.index, result.imported.version);
       const e = result.imported.expanded;
-      log(`schedule ${id}: version ${result.imported.version.version_id} swapped in (${result.imported.version.trips} trips`
-        + `${e ? `, ${e.from}..${e.to} re-expanded` : ''}) in ${result.ms} ms`);
+      log.info({
+        schedule: id, version: result.imported.version.version_id, trips: result.imported.version.trips,
+        ...(e ? { re_expanded: `${e.from}..${e.to}` } : {}), ms: result.ms,
+      }, 'schedule version swapped in');
     } else if (result.outcome === 'failed') {
-      log(`schedule ${id}: refresh failed, version ${result.version?.version_id ?? 'none'} stays in place: ${result.error}`);
+      log.warn({ schedule: id, version: result.version?.version_id ?? null, error: result.error }, 'refresh failed; the running version stays in place');
     }
     await readHealth(schedule);
     return result;
@@ -277,7 +280,7 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
       try {
         await refresh(s.id);
       } catch (err) {
-        log(`schedule ${s.id}: refresh failed`, err);
+        log.error({ err, schedule: s.id }, 'refresh failed');
       }
     }, { timezone: options.timezone, name: `schedule-refresh-${s.id}`, noOverlap: true }));
   };

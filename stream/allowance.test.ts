@@ -2,6 +2,7 @@ import t from 'tap';
 import { ApiError } from '../core/errors.ts';
 import { StreamAllowance } from './allowance.ts';
 import { ConnectionMeter } from './connection-meter.ts';
+import { logInto } from '../test/support/logs.ts';
 
 // the plan table (http/plans.ts) gives these numbers; the allowance takes them as arguments
 const FREE = 0;
@@ -75,7 +76,7 @@ t.test('the meter timer and a failing sink', async (t) => {
   const meter = new ConnectionMeter<number>({
     now: () => clock,
     tickMs: 5,
-    log: (_m, err) => errors.push(err),
+    log: logInto((_m, line) => errors.push(line.err)),
     sink: {
       record: () => {
         calls++;

@@ -1,6 +1,7 @@
 // Metering of open event streams: one connection-minute per started minute of each stream.
 // A minute counts as soon as it starts (a 61 s stream is 2 minutes). One shared tick reports the
 // minutes every open stream has started since the last report; nothing runs per connection.
+import type { Logger } from '../core/logger.ts';
 
 /** Where usage goes; the HTTP layer maps it onto its usage records (unit connection-minute). */
 export interface ConnectionMinuteSink<T> {
@@ -18,7 +19,7 @@ export interface ConnectionMeterOptions<T> {
   readonly now?: () => number;
   /** how often started minutes are reported; a minute is recorded at most this late */
   readonly tickMs?: number;
-  readonly log?: (message: string, err?: unknown) => void;
+  readonly log?: Logger;
 }
 
 const MINUTE_MS = 60_000;
@@ -87,7 +88,7 @@ export class ConnectionMeter<T> {
     try {
       this.options.sink.record(entry.tag, due, nowMs);
     } catch (err) {
-      this.options.log?.('connection-minute record failed', err);
+      this.options.log?.error({ err }, 'connection-minute record failed');
     }
   }
 }

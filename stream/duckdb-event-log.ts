@@ -1,6 +1,7 @@
 // The event log the server runs with: reads and id assignment from the in-memory ring (no I/O on
 // the fan-out path), persistence to DuckDB in batches through the appender, and the retained
 // tail reloaded at start so Last-Event-ID resume keeps working across a restart.
+import type { Logger } from '../core/logger.ts';
 import { timestampTZValue } from '@duckdb/node-api';
 import type { DomainEvent } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
@@ -20,7 +21,7 @@ export interface DuckDbEventLogOptions {
   /** rows the ring dropped are deleted from the table at most this often (default 10 s) */
   pruneEveryMs?: number;
   now?: () => number;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 export class DuckDbEventLog implements EventLog {
@@ -77,12 +78,12 @@ export class DuckDbEventLog implements EventLog {
       now: options.now,
       restored,
       issuedThrough: rows.length ? Number(rows[0]!.id) : 0,
-      onRejected: (_event, err) => options.log?.('event could not be encoded; skipped', err),
+      onRejected: (_event, err) => options.log?.error({ err }, 'event could not be encoded; skipped'),
     });
     const log = new DuckDbEventLog(db, ring, options);
     log.corruptRows = corrupt;
     log.restoredRows = restored.length;
-    if (corrupt) options.log?.(`${corrupt} event_log rows could not be decoded and were skipped`);
+    if (corrupt) options.log?.warn(`${corrupt} event_log rows could not be decoded and were skipped`);
     return log;
   }
 
@@ -175,7 +176,7 @@ export class DuckDbEventLog implements EventLog {
       });
     } catch (err) {
       this.unpersisted = batch.concat(this.unpersisted);
-      this.options.log?.('event log flush failed; events kept for the next flush', err);
+      this.options.log?.error({ err }, 'event log flush failed; events kept for the next flush');
       return;
     }
     this.persisted += batch.length;
@@ -193,7 +194,7 @@ export class DuckDbEventLog implements EventLog {
       this.prunedBelow = earliest;
       this.lastPruneMs = nowMs;
     } catch (err) {
-      this.options.log?.('event log prune failed; retried after the next flush', err);
+      this.options.log?.error({ err }, 'event log prune failed; retried after the next flush');
     }
   }
 }

@@ -6,6 +6,7 @@ import type { DomainEvent } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { DuckDbEventLog } from './duckdb-event-log.ts';
 import { decodeStoredEvent, encodeEventPayload, idFloor, MemoryEventLog, parseEventId, storedEventBytes } from './event-log.ts';
+import { logInto } from '../test/support/logs.ts';
 
 function event(n: number, overrides: Partial<DomainEvent> = {}): DomainEvent {
   return { type: 'vehicle.position', at_ms: 1_700_000_000_000 + n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides };
@@ -122,7 +123,7 @@ t.test('a corrupt row is skipped at reload and a failing store keeps events for 
   t.teardown(() => db.close());
   await db.run(`INSERT INTO event_log VALUES (5, 'alert.created', now(), 'garbage')`);
   const messages: string[] = [];
-  const log = await DuckDbEventLog.open(db, { capacity: 10, flushMs: 1, now: () => 0, log: (m) => messages.push(m) });
+  const log = await DuckDbEventLog.open(db, { capacity: 10, flushMs: 1, now: () => 0, log: logInto((m) => messages.push(m)) });
   t.equal(log.corruptRows, 1);
   t.equal(log.size, 0);
   t.equal(log.append([event(1)])[0]!.id, 6, 'ids stay above rows already in the table');

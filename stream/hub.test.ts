@@ -5,6 +5,7 @@ import { MemoryEventLog } from './event-log.ts';
 import { StreamHub, type HubOptions } from './hub.ts';
 import type { TopicItem, TopicSnapshot } from './item-diff.ts';
 import type { SinkWriteResult, SseSink } from './sse-sink.ts';
+import { logInto } from '../test/support/logs.ts';
 
 /** A sink that drains at once (or never), as a socket layer would report it. */
 class FakeSink implements SseSink {
@@ -210,7 +211,7 @@ t.test('query history is bounded; a resume inside a trimmed diff still gets exac
 
 t.test('a first compute that fails closes its waiting clients so they retry', async (t) => {
   const messages: string[] = [];
-  const hub = new StreamHub(options({ log: (m) => messages.push(m) }), new MemoryEventLog({ capacity: 10 }));
+  const hub = new StreamHub(options({ log: logInto((m) => messages.push(m)) }), new MemoryEventLog({ capacity: 10 }));
   let fail = true;
   const compute = async () => {
     if (fail) throw new Error('store down');

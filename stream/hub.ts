@@ -2,6 +2,7 @@
 // share one QueryTopic per distinct query; /events/stream subscribers share one group per
 // distinct filter. Timers are shared too: one ping, one sweep (lifetime, idle topics), one
 // coalescing timer for recomputes; nothing runs per connection.
+import type { Logger } from '../core/logger.ts';
 import type { Config } from '../core/config.ts';
 import type { DomainEvent, EventBus, Unsubscribe } from '../core/events.ts';
 import type { EventLog } from './event-log.ts';
@@ -32,7 +33,7 @@ export interface HubOptions {
   readonly lifetimeJitter?: number;
   readonly now?: () => number;
   readonly random?: () => number;
-  readonly log?: (message: string, err?: unknown) => void;
+  readonly log?: Logger;
 }
 
 export function hubOptionsFromConfig(sse: Config['sse'], extra: Partial<HubOptions> = {}): HubOptions {

@@ -1,6 +1,7 @@
 // One stream per distinct query (path + normalized query, API key excluded). The result is
 // recomputed once per burst of changes, diffed once, encoded once, and the same bytes are
 // written to every subscriber. A short history of encoded diffs lets a client resume by id.
+import type { Logger } from '../core/logger.ts';
 import { idFloor } from './event-log.ts';
 import { diffItems, indexItems, type ItemIndex, type TopicSnapshot } from './item-diff.ts';
 import { frameBytes } from './sse-frame.ts';
@@ -25,7 +26,7 @@ export interface QueryTopicOptions {
   readonly nowMs: () => number;
   /** asks the hub for a coalesced recompute */
   readonly requestRecompute: (topic: QueryTopic) => void;
-  readonly log?: (message: string, err?: unknown) => void;
+  readonly log?: Logger;
 }
 
 export class QueryTopic {
@@ -109,7 +110,7 @@ export class QueryTopic {
     } catch (err) {
       this.failures++;
       this.dirty = true;
-      this.options.log?.(`stream ${this.options.key}: recompute failed`, err);
+      this.options.log?.error({ err }, `stream ${this.options.key}: recompute failed`);
       if (this.index === null) {
         // nothing to send yet: the clients reconnect after `retry` and the next attach retries
         const waiting = this.waiting;

@@ -9,6 +9,7 @@
 // backlog. Stalled connections are kept in one Set in stall order (a connection that makes
 // progress is moved to the end), so "longest-stalled first" and the timeout sweep are walks
 // from the front that stop at the first connection they spare.
+import type { Logger } from '../core/logger.ts';
 
 export type CutReason =
   /** the budget was exceeded; the longest-stalled streams went first */
@@ -24,7 +25,7 @@ export interface SendBudgetOptions {
   /** how often the stall rule is checked (default a quarter of the timeout, at most 1 s) */
   readonly sweepIntervalMs?: number;
   readonly now?: () => number;
-  readonly log?: (message: string) => void;
+  readonly log?: Logger;
 }
 
 export interface SendBudgetStats {
@@ -170,7 +171,7 @@ export class SendBudget {
     this.release(entry);
     if (reason === 'budget') this.cutForBudget++;
     else this.cutForStall++;
-    this.options.log?.(`event stream cut (${reason}): ${bytes} bytes unsent, stalled ${Math.round(stalledMs / 1000)} s`);
+    this.options.log?.info({ reason, bytes, stalled_s: Math.round(stalledMs / 1000) }, 'event stream cut');
     try {
       entry.cut(reason);
     } catch {

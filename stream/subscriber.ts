@@ -1,4 +1,5 @@
 // One open event stream as the hub sees it: the sink, its deadline, and the bounded-buffer rule.
+import type { Logger } from '../core/logger.ts';
 import type { SseSink } from './sse-sink.ts';
 
 export type CloseReason =
@@ -38,7 +39,7 @@ export class Subscriber implements Subscription {
     readonly openedAtMs: number,
     readonly deadlineMs: number,
     private readonly onEnded: (subscriber: Subscriber, reason: CloseReason) => void,
-    private readonly log?: (message: string, err?: unknown) => void,
+    private readonly log?: Logger,
   ) {}
 
   get closed(): boolean {
@@ -56,7 +57,7 @@ export class Subscriber implements Subscription {
     try {
       result = this.sink.write(chunk);
     } catch (err) {
-      this.log?.('sse sink write threw; stream closed', err);
+      this.log?.error({ err }, 'sse sink write threw; stream closed');
       this.end('error', 'abort');
       return false;
     }
@@ -94,7 +95,7 @@ export class Subscriber implements Subscription {
       try {
         this.sink.close(mode);
       } catch (err) {
-        this.log?.('sse sink close threw', err);
+        this.log?.error({ err }, 'sse sink close threw');
       }
     }
     const listeners = this.listeners;
@@ -103,7 +104,7 @@ export class Subscriber implements Subscription {
       try {
         listener(reason);
       } catch (err) {
-        this.log?.('stream close listener threw', err);
+        this.log?.error({ err }, 'stream close listener threw');
       }
     }
   }

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { VersionWatch } from './version-watch.ts';
+import { logInto } from '../test/support/logs.ts';
 
 t.test('a moved version notifies its channel once per check, whatever the number of bumps', async (t) => {
   let live = 1;
@@ -31,7 +32,7 @@ t.test('a failing source is logged and skipped; the timer runs until stopped', a
     ],
     onChange: (channels) => seen.push([...channels]),
     intervalMs: 5,
-    log: (message) => logged.push(message),
+    log: logInto((message) => logged.push(message)),
   }).start();
   broken = true;
   version = 1;

@@ -2,6 +2,7 @@
 // version on every applied poll and on health changes that publish no event, so one shared timer
 // compares versions instead of each writer having to call the hub: a burst of bumps between two
 // checks is one notification, and the hub's coalescing window merges what is left.
+import type { Logger } from '../core/logger.ts';
 
 export interface VersionSource {
   /** the change channel notified when `read()` returns something new */
@@ -15,7 +16,7 @@ export interface VersionWatchOptions {
   readonly onChange: (channels: readonly string[]) => void;
   /** how often versions are compared (one timer for all sources) */
   readonly intervalMs?: number;
-  readonly log?: (message: string, err?: unknown) => void;
+  readonly log?: Logger;
 }
 
 export class VersionWatch {
@@ -55,7 +56,7 @@ export class VersionWatch {
       return source.read();
     } catch (err) {
       // a failing source must not stop the others (or the timer)
-      this.options.log?.(`version of ${source.channel} could not be read`, err);
+      this.options.log?.error({ err }, `version of ${source.channel} could not be read`);
       return undefined;
     }
   }

@@ -20,6 +20,7 @@ import { bearer, startHarness, type Harness } from './support/harness.ts';
 import { demoDirectory, demoLive, NOW } from './support/network.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
 import { openSse } from './support/sse-client.ts';
+import { logInto } from './support/logs.ts';
 
 const ACCOUNT = '/api/v1/account';
 const USAGE = '/api/v1/account/usage';
@@ -202,7 +203,7 @@ t.test('open event streams, composed as serve does', async (t) => {
   const config = parseConfig({ signing_secret: 'test-secret-0123456789abcdef' });
   const clock = { now: NOW };
   const errors: unknown[] = [];
-  const log = (message: string, err?: unknown) => errors.push([message, err]);
+  const log = logInto((message, line) => errors.push([message, line.err]));
   const streaming = await openStreaming({ db, bus: new InMemoryEventBus(), live: demoLive(), config, clock: () => clock.now, log });
   // the lead's wiring: one limiter and one meter shared by the API, the streams and the account routes
   const limiter = new SlidingWindowLimiter();

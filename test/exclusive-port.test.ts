@@ -9,6 +9,7 @@ import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { runCli } from './support/cli.ts';
 import { freePort } from './support/streaming.ts';
+import { silentLogger } from '../core/logger.ts';
 
 function configFile(dir: string, name: string): { file: string; db: string } {
   const db = join(dir, `${name}.duckdb`);
@@ -31,7 +32,7 @@ t.test('a second serve on the port of a running one exits non-zero', async (t) =
     host: '127.0.0.1', port: await freePort(), db_path: join(dir, 'first.duckdb'),
     exports: { enabled: false, dir: join(dir, 'exports') },
     snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
-  }, {}), { log: () => undefined, poll: false });
+  }, {}), { log: silentLogger, poll: false });
   t.teardown(() => service.close());
   const port = service.server.port;
 

@@ -13,6 +13,7 @@ import { DAY, LATER, NEXT_DAY, TZ, seedDay } from '../exports/test-support.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
+import { logInto } from './support/logs.ts';
 
 const SECRET = 'test-secret-0123456789abcdef';
 
@@ -27,7 +28,7 @@ t.test('history exports API', async (t) => {
   const logged: string[] = [];
   const h = await startHarness({
     quiet: true,
-    routes: ({ db }) => exportRoutes({ db, dir, secret: SECRET, ttlS: 600, log: (message) => logged.push(message) }),
+    routes: ({ db }) => exportRoutes({ db, dir, secret: SECRET, ttlS: 600, log: logInto((message, line) => logged.push(`${message}: ${String(line.export)}`)) }),
   });
   t.teardown(() => h.close());
   await seedDay(h.db);
@@ -227,6 +228,6 @@ t.test('history exports API', async (t) => {
     unlinkSync(join(dir, 'big', 'big.parquet'));
     const gone = await fetch(url);
     t.equal(gone.status, 404, 'a ready manifest whose file vanished is not served');
-    t.match(logged, [/big\.parquet is listed ready but its file does not match/], 'and the mismatch is logged');
+    t.match(logged, [/listed ready but its file does not match: big\.parquet/], 'and the mismatch is logged');
   });
 });

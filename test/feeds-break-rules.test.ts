@@ -16,6 +16,7 @@ import { localDate } from '../core/time-zone.ts';
 import { createKey } from '../http/keys.ts';
 import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from '../pipeline/test-fakes.ts';
 import { bearer } from './support/harness.ts';
+import { silentLogger } from '../core/logger.ts';
 
 const ZONE = 'America/New_York';
 const STOPS: [id: string, lat: number, lon: number][] = [
@@ -97,7 +98,7 @@ t.test('coordinate-less trains on rail realtime, trip instances kept, a schedule
     exports: { enabled: false, dir: join(dir, 'exports') },
     snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
   });
-  const service: Service = await startService(config, { log: () => undefined });
+  const service: Service = await startService(config, { log: silentLogger });
   t.teardown(() => service.close());
   const { key } = await createKey(service.runtime.db, { plan: 'max', name: null });
   const get = async <T>(path: string): Promise<T> => {

@@ -9,6 +9,7 @@ import { scheduleFinalize } from '../store/reliability/index.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
 import { FIRST_DAY, LAST_FINALIZED, seedRailDay, seedReliability, TODAY } from './support/reliability-data.ts';
+import { silentLogger } from '../core/logger.ts';
 
 interface Row {
   id: string; route_id: string; period: string; period_start: string; period_end: string; service_day: string; days: number;
@@ -179,7 +180,7 @@ t.test('reliability endpoints', async (t) => {
     // the next morning the job finalizes 2024-05-01 and announces it on the bus
     const version = snapshots!.version;
     const job = await scheduleFinalize(h.db, bus, parseConfig({ reliability: { timezone: 'America/New_York' } }), {
-      now: () => new Date('2024-05-02T14:00:00Z'), runAtStart: false, log: () => undefined,
+      now: () => new Date('2024-05-02T14:00:00Z'), runAtStart: false, log: silentLogger,
     });
     t.teardown(() => job.stop());
     const done = await job.runOnce();

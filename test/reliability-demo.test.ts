@@ -15,6 +15,7 @@ import { refreshScheduledTrips, scheduleFinalize } from '../store/reliability/in
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
+import { silentLogger } from '../core/logger.ts';
 
 // Tuesday 2025-06-17 in America/Chicago; the poll runs at 04:00 CDT, before its first trip
 const DAY = '2025-06-17';
@@ -39,7 +40,7 @@ t.test('canceled trips per route equal the simulator\'s plan', async (t) => {
 
   const bus = new InMemoryEventBus();
   const pipeline = createPipeline({
-    config, bus, history: createHistoryWriter(h.db), scheduleFor: () => schedule, now: () => clock.ms, log: () => undefined,
+    config, bus, history: createHistoryWriter(h.db), scheduleFor: () => schedule, now: () => clock.ms, log: silentLogger,
   });
   t.teardown(() => pipeline.stop());
   const poll = await pipeline.pollOnce('demo-trip-updates');
@@ -47,7 +48,7 @@ t.test('canceled trips per route equal the simulator\'s plan', async (t) => {
 
   clock.ms = FINALIZE_AT;
   h.clock.now = FINALIZE_AT;
-  const job = await scheduleFinalize(h.db, bus, config, { now: () => new Date(clock.ms), runAtStart: false, log: () => undefined });
+  const job = await scheduleFinalize(h.db, bus, config, { now: () => new Date(clock.ms), runAtStart: false, log: silentLogger });
   t.teardown(() => job.stop());
   t.ok((await job.runOnce()).some((d) => d.service_date === DAY), `${DAY} is finalized`);
 

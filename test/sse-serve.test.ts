@@ -18,6 +18,7 @@ import { Db } from '../store/db.ts';
 import { bearer } from './support/harness.ts';
 import { openSse } from './support/sse-client.ts';
 import { freePort } from './support/streaming.ts';
+import { logInto } from './support/logs.ts';
 
 async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -47,7 +48,7 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
     snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
   });
   const logs: string[] = [];
-  let service: Service = await startService(config, { log: (line) => logs.push(line) });
+  let service: Service = await startService(config, { log: logInto((line) => logs.push(line)) });
   t.teardown(() => service.close());
   const { key } = await createKey(service.runtime.db, { plan: 'max', name: null });
 
@@ -73,7 +74,7 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
   await realtime.close();
   const beforeRestart = received.length;
   await service.close();
-  service = await startService(config, { log: (line) => logs.push(line) });
+  service = await startService(config, { log: logInto((line) => logs.push(line)) });
   await until('reconnection after the restart', () => opens >= 2);
   await until('events after the restart', () => received.length > beforeRestart + 5);
   es.close();

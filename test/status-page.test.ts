@@ -18,6 +18,7 @@ import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
 import { createKey } from '../http/keys.ts';
 import { OpenApiValidator } from './support/openapi-validator.ts';
+import { logInto } from './support/logs.ts';
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 const FEEDS = ['demo-vehicles', 'demo-trip-updates', 'demo-alerts', 'demo-notices'];
@@ -52,7 +53,7 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
     status: { tick_ms: 250 },
   });
   const logs: string[] = [];
-  const service = await startService(config, { log: (line) => logs.push(line) });
+  const service = await startService(config, { log: logInto((message, line) => logs.push(`${String(line.component)}: ${message}`)) });
   t.teardown(() => service.close());
   const { url } = service;
 

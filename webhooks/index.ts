@@ -2,6 +2,7 @@
 import type { Db } from '../store/db.ts';
 import type { Config } from '../core/config.ts';
 import type { DomainEvent, EventBus } from '../core/events.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { getDelivery, listDeliveries, type DeliveryFilter } from './deliveries.ts';
 import {
@@ -31,7 +32,9 @@ export interface WebhooksOptions {
   resolve?: Resolver;
   random?: () => number;
   stopGraceMs?: number;
+  /** default: logged on `log` */
   onError?: (err: unknown) => void;
+  log?: Logger;
   onVerdict?: (verdict: AttemptVerdict) => void;
 }
 
@@ -67,7 +70,8 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const resolve = options.resolve ?? systemResolver;
   const deps: EndpointDeps = { policy, resolve, now };
   const cursorKey = config.signing_secret;
-  const onError = options.onError ?? ((err: unknown) => console.error('webhooks:', err));
+  const log = componentLogger(options.log, 'webhooks');
+  const onError = options.onError ?? ((err: unknown) => log.error({ err }, 'background work failed (outbox or delivery)'));
   const bodies = new BodyCache();
   const worker = new DeliveryWorker({
     db, clock, policy, resolve, bodies,

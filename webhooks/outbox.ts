@@ -2,6 +2,7 @@
 // filters becomes one message (its id is the webhook-id) and one delivery per endpoint,
 // committed before the worker may attempt any of them.
 import type { Db } from '../store/db.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { DomainEvent, EventBus, Unsubscribe } from '../core/events.ts';
 import { DEFAULT_EVENT_TYPES, type EndpointFilters } from './schemas.ts';
 import { ENDPOINT_COLUMNS, toRecord, type EndpointRecord } from './endpoints.ts';
@@ -83,7 +84,9 @@ export interface OutboxOptions {
   now: () => number;
   /** called after each batch is committed, so the worker can start at once */
   onStored: (result: EnqueueResult) => void;
+  /** default: logged on `log` */
   onError?: (err: unknown) => void;
+  log?: Logger;
   cache?: BodyCache;
 }
 
@@ -111,14 +114,16 @@ export class Outbox {
     const { db, now, onStored, onError } = this.options;
     this.chain = this.chain.then(async () => {
       try {
-        const report = onError ?? ((e) => console.error('webhook outbox:', e));
         onStored(await enqueueEvents(db, events, Math.round(now()), this.options.cache, (event, err) => {
           this.rejectedEvents++;
-          report(new Error(`webhook outbox: ${event.type} event not serializable: ${(err as Error).message}`));
+          const rejected = new Error(`webhook outbox: ${event.type} event not serializable: ${(err as Error).message}`, { cause: err });
+          if (onError) onError(rejected);
+          else componentLogger(this.options.log, 'webhooks').error({ err: rejected }, 'event not stored');
         }));
       } catch (err) {
         this.failedBatches++;
-        (onError ?? ((e) => console.error('webhook outbox: batch not stored', e)))(err);
+        if (onError) onError(err);
+        else componentLogger(this.options.log, 'webhooks').error({ err }, 'outbox batch not stored');
       }
     });
     return this.chain;

@@ -3,6 +3,7 @@
 // from an injected clock, so the hours-long retry schedule can be driven by tests.
 import type { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
+import { componentLogger, type Logger } from '../core/logger.ts';
 import type { BodyCache } from './body-cache.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { claimDue, nextDueMs, recoverInFlight, type AttemptVerdict, type ClaimedDelivery } from './delivery-store.ts';
@@ -27,7 +28,9 @@ export interface WorkerOptions {
   maxIdleMs?: number;
   /** how long `stop()` lets running attempts finish before interrupting them (real ms) */
   stopGraceMs?: number;
+  /** default: logged on `log` */
   onError?: (err: unknown) => void;
+  log?: Logger;
   onVerdict?: (verdict: AttemptVerdict) => void;
   onEndpointsDisabled?: (endpointIds: string[]) => void;
   /** bodies of messages the outbox just stored */
@@ -118,7 +121,8 @@ export class DeliveryWorker {
   }
 
   private report(err: unknown): void {
-    (this.options.onError ?? ((e) => console.error('webhook worker:', e)))(err);
+    if (this.options.onError) this.options.onError(err);
+    else componentLogger(this.options.log, 'webhooks').error({ err }, 'delivery worker failed');
   }
 
   private pump(): Promise<void> {

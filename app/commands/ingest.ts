@@ -2,6 +2,7 @@ import { loadConfig } from '../../core/config.ts';
 import { isSuccessfulPoll, type FeedPoll, type TripMatching } from '../../core/types.ts';
 import type { Command } from '../cli.ts';
 import { UsageError } from '../cli.ts';
+import { print } from '../output.ts';
 
 /** What a status means for the operator, where the word alone does not say it. */
 const STATUS_NOTES: Partial<Record<FeedPoll['status'], string>> = {
@@ -47,26 +48,27 @@ export const ingestCommand: Command = {
     json: 'one JSON object per feed per line',
     config: 'config file (JSON) declaring feeds and schedules',
   },
-  async run({ values }) {
+  async run({ values, log, useConfig }) {
     if (!values.once) throw new UsageError('ingest needs --once (continuous ingestion runs inside `serve`)');
     const config = loadConfig(values.config as string | undefined);
+    useConfig(config);
     if (config.feeds.length === 0) throw new UsageError('no feeds configured: declare them in the config file (see README, Configuration)');
     const { openRuntime, scheduleForFeed } = await import('../runtime.ts');
-    const runtime = await openRuntime(config, { log: values.json ? () => undefined : (l) => console.error(l) });
+    const runtime = await openRuntime(config, { log });
     try {
       const polls = await runtime.pipeline.pollAllOnce();
       const scheduleOf = scheduleForFeed(config, runtime.schedules);
       for (const poll of polls) {
         const feed = config.feeds.find((f) => f.id === poll.feed_id)!;
         if (values.json) {
-          console.log(JSON.stringify({
+          print(JSON.stringify({
             feed_id: poll.feed_id, status: poll.status, entities: poll.entities, vehicles: poll.vehicles,
             trip_updates: poll.trip_updates, alerts: poll.alerts, stored: poll.stored, rejected: poll.rejected,
             match_rate: poll.matching?.match_rate ?? null, matching: poll.matching,
             ...(poll.error ? { error: poll.error } : {}),
           }));
         } else {
-          console.log(describe(poll, scheduleOf(feed) !== undefined));
+          print(describe(poll, scheduleOf(feed) !== undefined));
         }
       }
       return polls.some((p) => !isSuccessfulPoll(p.status)) ? 1 : 0;

@@ -1,6 +1,7 @@
 import { loadConfig } from '../../core/config.ts';
 import type { Command } from '../cli.ts';
 import { UsageError } from '../cli.ts';
+import { print } from '../output.ts';
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -12,7 +13,7 @@ export const serveCommand: Command = {
     demo: 'generate the demo city, replay it through a local GTFS-RT simulator, print demo keys',
     port: 'listen port (0 picks a free one); overrides the config and TRANSIT_PORT',
   },
-  async run({ values }) {
+  async run({ values, log, useConfig }) {
     const port = values.port === undefined ? undefined : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
       throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
@@ -30,27 +31,28 @@ export const serveCommand: Command = {
     } else {
       config = loadConfig(values.config as string | undefined, env);
     }
-    const service = await startService(config).catch(async (err) => {
+    useConfig(config);
+    const service = await startService(config, { log }).catch(async (err) => {
       await demo?.simulator.stop();
       throw err;
     });
-    console.log(`transit-api listening on ${service.url} (database ${config.db_path})`);
-    console.log(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`);
+    print(`transit-api listening on ${service.url} (database ${config.db_path})`);
+    print(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`);
     if (demo) {
-      console.log(`  demo network simulated at ${demo.simulator.url}`);
-      console.log('  demo keys (printed once; new ones on every start):');
+      print(`  demo network simulated at ${demo.simulator.url}`);
+      print('  demo keys (printed once; new ones on every start):');
       for (const k of await createDemoKeys(service.runtime.db)) {
-        console.log(`    ${k.plan.padEnd(8)} ${k.test ? 'test' : 'live'}  ${k.key}`);
+        print(`    ${k.plan.padEnd(8)} ${k.test ? 'test' : 'live'}  ${k.key}`);
       }
       const example = `curl -H "Authorization: Bearer <key>" ${service.url}/api/v1/alerts`;
-      console.log(`  try: ${example}`);
+      print(`  try: ${example}`);
     }
     await new Promise<void>((resolve) => {
       closeOnSignals(async () => {
         await service.close();
         await demo?.simulator.stop();
         resolve();
-      }, (code) => { process.exitCode = code; resolve(); });
+      }, (code) => { process.exitCode = code; resolve(); }, log);
     });
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   },

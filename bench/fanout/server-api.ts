@@ -17,6 +17,7 @@ import { StreamAllowance } from '../../stream/allowance.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+import { createLogger } from '../../core/logger.ts';
 
 /** One key opens every connection: the bench measures the fan-out, not the plans' allowance. */
 class BenchAllowance extends StreamAllowance {
@@ -31,7 +32,7 @@ const config = parseConfig({
   signing_secret: 'fanout-bench-secret-0123456789',
   ...(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } }),
 });
-const log = (message: string, err?: unknown) => console.error(message, err ?? '');
+const log = createLogger();
 
 const ownDir = process.env.FANOUT_DB_PATH ? null : mkdtempSync(join(tmpdir(), 'fanout-api-'));
 const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duckdb'));

@@ -17,6 +17,7 @@ import { CORE_SCRIPT } from './client-core.ts';
 import { EXPORTS_PAGE_SIZE, EXPORTS_SCRIPT } from './client-exports.ts';
 import { DASHBOARD_CSP, DASHBOARD_SCRIPT, renderDashboardPage } from './page.ts';
 import { DASHBOARD_STYLE } from './style.ts';
+import { silentLogger } from '../../core/logger.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
 
@@ -25,7 +26,7 @@ function setup(t: Test) {
   const keys: KeyAuthenticator = { authenticate: () => null, close: () => {} };
   const app = new App({
     routes: dashboardRoutes(), keys, limiter: new SlidingWindowLimiter(), meter,
-    cursors: new CursorCodec('x'.repeat(32)), clock: Date.now, log: () => {}, maxBodyBytes: 1024, responseCacheEntries: 10,
+    cursors: new CursorCodec('x'.repeat(32)), clock: Date.now, log: silentLogger, maxBodyBytes: 1024, responseCacheEntries: 10,
   });
   t.teardown(() => app.close());
   return { app, meter };

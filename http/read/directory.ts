@@ -1,5 +1,6 @@
 // The route and station directory, read from the imported schedules into memory at start and
 // again on reload() (after a schedule import) or on a timer, so requests never query DuckDB.
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 
@@ -139,8 +140,11 @@ export async function readDirectory(db: Db): Promise<DirectorySnapshot> {
 export class StoreDirectory extends Directory {
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly db: Db, private readonly log: (message: string, err: unknown) => void = () => {}) {
+  private readonly log: Logger;
+
+  constructor(private readonly db: Db, log?: Logger) {
     super();
+    this.log = componentLogger(log, 'directory');
   }
 
   private reloading: Promise<void> | null = null;
@@ -156,7 +160,7 @@ export class StoreDirectory extends Directory {
   start(intervalMs: number): this {
     if (!this.timer) {
       this.timer = setInterval(() => {
-        this.reload().catch((err) => this.log('directory reload failed; keeping the previous one', err));
+        this.reload().catch((err) => this.log.error({ err }, 'directory reload failed; keeping the previous one'));
       }, intervalMs);
       this.timer.unref();
     }

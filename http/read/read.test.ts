@@ -5,6 +5,7 @@ import { Directory, readDirectory, StoreDirectory } from './directory.ts';
 import { LiveIndex } from './live-index.ts';
 import { ageFreshness, alertToApi, iso, isoOr, vehicleToApi, worse } from './represent.ts';
 import { railSummaries, vehicleSummaries } from './summaries.ts';
+import { logInto } from '../../test/support/logs.ts';
 
 const thresholds = { stale_after_s: 90, expired_after_s: 300 };
 
@@ -101,7 +102,7 @@ t.test('the directory from the store', async (t) => {
   t.equal(dir.routes('rail').length, 1);
 
   const logged: string[] = [];
-  const store = new StoreDirectory(db, (m) => logged.push(m));
+  const store = new StoreDirectory(db, logInto((m) => logged.push(m)));
   await store.reload();
   t.equal(store.version, 1);
   store.start(10).start(10);
@@ -115,7 +116,7 @@ t.test('the directory from the store', async (t) => {
 t.test('a failing reload keeps the previous directory', async (t) => {
   const db = await Db.open(':memory:');
   const logged: string[] = [];
-  const store = new StoreDirectory(db, (m) => logged.push(m));
+  const store = new StoreDirectory(db, logInto((m) => logged.push(m)));
   await store.reload();
   await db.close();
   store.start(10);

@@ -1,6 +1,7 @@
 // The bus directory's last-7-day reliability figures, held in memory so listing routes never
 // queries DuckDB. Recomputed at start and whenever the finalize job announces a finished day.
 import type { EventBus, Unsubscribe } from '../../core/events.ts';
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../../store/db.ts';
 import { reliabilityRouteIds, reliabilitySnapshot } from '../../store/reliability/index.ts';
 import type { ReliabilitySnapshots } from '../routes/deps.ts';
@@ -9,7 +10,7 @@ import type { ApiReliabilitySnapshot } from '../routes/schemas.ts';
 export interface SnapshotOptions {
   /** finalized days per snapshot; default 7 */
   days?: number;
-  log?: (message: string, err: unknown) => void;
+  log?: Logger;
 }
 
 export class BusReliabilitySnapshots implements ReliabilitySnapshots {
@@ -21,7 +22,11 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
   private unsubscribe: Unsubscribe | null = null;
   private closed = false;
 
-  constructor(private readonly db: Db, private readonly options: SnapshotOptions = {}) {}
+  private readonly log: Logger;
+
+  constructor(private readonly db: Db, private readonly options: SnapshotOptions = {}) {
+    this.log = componentLogger(options.log, 'reliability');
+  }
 
   /** Loads the snapshots now, then follows reliability.updated events on `bus`. */
   static async start(db: Db, bus: EventBus, options: SnapshotOptions = {}): Promise<BusReliabilitySnapshots> {
@@ -61,7 +66,7 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
     this.unsubscribe?.();
     this.unsubscribe = bus.subscribe((events) => {
       if (this.closed || !events.some((e) => e.type === 'reliability.updated')) return;
-      this.refresh().catch((err: unknown) => this.log('reliability snapshots: refresh failed; keeping the previous ones', err));
+      this.refresh().catch((err: unknown) => this.log.error({ err }, 'reliability snapshots: refresh failed; keeping the previous ones'));
     });
   }
 
@@ -89,9 +94,5 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
     this.byRoute = next;
     this.body = body;
     this.version++;
-  }
-
-  private log(message: string, err: unknown): void {
-    (this.options.log ?? ((m, e) => console.error(m, e)))(message, err);
   }
 }

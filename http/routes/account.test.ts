@@ -12,6 +12,7 @@ import { SlidingWindowLimiter, type RateLimiter } from '../limiter.ts';
 import { DbMeter, MemoryMeter, type Meter } from '../meter.ts';
 import type { StreamTag } from '../streams.ts';
 import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenStreamsView } from './account.ts';
+import { logInto } from '../../test/support/logs.ts';
 
 const NOW = Date.UTC(2024, 4, 10, 15, 0, 0);
 
@@ -23,13 +24,13 @@ async function setup(t: Test, deps: Partial<Omit<AccountRouteDeps, 'db'>> = {}) 
   const logged: unknown[] = [];
   const keys = new KeyStore(db, { recheckMs: 60_000, clock: () => clock.now });
   const app = new App({
-    routes: accountRoutes({ db, log: (message, err) => logged.push([message, err]), ...deps, limiter }),
+    routes: accountRoutes({ db, log: logInto((message, line) => logged.push([message, line.err])), ...deps, limiter }),
     keys,
     limiter,
     meter: pipelineMeter,
     cursors: new CursorCodec('account-test-secret'),
     clock: () => clock.now,
-    log: (message, err) => logged.push([message, err]),
+    log: logInto((message, line) => logged.push([message, line.err])),
     maxBodyBytes: 1024,
     responseCacheEntries: 10,
   });

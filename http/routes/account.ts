@@ -2,6 +2,7 @@
 // streams and its usage per day. The developer dashboard reads these. They need a key but are
 // not metered and never count against the window, so watching the dashboard costs nothing.
 import { z } from 'zod';
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { Db } from '../../store/db.ts';
 import type { ConnectionMeter } from '../../stream/connection-meter.ts';
@@ -52,7 +53,7 @@ export interface AccountRouteDeps {
   meter?: Meter;
   /** absent: no event streams on this server (open: 0) */
   streams?: OpenStreamsView;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 const count = (description: string) => z.number().int().min(0).meta({ description });
@@ -178,7 +179,7 @@ const USAGE_REUSE_ENTRIES = 10_000;
 
 /** GET /api/v1/account and /api/v1/account/usage, for createApi({ routes }). */
 export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
-  const log = deps.log ?? ((message: string, err?: unknown) => console.error(message, err ?? ''));
+  const log = componentLogger(deps.log, 'account');
   const recentUsage = new Map<string, { token: string; atMs: number; report: Promise<z.input<typeof AccountUsageSchema>> }>();
 
   const get = defineRoute({
@@ -232,7 +233,7 @@ export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
       try {
         await deps.meter.flush();
       } catch (err) {
-        log('usage flush before the account usage read failed', err);
+        log.error({ err }, 'usage flush before the account usage read failed');
       }
     }
     const report = await dailyUsage(deps.db, { keyId: key.id, test: key.test, days, nowMs });

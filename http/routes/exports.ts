@@ -11,7 +11,7 @@ import type { Db } from '../../store/db.ts';
 import { stringKey } from '../cursor.ts';
 import { fileDownload, FileMismatchError } from '../file-download.ts';
 import { dateParam, enumParam, idValue } from '../params.ts';
-import type { ErrorLogger } from '../problem.ts';
+import type { Logger } from '../../core/logger.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
@@ -35,7 +35,7 @@ export interface ExportRouteDeps {
   ttlS: number;
   /** public_base_url without a trailing slash; empty gives root-relative links */
   baseUrl?: string;
-  log?: ErrorLogger;
+  log?: Logger;
 }
 
 const ColumnSchema = z.object({
@@ -212,7 +212,7 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
       } catch (err) {
         if (!(err instanceof FileMismatchError)) throw err;
         // the export job's start-up recovery requeues such files; until then the file does not exist
-        deps.log?.(`export ${manifest.id} is listed ready but its file does not match`, err);
+        deps.log?.error({ err, export: manifest.id }, 'export is listed ready but its file does not match');
         throw new ApiError('not_found', `Export file ${manifest.id} is not available right now.`);
       }
     },

@@ -12,6 +12,7 @@ import type { UsageRecord } from '../meter.ts';
 import { StatusCollector, type StatusUpdate } from './collector.ts';
 import { RequestStats } from './request-stats.ts';
 import { StatusStore } from './status-store.ts';
+import { logInto } from '../../test/support/logs.ts';
 
 const T0 = Date.UTC(2024, 4, 7, 12, 0, 0);
 const config = parseConfig({
@@ -48,7 +49,7 @@ async function setup(t: Test, db: Db, clock: { now: number }, live: FakeLive) {
   const requests = new RequestStats(clock.now, () => clock.now);
   const logged: string[] = [];
   const collector = new StatusCollector({
-    live, config, requests, store, bus: new InMemoryEventBus(), clock: () => clock.now, log: (m) => logged.push(m),
+    live, config, requests, store, bus: new InMemoryEventBus(), clock: () => clock.now, log: logInto((m) => logged.push(m)),
   });
   await collector.start();
   t.teardown(async () => {
@@ -175,7 +176,7 @@ t.test('without a store, with a failing store, and with a bus', async (t) => {
   } as unknown as StatusStore;
   const logged: string[] = [];
   const collector = new StatusCollector({
-    live, config, requests: new RequestStats(T0), store: failing, bus, clock: () => clock.now, log: (m) => logged.push(m),
+    live, config, requests: new RequestStats(T0), store: failing, bus, clock: () => clock.now, log: logInto((m) => logged.push(m)),
   });
   await collector.start();
   t.teardown(() => collector.stop());

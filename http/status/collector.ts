@@ -4,6 +4,7 @@
 // Nothing on the request path touches DuckDB: reads and writes run here in the background.
 import type { Config, FeedConfig } from '../../core/config.ts';
 import type { EventBus, Unsubscribe } from '../../core/events.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { LiveView } from '../../core/ports.ts';
 import { MODES, type Mode, type TripMatching } from '../../core/types.ts';
 import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
@@ -33,7 +34,7 @@ export interface CollectorOptions {
   store: StatusStore | null;
   bus?: EventBus;
   clock?: () => number;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 export interface StatusUpdate {
@@ -92,7 +93,7 @@ export class StatusCollector {
         const { changes, before } = await store.loadChanges(sinceMs);
         this.incidents.load(changes, before);
       } catch (err) {
-        this.log('status: could not load the incident history', err);
+        this.log('could not load the incident history', err);
       }
       await this.seedFromPollLog(store);
     }
@@ -142,7 +143,7 @@ export class StatusCollector {
   }
 
   private log(message: string, err?: unknown): void {
-    this.options.log?.(message, err);
+    this.options.log?.error({ err }, message);
   }
 
   private tickSoon(): void {
@@ -203,7 +204,7 @@ export class StatusCollector {
       try {
         listener({ doc, stateChanged });
       } catch (err) {
-        this.log('status: an update listener failed', err);
+        this.log('an update listener failed', err);
       }
     }
   }
@@ -275,7 +276,7 @@ export class StatusCollector {
     try {
       openStreams = Math.max(0, this.openStreams());
     } catch (err) {
-      this.log('status: open stream count failed', err);
+      this.log('open stream count failed', err);
     }
     const o = this.outbox;
     const webhooks: WebhookOutbox = {
@@ -324,7 +325,7 @@ export class StatusCollector {
     const store = this.options.store;
     if (!store) return;
     store.prune(nowMs - this.options.config.status.retention_days * DAY_MS)
-      .catch((err: unknown) => this.log('status: pruning old state changes failed', err));
+      .catch((err: unknown) => this.log('pruning old state changes failed', err));
   }
 
   /** Writes recorded changes until none are left; on failure they stay queued for the next tick. */
@@ -347,7 +348,7 @@ export class StatusCollector {
       } catch (err) {
         this.pendingWrites = [...batch, ...this.pendingWrites];
         // one line per failure streak, not one per tick
-        if (!this.writeFailing) this.log('status: storing state changes failed; kept in memory for the next try', err);
+        if (!this.writeFailing) this.log('storing state changes failed; kept in memory for the next try', err);
         this.writeFailing = true;
         return;
       }
@@ -361,7 +362,7 @@ export class StatusCollector {
     this.lastOutboxTryMs = nowMs;
     store.outbox().then((figures) => {
       this.outbox = { ...figures, asOfMs: this.clock() };
-    }, (err: unknown) => this.log('status: reading the webhook outbox failed', err)).finally(() => {
+    }, (err: unknown) => this.log('reading the webhook outbox failed', err)).finally(() => {
       this.outboxReading = false;
     });
   }
@@ -372,7 +373,7 @@ export class StatusCollector {
       for (const [feedId, history] of this.histories) history.seed(seed.minutes.get(feedId) ?? [], seed.lastErrors.get(feedId) ?? null);
       for (const id of seed.alertSources) if (this.feedsById.has(id)) this.alertSources.add(id);
     } catch (err) {
-      this.log('status: could not read the last hour of polls', err);
+      this.log('could not read the last hour of polls', err);
     }
   }
 }

@@ -3,6 +3,7 @@
 // serves what this holds; nothing it serves waits for DuckDB.
 import type { Config } from '../../core/config.ts';
 import type { EventBus } from '../../core/events.ts';
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { LiveView } from '../../core/ports.ts';
 import type { Db } from '../../store/db.ts';
 import type { ScheduleHealth } from '../../store/schedule-refresh.ts';
@@ -51,7 +52,7 @@ export interface StatusDeps {
   config: Readonly<Config>;
   bus?: EventBus;
   clock?: () => number;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 /** Public pages are not usage: the pipeline records a stream opening even on a public route. */
@@ -59,13 +60,13 @@ export const STATUS_PATHS: ReadonlySet<string> = new Set(['/status', '/status.js
 
 export async function createStatus(deps: StatusDeps): Promise<StatusService> {
   const clock = deps.clock ?? Date.now;
-  const log = deps.log ?? ((message: string, err?: unknown) => console.error(message, err));
+  const log = componentLogger(deps.log, 'status');
   let store: StatusStore | null = null;
   if (deps.db) {
     try {
       store = await StatusStore.open(deps.db);
     } catch (err) {
-      log('status: could not open a store connection; history will not be kept', err);
+      log.error({ err }, 'could not open a store connection; history will not be kept');
     }
   }
   const requests = new RequestStats(clock(), clock);

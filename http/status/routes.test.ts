@@ -11,6 +11,7 @@ import { MemoryMeter } from '../meter.ts';
 import { statusRoutes } from '../routes/status.ts';
 import { createStatus } from './index.ts';
 import { StatusDocumentSchema } from './schema.ts';
+import { silentLogger } from '../../core/logger.ts';
 
 const NOW = Date.now();
 
@@ -29,13 +30,13 @@ async function setup(t: Test, configOverrides: Record<string, unknown> = {}) {
   ];
   live.alertList = [makeAlert({ id: 'alerts:1', modes: ['streetcar'], header: { en: '<script>alert(1)</script>' } })];
   const clock = { now: NOW };
-  const status = await createStatus({ db: null, live, config, clock: () => clock.now, log: () => {} });
+  const status = await createStatus({ db: null, live, config, clock: () => clock.now, log: silentLogger });
   await status.start();
   const inner = new MemoryMeter();
   const keys: KeyAuthenticator = { authenticate: (token) => (token === 'good' ? { id: 'k1', plan: 'max', test: false, prefix: 'tk_live_good' } : null), close: () => {} };
   const app = new App({
     routes: statusRoutes(status), keys, limiter: new SlidingWindowLimiter(), meter: status.wrapMeter(inner),
-    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: () => {}, maxBodyBytes: 1024, responseCacheEntries: 10,
+    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: silentLogger, maxBodyBytes: 1024, responseCacheEntries: 10,
   });
   t.teardown(async () => {
     await status.stop();

@@ -7,8 +7,5 @@ export const matchExact: Strategy = (q) => {
   const trip = q.schedule.trip(q.trip_id);
   if (!trip) return UNMATCHED;
   const day = serviceDayOf(q, trip);
-  // fields spelled out, not spread: this runs for every vehicle of every poll
-  return day
-    ? { outcome: 'matched', trip, service_date: day.service_date, previous_day: day.previous_day }
-    : { outcome: 'unmatched', known: trip };
+  return day ? { outcome: 'matched', trip, ...day } : { outcome: 'unmatched', known: trip };
 };

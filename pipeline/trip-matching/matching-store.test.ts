@@ -19,6 +19,7 @@ import {
 } from '../../test/support/nyct-gtfs.ts';
 import { createPipeline } from '../ingest.ts';
 import { testConfig } from '../test-fakes.ts';
+import { silentLogger } from '../../core/logger.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trip-matching-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,7 +28,7 @@ async function pollWith(db: Db, schedule: ScheduleIndex, body: Uint8Array, nowMs
   const pipeline = createPipeline({
     config: testConfig({ feeds: [{ id: 'subway', kind: 'gtfs-rt', url: 'http://nyct.invalid/', schedule_id: 'nyct', trip_matching: tripMatching }] }),
     bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule,
-    now: () => nowMs, log: () => undefined,
+    now: () => nowMs, log: silentLogger,
     fetch: async () => ({ kind: 'body', body, http_status: 200, etag: null, last_modified: null }),
   });
   try {

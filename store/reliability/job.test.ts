@@ -1,6 +1,7 @@
 import t from 'tap';
 import { parseConfig } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
+import { captureLogs } from '../../test/support/logs.ts';
 import { scheduleFinalize } from './job.ts';
 import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
 
@@ -65,16 +66,17 @@ t.test('the catch-up run at start, and failures are logged not thrown', async (t
   await db.run(`INSERT INTO scheduled_trips (service_date, schedule_id, trip_id, route_id, mode, service_id)
     VALUES (DATE '2024-05-01', 's', 'b1', 'B', 'bus', 'ALL')`);
   await appendObservations(db, [obs({ service_date: '2024-05-01', trip_id: 'b1' })]);
-  const logged: string[] = [];
+  const logs = captureLogs();
   const config = parseConfig({ reliability: { timezone: 'UTC', finalize_cron: '0 4 * * *' } });
-  const job = await scheduleFinalize(db, bus, config, { now: () => new Date('2024-05-03T12:00:00Z'), log: (m) => logged.push(m) });
+  const job = await scheduleFinalize(db, bus, config, { now: () => new Date('2024-05-03T12:00:00Z'), log: logs.logger });
   t.teardown(() => job.stop());
   await new Promise((r) => setImmediate(r));
   t.same(events.map((e) => (e.data as { service_date: string }).service_date), ['2024-05-01', '2024-05-02']);
   await db.run('DROP TABLE reliability_finalized');
   t.same(await job.runOnce().catch(() => 'rejected'), 'rejected', 'a direct run reports its failure');
   await t.rejects(scheduleFinalize(db, bus, parseConfig({ reliability: { finalize_cron: 'every hour' } })), /finalize_cron/);
-  const quiet = await scheduleFinalize(db, bus, config, { log: (m) => logged.push(m) });
+  const quiet = await scheduleFinalize(db, bus, config, { log: logs.logger });
   await quiet.stop();
-  t.match(logged, [/expanding scheduled trips failed/, /catch-up pass failed/], 'each failing step is logged');
+  t.match(logs.messages(), [/expanding scheduled trips failed/, /catch-up pass failed/], 'each failing step is logged');
+  t.ok(logs.lines.every((l) => l.err?.stack), 'with the stack');
 });

@@ -1,6 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../../core/config.ts';
 import type { DomainEvent, EventBus } from '../../core/events.ts';
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { wallClock } from './dates.ts';
 import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
@@ -18,7 +19,7 @@ export interface FinalizeJobOptions {
   now?: () => Date;
   /** run a catch-up pass right away (default true), so days missed while stopped are finalized */
   runAtStart?: boolean;
-  log?: (message: string, err?: unknown) => void;
+  log?: Logger;
 }
 
 /** The reliability.updated event for one finalized day. */
@@ -51,7 +52,7 @@ export async function scheduleFinalize(
     throw new RangeError(`reliability.finalize_cron is not a valid cron expression: ${settings.finalize_cron}`);
   }
   const now = options.now ?? (() => new Date());
-  const log = options.log ?? ((message, err) => console.error(message, err ?? ''));
+  const log = componentLogger(options.log, 'reliability');
   const timezone = await resolveTimezone(db, settings.timezone);
   let extendedFor: string | null = null;
   let running: Promise<FinalizeSummary[]> | null = null;
@@ -65,7 +66,7 @@ export async function scheduleFinalize(
         await extendScheduledTrips(db, { timezone, horizonDays: settings.horizon_days, now: at });
         extendedFor = today;
       } catch (err) {
-        log('reliability: expanding scheduled trips failed', err);
+        log.error({ err }, 'expanding scheduled trips failed');
       }
     }
     const done = await finalizeDueDays(db, {
@@ -74,7 +75,7 @@ export async function scheduleFinalize(
       lateGraceMin: settings.late_grace_min,
       catchUpDays: settings.catch_up_days,
       now: at,
-    }, (day, err) => log(`reliability: finalizing ${day} failed`, err));
+    }, (day, err) => log.error({ err, day }, 'finalizing a service day failed'));
     for (const summary of done) bus.publish(reliabilityEvent(summary, now().getTime()));
     return done;
   };
@@ -89,12 +90,12 @@ export async function scheduleFinalize(
     try {
       await runOnce();
     } catch (err) {
-      log('reliability: finalize pass failed', err);
+      log.error({ err }, 'finalize pass failed');
     }
   }, { timezone, name: 'reliability-finalize', noOverlap: true });
 
   if (options.runAtStart !== false) {
-    await runOnce().catch((err: unknown) => log('reliability: catch-up pass failed', err));
+    await runOnce().catch((err: unknown) => log.error({ err }, 'catch-up pass failed'));
   }
 
   return {

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
 import { addDays, daysBetween } from './dates.ts';
@@ -20,6 +21,8 @@ export interface LiveSpec {
   lookbackDays: number;
   /** counts older than this are recomputed; 0 recomputes before every read */
   maxAgeMs: number;
+  /** where a failed background refresh is reported */
+  log?: Logger;
 }
 
 interface LiveState {
@@ -94,7 +97,7 @@ export async function ensureLiveDays(db: Db, spec: LiveSpec): Promise<void> {
   };
   if (s.key === key && spec.maxAgeMs > 0) {
     // same days, only older: serve the previous counts, refresh behind them
-    if (!s.inflight) run().catch((err: unknown) => console.error('reliability: live refresh failed', err));
+    if (!s.inflight) run().catch((err: unknown) => componentLogger(spec.log, 'reliability').error({ err }, 'live refresh failed'));
     return;
   }
   // a recompute already running may be for other days: let it finish, then compute ours (no

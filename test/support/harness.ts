@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from '../../http/server.ts';
 import type { RouteDef } from '../../http/types.ts';
 import { Db } from '../../store/db.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
+import { logInto } from './logs.ts';
 
 export interface Clock {
   now: number;
@@ -55,10 +56,11 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'm
     config,
     clock: () => clock.now,
     directory: directory ?? demoDirectory(),
-    log: (message, err) => {
-      errors.push(err);
-      if (!quiet) console.error(message, err);
-    },
+    // errors only: a 5xx is logged once with its stack at error, and once more as a request at warn
+    log: logInto((_message, line) => {
+      errors.push(line.err);
+      if (!quiet) process.stderr.write(`${JSON.stringify(line)}\n`);
+    }, 'error'),
     ...deps,
     ...(routes ? { routes: typeof routes === 'function' ? routes({ db, config }) : routes } : {}),
     ...(reliability ? { reliability: typeof reliability === 'function' ? reliability({ db, config }) : reliability } : {}),

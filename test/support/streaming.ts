@@ -19,6 +19,7 @@ import { sendBudgetFromConfig, type SendBudget } from '../../stream/send-budget.
 import type { RouteDef } from '../../http/types.ts';
 import type { FakeLive } from './fake-live.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
+import { logInto } from './logs.ts';
 
 export interface StreamHarnessOptions {
   /** merged into the parsed config (sse section, api section, …) */
@@ -73,10 +74,10 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
   const live = options.live ?? demoLive();
   const clock = { now: NOW };
   const errors: unknown[] = [];
-  const log = (message: string, err?: unknown) => {
-    errors.push(err ?? message);
-    if (!options.quiet) console.error(message, err ?? '');
-  };
+  const log = logInto((message, line) => {
+    errors.push(line.err ?? message);
+    if (!options.quiet) process.stderr.write(`${JSON.stringify(line)}\n`);
+  });
 
   const open = async (port: number): Promise<Instance> => {
     const db = await Db.open(dbPath);
