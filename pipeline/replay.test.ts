@@ -10,6 +10,7 @@ import { readHeaderTimestamp } from './decode.ts';
 import { createPipeline } from './ingest.ts';
 import { listFiles, replaySnapshots, scanSnapshots } from './replay.ts';
 import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { silentLogger } from '../core/logger.ts';
 
 const DAY = '2024-05-02';
 const at = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`) / 1000;
@@ -54,7 +55,7 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
   const replay = async () => {
     const pipeline = createPipeline({
       config: testConfig({ feeds: [{ id: 'tu', kind: 'gtfs-rt', url: 'http://archive.invalid/', allow_old_snapshots: true }] }),
-      bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule, log: () => undefined,
+      bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule, log: silentLogger,
     });
     const order: string[] = [];
     const progress: number[] = [];

@@ -11,6 +11,7 @@ import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { createPipeline, type Pipeline } from './ingest.ts';
 import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { silentLogger } from '../core/logger.ts';
 
 const NOW_MS = Date.parse('2026-11-23T18:00:00Z');
 const schedule = fakeSchedule({
@@ -42,7 +43,7 @@ async function start(dbPath: string, feedFile: string, feed: Record<string, unkn
   const pipeline = createPipeline({
     config: testConfig({ feeds: [{ id: 'f', kind: 'gtfs-rt', url: pathToFileURL(feedFile).href, ...feed }] }),
     bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule,
-    now: () => NOW_MS, log: () => undefined,
+    now: () => NOW_MS, log: silentLogger,
   });
   return { db, pipeline, close: async () => { await pipeline.stop(); await db.close(); } };
 }

@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../../core/config.ts';
 import type { Command } from '../cli.ts';
 import { UsageError } from '../cli.ts';
+import { print } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 
 const n = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 1 });
@@ -23,11 +24,12 @@ export const replayCommand: Command = {
     json: 'the summary as one JSON document',
     config: 'config file (JSON); TRANSIT_DB selects the database (the service must be stopped: DuckDB locks the file)',
   },
-  async run({ values, positionals }) {
+  async run({ values, positionals, log, useConfig }) {
     const feedId = values.feed as string | undefined;
     if (!feedId) throw new UsageError('replay needs --feed <id>: the feed the snapshots belong to');
     if (positionals.length === 0) throw new UsageError('replay needs at least one snapshot file or folder');
     const config = loadConfig(values.config as string | undefined);
+    useConfig(config);
     const feed = config.feeds.find((f) => f.id === feedId);
     if (!feed) {
       throw new UsageError(`unknown feed ${JSON.stringify(feedId)}; configured: ${config.feeds.map((f) => f.id).join(', ') || 'none'}`);
@@ -44,7 +46,7 @@ export const replayCommand: Command = {
     }
     const scan = scanSnapshots(files);
     const json = values.json === true;
-    const runtime = await openRuntime(withOldSnapshots(config, feedId), { log: json ? () => undefined : (l) => console.error(l) });
+    const runtime = await openRuntime(withOldSnapshots(config, feedId), { log });
     const progress = progressReporter(`replay ${feedId}`);
     try {
       const summary = await replaySnapshots(runtime.pipeline, feedId, scan, {
@@ -55,7 +57,7 @@ export const replayCommand: Command = {
         runtime.db, config, feed, { from_ms: summary.first_header_ms, to_ms: summary.last_header_ms! },
       );
       if (json) {
-        console.log(JSON.stringify({ ...summary, reliability }));
+        print(JSON.stringify({ ...summary, reliability }));
       } else {
         const m = summary.matching;
         const lines = [
@@ -73,7 +75,7 @@ export const replayCommand: Command = {
               + `(${reliability.days[0]} … ${reliability.days.at(-1)}), ${n(reliability.scheduled_trips)} scheduled trips expanded, `
               + `${reliability.finalized.length} finalized` : 'no trip observed'}`);
         }
-        console.log(lines.join('\n'));
+        print(lines.join('\n'));
       }
       return summary.snapshots === 0 || (summary.outcomes.decode_error ?? 0) > 0 ? 1 : 0;
     } finally {
