@@ -3,6 +3,7 @@
 import t from 'tap';
 import { bearer, startHarness } from './support/harness.ts';
 import { checker, loadValidator } from './support/client.ts';
+import type { FakeLive } from './support/fake-live.ts';
 
 const ids = (body: { data: Array<{ id: string }> }) => body.data.map((r) => r.id);
 
@@ -118,6 +119,21 @@ t.test('issue-3 endpoints', async (t) => {
     const all = await call('/api/v1/alerts', max);
     t.same(ids(all.json), ['alerts:a1', 'alerts:a2', 'alerts:a3', 'alerts:a4', 'alerts:a5', 'other:a6', 'other:a7'], 'newest first, id breaks ties');
     t.same(all.json.meta, { limit: 20, next_cursor: null, total: 7 });
+    t.same(all.json.data.map((a: { id: string; freshness: string }) => [a.id, a.freshness]), [
+      ['alerts:a1', 'fresh'], ['alerts:a2', 'fresh'], ['alerts:a3', 'fresh'], ['alerts:a4', 'fresh'], ['alerts:a5', 'fresh'],
+      ['other:a6', 'expired'], ['other:a7', 'expired'],
+    ], 'each alert carries its source\'s freshness; a source not polled vouches for nothing');
+    t.match(all.json.freshness.sources, [{ source: 'alerts', kind: 'alerts-json', freshness: 'fresh', last_status: 'ok' }]);
+    const live = h.live as FakeLive;
+    live.change((l) => {
+      l.feedList = l.feedList.map((f) => (f.feed_id === 'alerts' ? { ...f, freshness: 'stale' as const, last_status: 'timeout' as const } : f));
+    });
+    const stale = await call('/api/v1/alerts?source=alerts', max);
+    t.ok(stale.json.data.every((a: { freshness: string }) => a.freshness === 'stale'), 'alerts from a stale feed say so');
+    t.match(stale.json.freshness.sources, [{ source: 'alerts', freshness: 'stale', last_status: 'timeout' }]);
+    live.change((l) => {
+      l.feedList = l.feedList.map((f) => (f.feed_id === 'alerts' ? { ...f, freshness: 'fresh' as const, last_status: 'ok' as const } : f));
+    });
     const cases: Array<[string, string[]]> = [
       ['mode=rail', ['alerts:a1', 'alerts:a2', 'other:a7']],
       ['mode=rail,streetcar', ['alerts:a1', 'alerts:a2', 'alerts:a5', 'other:a6', 'other:a7']],

@@ -33,11 +33,13 @@ t.test('freshness', async (t) => {
   t.equal(stale.delay_s, 30);
 });
 
-t.test('alerts are memoized per object', async (t) => {
+t.test('alerts are memoized per object and source freshness', async (t) => {
   const a = makeAlert({ id: 'f:1', active_periods: [{ start_ms: null, end_ms: 0 }] });
-  t.equal(alertToApi(a), alertToApi(a));
-  t.same(alertToApi(a).active_periods, [{ start: null, end: '1970-01-01T00:00:00.000Z' }]);
-  t.not(alertToApi({ ...a }), alertToApi(a));
+  t.equal(alertToApi(a, 'fresh'), alertToApi(a, 'fresh'));
+  t.same(alertToApi(a, 'fresh').active_periods, [{ start: null, end: '1970-01-01T00:00:00.000Z' }]);
+  t.not(alertToApi({ ...a }, 'fresh'), alertToApi(a, 'fresh'));
+  t.equal(alertToApi(a, 'expired').freshness, 'expired', 'an alert from an expired feed says so');
+  t.equal(alertToApi(a, 'fresh').freshness, 'fresh');
 });
 
 t.test('summaries', async (t) => {

@@ -33,11 +33,16 @@ export function ageFreshness(ageS: number, t: FreshnessThresholds): Freshness {
   return 'fresh';
 }
 
-const alertCache = new WeakMap<Alert, ApiAlert>();
+const alertCache = new WeakMap<Alert, Partial<Record<Freshness, ApiAlert>>>();
 
-/** Alerts are immutable snapshots (a change is a new object), so their API form is memoized. */
-export function alertToApi(a: Alert): ApiAlert {
-  let out = alertCache.get(a);
+/**
+ * Alerts are immutable snapshots (a change is a new object), so their API form is memoized, once
+ * per freshness of their source: an alert from a stale or expired feed may have changed or ended.
+ */
+export function alertToApi(a: Alert, freshness: Freshness): ApiAlert {
+  let forms = alertCache.get(a);
+  if (!forms) alertCache.set(a, (forms = {}));
+  let out = forms[freshness];
   if (!out) {
     out = {
       id: a.id,
@@ -59,8 +64,9 @@ export function alertToApi(a: Alert): ApiAlert {
       first_seen_at: isoOr(a.first_seen_ms, a.updated_ms),
       updated_at: isoOr(a.updated_ms, a.first_seen_ms),
       resolved_at: iso(a.resolved_ms),
+      freshness,
     };
-    alertCache.set(a, out);
+    forms[freshness] = out;
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { ALERT_STATUSES, MODES, type Alert, type Mode } from '../../core/types.t
 import { paginate } from '../paginate.ts';
 import { enumListParam, idListParam } from '../params.ts';
 import { alertKey } from '../read/live-index.ts';
-import { alertToApi } from '../read/represent.ts';
+import { alertToApi, sourceToApi } from '../read/represent.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
 import { assertKnown, liveList, PREFIX, setOf, type CoreRouteDeps } from './deps.ts';
@@ -55,7 +55,14 @@ export function matchesAlert(a: Alert, f: AlertFilter): boolean {
 
 function listAlerts(deps: CoreRouteDeps, ctx: Parameters<RouteDef['handler']>[0], filter: AlertFilter) {
   const rows = deps.index.alerts().filter((a) => matchesAlert(a, filter));
-  return paginate(rows, alertKey, ctx, alertToApi);
+  const feeds = deps.index.feeds();
+  // a source no longer polled (removed from the config) cannot vouch for its alerts
+  const page = paginate(rows, alertKey, ctx, (a) => alertToApi(a, feeds.get(a.feed_id)?.freshness ?? 'expired'));
+  const sources = [...new Set(rows.map((a) => a.feed_id))].sort().flatMap((id) => {
+    const health = feeds.get(id);
+    return health ? [sourceToApi(health)] : [];
+  });
+  return { data: page.data, freshness: { sources }, meta: page.meta, links: page.links };
 }
 
 export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {

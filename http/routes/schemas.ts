@@ -2,7 +2,7 @@
 // handlers' return types are checked against them at compile time through defineRoute.
 import { z } from 'zod';
 import 'zod-openapi';
-import { ALERT_STATUSES, DELAY_STATES, FRESHNESS, MODES, POSITION_SOURCES, TRIP_RELATIONSHIPS } from '../../core/types.ts';
+import { ALERT_STATUSES, DELAY_STATES, FRESHNESS, MODES, POLL_STATUSES, POSITION_SOURCES, TRIP_RELATIONSHIPS } from '../../core/types.ts';
 
 export const timestamp = (description: string) => z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
 const nullableTimestamp = (description: string) => z.string().nullable().meta({ description, format: 'date-time' });
@@ -65,13 +65,10 @@ export const AlertSchema = z.object({
   first_seen_at: timestamp('When the service first saw the alert.'),
   updated_at: timestamp('Last change.'),
   resolved_at: nullableTimestamp('When it was resolved.'),
+  freshness: FreshnessSchema.meta({
+    description: 'Freshness of the feed the alert comes from: from a `stale` or `expired` feed the alert may have changed or ended since it was last seen.',
+  }),
 }).meta({ id: 'Alert' });
-
-export const AlertPageSchema = z.object({
-  data: z.array(AlertSchema),
-  meta: PageMetaSchema,
-  links: LinksSchema,
-}).meta({ id: 'AlertPage' });
 
 export const SourceFreshnessSchema = z.object({
   source: z.string().meta({ description: 'Feed id.' }),
@@ -80,9 +77,21 @@ export const SourceFreshnessSchema = z.object({
   header_timestamp: nullableTimestamp('Timestamp in the feed header of the last good poll.'),
   last_poll_at: nullableTimestamp('Last poll attempt.'),
   last_success_at: nullableTimestamp('Last poll that returned usable data.'),
-  last_status: z.string().nullable().meta({ description: 'ok, unchanged, http_error, timeout, network_error, too_large or decode_error.' }),
+  last_status: z.enum(POLL_STATUSES).nullable().meta({
+    description: 'ok, unchanged, duplicate (a snapshot stored before), http_error, timeout, network_error, too_large, decode_error, '
+      + 'or rejected (decoded, but unusable: header outside the freshness bounds, or every entity rejected).',
+  }),
   last_error: z.string().nullable(),
 }).meta({ id: 'SourceFreshness' });
+
+export const AlertPageSchema = z.object({
+  data: z.array(AlertSchema),
+  freshness: z.object({ sources: z.array(SourceFreshnessSchema) }).meta({
+    description: 'The feeds the matching alerts come from (every page of them), and how fresh each is.',
+  }),
+  meta: PageMetaSchema,
+  links: LinksSchema,
+}).meta({ id: 'AlertPage' });
 
 export const VehicleSchema = z.object({
   id: z.string().meta({ description: 'source:vehicle_id.' }),
