@@ -110,3 +110,17 @@ t.test('a key first seen while a recheck is running is not mistaken for a revoke
   t.ok(await fresh);
   t.ok(store.authenticate(b.key, clock.now), 'still valid after the recheck finished');
 });
+
+// issue 15: the lookup by SHA-256 is the protection; the cache used to compare the stored hash
+// with itself in timingSafeEqual, which could never fail
+t.test('a key one character away from a cached key is refused; no self-comparison in the hot path', async (t) => {
+  const { db, store, clock } = await setup(t);
+  const created = await createKey(db, { plan: 'max', test: false });
+  t.ok(await store.authenticate(created.key, clock.now), 'cached');
+  const last = created.key.at(-1)!;
+  const near = `${created.key.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`;
+  t.equal(await store.authenticate(near, clock.now), null);
+  const { readFileSync } = await import('node:fs');
+  const source = readFileSync(new URL('./auth.ts', import.meta.url), 'utf8');
+  t.notMatch(source, /timingSafeEqual\(/, 'no constant-time compare of a hash with itself');
+});

@@ -1,6 +1,5 @@
 // Key authentication with an in-memory cache, so the hot path never waits on DuckDB, while a
 // background recheck makes revocations (by this process, the CLI or SQL) take effect in seconds.
-import { timingSafeEqual } from 'node:crypto';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from '../store/db.ts';
 import { findKeyByHash, hashKey, KEY_PATTERN, keyStates, type ApiKeyRecord } from './keys.ts';
@@ -21,7 +20,6 @@ export interface KeyAuthenticator {
 }
 
 interface CacheEntry {
-  hash: Buffer;
   /** null once revoked: kept so repeated use of a revoked key costs no query */
   key: AuthenticatedKey | null;
   validatedAtMs: number;
@@ -73,10 +71,12 @@ export class KeyStore implements KeyAuthenticator {
   authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
     if (!KEY_PATTERN.test(token)) return null;
     const hash = hashKey(token);
+    // No constant-time compare here, on purpose: the token is looked up by its SHA-256, so what an
+    // attacker can time is a map (or index) probe on a hash of their own guess, which reveals
+    // nothing about any stored key's bytes. Comparing the found entry with the same hash would
+    // only ever compare a value with itself.
     const entry = this.entries.get(hash);
-    if (entry && nowMs - entry.validatedAtMs <= this.maxStaleMs) {
-      return timingSafeEqual(entry.hash, Buffer.from(hash, 'hex')) ? entry.key : null;
-    }
+    if (entry && nowMs - entry.validatedAtMs <= this.maxStaleMs) return entry.key;
     const unknownUntil = this.unknown.get(hash);
     if (unknownUntil !== undefined && unknownUntil > nowMs) return null;
     return this.lookup(hash, nowMs);
@@ -131,7 +131,7 @@ export class KeyStore implements KeyAuthenticator {
           return null;
         }
         const key = toKey(record);
-        this.entries.set(hash, { hash: Buffer.from(record.key_hash, 'hex'), key, validatedAtMs: nowMs });
+        this.entries.set(hash, { key, validatedAtMs: nowMs });
         return key;
       }).finally(() => this.lookups.delete(hash));
       this.lookups.set(hash, pending);

@@ -23,8 +23,9 @@ export const formatParam = z.enum(['sse']).meta({
 }).optional();
 
 export const apiKeyParam = z.string().meta({
-  description: 'API key for event streams only, since browsers\' EventSource cannot send headers. '
-    + 'Everywhere else use `Authorization: Bearer`.',
+  description: 'API key for event streams only (`format=sse` or `Accept: text/event-stream` here), since browsers\' '
+    + 'EventSource cannot send headers. A JSON request must use `Authorization: Bearer`: with only `api_key` it is 401 '
+    + '`unauthorized`, with both 400 `invalid_parameter`.',
 }).optional();
 
 export const lastEventIdParam = z.string().max(200).meta({

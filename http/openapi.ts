@@ -153,7 +153,8 @@ function description(def: RouteDef): string {
   if (def.sse) {
     notes.push('Also an event stream with `Accept: text/event-stream` or `format=sse`: `reset` carrying this body, then '
       + '`add`/`update`/`remove` as the result changes (`remove` carries `{id, type}`). Resume with `Last-Event-ID` (or '
-      + '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. Allowance, '
+      + '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. The stream (only '
+      + 'the stream) also takes the key as `api_key` in the query, for EventSource. Allowance, '
       + 'connection-minute metering and limits as on `/api/v1/events/stream`.');
   }
   return notes.join('\n\n');
@@ -166,7 +167,9 @@ function operation(def: RouteDef): ZodOpenApiOperationObject {
     summary: def.summary,
     description: description(def),
     tags: [...def.tags],
-    security: def.auth === 'key' ? (def.sse || def.stream ? [{ bearerAuth: [] }, { apiKeyQuery: [] }] : [{ bearerAuth: [] }]) : [],
+    // apiKeyQuery only where every answer is a stream: a security requirement covers the whole
+    // operation, and the JSON representation of an SSE-capable route refuses ?api_key= (401)
+    security: def.auth === 'key' ? (def.stream ? [{ bearerAuth: [] }, { apiKeyQuery: [] }] : [{ bearerAuth: [] }]) : [],
     requestParams: {
       ...(def.params ? { path: def.params } : {}),
       ...(Object.keys(query.shape).length ? { query } : {}),
@@ -215,7 +218,12 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'tk_live_… or tk_test_… key.' },
-        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Event streams only.' },
+        apiKeyQuery: {
+          type: 'apiKey', in: 'query', name: 'api_key',
+          description: 'Event streams only (browsers\' EventSource cannot send headers): declared on `/api/v1/events/stream`, and '
+            + 'accepted by the event-stream representation of alert, realtime and reliability endpoints (`format=sse` or '
+            + '`Accept: text/event-stream`). A JSON request with `api_key` and no Authorization header is 401 `unauthorized`.',
+        },
       },
     },
   }, {

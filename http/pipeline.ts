@@ -125,7 +125,7 @@ export class Pipeline {
     if (wantsStream && def.meter !== null) state.unit = 'connection-minute';
 
     if (isApi) {
-      const key = await this.authenticate(req, wantsStream, state.startedMs);
+      const key = await this.authenticate(req, wantsStream, !!def && (def.sse === true || def.stream === true), state.startedMs);
       state.key = key;
       if (state.unit === 'request') {
         const taken = this.options.limiter.take(key.id, key.plan, state.startedMs);
@@ -226,7 +226,7 @@ export class Pipeline {
     return { status, headers, body, omitBody: head };
   }
 
-  private async authenticate(req: ApiRequest, stream: boolean, nowMs: number): Promise<AuthenticatedKey> {
+  private async authenticate(req: ApiRequest, stream: boolean, sseCapable: boolean, nowMs: number): Promise<AuthenticatedKey> {
     const header = req.headers.authorization;
     let token: string | null = null;
     if (header !== undefined) {
@@ -241,6 +241,15 @@ export class Pipeline {
       token = new URLSearchParams(req.query).get('api_key');
     }
     if (token === null) {
+      if (req.query.includes('api_key') && new URLSearchParams(req.query).has('api_key')) {
+        throw new ApiError('unauthorized', sseCapable
+          ? 'api_key in the query is accepted on event streams only (format=sse or Accept: text/event-stream); '
+            + 'for JSON send the key as Authorization: Bearer <key>.'
+          : 'api_key in the query is accepted on event streams only, and this endpoint has none; '
+            + 'send the key as Authorization: Bearer <key>.', {
+          errors: [{ parameter: 'api_key', detail: 'accepted only on event streams; use Authorization: Bearer' }],
+        });
+      }
       throw new ApiError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
     }
     const pending = this.options.keys.authenticate(token, nowMs);

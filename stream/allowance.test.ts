@@ -27,6 +27,7 @@ t.test('the third stream of a Regular key is refused with 429 until one closes',
   t.equal(err.code, 'sse_allowance_exceeded');
   t.equal(err.status, 429);
   t.same(err.extra.members, { open_streams: 2, allowed_streams: 2 });
+  t.same(err.extra.headers, { 'Retry-After': '30' }, 'every 429 carries Retry-After');
   t.doesNotThrow(() => allowance.acquire('k_other', REGULAR), 'other keys are counted apart');
   a.release();
   a.release();

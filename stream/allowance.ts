@@ -2,6 +2,13 @@
 // count lives in this process; a multi-node deploy needs a shared counter behind the same API.
 import { ApiError } from '../core/errors.ts';
 
+/**
+ * Retry-After of a 429 sse_allowance_exceeded. A slot frees only when one of the key's own streams
+ * closes, which the server cannot foresee; a fixed back-off keeps a reconnecting EventSource from
+ * spinning, and the document requires Retry-After on every 429.
+ */
+export const ALLOWANCE_RETRY_AFTER_S = 30;
+
 export interface StreamLease {
   readonly keyId: string;
   /** Frees the slot; safe to call more than once. */
@@ -25,7 +32,7 @@ export class StreamAllowance {
       throw new ApiError(
         'sse_allowance_exceeded',
         `This key already has ${current} of ${limit} concurrent event streams open; close one first.`,
-        { members: { open_streams: current, allowed_streams: limit } },
+        { members: { open_streams: current, allowed_streams: limit }, headers: { 'Retry-After': String(ALLOWANCE_RETRY_AFTER_S) } },
       );
     }
     this.open.set(keyId, current + 1);

@@ -33,6 +33,15 @@ t.test('allowance and metering', async (t) => {
     t.equal(third.headers.get('content-type'), 'application/problem+json');
     t.match(JSON.parse(third.text), { code: 'sse_allowance_exceeded', status: 429, open_streams: 2, allowed_streams: 2 });
     t.equal(third.headers.get('x-meter-unit'), 'connection-minute');
+    // issue 15: the document promises Retry-After on every 429, whichever way the stream is asked for
+    t.equal(third.headers.get('retry-after'), '30', '?format=sse: Retry-After');
+    const viaAccept = await sse('/api/v1/bus/alerts', { ...bearer(key), accept: 'text/event-stream' });
+    t.equal(viaAccept.status, 429);
+    t.equal(viaAccept.headers.get('retry-after'), '30', 'Accept: text/event-stream: Retry-After');
+    const viaEvents = await sse('/api/v1/events/stream', bearer(key));
+    t.equal(viaEvents.status, 429);
+    t.match(JSON.parse(viaEvents.text), { code: 'sse_allowance_exceeded' });
+    t.equal(viaEvents.headers.get('retry-after'), '30', '/events/stream: Retry-After');
 
     await events.close();
     // the server learns of the closed connection asynchronously
@@ -61,6 +70,14 @@ t.test('allowance and metering', async (t) => {
     const key = await h.key('max');
     const json = await fetch(`${h.url}/api/v1/alerts?api_key=${key}`);
     t.equal(json.status, 401, 'a JSON request does not read the key from the query');
+    const problem = await json.json() as { code: string; detail: string; errors: Array<{ parameter: string }> };
+    t.equal(problem.code, 'unauthorized');
+    t.match(problem.detail, /api_key in the query is accepted on event streams only/, 'the message says why (issue 15)');
+    t.match(problem.errors, [{ parameter: 'api_key' }]);
+    const noStream = await (await fetch(`${h.url}/api/v1/rail?api_key=${key}`)).json() as { detail: string };
+    t.match(noStream.detail, /this endpoint has none/);
+    const none = await (await fetch(`${h.url}/api/v1/alerts`)).json() as { detail: string };
+    t.match(none.detail, /send Authorization: Bearer/, 'no key at all: the plain message');
     const both = await fetch(`${h.url}/api/v1/alerts?api_key=${key}`, { headers: bearer(key) });
     t.equal(both.status, 400);
     t.match(await both.json(), { code: 'invalid_parameter' });
@@ -107,7 +124,7 @@ t.test('allowance and metering', async (t) => {
 
   t.test('the events route is in the served OpenAPI document as an event stream', async (t) => {
     const doc = await (await fetch(`${h.url}/openapi.json`)).json() as {
-      paths: Record<string, { get?: { 'x-meter-unit'?: string; responses: Record<string, { content?: Record<string, unknown> }> } }>;
+      paths: Record<string, { get?: { 'x-meter-unit'?: string; security?: unknown; responses: Record<string, { content?: Record<string, unknown> }> } }>;
     };
     const op = doc.paths['/api/v1/events/stream']?.get;
     t.ok(op);
@@ -115,5 +132,15 @@ t.test('allowance and metering', async (t) => {
     t.same(Object.keys(op!.responses['200']!.content!), ['text/event-stream']);
     t.ok(op!.responses['429'], 'sse_allowance_exceeded is documented');
     t.ok(doc.paths['/api/v1/alerts']!.get!.responses['200']!.content!['text/event-stream']);
+    // issue 15: the query key is declared only where every answer is a stream (what the server does)
+    const ops = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item as Record<string, { security?: Array<Record<string, unknown>>; responses: Record<string, { content?: Record<string, unknown> }> }>)
+      .map(([method, op]) => ({ name: `${method} ${path}`, op })));
+    for (const { name, op } of ops) {
+      const query = (op.security ?? []).some((s) => 'apiKeyQuery' in s);
+      const streamOnly = Object.keys(op.responses['200']?.content ?? {}).join() === 'text/event-stream';
+      if (query) t.ok(streamOnly, `${name} declares apiKeyQuery and answers only event streams`);
+    }
+    t.same(doc.paths['/api/v1/alerts']!.get!.security, [{ bearerAuth: [] }], 'a JSON operation declares Bearer only');
+    t.same(doc.paths['/api/v1/events/stream']!.get!.security, [{ bearerAuth: [] }, { apiKeyQuery: [] }]);
   });
 });
