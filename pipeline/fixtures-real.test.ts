@@ -85,7 +85,8 @@ if (!hasRealFixtures()) {
     t.match(poll('bad/header-timestamp-in-ms.pb'), {
       status: 'ok', rejected: { header_timestamp_ms: 1 }, header_timestamp_ms: Date.parse('2023-11-08T01:10:01Z'),
     });
-    t.match(poll('bad/latitude-out-of-range.pb'), { status: 'ok', vehicles: 1, stored: 0, rejected: { lat_lon_out_of_range: 1 } });
+    // its one entity rejected, the poll is not ok (issue 13: honest rejection)
+    t.match(poll('bad/latitude-out-of-range.pb'), { status: 'rejected', vehicles: 1, stored: 0, rejected: { lat_lon_out_of_range: 1 } });
 
     t.equal(history.polls.length, files.length, 'every poll, failed ones too, written to history');
     t.ok(logs.lines.some((l) => l.status === 'decode_error' && (l.rejected as Record<string, number>)?.not_protobuf === 1), 'rejections logged');
