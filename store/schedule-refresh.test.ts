@@ -144,6 +144,11 @@ t.test('the job: refreshSchedule swaps the index in, joins a running refresh, re
   t.same(swaps, [['small', 6, 2]]);
   t.match(job.health(), [{ version: { version_id: 2, trips: 6 }, last_check: { outcome: 'imported' } }]);
   await t.rejects(job.refreshSchedule('nope'), /not configured/);
+  writeSmallGtfsZip(zip, { trips: 4, ...range });
+  await importScheduleVersion(db, 'small', zip, { timezone: TZ });
+  await job.scheduleImported('small');
+  t.same(swaps.at(-1), ['small', 8, 3], 'a version imported through import-gtfs is swapped in too');
+  t.match(job.health(), [{ version: { version_id: 3 } }]);
   const results = await job.update([{ id: 'other', source: zip, refresh_cron: '0 0 1 1 *' }]);
   t.match(results, [{ schedule_id: 'other', outcome: 'imported' }], 'an added schedule is imported at once');
   t.same(job.health().map((h) => h.schedule_id), ['other'], 'a removed one is no longer refreshed');

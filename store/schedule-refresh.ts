@@ -8,7 +8,7 @@ import { fetchGtfs, GtfsSourceError, type FetchedGtfs, type ProgressFn, type Sou
 import { addDays, wallClock } from './reliability/dates.ts';
 import { liveInputsChanged } from './reliability/live.ts';
 import { expandScheduleDays } from './reliability/scheduled-trips.ts';
-import { loadScheduleIndexOn, type LoadedScheduleIndex } from './schedule-index.ts';
+import { loadScheduleIndex, loadScheduleIndexOn, type LoadedScheduleIndex } from './schedule-index.ts';
 import {
   currentVersion, lastCheck, recordCheck, recordVersion, type CheckOutcome, type ScheduleVersion, type SourceCheck,
 } from './schedule-versions.ts';
@@ -211,6 +211,11 @@ export interface ScheduleRefreshJob {
    * admin channel's `import-gtfs` and config reload call this). A call while one runs joins it.
    */
   refreshSchedule(id: string, options?: { force?: boolean }): Promise<RefreshResult>;
+  /**
+   * A version was imported outside the job (`import-gtfs` through the admin socket, already
+   * re-expanded by importScheduleVersion): reads its index from the store and swaps it in.
+   */
+  scheduleImported(id: string): Promise<void>;
   /** Applies a reloaded config: new and changed schedules are refreshed now; removed ones stop being refreshed. */
   update(schedules: readonly ScheduleConfig[]): Promise<RefreshResult[]>;
   /** in memory, for the status page: never waits on DuckDB */
@@ -292,6 +297,14 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
 
   return {
     refreshSchedule: (id, opts = {}) => refresh(id, opts.force === true),
+    async scheduleImported(id) {
+      const version = await currentVersion(db, id);
+      const index = await loadScheduleIndex(db, id);
+      if (version) await options.onSwap(id, index, version);
+      liveInputsChanged(db);
+      const config = configs.get(id);
+      if (config) await readHealth(config);
+    },
     async update(schedules) {
       const next = new Map(schedules.map((s) => [s.id, s]));
       for (const id of [...configs.keys()]) {

@@ -59,14 +59,15 @@ t.test('reliability endpoints', async (t) => {
     t.same(r.json.meta, {
       mode: 'bus', route_id: '39', group: 'day', from: FIRST_DAY, to: TODAY, split: 'none', timezone: 'America/New_York',
       complete_through: LAST_FINALIZED, retained_window: { from: FIRST_DAY, to: TODAY, finalized_through: LAST_FINALIZED },
-    });
+      days_without_observations: [], notes: [],
+    }, 'every day of the window has observations: nothing to flag');
     const rows = r.json.data as Row[];
     t.equal(rows.length, 12, '2024-04-20..2024-05-01');
     t.same(rows.map((x) => x.period), rows.map((x) => x.period_start), 'a day is its own period');
     t.same(rows[0], {
       id: `39:${FIRST_DAY}`, route_id: '39', period: FIRST_DAY, period_start: FIRST_DAY, period_end: FIRST_DAY, service_day: 'all',
       days: 1, final: true, scheduled: 4, delivered: 2, canceled: 1, canceled_unscheduled: 0, partially_canceled: 1,
-      unobserved: 1, pending: 0, added: 0, delivered_pct: 50, rolling_7d: rows[0]!.rolling_7d,
+      unobserved: 1, pending: 0, added: 0, delivered_pct: 50, rolling_7d: rows[0]!.rolling_7d, days_observed: 1,
     });
     const apr26 = rows.find((x) => x.period === '2024-04-26')!;
     t.same(apr26.rolling_7d, { from: FIRST_DAY, to: '2024-04-26', scheduled: 28, delivered: 14, delivered_pct: 50 });

@@ -35,6 +35,8 @@ export const ReliabilityRowSchema = z.object({
   final: z.boolean().meta({
     description: 'Every day of the row is finalized. false while a day is running or not finalized yet: its figures may still change.',
   }),
+  days_observed: count('Days of the row on which any trip was seen by any feed. Fewer than `days`: the other days have no '
+    + 'observations (before history began, a feed outage, archives not replayed), and their scheduled trips count as unobserved.'),
   scheduled: count('Denominator: trips in the static schedule for these service dates.'),
   delivered: count('Numerator: scheduled trips seen running (trip updates or vehicle positions), partially canceled ones included.'),
   canceled: count('Trips seen CANCELED or DELETED at any poll of the day and not restored later, scheduled or not.'),
@@ -68,6 +70,11 @@ export const ReliabilityRollupSchema = z.object({
     timezone: z.string().meta({ description: 'Agency time zone the service dates are counted in.', example: 'America/Chicago' }),
     complete_through: date('Last service date that is over; later days are still running.'),
     retained_window: RetainedWindowSchema,
+    days_without_observations: z.array(z.string().meta({ format: 'date' })).meta({
+      description: 'Service dates of from..to, up to today, on which no trip was seen by any feed: their figures measure missing data, not service.',
+      example: ['2024-04-28'],
+    }),
+    notes: z.array(z.string()).meta({ description: 'Caveats about the figures in words, e.g. about days without observations; empty when there are none.' }),
   }),
 }).meta({ id: 'ReliabilityRollup' });
 

@@ -53,6 +53,8 @@ function toApi(result: RollupResult, routeId: string, window: ApiRetainedWindow)
       timezone: result.timezone,
       complete_through: result.complete_through,
       retained_window: window,
+      days_without_observations: result.days_without_observations,
+      notes: result.notes,
     },
   };
 }
@@ -75,7 +77,7 @@ async function answer(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode
   try {
     const result = await rollup(deps.db, {
       mode, routeId, group: ctx.query.group ?? 'day', from: range.from, to: range.to, split: ctx.query.split === 'service_day',
-    }, { timezone, serviceDayEnd: deps.settings.service_day_end, now });
+    }, { timezone, serviceDayEnd: deps.settings.service_day_end, now, historyFrom: window.from });
     return toApi(result, routeId, window);
   } catch (err) {
     if (!(err instanceof RollupInputError)) throw err;
@@ -100,6 +102,8 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
       + 'when nothing was scheduled. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled '
       + '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. '
       + 'Finalized days are final; today and days not finalized yet are live (`final: false`). '
+      + 'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it has observations; '
+      + 'days on which no trip was seen are listed in `meta.days_without_observations` and counted in each row\'s `days_observed`. '
       + `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names it). ${retained} `
       + `404 not_found when neither a schedule nor the retained history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
     tags: [TITLES[mode], 'Reliability'],

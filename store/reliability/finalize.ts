@@ -3,6 +3,7 @@ import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
 import { addDays, completeThrough, isServiceDate } from './dates.ts';
 import { liveDaysChanged } from './live.ts';
+import { expandMissingDays } from './scheduled-trips.ts';
 import { bind, statement, statements } from './sql.ts';
 
 const DELETE = statements('finalize_delete');
@@ -35,7 +36,9 @@ export interface FinalizeSummary {
  * Stores the final outcome of every trip of `serviceDate` (trip_outcomes) and its route-day
  * counts (reliability_days), replacing an earlier run's rows for that day: running it twice
  * leaves the same rows. Call it once the day is over; trips never seen become `unobserved`.
- * Runs on its own connection, so history writes and API reads go on meanwhile.
+ * Runs on its own connection, so history writes and API reads go on meanwhile. A day no
+ * schedule was expanded for (history replayed after the fact) is expanded first, with the
+ * version in use, so its trips are scheduled rather than counted as added.
  */
 export async function finalizeServiceDay(
   db: Db, serviceDate: string, options: { now?: Date } = {},
@@ -49,6 +52,7 @@ export async function finalizeServiceDay(
     route_id: null,
     finalized_at: (options.now ?? new Date()).toISOString(),
   };
+  await expandMissingDays(db, serviceDate, serviceDate);
   await inOwnTransaction(db, async (c) => {
     for (const stmt of DELETE) await c.run(stmt.text, bind(stmt, params));
     await c.run(OUTCOMES.text, bind(OUTCOMES, params));

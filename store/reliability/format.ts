@@ -50,5 +50,7 @@ export function formatRollupTable(result: RollupResult): string {
   const lines = [heading, render(cols.map((c) => c.title)), render(widths.map((w) => '-'.repeat(w)))];
   if (cells.length === 0) lines.push('(no rows)');
   for (const line of cells) lines.push(render(line));
+  if (result.days_without_observations.length > 1) lines.push(`days without observations: ${result.days_without_observations.join(', ')}`);
+  for (const note of result.notes) lines.push(`note: ${note}`);
   return `${lines.join('\n')}\n`;
 }

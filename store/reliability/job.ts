@@ -3,14 +3,15 @@ import type { Config } from '../../core/config.ts';
 import type { DomainEvent, EventBus } from '../../core/events.ts';
 import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
-import { wallClock } from './dates.ts';
+import { backfillServiceDays, pastObservedDays } from './backfill.ts';
+import { completeThrough, wallClock } from './dates.ts';
 import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
 import { extendScheduledTrips } from './scheduled-trips.ts';
 import { resolveTimezone } from './timezone.ts';
 
 export interface FinalizeJob {
   readonly timezone: string;
-  /** one pass: expand schedules for a new local day, then finalize every due service day */
+  /** one pass: expand schedules for a new local day, finalize every due service day, and once a day backfill older observed days */
   runOnce(): Promise<FinalizeSummary[]>;
   stop(): Promise<void>;
 }
@@ -55,6 +56,7 @@ export async function scheduleFinalize(
   const log = componentLogger(options.log, 'reliability');
   const timezone = await resolveTimezone(db, settings.timezone);
   let extendedFor: string | null = null;
+  let backfilledFor: string | null = null;
   let running: Promise<FinalizeSummary[]> | null = null;
 
   const pass = async (): Promise<FinalizeSummary[]> => {
@@ -76,6 +78,17 @@ export async function scheduleFinalize(
       catchUpDays: settings.catch_up_days,
       now: at,
     }, (day, err) => log.error({ err, day }, 'finalizing a service day failed'));
+    if (backfilledFor !== today) {
+      // once a day: older days with observations never finalized (history ingested after the
+      // job had passed them, archives replayed without a backfill) are expanded and finalized
+      try {
+        const past = await pastObservedDays(db, completeThrough(at, timezone, settings.service_day_end));
+        done.push(...await backfillServiceDays(db, past, { now: at }));
+        backfilledFor = today;
+      } catch (err) {
+        log.error({ err }, 'backfilling past service days failed');
+      }
+    }
     for (const summary of done) bus.publish(reliabilityEvent(summary, now().getTime()));
     return done;
   };

@@ -74,7 +74,9 @@ async function setup(): Promise<Db> {
 }
 
 function expectedDay(route: string, d: string): { scheduled: number; delivered: number; canceled: number } {
-  if (d < FIRST || d > TODAY) return { scheduled: 0, delivered: 0, canceled: 0 };
+  if (d > TODAY) return { scheduled: 0, delivered: 0, canceled: 0 };
+  // asked for before any observation: expanded on demand, all unobserved
+  if (d < FIRST) return { scheduled: tripsOf(route, d), delivered: 0, canceled: 0 };
   const scheduled = tripsOf(route, d);
   if (d === TODAY) return { scheduled, delivered: Math.min(2, scheduled), canceled: 0 };
   return { scheduled, delivered: scheduled - canceledOf(route, d), canceled: canceledOf(route, d) };
@@ -136,7 +138,12 @@ t.test('rollups', async (t) => {
     t.same([...new Set(res.rows.map((r) => r.route_id))], ['B1', 'B2'], 'rail is not a bus route');
     t.equal(res.rows.length, 56);
     const early = res.rows.find((r) => r.route_id === 'B2' && r.period === addDays(TODAY, -27));
-    t.same([early?.scheduled, early?.delivered_pct, early?.final], [0, null, false], 'days before any data are zeros');
+    t.same([early?.scheduled, early?.unobserved, early?.delivered_pct, early?.days_observed, early?.final], [5, 5, 0, 0, false],
+      'a day before any observation: its scheduled trips, unobserved, and flagged as not observed');
+    const blind = res.days_without_observations;
+    t.same([blind.length, blind[0], blind.at(-1)], [14, addDays(TODAY, -27), addDays(FIRST, -1)], 'the days before the first observation are named');
+    t.match(res.notes, [/No trip observations are recorded for 14 service days/]);
+    t.ok(res.rows.filter((r) => r.period >= FIRST).every((r) => r.days_observed === 1), 'observed days say so');
     const rollingOk = res.rows.every((row) => {
       let s7 = 0; let d7 = 0;
       for (let k = 0; k < 7; k++) { const x = expectedDay(row.route_id, addDays(row.period, -k)); s7 += x.scheduled; d7 += x.delivered; }

@@ -1,11 +1,13 @@
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
+import { preparePastDays } from './backfill.ts';
 import { ensureLiveDays } from './live.ts';
 import { bind, statement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 
 const ROLLUP = statement('rollup');
+const OBSERVED = statement('observed_days');
 
 export const ROLLUP_GROUPS = ['day', 'week', 'period'] as const;
 export type RollupGroup = (typeof ROLLUP_GROUPS)[number];
@@ -36,6 +38,11 @@ export interface RollupOptions {
   liveMaxAgeMs?: number;
   /** days back that days not finalized are computed live; default 14 */
   liveLookbackDays?: number;
+  /**
+   * first day worth expanding for the rolling figures before `from` (the first day any trip was
+   * seen: the API passes its retained window); default: all six days before `from`
+   */
+  historyFrom?: string;
 }
 
 /**
@@ -83,6 +90,8 @@ export interface RollupRow extends RollupCounts {
   days: number;
   /** every day of the row is finalized; false while a day's trips may still change */
   final: boolean;
+  /** days of the row on which any trip was seen; fewer than `days`: some days have no observations */
+  days_observed: number;
   /** group=day only: the rolling 7-day figures ending on this day; null otherwise */
   rolling_7d: RollingWindow | null;
 }
@@ -99,6 +108,10 @@ export interface RollupResult {
   complete_through: string;
   /** ordered by route, period, then weekday / saturday / sunday */
   rows: RollupRow[];
+  /** service dates of from..to up to today on which no trip was seen by any feed */
+  days_without_observations: string[];
+  /** plain-language caveats about the figures (days without observations) */
+  notes: string[];
 }
 
 export class RollupInputError extends Error {
@@ -131,6 +144,7 @@ interface RawRow extends Omit<RollupCounts, 'delivered_pct'> {
   service_day: ServiceDayType;
   days: number;
   final: boolean;
+  days_observed: number;
   delivered_pct: number | null;
   delivered_7d: number | null;
   scheduled_7d: number | null;
@@ -150,12 +164,21 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   const timezone = options.timezone ?? await resolveTimezone(db);
   const now = options.now ?? new Date();
   const through = completeThrough(now, timezone, options.serviceDayEnd ?? '04:00');
-  await ensureLiveDays(db, {
-    today: wallClock(now, timezone).date,
+  const today = wallClock(now, timezone).date;
+  const lookbackDays = options.liveLookbackDays ?? 14;
+  const liveFrom = addDays(today, -(lookbackDays - 1));
+  // the rolling figures reach six days before `from`, but no earlier than history goes
+  const rollingFrom = addDays(query.from, -6);
+  const history = options.historyFrom ?? rollingFrom;
+  const floor = history < query.from ? history : query.from;
+  await preparePastDays(db, {
+    from: floor > rollingFrom ? floor : rollingFrom,
+    to: query.to,
     completeThrough: through,
-    lookbackDays: options.liveLookbackDays ?? 14,
-    maxAgeMs: options.liveMaxAgeMs ?? 30_000,
+    liveFrom,
+    now,
   });
+  await ensureLiveDays(db, { today, completeThrough: through, lookbackDays, maxAgeMs: options.liveMaxAgeMs ?? 30_000 });
   const raw = await db.all<RawRow>(ROLLUP.text, bind(ROLLUP, {
     mode: query.mode,
     route_id: query.routeId ?? null,
@@ -163,7 +186,10 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     split: query.split === true,
     from: query.from,
     to: query.to,
+    live_from: liveFrom,
+    complete_through: through,
   }));
+  const unobserved = await daysWithoutObservations(db, query.from, query.to < today ? query.to : today);
   return {
     mode: query.mode,
     route_id: query.routeId ?? null,
@@ -174,7 +200,25 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     timezone,
     complete_through: through,
     rows: raw.map(toRow),
+    days_without_observations: unobserved,
+    notes: unobserved.length ? [notice(unobserved)] : [],
   };
+}
+
+/** Days of from..to (to ≤ today) on which no trip was seen. */
+async function daysWithoutObservations(db: Db, from: string, to: string): Promise<string[]> {
+  if (daysBetween(from, to) < 0) return [];
+  const seen = new Set((await db.all<{ d: string }>(
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { from, to }))).map((r) => r.d));
+  const out: string[] = [];
+  for (let d = from; d <= to; d = addDays(d, 1)) if (!seen.has(d)) out.push(d);
+  return out;
+}
+
+function notice(days: readonly string[]): string {
+  const which = days.length === 1 ? `service day ${days[0]}` : `${days.length} service days (days_without_observations)`;
+  return `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending while the day runs), `
+    + 'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.';
 }
 
 function toRow(r: RawRow): RollupRow {
@@ -186,6 +230,7 @@ function toRow(r: RawRow): RollupRow {
     service_day: r.service_day,
     days: r.days,
     final: r.final,
+    days_observed: r.days_observed,
     scheduled: r.scheduled,
     delivered: r.delivered,
     canceled: r.canceled,

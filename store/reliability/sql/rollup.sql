@@ -1,8 +1,10 @@
 -- Reliability rollup for one mode and one route ($route_id) or all its routes ($route_id NULL),
 -- grouped by day, ISO week or the whole period ($group), optionally split by service day type.
--- Finished days come from reliability_days, the others from reliability_live_days (live.ts keeps
--- it current). The rolling 7-day figures need the six days before $from, so the daily series
--- starts there.
+-- Finished days come from reliability_days, the days of the live window ($live_from on) from
+-- reliability_live_days (live.ts keeps it current), and older days not finalized (expanded on
+-- demand, never observed: a past day with observations is finalized before this runs) from
+-- scheduled_trips, all unobserved. The rolling 7-day figures need the six days before $from, so
+-- the daily series starts there. `days_observed` counts the days on which any trip was seen.
 WITH route_days AS (
   SELECT service_date, route_id, scheduled, delivered, canceled, canceled_unscheduled,
          partially_canceled, unobserved, 0 AS pending, added
@@ -17,11 +19,26 @@ WITH route_days AS (
   WHERE mode = $mode AND route_id IS NOT NULL
     AND (CAST($route_id AS VARCHAR) IS NULL OR route_id = $route_id)
     AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
+    AND service_date >= CAST($live_from AS DATE)
     -- a day finalized since the live counts were taken is read from reliability_days
     AND service_date NOT IN (
       SELECT service_date FROM reliability_finalized
       WHERE service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE))
+  UNION ALL
+  SELECT service_date, route_id, count(DISTINCT trip_id) AS scheduled, 0, 0, 0, 0,
+         CASE WHEN service_date <= CAST($complete_through AS DATE) THEN count(DISTINCT trip_id) ELSE 0 END,
+         CASE WHEN service_date <= CAST($complete_through AS DATE) THEN 0 ELSE count(DISTINCT trip_id) END, 0
+  FROM scheduled_trips
+  WHERE mode = $mode
+    AND (CAST($route_id AS VARCHAR) IS NULL OR route_id = $route_id)
+    AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
+    AND service_date < CAST($live_from AS DATE)
+    AND service_date NOT IN (
+      SELECT service_date FROM reliability_finalized
+      WHERE service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE))
+  GROUP BY service_date, route_id
 ),
+observed AS ({{observed_days}}),
 routes AS (
   SELECT DISTINCT route_id FROM route_days
   WHERE CAST($route_id AS VARCHAR) IS NULL
@@ -30,13 +47,14 @@ routes AS (
   SELECT CAST($route_id AS VARCHAR) WHERE CAST($route_id AS VARCHAR) IS NOT NULL
 ),
 days AS (
-  SELECT CAST(t.d AS DATE) AS service_date, f.service_date IS NOT NULL AS final
+  SELECT CAST(t.d AS DATE) AS service_date, f.service_date IS NOT NULL AS final, o.service_date IS NOT NULL AS observed
   FROM range(CAST($from AS DATE) - 6, CAST($to AS DATE) + 1, INTERVAL 1 DAY) AS t(d)
   LEFT JOIN reliability_finalized AS f ON f.service_date = CAST(t.d AS DATE)
+  LEFT JOIN observed AS o ON o.service_date = CAST(t.d AS DATE)
 ),
 daily AS (
   -- every route gets every day, so a day without trips is a row with zeros, not a gap
-  SELECT r.route_id, d.service_date, d.final,
+  SELECT r.route_id, d.service_date, d.final, d.observed,
          coalesce(sum(x.scheduled), 0) AS scheduled,
          coalesce(sum(x.delivered), 0) AS delivered,
          coalesce(sum(x.canceled), 0) AS canceled,
@@ -48,7 +66,7 @@ daily AS (
   FROM routes AS r
   CROSS JOIN days AS d
   LEFT JOIN route_days AS x ON x.route_id = r.route_id AND x.service_date = d.service_date
-  GROUP BY r.route_id, d.service_date, d.final
+  GROUP BY r.route_id, d.service_date, d.final, d.observed
 ),
 windowed AS (
   -- daily has exactly one row per route and day from $from - 6 to $to, so in (route, day) order
@@ -86,6 +104,7 @@ SELECT route_id,
        service_day,
        CAST(count(*) AS INTEGER) AS days,
        bool_and(final) AS final,
+       CAST(count(*) FILTER (WHERE observed) AS INTEGER) AS days_observed,
        CAST(sum(scheduled) AS INTEGER) AS scheduled,
        CAST(sum(delivered) AS INTEGER) AS delivered,
        CAST(sum(canceled) AS INTEGER) AS canceled,
