@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
+import { silentLogger } from '../core/logger.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, testConfig } from '../pipeline/test-fakes.ts';
@@ -44,7 +45,7 @@ if (!hasRealFixtures()) {
       history: createHistoryWriter(h.db),
       scheduleFor: () => index!,
       now: () => Date.parse(CAPTURED_AT),
-      log: () => undefined,
+      log: silentLogger,
     });
     const [poll] = await pipeline.pollAllOnce();
     await pipeline.stop();
