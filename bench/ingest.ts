@@ -3,7 +3,7 @@
 //   node --import tsx bench/ingest.ts   (VEHICLES=5000 TRIPS=1500 STOPS=25 POLLS=30 DB=memory to change)
 // Polls go through the real pipeline (hash, decode, normalize, live state, events, history) into a
 // real DuckDB file in a temp dir; only the network fetch is replaced by bytes held in memory.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { InMemoryEventBus } from '../core/events.ts';
 import type { HistoryBatch, HistoryWriter, SnapshotKey } from '../core/ports.ts';
 import type { FeedPoll } from '../core/types.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
+import { listFiles, replaySnapshots, scanSnapshots } from '../pipeline/replay.ts';
 import type { FetchFn } from '../pipeline/fetch-feed.ts';
 import { encodeFeed, fakeSchedule, header, testConfig } from '../pipeline/test-fakes.ts';
 import { Db } from '../store/db.ts';
@@ -150,15 +151,38 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
   };
 }
 
+/**
+ * The same snapshots as archived files through `replay` (header scan, then each file through the
+ * pipeline at its header time) into the same database under another feed id, so none is a duplicate.
+ */
+async function benchReplay(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[], db: Db, archive: string) {
+  const folder = join(archive, kind);
+  mkdirSync(folder, { recursive: true });
+  bodies.forEach((body, i) => writeFileSync(join(folder, `snapshot-${String(i).padStart(4, '0')}.pb`), body));
+  const feedId = `${kind}-replay`;
+  const pipeline = createPipeline({
+    config: testConfig({ feeds: [{ id: feedId, kind: 'gtfs-rt', url: 'http://bench.invalid/', allow_old_snapshots: true }] }),
+    bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule, log: createLogger(),
+  });
+  const t0 = performance.now();
+  const summary = await replaySnapshots(pipeline, feedId, scanSnapshots(listFiles([folder])));
+  const seconds = (performance.now() - t0) / 1000;
+  await pipeline.stop();
+  if (summary.outcomes.ok !== bodies.length) throw new Error(`replay did not store every snapshot: ${JSON.stringify(summary.outcomes)}`);
+  return { snapshotsPerS: summary.snapshots / seconds, rowsPerS: summary.rows_stored / seconds };
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
 // DB=memory measures without the file's commit cost, to tell storage from CPU
 const db = await Db.open(process.env.DB === 'memory' ? ':memory:' : join(dir, 'bench.duckdb'));
 try {
   console.log(`bench/ingest: ${VEHICLES} vehicles, ${TRIPS} trips × ${STOPS} stops, ${POLLS} polls after ${WARMUP} warm-up, DuckDB ${db.path}`);
+  // one snapshot per poll: a body polled twice is a duplicate and not stored again (idempotent history)
+  const vehicleBodies = Array.from({ length: WARMUP + POLLS }, (_, i) => vehicleFeed(i));
+  const tripBodies = Array.from({ length: WARMUP + POLLS }, (_, i) => tripUpdateFeed(i));
   const results = [
-    // one snapshot per poll: a body polled twice is a duplicate and not stored again (idempotent history)
-    await benchFeed('vehicles', Array.from({ length: WARMUP + POLLS }, (_, i) => vehicleFeed(i)), db),
-    await benchFeed('trip_updates', Array.from({ length: WARMUP + POLLS }, (_, i) => tripUpdateFeed(i)), db),
+    { ...await benchFeed('vehicles', vehicleBodies, db), replay: await benchReplay('vehicles', vehicleBodies, db, join(dir, 'archive')) },
+    { ...await benchFeed('trip_updates', tripBodies, db), replay: await benchReplay('trip_updates', tripBodies, db, join(dir, 'archive')) },
   ];
   for (const r of results) {
     console.log(`\n${r.kind}: ${(r.bytes / 1024).toFixed(0)} KB, ${r.entities} entities → ${r.stored} rows stored per poll, ${r.events} events in total, rejected ${JSON.stringify(r.rejected)}`);
@@ -167,6 +191,10 @@ try {
     console.log(`  bare protobufjs decode of the same bytes:                         median ${r.decodeMedian.toFixed(1)} ms`);
     console.log(`  ratio end to end / bare decode: ${(r.e2eMedian / r.decodeMedian).toFixed(1)}×`);
     console.log(`  appends: ${Math.round(r.appendRowsPerS).toLocaleString('en-US')} rows/s (${r.appendMsPerPoll.toFixed(1)} ms of each poll)`);
+    const livePerS = 1000 / r.e2eMedian;
+    console.log(`  replay of the same ${WARMUP + POLLS} snapshots as files: ${r.replay.snapshotsPerS.toFixed(1)} snapshots/s, `
+      + `${Math.round(r.replay.rowsPerS).toLocaleString('en-US')} rows/s (live polls back to back: ${livePerS.toFixed(1)}/s; `
+      + `replay / live ${(r.replay.snapshotsPerS / livePerS).toFixed(2)}×)`);
   }
   const vehicles = results[0]!;
   console.log(`\nload average during the run: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs`);
