@@ -96,17 +96,24 @@ export class LiveIndex {
       .sort((a, b) => (a.feed_id < b.feed_id ? -1 : a.feed_id > b.feed_id ? 1 : 0));
   }
 
-  /** Delay of each trip at its earliest remaining stop, keyed `feed\0trip`. */
+  /**
+   * Delay of each trip at its earliest remaining stop, keyed `feed\0trip`, and `feed\0trip\0vehicle`
+   * where the arrivals name the vehicle: a trip id carried for two trains has one delay per train.
+   */
   tripDelays(): ReadonlyMap<string, number> {
     const d = this.current();
     if (!d.tripDelays) {
       const best = new Map<string, { seq: number; delay: number }>();
+      const keep = (k: string, seq: number, delay: number): void => {
+        const prev = best.get(k);
+        if (!prev || seq < prev.seq) best.set(k, { seq, delay });
+      };
       for (const a of this.live.arrivals()) {
         if (a.delay_s === null || !Number.isFinite(a.delay_s)) continue;
         const k = `${a.feed_id}\u0000${a.trip_id}`;
         const seq = a.stop_sequence ?? Number.MAX_SAFE_INTEGER;
-        const prev = best.get(k);
-        if (!prev || seq < prev.seq) best.set(k, { seq, delay: a.delay_s });
+        keep(k, seq, a.delay_s);
+        if (a.vehicle_id !== null) keep(`${k}\u0000${a.vehicle_id}`, seq, a.delay_s);
       }
       d.tripDelays = new Map([...best].map(([k, v]) => [k, v.delay]));
     }

@@ -58,6 +58,18 @@ t.test('summaries', async (t) => {
   t.same(none, { routes: [], freshness: [] });
 });
 
+t.test('a trip id carried for two trains: one delay per train where the arrivals name the vehicle', async (t) => {
+  const live = new FakeLive();
+  live.arrivalList = [
+    makeArrival({ trip_id: 'T', station_id: 's1', feed_id: 'a', trip_instance: 'vehicle:v1', vehicle_id: 'v1', stop_sequence: null, delay_s: 30 }),
+    makeArrival({ trip_id: 'T', station_id: 's4', feed_id: 'a', trip_instance: 'vehicle:v2', vehicle_id: 'v2', stop_sequence: null, delay_s: 90 }),
+  ];
+  const delays = new LiveIndex(live).tripDelays();
+  t.equal(delays.get('a\u0000T\u0000v1'), 30);
+  t.equal(delays.get('a\u0000T\u0000v2'), 90);
+  t.ok(delays.has('a\u0000T'), 'the trip alone still has one, for vehicles the arrivals do not name');
+});
+
 t.test('the live index is computed once per version', async (t) => {
   const live = new FakeLive();
   live.feedList = [makeFeed({ feed_id: 'b' }), makeFeed({ feed_id: 'a' }), makeFeed({ feed_id: 'never' }), makeFeed({ feed_id: 'j', kind: 'alerts-json' })];

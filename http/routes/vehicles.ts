@@ -22,10 +22,12 @@ function title(mode: VehicleMode): string {
 export function vehiclesToApi(deps: CoreRouteDeps, vehicles: readonly VehiclePosition[], nowMs: number): ApiVehicle[] {
   const feeds = deps.index.feeds();
   const delays = deps.index.tripDelays();
-  return vehicles.map((v) => vehicleToApi(
-    v, nowMs, feeds.get(v.feed_id)?.freshness,
-    v.trip_id === null ? null : delays.get(`${v.feed_id}\u0000${v.trip_id}`) ?? null, deps.thresholds,
-  ));
+  const delayOf = (v: VehiclePosition): number | null => {
+    if (v.trip_id === null) return null;
+    const trip = `${v.feed_id}\u0000${v.trip_id}`;
+    return delays.get(`${trip}\u0000${v.vehicle_id}`) ?? delays.get(trip) ?? null;
+  };
+  return vehicles.map((v) => vehicleToApi(v, nowMs, feeds.get(v.feed_id)?.freshness, delayOf(v), deps.thresholds));
 }
 
 function vehiclesBody(deps: CoreRouteDeps, mode: VehicleMode, ctx: RequestContext, routes: ReadonlySet<string> | null) {
