@@ -65,6 +65,8 @@ export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
     capacity: config.sse.event_log_size,
     maxBytes: config.sse.event_log_max_bytes,
     maxAgeMs: config.sse.event_log_max_age_s * 1000,
+    // the age bound and the id floor follow the API clock (a soak runs it faster)
+    now: deps.clock,
     log,
   });
   const hub = new StreamHub(hubOptionsFromConfig(config.sse, { log, ...deps.hub }), eventLog).start();
