@@ -23,6 +23,7 @@ import { openRuntime } from '../app/runtime.ts';
 import { openStreaming } from '../app/streaming.ts';
 import { parseConfig } from '../core/config.ts';
 import type { DomainEvent } from '../core/events.ts';
+import { createLogger } from '../core/logger.ts';
 import { localDate } from '../core/time-zone.ts';
 import { createApi } from '../http/api.ts';
 import { createKey } from '../http/keys.ts';
@@ -119,17 +120,14 @@ const config = parseConfig({
 });
 const virtual = { now: Date.parse('2026-11-23T05:00:00Z') };
 const clock = () => virtual.now;
-const quiet = (line: string) => {
-  if (!/history write|state update failed/.test(line)) return;
-  console.error(line);
-};
-const runtime = await openRuntime(config, { now: clock, log: quiet });
+// warnings and errors only, on stderr: the figures go to stdout
+const log = createLogger({ level: 'warn', pretty: false });
+const runtime = await openRuntime(config, { now: clock, log });
 const { db, bus, pipeline } = runtime;
-const streaming = await openStreaming({ db, bus, live: pipeline.state, config, clock, log: (m, e) => console.error(m, e ?? '') });
-const status = await createStatus({ db, live: pipeline.state, config, bus, log: () => undefined });
+const streaming = await openStreaming({ db, bus, live: pipeline.state, config, clock, log });
+const status = await createStatus({ db, live: pipeline.state, config, bus, log });
 const api = await createApi({
-  db, live: pipeline.state, config, clock, log: (m, e) => console.error(m, e),
-  streams: streaming.provider, routes: [...streaming.routes, ...statusRoutes(status)],
+  db, live: pipeline.state, config, clock, log, streams: streaming.provider, routes: [...streaming.routes, ...statusRoutes(status)],
 });
 streaming.useMeter(api.meter);
 const budget = sendBudgetFromConfig(config.sse);
