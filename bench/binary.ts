@@ -1,6 +1,6 @@
 // The single executable's start: time from spawn to the first served API request (200 on
 // /api/v1/alerts with a key), on the first start (embedded files extracted) and on later starts
-// (cache reused), with the same service run from the checkout (node + tsx) as the baseline
+// (cache reused), with the same service run from the checkout (the built runtime, node + dist/) as the baseline
 // measured in the same run; plus the binary's size and what it extracts.
 //   npm run bench:binary                      (builds dist/transit-api first if it is missing)
 //   TRANSIT_BINARY=path RUNS=7 node --import tsx bench/binary.ts
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { ensureRuntimeBuilt } from '../sea/build/runtime.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -92,6 +93,7 @@ function median(samples: number[]): number {
 
 async function main(): Promise<void> {
   const source = ensureBinary();
+  await ensureRuntimeBuilt(repoRoot);
   const binary = join(work, 'transit-api');
   copyFileSync(source, binary);
   const emptyBin = join(work, 'empty-bin');
@@ -102,8 +104,9 @@ async function main(): Promise<void> {
   writeFileSync(join(work, 'config.json'), JSON.stringify({ host: '127.0.0.1' }));
 
   const seaLauncher: Launcher = { name: 'binary', command: binary, args: [], env: clean };
+  // bin/transit-api.js runs dist/ (npm run build); bench/start compares it with tsx
   const nodeLauncher: Launcher = {
-    name: 'node + tsx (checkout)', command: process.execPath, args: [join(repoRoot, 'bin', 'transit-api.js')],
+    name: 'node + dist/ (checkout)', command: process.execPath, args: [join(repoRoot, 'bin', 'transit-api.js')],
     env: { PATH: process.env.PATH, HOME: work, TMPDIR: work, TRANSIT_DB: db },
   };
 
@@ -145,7 +148,7 @@ async function main(): Promise<void> {
   console.log(`start to first served request (serve, 200 on /api/v1/alerts), ${RUNS} runs each; wall (CPU used by then):`);
   console.log(`  binary, first start (extracts)         ${fmt(coldServe.ms)}${cpu([coldServe])}`);
   console.log(`  binary, later starts (median)          ${fmt(wall(sea))}${cpu(sea)}   ${list(sea)}`);
-  console.log(`  node + tsx from the checkout (median)  ${fmt(wall(node))}${cpu(node)}   ${list(node)}`);
+  console.log(`  node + dist/ in the checkout (median)  ${fmt(wall(node))}${cpu(node)}   ${list(node)}`);
   console.log(`  ratio binary / checkout                ${(wall(sea) / wall(node)).toFixed(2)}`);
 }
 

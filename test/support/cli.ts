@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI_SOURCE = join(REPO_ROOT, 'app', 'main.ts');
 
-/** node's arguments for `transit-api <args>` from the sources. */
+/** node's arguments for `transit-api <args>` from the sources (tsx by URL: any cwd will do). */
 export function cliArgv(...args: string[]): string[] {
-  return ['--import', 'tsx', CLI_SOURCE, ...args];
+  return ['--import', import.meta.resolve('tsx'), CLI_SOURCE, ...args];
 }
 
 /** An environment without what the test runner set for itself (coverage, loader flags). */
