@@ -22,8 +22,9 @@ const DESCRIPTION = [
     + 'The stream starts with `retry: 3000`; a `: ping` comment (with the newest `id`) follows every 15 s '
     + '(`sse.ping_interval_s`).',
   '**Resume.** Send the last id received as the `Last-Event-ID` header (EventSource does this by itself) or '
-    + 'as `last_event_id`: the events after it are replayed from the retained log (the newest '
-    + '`sse.event_log_size` events, kept across restarts), then live events follow. An id older than the log, '
+    + 'as `last_event_id`: the events after it are replayed from the retained log (the newest events within '
+    + '`sse.event_log_max_bytes`, `sse.event_log_max_age_s` and `sse.event_log_size`, kept across restarts), then '
+    + 'live events follow. An id older than the log, '
     + 'or unknown, gets `event: reset` (data `{reason, earliest_id}`) and the response header '
     + '`Last-Event-ID: earliest`. A replay larger than the client buffer is sent in parts: the response ends '
     + 'after each part and the next reconnection continues.',
@@ -31,8 +32,13 @@ const DESCRIPTION = [
     + '`forbidden_plan`; Regular 2, Max 25; one more: 429 `sse_allowance_exceeded`). Each stream is metered '
     + 'one connection-minute per started minute. A connection lives at most `sse.max_connection_s` '
     + '(default 3,600 s; each ends between 90% and 100% of it); a client more than `sse.buffer_bytes` '
-    + '(default 1 MiB) behind, or that reads nothing for 10 s, is disconnected. In every case the client '
-    + 'reconnects and resumes by id.',
+    + '(default 1 MiB) behind, or whose unsent data makes no progress for `sse.stall_timeout_s` (default 20 s), '
+    + 'is disconnected; when the clients that do not read together hold more than `sse.send_budget_bytes`, the '
+    + 'longest-stalled are disconnected first. In every case the client reconnects and resumes by id.',
+  '**Changes, not states.** `arrival.updated` is sent only for a trip whose predictions changed, and carries its '
+    + 'new or changed rows in `arrivals`, the stops no longer predicted in `removed_stops` (`{stop_id, '
+    + 'stop_sequence}`), `stop_count`, and `partial` (false when `arrivals` is the whole trip). Merge rows by '
+    + '`(stop_sequence, stop_id)`.',
 ].join('\n\n');
 
 export function eventRoutes(source: EventStreamSource): RouteDef[] {
