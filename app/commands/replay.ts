@@ -6,6 +6,7 @@ import { progressReporter } from '../progress.ts';
 
 const n = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 1 });
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
+const plural = (v: number, word: string) => `${n(v)} ${word}${v === 1 ? '' : 's'}`;
 const counts = (o: Record<string, number | undefined>) => Object.entries(o).filter(([, v]) => v).map(([k, v]) => `${k} ${n(v!)}`).join(', ');
 
 /** The replayed feed allows old snapshots: an archive is old by nature. */
@@ -42,7 +43,8 @@ export const replayCommand: Command = {
     try {
       files = listFiles(positionals);
     } catch (err) {
-      throw new UsageError(`cannot read ${(err as Error).message}`);
+      const e = err as NodeJS.ErrnoException;
+      throw new UsageError(e.code === 'ENOENT' ? `no such file or folder: ${e.path}` : `cannot read the snapshots: ${e.message}`);
     }
     const scan = scanSnapshots(files);
     const json = values.json === true;
@@ -61,7 +63,7 @@ export const replayCommand: Command = {
       } else {
         const m = summary.matching;
         const lines = [
-          `replay ${feedId}: ${n(summary.files)} files, ${n(summary.snapshots)} snapshots from ${iso(summary.first_header_ms)} to ${iso(summary.last_header_ms)}`,
+          `replay ${feedId}: ${plural(summary.files, 'file')}, ${plural(summary.snapshots, 'snapshot')} from ${iso(summary.first_header_ms)} to ${iso(summary.last_header_ms)}`,
           `  snapshots: ${counts({ stored: summary.outcomes.ok, 'already stored': summary.outcomes.duplicate, rejected: summary.outcomes.rejected, 'failed to decode': summary.outcomes.decode_error }) || 'none'}`
             + (Object.keys(summary.skipped).length ? `; not replayed: ${counts(summary.skipped)}` : ''),
           `  ${n(summary.rows_stored)} rows stored; ${counts(summary.rejected) || 'nothing'} rejected`,
@@ -71,7 +73,7 @@ export const replayCommand: Command = {
         if (reliability) {
           lines.push(reliability.schedule_id === null
             ? '  reliability: no schedule serves this feed, nothing to compare with'
-            : `  reliability (${reliability.schedule_id}): ${reliability.days.length ? `${reliability.days.length} service days observed `
+            : `  reliability (${reliability.schedule_id}): ${reliability.days.length ? `${plural(reliability.days.length, 'service day')} observed `
               + `(${reliability.days[0]} … ${reliability.days.at(-1)}), ${n(reliability.scheduled_trips)} scheduled trips expanded, `
               + `${reliability.finalized.length} finalized` : 'no trip observed'}`);
         }
