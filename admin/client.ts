@@ -11,9 +11,15 @@ export class AdminCallError extends Error {
 interface Answer { status: number; body: string }
 
 function call(path: string, method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<Answer> {
-  return new Promise((resolve, reject) => {
+  let socket: ReturnType<typeof socketAddress>;
+  try {
+    socket = socketAddress(path);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return new Promise<Answer>((resolve, reject) => {
     const req = request({
-      socketPath: socketAddress(path), method, path: urlPath,
+      socketPath: socket.address, method, path: urlPath,
       headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     }, (res) => {
       const chunks: Buffer[] = [];
@@ -24,7 +30,7 @@ function call(path: string, method: string, urlPath: string, body?: string, time
     if (timeoutMs !== undefined) req.setTimeout(timeoutMs, () => req.destroy(new AdminCallError(`no answer on ${path} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
-  });
+  }).finally(() => socket.release());
 }
 
 /** The service answering on the socket, or null when none does (no file, or a stale one). */

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,11 +44,9 @@ t.test('runs commands, answers pings, mode 0600, removes its file on close', asy
 t.test('a stale socket file is replaced; a live one is never taken over', async (t) => {
   const d = dir(t);
   const path = join(d, 'svc.sock');
-  // a socket left by a killed process: bound, then its listener gone without unlinking
-  const stale = createServer();
-  await new Promise<void>((resolve) => stale.listen(path, resolve));
-  // libuv unlinks on close; recreate the file the way a SIGKILL leaves it
-  const { spawnSync } = await import('node:child_process');
+  // a live listener on `path`, and a socket file left by a process killed while listening
+  const live = createServer();
+  await new Promise<void>((resolve) => live.listen(path, resolve));
   const killed = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(`${path}.dead`)}, () => process.kill(process.pid, 'SIGKILL'))`]);
   t.equal(killed.signal, 'SIGKILL');
   t.ok(existsSync(`${path}.dead`), 'a killed process leaves its socket file');
@@ -57,7 +56,7 @@ t.test('a stale socket file is replaced; a live one is never taken over', async 
   await replaced.close();
 
   await t.rejects(startAdminServer(options(path)), /another process answers on the admin socket/);
-  await new Promise<void>((resolve) => stale.close(() => resolve()));
+  await new Promise<void>((resolve) => live.close(() => resolve()));
 
   const plain = join(d, 'file.sock');
   writeFileSync(plain, 'not a socket');
@@ -90,4 +89,18 @@ t.test('close waits for a command in flight', async (t) => {
   t.same(await pending, { exit_code: 0, stdout: 'done\n', stderr: '' });
   await closing;
   t.ok(closed);
+});
+
+t.test('a socket path longer than a Unix address holds still binds and connects', async (t) => {
+  const deep = join(dir(t), 'a-folder-name-long-enough-to-matter'.repeat(2), 'and-another-one-to-pass-107-bytes');
+  mkdirSync(deep, { recursive: true });
+  const path = join(deep, 'transit.duckdb.sock');
+  t.ok(Buffer.byteLength(path) > 107, `${Buffer.byteLength(path)} bytes`);
+  const server = await startAdminServer(options(path));
+  t.ok(existsSync(path), 'the socket is where it was asked to be');
+  t.equal(statSync(path).mode & 0o777, 0o600);
+  t.same(await pingAdmin(path), ping());
+  await server.close();
+  t.notOk(existsSync(path), 'and removed on close');
+  t.equal(await pingAdmin(path), null);
 });

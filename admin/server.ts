@@ -94,8 +94,15 @@ function parseRequest(text: string): CommandRequest {
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const log = componentLogger(options.log, 'admin');
-  const address = socketAddress(options.path);
-  await claim(options.path, address);
+  // held while the server runs: a long path is reached through a descriptor of its folder
+  const socket = socketAddress(options.path);
+  const { address } = socket;
+  try {
+    await claim(options.path, address);
+  } catch (err) {
+    socket.release();
+    throw err;
+  }
   const inFlight = new Set<Promise<unknown>>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -138,13 +145,17 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   server.timeout = 0;
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: Error) => {
+      socket.release();
+      reject(err);
+    };
+    server.once('error', failed);
     // the socket is created by bind() inside listen(): a strict umask for that call leaves no
     // moment in which another user could connect; chmod below is for filesystems ignoring it
     const previous = process.umask(0o177);
     try {
       server.listen(address, () => {
-        server.off('error', reject);
+        server.off('error', failed);
         resolve();
       });
     } finally {
@@ -171,6 +182,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         } catch {
           // already gone
         }
+        socket.release();
       })();
       return closing;
     },

@@ -15,15 +15,23 @@ import type { Db } from '../store/db.ts';
 export interface Demo {
   config: Readonly<Config>;
   simulator: Simulator;
+  /** the demo's config with `overrides` (a config file's content) merged over it; reload reads it again */
+  configWith(overrides: Record<string, unknown>): Readonly<Config>;
 }
 
+/**
+ * The simulator and the demo's config: loopback only (the demo prints live keys), its own
+ * database, and `overrides` (a config file given beside --demo, then flags) merged on top.
+ */
 export async function startDemo(env: NodeJS.ProcessEnv, overrides: Record<string, unknown> = {}): Promise<Demo> {
   const dir = join(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'), 'seed-1');
   const network = existsSync(join(dir, 'gtfs.zip')) ? loadDemoNetwork(dir) : generateDemoNetwork(dir);
   const simulator = await startSimulator({ network, host: '127.0.0.1', port: 0 });
-  const raw = demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, ...overrides });
+  const configWith = (more: Record<string, unknown>) => parseConfig(
+    demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...more }), env,
+  );
   try {
-    return { config: parseConfig(raw, env), simulator };
+    return { config: configWith(overrides), simulator, configWith };
   } catch (err) {
     await simulator.stop();
     throw err;

@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { pingAdmin, runAdminCommand } from '../admin/client.ts';
 import type { CommandIO, CommandRequest } from '../admin/protocol.ts';
-import { adminSocketPath, loadConfig, type Config } from '../core/config.ts';
+import { adminSocketPath, ConfigError, configFile, loadConfig, readConfigFile, type Config } from '../core/config.ts';
 import { Db, dbOptions } from '../store/db.ts';
 import { executeOperation, OPERATIONS, type OperationName } from './operations/index.ts';
 
@@ -60,17 +60,47 @@ function forwarded(request: CommandRequest): CommandRequest {
   return { values, positionals: request.positionals };
 }
 
+/** Runs the command in the service and prints what it printed. */
+async function forward(socket: string, name: OperationName, request: CommandRequest, io: CommandIO): Promise<number> {
+  const result = await runAdminCommand(socket, name, forwarded(request));
+  replay(result.stdout, io.out);
+  replay(result.stderr, io.err);
+  return result.exit_code;
+}
+
+/**
+ * The socket named by a config file that does not validate: `reload` after a bad edit still
+ * reaches the service, which lists every problem and keeps its running config.
+ */
+function socketOfInvalidFile(path: string | undefined, env: NodeJS.ProcessEnv): string | null {
+  let raw: Record<string, unknown> = {};
+  try {
+    const parsed = readConfigFile(configFile(path, env));
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) raw = parsed as Record<string, unknown>;
+  } catch {
+    // unreadable or not JSON: the defaults locate the socket
+  }
+  const admin = (typeof raw.admin === 'object' && raw.admin !== null ? raw.admin : {}) as Record<string, unknown>;
+  if (admin.enabled === false) return null;
+  if (typeof admin.socket === 'string' && admin.socket) return admin.socket;
+  const db = env.TRANSIT_DB || (typeof raw.db_path === 'string' && raw.db_path ? raw.db_path : 'data/transit.duckdb');
+  return `${db}.sock`;
+}
+
 export async function operate(name: OperationName, request: CommandRequest, io: CommandIO = STDIO): Promise<number> {
   // mistakes in the arguments are reported before any database or service is looked for
   OPERATIONS[name].check?.(request);
-  const config = loadConfig(request.values.config as string | undefined);
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig(request.values.config as string | undefined);
+  } catch (err) {
+    const socket = err instanceof ConfigError && OPERATIONS[name].serviceOnly
+      ? socketOfInvalidFile(request.values.config as string | undefined, process.env) : null;
+    if (!socket || !(await pingAdmin(socket))) throw err;
+    return forward(socket, name, request, io);
+  }
   const socket = adminSocketPath(config);
-  const remote = async (): Promise<number> => {
-    const result = await runAdminCommand(socket!, name, forwarded(request));
-    replay(result.stdout, io.out);
-    replay(result.stderr, io.err);
-    return result.exit_code;
-  };
+  const remote = () => forward(socket!, name, request, io);
   if (socket && await pingAdmin(socket)) return remote();
   const operation = OPERATIONS[name];
   if (operation.serviceOnly) {

@@ -14,11 +14,16 @@ import { createHistoryWriter } from '../store/history-writer.ts';
 // this alone.
 
 export interface Runtime {
-  config: Readonly<Config>;
+  /** the config in force: a reload replaces its feeds and schedules */
+  readonly config: Readonly<Config>;
   db: Db;
   bus: EventBus;
   pipeline: Pipeline;
   schedules: Map<string, ScheduleIndex>;
+  /** the config a reload applied (feeds and schedules); what needs a restart stays as started */
+  setConfig(next: Readonly<Config>): void;
+  /** Loads an imported schedule into memory; the pipeline resolves trips against it from its next poll. */
+  loadSchedule(scheduleId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,10 +47,12 @@ export async function ensureSchedules(db: Db, config: Readonly<Config>, log: Log
 }
 
 /** A feed uses its own schedule_id, or the only schedule when exactly one is configured. */
-export function scheduleForFeed(config: Readonly<Config>, schedules: ReadonlyMap<string, ScheduleIndex>) {
+export function scheduleForFeed(config: Readonly<Config> | (() => Readonly<Config>), schedules: ReadonlyMap<string, ScheduleIndex>) {
+  const current = typeof config === 'function' ? config : () => config;
   return (feed: FeedConfig): ScheduleIndex | undefined => {
     if (feed.schedule_id) return schedules.get(feed.schedule_id);
-    if (config.schedules.length === 1) return schedules.get(config.schedules[0]!.id);
+    const configured = current().schedules;
+    if (configured.length === 1) return schedules.get(configured[0]!.id);
     return undefined;
   };
 }
@@ -58,17 +65,28 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     const schedules = new Map<string, ScheduleIndex>();
     for (const schedule of config.schedules) schedules.set(schedule.id, await loadScheduleIndex(db, schedule.id));
     const bus = new InMemoryEventBus({ log });
+    let current = config;
     const pipeline = createPipeline({
       config,
       bus,
       history: createHistoryWriter(db),
-      scheduleFor: scheduleForFeed(config, schedules),
+      scheduleFor: scheduleForFeed(() => current, schedules),
       initialAlerts: await loadLatestAlerts(db),
       now: options.now,
       log,
     });
     return {
-      config, db, bus, pipeline, schedules,
+      get config() {
+        return current;
+      },
+      db, bus, pipeline, schedules,
+      setConfig(next) {
+        current = next;
+      },
+      async loadSchedule(scheduleId) {
+        // loaded beside the one in use, then swapped: a poll sees the old copy or the new one
+        schedules.set(scheduleId, await loadScheduleIndex(db, scheduleId));
+      },
       async close() {
         await pipeline.stop();
         await db.close();

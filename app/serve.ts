@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../core/config.ts';
+import { ConfigError, type Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { createApi } from '../http/api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
@@ -19,6 +19,10 @@ import { addDays, expandMissingDays, resolveTimezone, scheduleFinalize, wallCloc
 import { startScheduleRefresh, type ScheduleRefreshJob } from '../store/schedule-refresh.ts';
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks } from '../webhooks/index.ts';
+import { startAdminServer, type AdminServer } from '../admin/server.ts';
+import { adminSocketPath, type FeedConfig } from '../core/config.ts';
+import { executeCaptured, isOperationName, type ReloadOutcome, type ServiceHooks } from './operations/index.ts';
+import { createReloader } from './reload.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
 import { openStreaming, type Streaming } from './streaming.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
@@ -36,6 +40,10 @@ export interface Service {
    */
   schedules: ScheduleRefreshJob;
   url: string;
+  /** the admin channel's socket; null when admin.enabled is false or the database is in memory */
+  admin: AdminServer | null;
+  /** re-reads the config (SIGHUP, `transit-api reload`) and applies feeds and schedules */
+  reload(): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -44,6 +52,10 @@ export interface ServeOptions {
   log?: Logger;
   /** start polling right away (default true) */
   poll?: boolean;
+  /** where a reload reads the config again (the file the service started with); absent: reload is refused */
+  reloadFrom?: { file: string | null; read: () => Readonly<Config> };
+  /** Prometheus text for GET /metrics on the admin socket (the metrics registry, when there is one) */
+  metricsText?: () => Promise<string>;
 }
 
 export async function startService(config: Readonly<Config>, options: ServeOptions = {}): Promise<Service> {
@@ -106,7 +118,6 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       log,
     }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);
-
     const schedules = await startScheduleRefresh(db, {
       schedules: config.schedules,
       timezone,
@@ -121,6 +132,46 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => schedules.stop());
     status.setSchedules(() => schedules.health());
 
+    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    const url = `http://${host}:${server.port}`;
+    const startedAt = new Date().toISOString();
+    const reload = createReloader({
+      runtime,
+      file: options.reloadFrom?.file ?? null,
+      read: options.reloadFrom?.read ?? (() => {
+        throw new ConfigError(['this service was started without a config file to read again']);
+      }),
+      schedules,
+      feedsChanged: (feeds: readonly FeedConfig[]) => status.collector.setFeeds(feeds),
+      log,
+    });
+    const socket = adminSocketPath(config);
+    const hooks: ServiceHooks = {
+      info: () => ({ pid: process.pid, started_at: startedAt, url, admin_socket: socket }),
+      keyRevoked: (keyId) => api.keys.invalidate?.(keyId),
+      async scheduleImported(scheduleId) {
+        // the import expanded its days; the pipeline and the route directory take the new copy
+        await runtime.loadSchedule(scheduleId);
+        await api.reloadDirectory();
+      },
+      reload,
+    };
+    // operator commands run here, on this process's database, while it serves
+    const admin = socket === null ? null : await startAdminServer({
+      path: socket,
+      ping: () => ({ pid: process.pid, started_at: startedAt, db_path: config.db_path }),
+      commands: Object.fromEntries(['keys', 'reliability', 'export', 'import-gtfs', 'snapshot', 'backup', 'status', 'reload']
+        .filter(isOperationName)
+        .map((name) => [name, (request) => executeCaptured(name, { db, config: runtime.config, service: hooks }, request)])),
+      ...(options.metricsText ? { metricsText: options.metricsText } : {}),
+      log,
+    }).catch(async (err: unknown) => {
+      await server.close();
+      throw err;
+    });
+    if (admin) stops.push(() => admin.close());
+
+
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
     const finalize = await scheduleFinalize(db, bus, config, { log });
@@ -133,15 +184,18 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     if (options.poll !== false) pipeline.start();
     // feeds are judged from now on: a feed not polled within two intervals of this is down
     await status.start();
-    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     let closing: Promise<void> | null = null;
     return {
       runtime,
       server,
       schedules,
-      url: `http://${host}:${server.port}`,
+      url,
+      admin,
+      reload,
       close() {
         closing ??= (async () => {
+          // no operator command starts once shutdown has begun; those running finish first
+          await admin?.close();
           // pending events go out and streams end first: clients resume by id after the restart
           streams.endStreams();
           await server.close();

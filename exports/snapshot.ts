@@ -81,9 +81,17 @@ export async function writeBackup(db: Db, targetPath: string, options: Pick<Snap
   const takenAt = (options.now ?? (() => new Date()))();
   return writeCopy(db, targetPath, takenAt, async (c, source, alias) => {
     await c.run(`COPY FROM DATABASE ${quoteIdent(source)} TO ${quoteIdent(alias)}`);
-    const tables = (await c.runAndReadAll(`SELECT table_name, estimated_size FROM duckdb_tables()
-      WHERE database_name = $db AND NOT temporary ORDER BY table_name`, { db: alias })).getRowObjectsJS();
-    return tables.map((r) => ({ name: String(r.table_name), rows: Number(r.estimated_size ?? 0) }));
+    const names = (await c.runAndReadAll(`SELECT schema_name, table_name FROM duckdb_tables()
+      WHERE database_name = $db AND NOT temporary ORDER BY schema_name, table_name`, { db: alias })).getRowObjectsJS();
+    const copied: SnapshotTable[] = [];
+    for (const r of names) {
+      // counted at the source, in the transaction that copied it: with other connections open,
+      // the copy's own rows are not visible until the transaction commits
+      const table = `${quoteIdent(source)}.${quoteIdent(String(r.schema_name))}.${quoteIdent(String(r.table_name))}`;
+      const count = (await c.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`)).getRowObjectsJS()[0]?.n;
+      copied.push({ name: String(r.table_name), rows: Number(count ?? 0) });
+    }
+    return copied;
   });
 }
 

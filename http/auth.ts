@@ -17,6 +17,8 @@ export interface KeyAuthenticator {
   authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null>;
   /** stops background work; resolves when none is in flight */
   close(): void | Promise<void>;
+  /** forgets a key at once (a revocation through the admin channel) */
+  invalidate?(keyId: string): void;
 }
 
 interface CacheEntry {

@@ -48,7 +48,7 @@ export class StatusCollector {
   /** when watching began: feeds never polled since then are judged from here */
   private startedMs: number;
   private readonly histories = new Map<string, FeedHistory>();
-  private readonly feedsById: Map<string, FeedConfig>;
+  private feedsById: Map<string, FeedConfig>;
   private readonly alertSources = new Set<string>();
   private readonly incidents: IncidentLog;
   private readonly listeners = new Set<(update: StatusUpdate) => void>();
@@ -118,6 +118,14 @@ export class StatusCollector {
     this.unsubscribe?.();
     this.unsubscribe = null;
     await this.flushWrites();
+  }
+
+  /** The configured feeds after a config reload: their intervals, and the history of removed ones forgotten. */
+  setFeeds(feeds: readonly FeedConfig[]): void {
+    this.feedsById = new Map(feeds.map((f) => [f.id, f]));
+    for (const id of this.histories.keys()) if (!this.feedsById.has(id)) this.histories.delete(id);
+    for (const f of feeds) if (f.kind === 'alerts-json') this.alertSources.add(f.id);
+    this.tickSoon();
   }
 
   /** Open API streams, provided once the server runs. */
