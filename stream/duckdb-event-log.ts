@@ -48,21 +48,27 @@ export class DuckDbEventLog implements EventLog {
   static async open(db: Db, options: DuckDbEventLogOptions): Promise<DuckDbEventLog> {
     const nowMs = (options.now ?? Date.now)();
     const maxAgeMs = options.maxAgeMs ?? Number.POSITIVE_INFINITY;
-    // only what the ring will keep is read back: newest first, within the age and byte bounds
-    // (and always the newest row, which the ring keeps however old). A restart then reads at
-    // most event_log_max_bytes, not the whole table.
+    // only what the ring will keep is read back: newest first, within the age bound (and always
+    // the newest row, which the ring keeps however old), until the byte bound. The table is pruned
+    // to the same bounds as it goes and at close, so this reads at most event_log_max_bytes plus
+    // what a crash left unpruned, not the whole table.
     const since = Number.isFinite(maxAgeMs) ? new Date(nowMs - maxAgeMs) : new Date(0);
-    const rows = await db.all<{ id: bigint; payload: string; observed_at: Date }>(
-      `SELECT id, payload, observed_at FROM (
-         SELECT id, payload, observed_at,
-                sum(length(payload) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) AS newer_bytes
-         FROM ${EVENT_LOG_TABLE}
-       )
-       WHERE (observed_at >= $1 AND newer_bytes - length(payload) - ${EVENT_OVERHEAD_BYTES} < $2)
-          OR id = (SELECT max(id) FROM ${EVENT_LOG_TABLE})
-       ORDER BY id DESC LIMIT $3`,
-      [timestampTZValue(BigInt(since.getTime()) * 1000n), Number.isFinite(options.maxBytes ?? Infinity) ? options.maxBytes! : Number.MAX_SAFE_INTEGER, options.capacity],
+    const newestFirst = await db.all<{ id: bigint; payload: string; observed_at: Date }>(
+      `SELECT id, payload, observed_at FROM ${EVENT_LOG_TABLE}
+       WHERE observed_at >= $1 OR id = (SELECT max(id) FROM ${EVENT_LOG_TABLE})
+       ORDER BY id DESC LIMIT $2`,
+      [timestampTZValue(BigInt(since.getTime()) * 1000n), options.capacity],
     );
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    let rows = newestFirst;
+    let bytes = 0;
+    for (let i = 0; i < newestFirst.length; i++) {
+      bytes += newestFirst[i]!.payload.length + EVENT_OVERHEAD_BYTES;
+      if (bytes > maxBytes && i > 0) {
+        rows = newestFirst.slice(0, i);
+        break;
+      }
+    }
     const restored: StoredEvent[] = [];
     let corrupt = 0;
     for (let i = rows.length - 1; i >= 0; i--) {
