@@ -77,9 +77,9 @@ export const ConfigSchema = z.object({
   freshness: z.object({
     stale_after_s: z.number().positive().default(90),
     expired_after_s: z.number().positive().default(300),
-    /** header timestamps further ahead than this are rejected as future */
+    /** a snapshot whose header is further ahead of this server's clock is rejected whole (timestamp_future) */
     max_future_s: z.number().nonnegative().default(300),
-    /** header timestamps older than this are rejected as years old */
+    /** a snapshot whose header is older is rejected whole (timestamp_too_old) unless feeds[].allow_old_snapshots */
     max_age_days: z.number().positive().default(365),
   }).strict().default({ stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 365 }),
   delay: z.object({
