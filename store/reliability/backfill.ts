@@ -1,7 +1,7 @@
 import type { Db } from '../db.ts';
 import { addDays, daysBetween, isServiceDate } from './dates.ts';
 import { finalizeServiceDay, type FinalizeSummary } from './finalize.ts';
-import { liveInputsChanged } from './live.ts';
+import { liveInputsChanged, reliabilityGeneration } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
 
 // Past service days outside the live window: history replayed from archived snapshots, or a day
@@ -39,18 +39,39 @@ export interface PastDaysSpec {
 }
 
 const queues = new WeakMap<Db, Promise<unknown>>();
+/** ranges found prepared, by range and the reliability generation they were checked at */
+const prepared = new WeakMap<Db, Map<string, { generation: number; atMs: number }>>();
+/** a prepared range is checked again after this: observations of a past day may arrive by ingest */
+const RECHECK_MS = 60_000;
+const REMEMBERED = 256;
 
 /**
  * Before a rollup reads from..to: expands the days never expanded and finalizes the days before
  * the live window that are over, not finalized and have observations. Runs one at a time per
- * database, so concurrent requests for the same past day expand and finalize it once. Resolves
- * with the days finalized.
+ * database, so concurrent requests for the same past day expand and finalize it once; a range
+ * found prepared is not checked again until a schedule or a finalize changes something (or a
+ * minute passes), so the usual request costs nothing here. Resolves with the days finalized.
  */
 export function preparePastDays(db: Db, spec: PastDaysSpec): Promise<string[]> {
+  const key = `${spec.from}|${spec.to}|${spec.completeThrough}|${spec.liveFrom}`;
+  if (isPrepared(db, key)) return Promise.resolve([]);
   const previous = queues.get(db) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(() => prepare(db, spec));
+  const run = previous.catch(() => undefined).then(async () => {
+    if (isPrepared(db, key)) return [];
+    const done = await prepare(db, spec);
+    let memo = prepared.get(db);
+    if (!memo) prepared.set(db, (memo = new Map()));
+    if (memo.size >= REMEMBERED) memo.delete(memo.keys().next().value!);
+    memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now() });
+    return done;
+  });
   queues.set(db, run);
   return run;
+}
+
+function isPrepared(db: Db, key: string): boolean {
+  const hit = prepared.get(db)?.get(key);
+  return hit !== undefined && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < RECHECK_MS;
 }
 
 async function prepare(db: Db, spec: PastDaysSpec): Promise<string[]> {

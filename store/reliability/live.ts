@@ -114,14 +114,24 @@ export async function liveRefreshIdle(db: Db): Promise<void> {
 
 /** A day was finalized: the next read looks the days not finalized up again. */
 export function liveDaysChanged(db: Db): void {
+  bump(db);
   const s = states.get(db);
   if (s) s.runs = null;
 }
 
 /** Scheduled trips or observations of live days changed (a schedule swap, days expanded): recompute on the next read. */
 export function liveInputsChanged(db: Db): void {
+  bump(db);
   const s = states.get(db);
   if (!s) return;
   s.runs = null;
   s.key = '';
+}
+
+const generations = new WeakMap<Db, number>();
+const bump = (db: Db): void => void generations.set(db, (generations.get(db) ?? 0) + 1);
+
+/** Changes whenever a day is finalized or scheduled trips change: what readers may cache against. */
+export function reliabilityGeneration(db: Db): number {
+  return generations.get(db) ?? 0;
 }

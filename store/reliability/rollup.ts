@@ -2,7 +2,7 @@ import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
 import { preparePastDays } from './backfill.ts';
-import { ensureLiveDays } from './live.ts';
+import { ensureLiveDays, reliabilityGeneration } from './live.ts';
 import { bind, statement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 
@@ -189,7 +189,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     live_from: liveFrom,
     complete_through: through,
   }));
-  const unobserved = await daysWithoutObservations(db, query.from, query.to < today ? query.to : today);
+  const unobserved = await daysWithoutObservations(db, query.from, query.to < today ? query.to : today, options.liveMaxAgeMs ?? 30_000);
   return {
     mode: query.mode,
     route_id: query.routeId ?? null,
@@ -205,13 +205,28 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   };
 }
 
-/** Days of from..to (to ≤ today) on which no trip was seen. */
-async function daysWithoutObservations(db: Db, from: string, to: string): Promise<string[]> {
+const blindDays = new WeakMap<Db, Map<string, { generation: number; atMs: number; days: string[] }>>();
+
+/**
+ * Days of from..to (to ≤ today) on which no trip was seen. Kept per range as long as the live
+ * counts are (maxAgeMs) and nothing was finalized or expanded since, so a busy endpoint does not
+ * ask the store again on every request.
+ */
+async function daysWithoutObservations(db: Db, from: string, to: string, maxAgeMs: number): Promise<string[]> {
   if (daysBetween(from, to) < 0) return [];
+  const key = `${from}|${to}`;
+  let memo = blindDays.get(db);
+  if (!memo) blindDays.set(db, (memo = new Map()));
+  const hit = memo.get(key);
+  if (hit && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < maxAgeMs) return hit.days;
+  const generation = reliabilityGeneration(db);
+  const atMs = performance.now();
   const seen = new Set((await db.all<{ d: string }>(
     `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { from, to }))).map((r) => r.d));
   const out: string[] = [];
   for (let d = from; d <= to; d = addDays(d, 1)) if (!seen.has(d)) out.push(d);
+  if (memo.size >= 256) memo.delete(memo.keys().next().value!);
+  memo.set(key, { generation, atMs, days: out });
   return out;
 }
 
