@@ -54,9 +54,29 @@ t.test('reload while serving; commands through the socket read the same as on th
     export: ['--from', to, '--dataset', 'alerts', '--format', 'parquet', '--force'],
   } as const;
   const online: Record<string, Awaited<ReturnType<typeof op>>> = {};
-  for (const [name, args] of Object.entries(commands)) online[name] = await op(name as keyof typeof commands, [...args, '--config', configPath]);
-  const backupOnline = await op('backup', [join(dir, 'online.backup'), '--json', '--config', configPath]);
-  t.equal(backupOnline.code, 0, backupOnline.err);
+  let backupOnline!: Awaited<ReturnType<typeof op>>;
+
+  t.test('commands through the socket', async (t) => {
+    for (const [name, args] of Object.entries(commands)) online[name] = await op(name as keyof typeof commands, [...args, '--config', configPath]);
+    backupOnline = await op('backup', [join(dir, 'online.backup'), '--json', '--config', configPath]);
+    t.equal(backupOnline.code, 0, backupOnline.err);
+  });
+
+  t.test('import-gtfs through the socket: a new version, used by the running service', async (t) => {
+    const bigger = writeSmallGtfsZip(join(dir, 'small-2.zip'), {
+      trips: 5, start: ymd(new Date(Date.now() - 20 * day)), end: ymd(new Date(Date.now() + 20 * day)), feedVersion: 'v2',
+    });
+    const imported = await op('import-gtfs', [bigger, '--id', 'small', '--config', configPath]);
+    t.equal(imported.code, 0, imported.err);
+    t.match(imported.out, /^imported schedule small from /);
+    const status = JSON.parse((await op('status', ['--json', '--config', configPath])).out) as {
+      service: { running: boolean }; schedules: Array<{ id: string; trips: number; feed_version: string | null }>;
+    };
+    t.equal(status.service.running, true, 'done by the service');
+    t.match(status.schedules, [{ id: 'small', trips: 10, feed_version: 'v2' }]);
+    // back to the first copy, so the comparisons below see one schedule throughout
+    t.equal((await op('import-gtfs', [gtfs, '--id', 'small', '--config', configPath])).code, 0);
+  });
 
   t.test('SIGHUP adds a feed', async (t) => {
     writeJson(configPath, { ...base, feeds: [feedA, feedB], port: 1 });
