@@ -204,7 +204,7 @@ console.log(`limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${con
 console.log([
   pad('poll', 5), pad('virtual', 6), pad('ms/poll', 7), pad('ev/poll', 7), pad('arr KB/poll', 11), pad('db MiB', 7), pad('wal MiB', 7),
   pad('hist rows', 10), pad('log MiB', 7), pad('log ev', 7), pad('tbl rows', 8), pad('tbl MiB', 7), pad('heap MiB', 8), pad('rss MiB', 7),
-  pad('held KiB', 8), pad('cuts b/s', 8), pad('read MiB', 8),
+  pad('held KiB', 8), pad('cut b/s/slow', 12), pad('read MiB', 8),
 ].join(' '));
 
 const started = performance.now();
@@ -235,7 +235,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
     pad(arrKb.toFixed(0), 11), pad(mb(row.db), 7), pad(mb(fileBytes(`${dbPath}.wal`)), 7), pad(t.arrivals, 10),
     pad(mb(row.log), 7), pad(streaming.eventLog.size, 7), pad(t.logRows, 8), pad(mb(t.logBytes), 7),
     pad(mb(mem.heapUsed), 8), pad(mb(mem.rss), 7), pad((b.bufferedBytes / 1024).toFixed(0), 8),
-    pad(`${b.cutForBudget}/${b.cutForStall}`, 8), pad(mb(readers[0]!.bytes), 8),
+    pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12), pad(mb(readers[0]!.bytes), 8),
   ].join(' '));
   windowStart = performance.now();
   windowEvents = events;
