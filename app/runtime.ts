@@ -2,6 +2,8 @@ import type { Config, FeedConfig } from '../core/config.ts';
 import { InMemoryEventBus, type EventBus } from '../core/events.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
+import type { DurationObserver } from '../core/telemetry.ts';
+import type { FeedPoll } from '../core/types.ts';
 import { createPipeline, type Pipeline } from '../pipeline/ingest.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
 import { Db, dbOptions } from '../store/db.ts';
@@ -31,6 +33,10 @@ export interface RuntimeOptions {
   /** default: the process's logger */
   log?: Logger;
   now?: () => number;
+  /** every poll's record (metrics) */
+  onPoll?: (poll: FeedPoll) => void;
+  /** how long each statement waited for the database's shared connection (metrics) */
+  dbQueueWait?: DurationObserver;
 }
 
 /** Imports every configured schedule that is not in the database yet. */
@@ -60,6 +66,7 @@ export function scheduleForFeed(config: Readonly<Config> | (() => Readonly<Confi
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? defaultLogger();
   const db = await Db.open(config.db_path, dbOptions(config.store));
+  if (options.dbQueueWait) db.observeQueueWait(options.dbQueueWait);
   try {
     await ensureSchedules(db, config, log);
     const schedules = new Map<string, ScheduleIndex>();
@@ -74,6 +81,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       initialAlerts: await loadLatestAlerts(db),
       now: options.now,
       log,
+      onPoll: options.onPoll,
     });
     return {
       get config() {

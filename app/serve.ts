@@ -23,6 +23,8 @@ import { startAdminServer, type AdminServer } from '../admin/server.ts';
 import { adminSocketPath, type FeedConfig } from '../core/config.ts';
 import { executeCaptured, isOperationName, type ReloadOutcome, type ServiceHooks } from './operations/index.ts';
 import { createReloader } from './reload.ts';
+import { ServiceMetrics } from '../observability/metrics.ts';
+import { startMetricsServer, type MetricsServer } from '../observability/server.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
 import { openStreaming, type Streaming } from './streaming.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
@@ -39,6 +41,10 @@ export interface Service {
    * now and swaps a changed copy in; `schedules.update(list)` applies a reloaded config.
    */
   schedules: ScheduleRefreshJob;
+  /** this process's registry: metricsText() for the admin socket's GET /metrics */
+  metrics: ServiceMetrics;
+  /** the scraper's listener (metrics.port), null when not configured */
+  metricsServer: MetricsServer | null;
   url: string;
   /** the admin channel's socket; null when admin.enabled is false or the database is in memory */
   admin: AdminServer | null;
@@ -54,7 +60,7 @@ export interface ServeOptions {
   poll?: boolean;
   /** where a reload reads the config again (the file the service started with); absent: reload is refused */
   reloadFrom?: { file: string | null; read: () => Readonly<Config> };
-  /** Prometheus text for GET /metrics on the admin socket (the metrics registry, when there is one) */
+  /** Prometheus text for GET /metrics on the admin socket; default: this service's registry */
   metricsText?: () => Promise<string>;
 }
 
@@ -63,7 +69,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   // a taken port fails now, before the database is opened (the listen below is exclusive too)
   await checkPortFree(config.host, config.port).catch(explainListenError);
   const log = options.log ?? defaultLogger();
-  const runtime = await openRuntime(config, { log });
+  const metrics = new ServiceMetrics();
+  const runtime = await openRuntime(config, { log, onPoll: metrics.poll, dbQueueWait: metrics.dbQueueWait });
   const { db, bus, pipeline } = runtime;
   const stops: Array<() => void | Promise<void>> = [];
   let streaming: Streaming | null = null;
@@ -73,7 +80,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // (yesterday, the horizon moved on), leaving every expanded day with its version
     const today = wallClock(new Date(), timezone).date;
     await expandMissingDays(db, addDays(today, -1), addDays(today, config.reliability.horizon_days));
-    const webhooks = createWebhooks({ db, bus, config, log });
+    stops.push(bus.subscribe(metrics.events));
+    const webhooks = createWebhooks({ db, bus, config, log, onVerdict: metrics.webhookAttempt });
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
@@ -93,7 +101,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // the account routes show the window the API enforces, so both read the same limiter
     const limiter = new SlidingWindowLimiter();
     const api = await createApi({
-      db, live: pipeline.state, config, log, meter, signingSecret, limiter,
+      db, live: pipeline.state, config, log, meter, signingSecret, limiter, requests: metrics,
       reliability,
       streams: streams.provider,
       routes: [
@@ -163,7 +171,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       commands: Object.fromEntries(['keys', 'reliability', 'export', 'import-gtfs', 'snapshot', 'backup', 'status', 'reload']
         .filter(isOperationName)
         .map((name) => [name, (request) => executeCaptured(name, { db, config: runtime.config, service: hooks }, request)])),
-      ...(options.metricsText ? { metricsText: options.metricsText } : {}),
+      metricsText: options.metricsText ?? (() => metrics.metricsText()),
       log,
     }).catch(async (err: unknown) => {
       await server.close();
@@ -171,15 +179,28 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     });
     if (admin) stops.push(() => admin.close());
 
-
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
     const finalize = await scheduleFinalize(db, bus, config, { log });
     stops.push(() => finalize.stop());
     const exportsJob = await scheduleExports(db, bus, config, { log });
     stops.push(() => exportsJob.stop());
-    const snapshot = await scheduleSnapshot(db, config, { log });
+    const snapshot = await scheduleSnapshot(db, config, { log, onSnapshot: metrics.snapshotWritten, onSnapshotFailed: metrics.snapshotFailed });
     stops.push(() => snapshot.stop());
+
+    metrics.bind({
+      openStreams: () => server.openStreams,
+      feeds: () => pipeline.state.feeds(),
+      hub: () => streams.hub.stats(),
+      outbox: () => status.collector.outboxFigures,
+      dbQueueDepth: () => db.queueDepth,
+    });
+    const metricsServer = config.metrics.port === undefined ? null
+      : await startMetricsServer({ metrics, host: config.metrics.host, port: config.metrics.port, log });
+    if (metricsServer) {
+      stops.push(() => metricsServer.close());
+      log.info({ url: metricsServer.url }, 'metrics listening');
+    }
 
     if (options.poll !== false) pipeline.start();
     // feeds are judged from now on: a feed not polled within two intervals of this is down
@@ -189,6 +210,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       runtime,
       server,
       schedules,
+      metrics,
+      metricsServer,
       url,
       admin,
       reload,

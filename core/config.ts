@@ -217,6 +217,12 @@ export const ConfigSchema = z.object({
     /** socket path; default: db_path plus `.sock` */
     socket: z.string().min(1).optional(),
   }).strict().default({ enabled: true }),
+  metrics: z.object({
+    /** a separate listener serving GET /metrics (Prometheus text format) for a scraper; unset: only on the admin socket */
+    port: z.number().int().min(0).max(65_535).optional(),
+    /** keep it on loopback unless the scraper is elsewhere and the port is firewalled */
+    host: z.string().min(1).default('127.0.0.1'),
+  }).strict().default({ host: '127.0.0.1' }),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),
 }).strict();

@@ -156,6 +156,7 @@ export interface SnapshotJobOptions extends SnapshotOptions {
   runAtStart?: boolean;
   log?: Logger;
   onSnapshot?: (summary: SnapshotSummary) => void;
+  onSnapshotFailed?: (err: unknown) => void;
 }
 
 /**
@@ -174,6 +175,9 @@ export async function scheduleSnapshot(
       .then((summary) => {
         options.onSnapshot?.(summary);
         return summary;
+      }, (err: unknown) => {
+        options.onSnapshotFailed?.(err);
+        throw err;
       })
       .finally(() => { running = null; });
     return running;

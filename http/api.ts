@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
+import type { RequestObserver } from '../core/telemetry.ts';
 import type { Db } from '../store/db.ts';
 import { App } from './app.ts';
 import { KeyStore, type KeyAuthenticator } from './auth.ts';
@@ -23,6 +24,8 @@ export interface ApiDeps {
   config: Readonly<Config>;
   clock?: () => number;
   log?: Logger;
+  /** per request: route id, status, latency (metrics) */
+  requests?: RequestObserver;
   /** default: read from the store's schedules now and every api.directory_refresh_s */
   directory?: RouteDirectory;
   /** last-7-day figures for the bus directory (reliability issue) */
@@ -81,6 +84,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     cursors: new CursorCodec(deps.signingSecret ?? deps.config.signing_secret ?? randomBytes(32)),
     clock,
     log,
+    observer: deps.requests,
     streams: deps.streams,
     baseUrl,
     maxBodyBytes: api.max_body_bytes,

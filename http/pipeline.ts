@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import type { RequestObserver } from '../core/telemetry.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
 import { compileRoute, type CompiledRoute } from './compile.ts';
 import { Context, PageCursor } from './context.ts';
@@ -29,6 +30,8 @@ export interface PipelineOptions {
   cursors: CursorCodec;
   clock: () => number;
   log: Logger;
+  /** per request: route id, status, latency (metrics) */
+  observer?: RequestObserver;
   streams?: StreamProvider;
   /** prefix of links in bodies; empty gives root-relative links */
   baseUrl?: string;
@@ -52,6 +55,8 @@ interface RequestState {
   readonly startedPerf: number;
   readonly method: string;
   endpoint: string;
+  /** the matched route's id, for metrics */
+  route: string;
   unit: MeterUnit | null;
   key: AuthenticatedKey | null;
   decision: RateDecision | null;
@@ -92,6 +97,7 @@ export class Pipeline {
       startedPerf: performance.now(),
       method: typeof req.method === 'string' ? req.method.toUpperCase() : 'GET',
       endpoint: UNMATCHED,
+      route: UNMATCHED,
       unit: null,
       key: null,
       decision: null,
@@ -102,8 +108,10 @@ export class Pipeline {
     } catch (err) {
       response = this.problem(toApiError(err, this.log, state.requestId), req, state);
     }
-    this.record(state, response);
-    this.logRequest(state, req, response);
+    const latencyMs = performance.now() - state.startedPerf;
+    this.record(state, response, latencyMs);
+    this.options.observer?.request(state.route, response.status, latencyMs / 1000);
+    this.logRequest(state, req, response, latencyMs);
     return response;
   }
 
@@ -116,7 +124,10 @@ export class Pipeline {
     const compiled = match.kind === 'found' ? match.route : null;
     const def = compiled?.def;
     const isApi = def ? def.auth === 'key' : req.path.startsWith(API_PREFIX);
-    if (def) state.endpoint = def.path;
+    if (def) {
+      state.endpoint = def.path;
+      state.route = def.id;
+    }
     state.unit = def ? def.meter : isApi ? 'request' : null;
 
     // HEAD never opens a stream: it gets the JSON headers, or 406 on a stream-only endpoint
@@ -354,7 +365,7 @@ export class Pipeline {
     };
   }
 
-  private record(state: RequestState, response: ApiResponse): void {
+  private record(state: RequestState, response: ApiResponse, latencyMs: number): void {
     if (state.unit === null) return;
     try {
       this.options.meter.record({
@@ -367,7 +378,7 @@ export class Pipeline {
         method: state.method,
         endpoint: state.endpoint,
         status: response.status,
-        latencyMs: performance.now() - state.startedPerf,
+        latencyMs,
         atMs: state.startedMs,
         requestId: state.requestId,
       });
@@ -377,12 +388,12 @@ export class Pipeline {
   }
 
   /** Every request at debug (off by default: nothing is built), 5xx answers at warn. */
-  private logRequest(state: RequestState, req: ApiRequest, response: ApiResponse): void {
+  private logRequest(state: RequestState, req: ApiRequest, response: ApiResponse, latencyMs: number): void {
     const status = response.status;
     if (status < 500 && !this.log.isLevelEnabled('debug')) return;
     const line = {
       request_id: state.requestId, method: state.method, path: safePath(req.path), route: state.endpoint, status,
-      ms: Math.round((performance.now() - state.startedPerf) * 100) / 100, key_id: state.key?.id,
+      ms: Math.round(latencyMs * 100) / 100, key_id: state.key?.id,
     };
     if (status >= 500) this.log.warn(line, 'request answered with a server error');
     else this.log.debug(line, 'request');

@@ -31,6 +31,8 @@ export interface PipelineOptions {
   random?: () => number;
   /** how often freshness and alert periods are re-evaluated without a poll */
   tick_ms?: number;
+  /** every poll's record, once it is written (metrics) */
+  onPoll?: (poll: FeedPoll) => void;
 }
 
 export interface Pipeline {
@@ -203,6 +205,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       await write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] }, `${feed.id} poll row`);
     }
     logPoll(poll);
+    options.onPoll?.(poll);
     return poll;
   }
 

@@ -18,7 +18,7 @@ import { Report } from 'c8';
 
 // Minimum share of lines run by the suite, over the product's .ts files.
 const MIN_LINES_PCT = 80;
-const SOURCES = ['{core,pipeline,store,http,exports,webhooks,stream,fixtures,app,sea,admin}/**/*.ts'];
+const SOURCES = ['{core,pipeline,store,http,exports,webhooks,stream,fixtures,app,sea,admin,observability}/**/*.ts'];
 // Test files and the code that exists only for them or for benches: test doubles, harnesses,
 // fault servers, child processes that crash tests kill, generated test data.
 const NOT_SOURCES = [

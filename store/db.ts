@@ -5,6 +5,7 @@ import {
   DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue,
 } from '@duckdb/node-api';
 import { assetPath } from '../core/assets.ts';
+import type { DurationObserver } from '../core/telemetry.ts';
 
 const MIGRATIONS_DIR = assetPath('store/migrations');
 
@@ -40,6 +41,8 @@ export function duckdbMemoryLimit(limit: string, ramBytes = totalmem()): string 
 export class Db {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private waiting = 0;
+  private queueWait: DurationObserver | null = null;
 
   private constructor(
     readonly path: string,
@@ -67,9 +70,25 @@ export class Db {
   /** Runs `fn` alone on the shared connection. */
   exclusive<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('database is closed'));
-    const run = this.queue.then(() => fn(this.conn));
+    const queuedAt = performance.now();
+    this.waiting++;
+    const run = this.queue.then(() => {
+      this.waiting--;
+      this.queueWait?.((performance.now() - queuedAt) / 1000);
+      return fn(this.conn);
+    });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Statements waiting for the shared connection (the one running excluded). */
+  get queueDepth(): number {
+    return this.waiting;
+  }
+
+  /** Reports how long each statement waited for the shared connection (metrics). */
+  observeQueueWait(observer: DurationObserver | null): void {
+    this.queueWait = observer;
   }
 
   async run(sql: string, params?: Params): Promise<void> {

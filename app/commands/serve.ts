@@ -61,6 +61,7 @@ export const serveCommand: Command = {
     });
     print(`transit-api listening on ${service.url} (database ${config.db_path})`);
     print(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`);
+    if (service.metricsServer) print(`  metrics ${service.metricsServer.url} (Prometheus)`);
     if (service.admin) print(`  admin socket ${service.admin.path} (keys, status, reload, backup … while serving; SIGHUP reloads the config)`);
     if (demo) {
       print(`  demo network simulated at ${demo.simulator.url}`);

@@ -363,6 +363,11 @@ export class StatusCollector {
     }
   }
 
+  /** The last webhook outbox reading (every status.outbox_refresh_s), null before the first. */
+  get outboxFigures(): (OutboxFigures & { asOfMs: number }) | null {
+    return this.outbox;
+  }
+
   private maybeReadOutbox(nowMs: number, everyMs: number): void {
     const store = this.options.store;
     if (!store || this.outboxReading || nowMs - this.lastOutboxTryMs < everyMs) return;

@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from '../../http/server.ts';
 import type { RouteDef } from '../../http/types.ts';
 import { Db } from '../../store/db.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
+import type { Logger } from '../../core/logger.ts';
 import { logInto } from './logs.ts';
 
 export interface Clock {
@@ -43,8 +44,10 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'm
   quiet?: boolean;
   /** a database file instead of an in-memory database */
   dbPath?: string;
+  /** the API's logger instead of one that collects errors into `errors` */
+  log?: Logger;
 } = {}): Promise<Harness> {
-  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, reliability, ...deps } = options;
+  const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, reliability, log, ...deps } = options;
   const db = await Db.open(dbPath ?? ':memory:');
   const clock: Clock = { now: NOW };
   const live = givenLive ?? demoLive();
@@ -57,7 +60,7 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'm
     clock: () => clock.now,
     directory: directory ?? demoDirectory(),
     // errors only: a 5xx is logged once with its stack at error, and once more as a request at warn
-    log: logInto((_message, line) => {
+    log: log ?? logInto((_message, line) => {
       errors.push(line.err);
       if (!quiet) process.stderr.write(`${JSON.stringify(line)}\n`);
     }, 'error'),
