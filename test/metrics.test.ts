@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { adminGet } from '../admin/client.ts';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { silentLogger } from '../core/logger.ts';
@@ -32,7 +33,6 @@ t.test('GET /metrics on metrics.port follows requests, polls and streams', async
     exports: { enabled: false, dir: join(dir, 'exports') },
     snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
     metrics: { port: 0 },
-    admin: { enabled: false },
   });
   const service = await startService(config, { log: silentLogger, poll: false });
   t.teardown(() => service.close());
@@ -105,6 +105,16 @@ t.test('GET /metrics on metrics.port follows requests, polls and streams', async
     open = sampleValue(await scrape(), 'transit_sse_streams_open') ?? -1;
   }
   t.equal(open, 0, 'and no longer once the client left');
+
+  // the admin socket serves the same registry
+  t.ok(service.admin, 'the admin socket is on (the default)');
+  if (service.admin) {
+    const viaSocket = await adminGet(service.admin.path, '/metrics');
+    t.equal(viaSocket.status, 200);
+    const f = parsePrometheusText(viaSocket.body);
+    t.equal(requests(f, 'listAlerts', 200), requests(third, 'listAlerts', 200), 'the same counters as on metrics.port');
+    t.equal(sampleValue(f, 'transit_feed_polls_total', { feed: 'demo-vehicles', status: 'ok' }), 1);
+  }
 
   // the API port does not serve the scraper's endpoint
   t.equal((await fetch(`${service.url}/metrics`)).status, 404);
