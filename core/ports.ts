@@ -55,6 +55,11 @@ export interface ScheduleIndex {
   trip(tripId: string): ScheduledTrip | undefined;
   route(routeId: string): ScheduledRoute | undefined;
   stop(stopId: string): ScheduledStop | undefined;
+  /**
+   * Modes of the routes whose trips call at a station (a stop's `station_id`: its parent, or the
+   * stop itself), in MODES order; empty when no trip calls there. Indexed on first use, then O(1).
+   */
+  stationModes(stationId: string): readonly Mode[];
   /** ordered by stop_sequence */
   stopTimes(tripId: string): readonly ScheduledStopTime[];
   /** is the trip's service active on that date (calendar + calendar_dates)? */

@@ -22,8 +22,11 @@ export interface AlertScope {
 }
 
 /**
- * Routes, stations (parent stations where known), trips and the modes they imply. A route the
- * schedule does not know takes the feed's configured mode (`feeds[].mode`), when it has one.
+ * Routes, stations (parent stations where known), trips and the modes they imply. The modes come
+ * from every kind of selector: a route's mode, a route_type, a trip's route, and for a selector
+ * that names only a stop, the modes of the routes calling there (GTFS-RT: all service at that
+ * stop), so a station alert is found by the mode filters as it is by `station`. A route, trip
+ * or stop the schedule cannot place takes the feed's configured mode (`feeds[].mode`), if any.
  */
 export function alertScope(
   entities: readonly InformedEntity[], schedule: ScheduleIndex | undefined, defaultMode: Mode | null = null,
@@ -42,11 +45,21 @@ export function alertScope(
     if (e.route_id) addRoute(e.route_id);
     const typeMode = modeForRouteType(e.route_type);
     if (typeMode) modes.add(typeMode);
-    if (e.stop_id) stations.add(schedule?.stop(e.stop_id)?.station_id ?? e.stop_id);
+    if (e.stop_id) {
+      const station = schedule?.stop(e.stop_id)?.station_id ?? e.stop_id;
+      stations.add(station);
+      // with a route, route_type or trip, the selector is that service at this stop: its mode only
+      if (!e.route_id && !typeMode && !e.trip_id && !e.trip_route_id) {
+        const atStation = schedule?.stationModes(station) ?? [];
+        for (const m of atStation) modes.add(m);
+        if (atStation.length === 0 && defaultMode) modes.add(defaultMode);
+      }
+    }
     if (e.trip_id) {
       trips.add(e.trip_id);
       const routeId = e.trip_route_id ?? schedule?.trip(e.trip_id)?.route_id;
       if (routeId) addRoute(routeId);
+      else if (defaultMode) modes.add(defaultMode);
     } else if (e.trip_route_id) {
       addRoute(e.trip_route_id);
     }

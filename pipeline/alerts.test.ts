@@ -56,6 +56,33 @@ t.test('feeds[].mode gives a mode to informed routes the schedule does not know'
   t.same(without!.modes, ['bus'], 'without feeds[].mode, as before');
 });
 
+// issue 15: an alert naming only a station must reach the mode filters (/rail/alerts?station=…)
+t.test('a selector naming only a stop takes the modes of the routes calling there', async (t) => {
+  const railOnly = fakeSchedule({
+    routes: [{ route_id: 'Red', route_type: 1 }, { route_id: '66', route_type: 3 }],
+    stops: [{ stop_id: 'p1', parent: 'place-pktrm' }, { stop_id: 'b1' }, { stop_id: 'x1', parent: 'place-both' }, { stop_id: 'x2', parent: 'place-both' }],
+    trips: [{ trip_id: 'r1', route_id: 'Red' }, { trip_id: 't66', route_id: '66' }],
+    stopTimes: { r1: [['p1', '08:00:00'], ['x1', '08:05:00']], t66: [['b1', '08:00:00'], ['x2', '08:10:00']] },
+  });
+  const alertOf = (informed: Record<string, unknown>[], over: Record<string, unknown> = {}) => {
+    const decoded = decodeFeedMessage(encodeFeed({
+      header: header(NOW_S),
+      entity: [{ id: 'a1', alert: { informed_entity: informed, header_text: { translation: [{ text: 'x' }] } } }],
+    }));
+    if (!decoded.ok) throw new Error(decoded.error);
+    return normalizeFeedMessage(decoded.message, { ...input(), schedule: railOnly, ...over }).alerts[0]!;
+  };
+  t.same(alertOf([{ stop_id: 'p1' }]).modes, ['rail'], 'a platform of a rail-only station: rail');
+  t.same(alertOf([{ stop_id: 'p1' }]).stations, ['place-pktrm']);
+  t.same(alertOf([{ stop_id: 'x1' }]).modes, ['rail', 'bus'], 'a station both serve: both (all service at the stop)');
+  t.same(alertOf([{ stop_id: 'x1', route_id: '66' }]).modes, ['bus'], 'route AND stop: that route\'s mode only');
+  t.same(alertOf([{ stop_id: 'x1', route_type: 0 }]).modes, ['streetcar'], 'route_type AND stop: that type only');
+  t.same(alertOf([{ trip: { trip_id: 'r1' } }]).modes, ['rail'], 'a trip: its route\'s mode');
+  t.same(alertOf([{ stop_id: 'nowhere' }]).modes, [], 'a stop the schedule does not place: no mode');
+  t.same(alertOf([{ stop_id: 'nowhere' }, { trip: { trip_id: 'ghost' } }], { default_mode: 'bus' }).modes, ['bus'],
+    'a stop or trip the schedule cannot place takes feeds[].mode');
+});
+
 t.test('statusAt: no periods is active; future only is upcoming; all ended is resolved', async (t) => {
   t.equal(statusAt([], 5), 'active');
   t.equal(statusAt([{ start_ms: 10, end_ms: 20 }], 5), 'upcoming');

@@ -9,6 +9,7 @@ import type {
   HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, SnapshotKey, TripSpan,
 } from '../core/ports.ts';
 import { modeForRouteType } from '../core/route-type.ts';
+import { MODES } from '../core/types.ts';
 import { feedMessageCodec } from './decode.ts';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -61,6 +62,10 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
     trip: (id) => trips.get(id),
     route: (id) => routes.get(id),
     stop: (id) => stops.get(id),
+    stationModes: (station) => MODES.filter((m) => [...stopTimes].some(([trip, list]) => {
+      const route = routes.get(trips.get(trip)?.route_id ?? '');
+      return route?.mode === m && list.some((st) => (stops.get(st.stop_id)?.station_id ?? st.stop_id) === station);
+    })),
     stopTimes: (id) => stopTimes.get(id) ?? [],
     runsOn: (service, date) => input.services?.[service]?.includes(date) ?? true,
     routes: () => [...routes.values()],

@@ -3,7 +3,7 @@ import { nyctStaticKey } from '../core/nyct-trip-id.ts';
 import type {
   NyctScheduledTrip, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex, TripSpan,
 } from '../core/ports.ts';
-import type { Mode } from '../core/types.ts';
+import { MODES, type Mode } from '../core/types.ts';
 import { epochDay, weekdayOfEpochDay } from './dates.ts';
 import type { Db } from './db.ts';
 
@@ -124,6 +124,25 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
   const tripList = Object.freeze([...trips.values()]);
   const stopList = Object.freeze([...stops.values()]);
   const lookups = new TripLookups(tripList, (id) => stopTimes.span(id), (id) => mtaTripIds.get(id) ?? null);
+  // station → modes, for alerts that name only a stop: built on the first such alert
+  let stationModes: Map<string, readonly Mode[]> | undefined;
+  const modesAt = (stationId: string): readonly Mode[] => {
+    if (!stationModes) {
+      const sets = new Map<string, Set<Mode>>();
+      for (const trip of tripList) {
+        const mode = routes.get(trip.route_id)?.mode;
+        if (!mode) continue;
+        stopTimes.eachStop(trip.trip_id, (stopId) => {
+          const station = stops.get(stopId)?.station_id ?? stopId;
+          let set = sets.get(station);
+          if (!set) sets.set(station, (set = new Set()));
+          set.add(mode);
+        });
+      }
+      stationModes = new Map([...sets].map(([id, set]) => [id, Object.freeze(MODES.filter((m) => set.has(m)))]));
+    }
+    return stationModes.get(stationId) ?? NONE;
+  };
 
   return {
     scheduleId,
@@ -131,6 +150,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     trip: (id) => trips.get(id),
     route: (id) => routes.get(id),
     stop: (id) => stops.get(id),
+    stationModes: modesAt,
     stopTimes: (id) => stopTimes.get(id),
     runsOn: (serviceId, date) => calendar.runsOn(serviceId, date),
     routes: () => routeList,
@@ -193,6 +213,8 @@ function push<T>(index: Map<string, T[]>, key: string, value: T): void {
 
 interface PackedStopTimes {
   get(tripId: string): readonly ScheduledStopTime[];
+  /** the trip's stop ids in order, without building stop time objects */
+  eachStop(tripId: string, fn: (stopId: string) => void): void;
   span(tripId: string): TripSpan | undefined;
 }
 
@@ -232,6 +254,10 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
   const cache = new Map<string, readonly ScheduledStopTime[]>();
   const empty: readonly ScheduledStopTime[] = Object.freeze([]);
   return {
+    eachStop(tripId, fn) {
+      const span = spans.get(tripId);
+      if (span) for (let k = span[0]; k < span[1]; k++) fn(stopIds[k]!);
+    },
     span(tripId) {
       const span = spans.get(tripId);
       if (!span) return undefined;
