@@ -169,3 +169,20 @@ t.test('alerts-json: a body that is not the envelope fails the whole poll', asyn
     t.equal(result.ok, false, body);
   }
 });
+
+t.test('alerts-json: a file dated years ago or ahead is rejected whole, unless old snapshots are allowed', async (t) => {
+  const file = (timestamp: number) => Buffer.from(JSON.stringify({
+    timestamp, alerts: [{ id: 'a', header: 'Detour', informed_entities: [{ route_id: '66' }] }, { id: 'b', header: 'x', informed_entities: [{ route_id: '66' }] }],
+  }));
+  const old = normalizeAlertsJson(file(NOW_S - 3 * 365 * 86_400), input());
+  t.ok(old.ok);
+  if (!old.ok) return;
+  t.same(old.poll.alerts, [], 'no alert from a years-old file: it would resolve nothing and announce stale news');
+  t.same(old.poll.rejected, { timestamp_too_old: 2 });
+  t.equal(old.poll.rejection?.reason, 'timestamp_too_old');
+  const future = normalizeAlertsJson(file(NOW_S + 7200), input());
+  t.match(future, { ok: true, poll: { alerts: [], rejected: { timestamp_future: 2 }, rejection: { reason: 'timestamp_future' } } });
+  const allowed = normalizeAlertsJson(file(NOW_S - 3 * 365 * 86_400), { ...input(), allow_old_snapshots: true });
+  t.match(allowed, { ok: true, poll: { rejected: {}, header_timestamp_ms: (NOW_S - 3 * 365 * 86_400) * 1000 } });
+  t.equal(allowed.ok && allowed.poll.alerts.length, 2);
+});

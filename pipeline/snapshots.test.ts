@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
+import { silentLogger } from '../core/logger.ts';
 import { classifyFeed } from '../http/status/classify.ts';
 import { Db } from '../store/db.ts';
+import { importGtfs } from '../store/gtfs-import.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
+import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { createPipeline, type Pipeline } from './ingest.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
-import { silentLogger } from '../core/logger.ts';
+import { encodeFeed, fakeSchedule, FIXTURES_REAL, hasRealFixtures, header, testConfig } from './test-fakes.ts';
 
 const NOW_MS = Date.parse('2026-11-23T18:00:00Z');
 const schedule = fakeSchedule({
@@ -135,4 +137,29 @@ t.test('a snapshot whose every entity is rejected is not ok', async (t) => {
   t.match(await run.pipeline.pollOnce('f'), {
     status: 'rejected', stored: 0, rejected: { lat_lon_out_of_range: 1 }, error: 'every entity rejected (lat_lon_out_of_range 1)',
   });
+});
+
+t.test('BART\'s 2019 capture: rejected whole today, stored on its own service date when allowed', async (t) => {
+  if (!hasRealFixtures()) {
+    t.pass(`skipped: ${FIXTURES_REAL} is absent`);
+    return;
+  }
+  const db = await Db.open(join(t.testdir(), 'bart.duckdb'));
+  t.teardown(() => db.close());
+  await importGtfs(db, 'bart', join(FIXTURES_REAL, 'bart', 'bart-rt.zip'));
+  const bart = await loadScheduleIndex(db, 'bart');
+  const url = pathToFileURL(join(FIXTURES_REAL, 'bart', 'bart-trip-updates.pb')).href;
+  const poll = async (allow: boolean) => {
+    const pipeline = createPipeline({
+      config: testConfig({ feeds: [{ id: allow ? 'bart-archive' : 'bart-tu', kind: 'gtfs-rt', url, allow_old_snapshots: allow }] }),
+      bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => bart, now: () => NOW_MS, log: silentLogger,
+    });
+    const result = await pipeline.pollOnce(allow ? 'bart-archive' : 'bart-tu');
+    await pipeline.stop();
+    return result;
+  };
+  t.match(await poll(false), { status: 'rejected', trip_updates: 91, stored: 0, rejected: { timestamp_too_old: 91 } });
+  t.match(await poll(true), { status: 'ok', rejected: {}, matching: { trips: 91, matched: 65 } });
+  t.same(await db.json(`SELECT feed_id, strftime(service_date, '%Y-%m-%d') AS day, count(*) AS n FROM trip_observations GROUP BY ALL`),
+    [{ feed_id: 'bart-archive', day: '2019-08-07', n: '91' }], '91 observations, none dated today');
 });
