@@ -91,7 +91,13 @@ export async function startServe(configPath: string, extraArgs: readonly string[
   const append = (c: Buffer) => { text += c.toString('utf8'); };
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // a test killed by its timeout skips its teardown: the service must not outlive it
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    process.off('exit', orphan);
+    resolve(code);
+  }));
   const deadline = Date.now() + 90_000;
   while (!/admin socket /.test(text)) {
     if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode} before listening:\n${text}`);
