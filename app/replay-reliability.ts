@@ -3,14 +3,14 @@
 // finalized, through store/reliability's own entry points.
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
-import { completeThrough, finalizeServiceDay, refreshScheduledTrips, resolveTimezone } from '../store/reliability/index.ts';
+import { completeThrough, expandMissingDays, finalizeServiceDay, resolveTimezone } from '../store/reliability/index.ts';
 
 export interface ReplayReliability {
   /** null when no schedule serves the feed: nothing to compare observations with */
   schedule_id: string | null;
   /** service days with trip observations from the replayed snapshots */
   days: string[];
-  /** scheduled trips expanded over those days */
+  /** scheduled trips of those days (expanded now, or before with the version then in use) */
   scheduled_trips: number;
   /** days finalized (over, as of now); later days are left to the live job */
   finalized: string[];
@@ -35,8 +35,15 @@ export async function refreshReplayedDays(
   const days = rows.map((r) => r.d);
   const result: ReplayReliability = { schedule_id: scheduleId, days, scheduled_trips: 0, finalized: [] };
   if (scheduleId === null || days.length === 0) return result;
-  // day by day: archives may span more than one refresh may cover, with gaps between
-  for (const day of days) result.scheduled_trips += await refreshScheduledTrips(db, scheduleId, day, day);
+  // day by day: archives may span more than one refresh may cover, with gaps between. A day
+  // expanded before keeps its rows and the schedule version it was computed with.
+  for (const day of days) {
+    await expandMissingDays(db, day, day);
+    const [row] = await db.all<{ n: number }>(
+      `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = $1 AND service_date = CAST($2 AS DATE)`,
+      [scheduleId, day]);
+    result.scheduled_trips += row?.n ?? 0;
+  }
   const timezone = await resolveTimezone(db, config.reliability.timezone);
   const over = completeThrough(now, timezone, config.reliability.service_day_end);
   for (const day of days) {

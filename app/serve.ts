@@ -158,8 +158,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       info: () => ({ pid: process.pid, started_at: startedAt, url, admin_socket: socket }),
       keyRevoked: (keyId) => api.keys.invalidate?.(keyId),
       async scheduleImported(scheduleId) {
-        // the import expanded its days; the pipeline and the route directory take the new copy
-        await runtime.loadSchedule(scheduleId);
+        // the import expanded its days; the pipeline, the route directory and the schedule's
+        // health on /status take the new version
+        await schedules.scheduleImported(scheduleId);
         await api.reloadDirectory();
       },
       reload,
