@@ -1,6 +1,7 @@
 // bench/http: GET /api/v1/alerts?limit=20 through the real API (auth, rate limits, metering to
-// DuckDB, Max keys) against a minimal uWS server answering the same bytes, in the same run,
-// with wrk. Prints req/s, p50/p99 latency and the ratio.
+// DuckDB, Prometheus metrics as serve wires them, Max keys) against a minimal uWS server answering
+// the same bytes, in the same run, with wrk; and the same API without metrics, for their cost.
+// Prints req/s, p50/p99 latency and the ratios.
 //
 //   npm run bench:http        BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500
 //
@@ -19,6 +20,7 @@ import { createApi } from '../http/api.ts';
 import { createKey } from '../http/keys.ts';
 import { Directory } from '../http/read/directory.ts';
 import { startServer } from '../http/server.ts';
+import { ServiceMetrics } from '../observability/metrics.ts';
 import { Db } from '../store/db.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -104,8 +106,12 @@ function runWrk(port: number, script: string, seconds: number): Promise<WrkResul
 const dir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const db = await Db.open(join(dir, 'bench.duckdb'));
 const config = parseConfig({ signing_secret: 'bench-secret-0123456789abcdef' });
-const api = await createApi({ db, live: benchLive(), config, directory: new Directory() });
+// metrics as serve wires them: the pipeline reports every request to the registry
+const metrics = new ServiceMetrics();
+const api = await createApi({ db, live: benchLive(), config, directory: new Directory(), requests: metrics });
 const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
+const unmeasured = await createApi({ db, live: benchLive(), config, directory: new Directory() });
+const unmeasuredServer = await startServer({ app: unmeasured.app, host: '127.0.0.1', port: 0 });
 
 // enough Max keys that none reaches 6,000 requests in the run
 const keyCount = Math.max(20, Math.ceil((WARMUP_S + DURATION_S) * 80_000 / 5_000));
@@ -141,22 +147,28 @@ const baselinePort: number = await new Promise((resolve, reject) => {
 console.log(`GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`);
 await runWrk(baselinePort, script, WARMUP_S);
 const base = await runWrk(baselinePort, script, DURATION_S);
+await runWrk(unmeasuredServer.port, script, WARMUP_S);
+const withoutMetrics = await runWrk(unmeasuredServer.port, script, DURATION_S);
 await runWrk(server.port, script, WARMUP_S);
 const real = await runWrk(server.port, script, DURATION_S);
 await api.meter.flush();
+await unmeasured.meter.flush();
 const metered = await db.all<{ n: bigint }>('SELECT sum(calls) AS n FROM api_usage');
 
-const row = (name: string, r: WrkResult) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
+const row = (name: string, r: WrkResult) => `${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
   + `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
 const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
 console.log(row('baseline: uWS, same bytes', base));
-console.log(row('transit-api (auth, limits, meter)', real));
+console.log(row('transit-api without metrics', withoutMetrics));
+console.log(row('transit-api (auth, limits, meter, metrics)', real));
 console.log(`ratio: ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency; `
+  + `metrics: ${(real.rps / withoutMetrics.rps).toFixed(2)}× req/s, ${(real.cpuUsPerRequest - withoutMetrics.cpuUsPerRequest).toFixed(1)} µs CPU/req; `
   + `metered calls persisted: ${Number(metered[0]!.n)}; load average ${load} (figures below the bare tool's mean other processes share the CPUs)`);
 const p99 = toMs(real.p99);
 console.log(`targets: >= 20000 req/s ${real.rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${real.non2xx === 0 ? 'yes' : 'NO'}`);
 
 (baseline as unknown as { close(): void }).close();
 await server.close();
+await unmeasuredServer.close();
 await db.close();
 rmSync(dir, { recursive: true, force: true });
