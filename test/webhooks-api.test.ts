@@ -169,6 +169,9 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.equal(queued.status, 202);
     t.equal(queued.json.message_id, messageId);
     t.equal(queued.json.endpoint_id, endpoint.id);
+    t.equal(queued.json.state, 'pending');
+    const numbers = (queued.json.attempts as Array<{ attempt: number }>).map((x) => x.attempt);
+    t.same(numbers, [...new Set(numbers)], 'no attempt listed twice (issue 15)');
     await rx.waitFor(4);
     const again = rx.requests[3]!;
     t.equal(again.headers['webhook-id'], messageId);

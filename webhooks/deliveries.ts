@@ -1,12 +1,12 @@
 // The delivery audit of one API key: newest first, keyset pagination on the delivery's
 // sequence number, so rows added while a client pages never shift or repeat a page.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
 import type { EventType } from '../core/events.ts';
 import type { Attempt, AttemptOutcome, Delivery, DeliveryPage, DeliveryState } from './schemas.ts';
-import { iso, isoRequired, list, num } from './sql.ts';
+import { iso, isoRequired, list, num, rows } from './sql.ts';
 
 export { DeliveryListQuerySchema, DeliveryPageSchema, DeliverySchema, AttemptSchema } from './schemas.ts';
 
@@ -50,18 +50,22 @@ const DELIVERY_COLUMNS = `d.delivery_id, d.seq, d.endpoint_id, d.message_id, d.e
   epoch_ms(d.created_at) AS created_ms, epoch_ms(d.updated_at) AS updated_ms, d.in_flight,
   epoch_ms(d.attempt_started_at) AS running_since_ms`;
 
-/** The attempt running now has no audit row until its verdict; show it as in flight. */
+/**
+ * The attempt running now has no audit row until its verdict; show it as in flight. Its number
+ * never repeats an audited one: the delivery row and its attempts are read in one snapshot.
+ */
 function withRunning(done: Attempt[], row: Record<string, unknown>): Attempt[] {
   if (!row.in_flight || row.running_since_ms === null || row.running_since_ms === undefined) return done;
+  if (done.some((a) => a.attempt >= Number(row.attempt_count))) return done;
   return [...done, {
     attempt: Number(row.attempt_count), started_at: isoRequired(row.running_since_ms as bigint), finished_at: null,
     outcome: 'in_flight', status_code: null, latency_ms: null, error: null,
   }];
 }
 
-async function attach(db: Db, found: Record<string, unknown>[]): Promise<Delivery[]> {
+async function attach(conn: DuckDBConnection, found: Record<string, unknown>[]): Promise<Delivery[]> {
   if (found.length === 0) return [];
-  const attempts = await db.all<Record<string, unknown>>(
+  const attempts = await rows<Record<string, unknown>>(conn,
     `SELECT delivery_id, attempt, epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms, outcome,
        status_code, latency_ms, error
      FROM webhook_attempts WHERE delivery_id IN (SELECT unnest($1::VARCHAR[])) ORDER BY delivery_id, attempt`,
@@ -119,24 +123,28 @@ export async function listDeliveries(
   if (filter.event_type !== undefined) add('d.event_type = ?', filter.event_type);
   if (filter.cursor !== undefined) add('d.seq < ?::BIGINT', decodeCursor(filter.cursor, keyId, cursorKey));
   params.push(filter.limit + 1);
-  const found = await db.all<Record<string, unknown>>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE ${where.join(' AND ')}
-     ORDER BY d.seq DESC LIMIT $${params.length}`,
-    params,
-  );
-  const page = found.slice(0, filter.limit);
-  const last = page[page.length - 1];
+  // one snapshot: a verdict committed between two reads would show a delivery still in flight
+  // beside the audit row of that same attempt
+  const { found, data } = await db.transaction(async (conn) => {
+    const found = await rows<Record<string, unknown>>(conn,
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE ${where.join(' AND ')}
+       ORDER BY d.seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    return { found, data: await attach(conn, found.slice(0, filter.limit)) };
+  });
+  const last = found[Math.min(found.length, filter.limit) - 1];
   return {
-    data: await attach(db, page),
+    data,
     next_cursor: found.length > filter.limit && last ? encodeCursor(last.seq as bigint, keyId, cursorKey) : null,
   };
 }
 
 export async function getDelivery(db: Db, keyId: string, deliveryId: string): Promise<Delivery> {
-  const found = await db.all<Record<string, unknown>>(
+  const [delivery] = await db.transaction(async (conn) => attach(conn, await rows<Record<string, unknown>>(conn,
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.key_id = $1 AND d.delivery_id = $2`,
     [keyId, deliveryId],
-  );
-  if (!found[0]) throw new ApiError('not_found', `webhook delivery ${deliveryId} not found`);
-  return (await attach(db, found))[0]!;
+  )));
+  if (!delivery) throw new ApiError('not_found', `webhook delivery ${deliveryId} not found`);
+  return delivery;
 }

@@ -103,8 +103,10 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     rotateSecret: (keyId, id) => rotateSecret(db, keyId, id, deps),
     async redeliver(keyId, id, messageId) {
       const deliveryId = await redeliverMessage(db, keyId, id, messageId, deps);
+      // the 202 shows the delivery as queued: read before the worker may start its first attempt
+      const queued = await getDelivery(db, keyId, deliveryId);
       worker.wake();
-      return getDelivery(db, keyId, deliveryId);
+      return queued;
     },
     listDeliveries: (keyId, filter) => listDeliveries(db, keyId, filter, cursorKey),
     getDelivery: (keyId, id) => getDelivery(db, keyId, id),

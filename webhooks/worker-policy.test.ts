@@ -132,6 +132,9 @@ t.test('redeliver sends the same message again with the same webhook-id', async 
   const first = h.receiver.requests[0]!;
   const delivery = await h.webhooks.redeliver('key_test', ep.id, String(first.headers['webhook-id']));
   t.equal(delivery.state, 'pending');
+  // issue 15: the 202 said pending and listed attempt 1 twice (succeeded, and in flight)
+  t.equal(delivery.attempt_count, 0, 'the answer shows the delivery as queued');
+  t.same(delivery.attempts, []);
   await h.webhooks.drain();
   const second = h.receiver.requests[1]!;
   t.equal(second.headers['webhook-id'], first.headers['webhook-id']);
@@ -153,4 +156,20 @@ t.test('bus events reach only the endpoints whose filters match', async (t) => {
   t.same(got, ['/bus504 alert.created', '/bus504 export.failed', '/exports export.failed', '/rail export.failed']);
   const secrets: Record<string, string> = { '/bus504': bus504.secret, '/rail': rail.secret, '/exports': exports.secret };
   for (const req of h.receiver.requests) t.ok(verifyDelivery(secrets[req.path]!, req, req.at), `${req.path} verifies`);
+});
+
+t.test('a delivery read as its verdict lands lists each attempt once', async (t) => {
+  const h = await harness(t);
+  await h.endpoint();
+  await h.webhooks.enqueue([h.event()]);
+  await h.webhooks.drain();
+  const [row] = await h.deliveries() as Array<{ delivery_id: string }>;
+  // the state a read straddling a verdict used to combine: the audit row of attempt 1, and the
+  // delivery row from before the verdict (in flight on attempt 1)
+  await h.db.run(`UPDATE webhook_deliveries SET in_flight = true, attempt_started_at = now(), state = 'pending'
+    WHERE delivery_id = $1`, [row!.delivery_id]);
+  const delivery = await h.webhooks.getDelivery('key_test', row!.delivery_id);
+  t.same(delivery.attempts.map((a) => [a.attempt, a.outcome]), [[1, 'succeeded']], 'attempt 1 once, with its verdict');
+  const page = await h.webhooks.listDeliveries('key_test', { limit: 10 });
+  t.same(page.data[0]!.attempts.map((a) => a.attempt), [1]);
 });
