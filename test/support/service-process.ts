@@ -91,11 +91,17 @@ export async function startServe(configPath: string, extraArgs: readonly string[
   const append = (c: Buffer) => { text += c.toString('utf8'); };
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);
-  // a test killed by its timeout skips its teardown: the service must not outlive it
+  // a test ended by its timeout (SIGTERM from tap) skips its teardown: the service must not outlive it
   const orphan = () => child.kill('SIGKILL');
+  const terminated = () => {
+    orphan();
+    process.kill(process.pid, 'SIGTERM'); // the default action, now that this listener is gone
+  };
   process.once('exit', orphan);
+  process.once('SIGTERM', terminated);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
     process.off('exit', orphan);
+    process.off('SIGTERM', terminated);
     resolve(code);
   }));
   const deadline = Date.now() + 90_000;
