@@ -25,6 +25,8 @@ const COMMANDS: readonly Command[] = [
 const envLevel = process.env.TRANSIT_LOG_LEVEL;
 const log = createLogger({ level: isLogLevel(envLevel) ? envLevel : 'info' });
 setDefaultLogger(log);
+// a crash still ends the process as Node ends it; the log gets one structured line with the stack first
+process.on('uncaughtExceptionMonitor', (err, origin) => log.fatal({ err, origin }, 'uncaught exception: the process ends'));
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

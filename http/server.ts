@@ -373,7 +373,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       response = await options.app.handle(request);
     } catch (err) {
       // the pipeline renders its own errors; reaching here is a bug in it
-      log.error({ err }, 'pipeline rejected');
+      log.error({ err, request_id: 'req_internal' }, 'pipeline rejected');
       const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
       response = { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
     }
