@@ -189,10 +189,12 @@ function reopenCut(): void {
 // ---- the run ---------------------------------------------------------------------------------
 
 const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-async function tableFigures(): Promise<{ logRows: number; logBytes: number; arrivals: number }> {
+async function tableFigures(): Promise<{ logRows: number; logBytes: number; arrivals: number; duckdb: number }> {
   const [log] = await db.all<{ n: bigint; b: bigint | null }>('SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log');
   const [arr] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals');
-  return { logRows: Number(log!.n), logBytes: Number(log!.b ?? 0), arrivals: Number(arr!.n) };
+  // DuckDB's buffer pool and other allocations: part of RSS, bounded by store.memory_limit
+  const [mem] = await db.all<{ b: bigint | null }>('SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory()');
+  return { logRows: Number(log!.n), logBytes: Number(log!.b ?? 0), arrivals: Number(arr!.n), duckdb: Number(mem!.b ?? 0) };
 }
 const mb = (n: number) => (n / MiB).toFixed(1);
 const pad = (s: string | number, n: number) => String(s).padStart(n);
@@ -203,7 +205,7 @@ console.log(`limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${con
   + `send budget ${mb(config.sse.send_budget_bytes)} MiB, stall ${config.sse.stall_timeout_s} s, DuckDB memory_limit ${config.store.memory_limit}`);
 console.log([
   pad('poll', 5), pad('virtual', 6), pad('ms/poll', 7), pad('ev/poll', 7), pad('arr KB/poll', 11), pad('db MiB', 7), pad('wal MiB', 7),
-  pad('hist rows', 10), pad('log MiB', 7), pad('log ev', 7), pad('tbl rows', 8), pad('tbl MiB', 7), pad('heap MiB', 8), pad('rss MiB', 7),
+  pad('hist rows', 10), pad('log MiB', 7), pad('log ev', 7), pad('tbl rows', 8), pad('tbl MiB', 7), pad('heap MiB', 8), pad('duckdb MiB', 10), pad('rss MiB', 7),
   pad('held KiB', 8), pad('cut b/s/slow', 12), pad('read MiB', 8),
 ].join(' '));
 
@@ -211,7 +213,7 @@ const started = performance.now();
 let windowStart = performance.now();
 let windowEvents = 0;
 let windowArrivalBytes = 0;
-const rows: Array<{ poll: number; db: number; heap: number; rss: number; log: number; tbl: number; hist: number }> = [];
+const rows: Array<{ poll: number; db: number; heap: number; rss: number; log: number; tbl: number; hist: number; duckdb: number }> = [];
 for (let poll = 1; poll <= POLLS; poll++) {
   virtual.now += INTERVAL_MS;
   const result = await pipeline.ingestSnapshot('mbta-tu', replay(virtual.now), { observed_ms: virtual.now });
@@ -222,19 +224,23 @@ for (let poll = 1; poll <= POLLS; poll++) {
   if (poll % 50 === 0) reopenCut();
   if (poll % EVERY !== 0 && poll !== POLLS) continue;
   const t = await tableFigures();
+  // the heap that is retained, not what the next collection would free (run with --expose-gc)
+  (globalThis as { gc?: () => void }).gc?.();
   const mem = process.memoryUsage();
   const b = budget.stats();
   const n = poll - (rows.length ? rows[rows.length - 1]!.poll : 0);
   const msPerPoll = (performance.now() - windowStart) / n;
   const evPerPoll = (events - windowEvents) / n;
   const arrKb = (arrivalBytes - windowArrivalBytes) / n / 1024;
-  const row = { poll, db: fileBytes(dbPath), heap: mem.heapUsed, rss: mem.rss, log: streaming.eventLog.bytes, tbl: t.logBytes, hist: t.arrivals };
+  const row = {
+    poll, db: fileBytes(dbPath), heap: mem.heapUsed, rss: mem.rss, log: streaming.eventLog.bytes, tbl: t.logBytes, hist: t.arrivals, duckdb: t.duckdb,
+  };
   rows.push(row);
   console.log([
     pad(poll, 5), pad(`${((poll * INTERVAL_MS) / 3_600_000).toFixed(1)}h`, 6), pad(msPerPoll.toFixed(0), 7), pad(evPerPoll.toFixed(0), 7),
     pad(arrKb.toFixed(0), 11), pad(mb(row.db), 7), pad(mb(fileBytes(`${dbPath}.wal`)), 7), pad(t.arrivals, 10),
     pad(mb(row.log), 7), pad(streaming.eventLog.size, 7), pad(t.logRows, 8), pad(mb(t.logBytes), 7),
-    pad(mb(mem.heapUsed), 8), pad(mb(mem.rss), 7), pad((b.bufferedBytes / 1024).toFixed(0), 8),
+    pad(mb(mem.heapUsed), 8), pad(mb(t.duckdb), 10), pad(mb(mem.rss), 7), pad((b.bufferedBytes / 1024).toFixed(0), 8),
     pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12), pad(mb(readers[0]!.bytes), 8),
   ].join(' '));
   windowStart = performance.now();
@@ -265,10 +271,11 @@ await again.close();
 const at = (share: number) => rows[Math.min(rows.length - 1, Math.max(0, Math.round(rows.length * share) - 1))]!;
 const warm = at(0.25);
 const end = rows[rows.length - 1]!;
-const growth = (key: 'db' | 'heap' | 'rss' | 'log' | 'tbl') => `${mb(warm[key])} → ${mb(end[key])} MiB`;
+const growth = (key: 'db' | 'heap' | 'rss' | 'log' | 'tbl' | 'duckdb') => `${mb(warm[key])} → ${mb(end[key])} MiB`;
 console.log(`\n${POLLS} polls in ${elapsedS.toFixed(0)} s (${(elapsedS * 1000 / POLLS).toFixed(0)} ms per poll); ${events} events, `
   + `${arrivalEvents} arrival.updated averaging ${(arrivalBytes / Math.max(1, arrivalEvents)).toFixed(0)} bytes of data`);
-console.log(`from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ${growth('heap')}, RSS ${growth('rss')}`);
+console.log(`from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ${growth('heap')}, `
+  + `DuckDB ${growth('duckdb')}, RSS ${growth('rss')}`);
 console.log(`database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} `
   + `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`);
 console.log(`stalled clients reopened after a cut: ${reopened}; restart: database opened in ${openMs.toFixed(0)} ms, `
