@@ -60,3 +60,10 @@ t.test('log_level: from the file, TRANSIT_LOG_LEVEL over it, unknown levels refu
   t.throws(() => parseConfig({}, { TRANSIT_LOG_LEVEL: 'loud' }), /TRANSIT_LOG_LEVEL: must be one of/);
   t.throws(() => parseConfig({ log_level: 'loud' }), /log_level/);
 });
+
+t.test('schedules[].refresh_cron: daily by default, checked with node-cron', async (t) => {
+  t.equal(parseConfig({ schedules: [{ id: 'm', source: 'm.zip' }] }).schedules[0]!.refresh_cron, '41 3 * * *');
+  t.equal(parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: '*/30 * * * *' }] }).schedules[0]!.refresh_cron, '*/30 * * * *');
+  t.throws(() => parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: 'every day' }] }),
+    /schedules\.0\.refresh_cron: not a valid cron expression/);
+});
