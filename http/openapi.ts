@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { ERRORS, problemType, type ErrorCode } from '../core/errors.ts';
 import { fullQuerySchema } from './compile.ts';
 import { API_VERSION } from './headers.ts';
-import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, PLANS, WINDOW_MS } from './plans.ts';
+import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, PLANS, WINDOW_MS, WINDOW_RULE } from './plans.ts';
 import type { RouteDef } from './types.ts';
 
 const ERROR_CODES = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]];
@@ -95,7 +95,7 @@ function responses(def: RouteDef): ZodOpenApiResponsesObject {
   };
   if (def.cache) {
     out['304'] = {
-      description: 'Not modified (If-None-Match matched). Not counted against the rate-limit window.',
+      description: 'Not modified (If-None-Match matched). Not counted against the rate-limit window, and answered even when the window is used up.',
       headers: headersFor(def, { ETag: ETAG }),
     };
   }
@@ -146,7 +146,8 @@ function description(def: RouteDef): string {
   if (def.description) notes.push(def.description);
   if (def.plan) notes.push(`Requires the ${def.plan} plan${def.testKeys === false ? ' and a live key' : ''}.`);
   else if (def.testKeys === false) notes.push('Not available to test keys.');
-  if (def.meter) notes.push(`Metered per ${def.meter}.`);
+  if (def.meter === 'connection-minute') notes.push('Metered per connection-minute; opening (or being refused) a stream also takes one request from the rate-limit window.');
+  else if (def.meter) notes.push(`Metered per ${def.meter}.`);
   else if (def.auth === 'key') notes.push('Needs a key; not metered, and not counted against the rate limit window (the RateLimit headers show it).');
   else notes.push('Public: no key, not metered.');
   if (def.paginated) notes.push('Cursor pagination: follow `links.next` (or pass `meta.next_cursor` as `cursor`) until it is null.');
@@ -155,7 +156,8 @@ function description(def: RouteDef): string {
       + '`add`/`update`/`remove` as the result changes (`remove` carries `{id, type}`). Resume with `Last-Event-ID` (or '
       + '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. The stream (only '
       + 'the stream) also takes the key as `api_key` in the query, for EventSource. Allowance, '
-      + 'connection-minute metering and limits as on `/api/v1/events/stream`.');
+      + 'connection-minute metering and limits as on `/api/v1/events/stream`; the request that opens (or is refused) '
+      + 'the stream takes one request from the rate-limit window.');
   }
   return notes.join('\n\n');
 }
@@ -189,7 +191,9 @@ const INTRO = `Transit alerts, realtime arrivals and vehicle positions, reliabil
 **Plans and limits.** A sliding ${WINDOW_MS / 60_000}-minute window per key:
 ${PLANS.map((p) => `- ${p}: ${PLAN_LIMITS[p].requests_per_window} requests, ${PLAN_LIMITS[p].sse_streams} concurrent event streams, \`limit\` up to ${PLAN_LIMITS[p].max_page_size}`).join('\n')}
 
-Every response to a request with a valid key carries \`X-RateLimit-Policy\`, \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-Limit/-Remaining/-Reset\`, errors and 404s included; every response carries \`X-API-Version\` and \`X-Request-Id\`, and metered ones \`X-Meter-Unit\`. Over the limit: 429 with \`Retry-After\`. A 304 (If-None-Match) is not counted.
+Every response to a request with a valid key carries \`X-RateLimit-Policy\`, \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-Limit/-Remaining/-Reset\`, errors and 404s included; every response carries \`X-API-Version\` and \`X-Request-Id\`, and metered ones \`X-Meter-Unit\`. Over the limit: 429 with \`Retry-After\`.
+
+**What counts.** ${WINDOW_RULE}
 
 **Pagination.** \`limit\` (default ${DEFAULT_PAGE_SIZE}) and an opaque \`cursor\`; responses have \`data\`, \`meta.next_cursor\` and \`links.next\`. Cursors are keyset positions: pages never repeat or skip rows while data changes.
 

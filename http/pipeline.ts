@@ -60,6 +60,8 @@ interface RequestState {
   unit: MeterUnit | null;
   key: AuthenticatedKey | null;
   decision: RateDecision | null;
+  /** over the limit, let through only to see whether it is a 304 */
+  limited?: boolean;
 }
 
 
@@ -105,8 +107,11 @@ export class Pipeline {
     let response: ApiResponse;
     try {
       response = await this.process(req, state);
+      if (state.limited && response.status !== 304) throw rateLimited(state.key!, state.decision!);
     } catch (err) {
-      response = this.problem(toApiError(err, this.log, state.requestId), req, state);
+      const failure = toApiError(err, this.log, state.requestId);
+      const error = state.limited ? rateLimited(state.key!, state.decision!) : failure;
+      response = this.problem(error, req, state);
     }
     const latencyMs = performance.now() - state.startedPerf;
     this.record(state, response, latencyMs);
@@ -138,13 +143,17 @@ export class Pipeline {
     if (isApi) {
       const key = await this.authenticate(req, wantsStream, !!def && (def.sse === true || def.stream === true), state.startedMs);
       state.key = key;
-      if (state.unit === 'request') {
+      // One rule (README, API conventions): every request with a valid key to a metered endpoint
+      // takes one request from the window, whatever its answer (a refusal too, a stream opened or
+      // refused too); only a 304 gives it back. Past the limit, a revalidation that would be a 304
+      // still gets its 304: it would not have counted.
+      if (state.unit !== null) {
         const taken = this.options.limiter.take(key.id, key.plan, state.startedMs);
         state.decision = taken instanceof Promise ? await taken : taken;
         if (!state.decision.allowed) {
-          throw new ApiError('rate_limited',
-            `This key's ${key.plan} plan allows ${state.decision.limit} requests per 5 minutes; retry after the window moves on.`,
-            { members: { 'violated-policies': [WINDOW_POLICY_NAME] } });
+          const revalidation = !wantsStream && !!def?.cache && req.headers['if-none-match'] !== undefined;
+          if (!revalidation) throw rateLimited(key, state.decision);
+          state.limited = true;
         }
       } else {
         const peeked = this.options.limiter.peek(key.id, key.plan, state.startedMs);
@@ -221,6 +230,11 @@ export class Pipeline {
 
   private jsonResponse(state: RequestState, req: ApiRequest, body: Buffer, etag: string | null, head: boolean, status = 200): ApiResponse {
     if (etag && matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
+      if (state.limited) {
+        // past the limit and nothing was taken: the 304 carries the window, without Retry-After
+        state.limited = false;
+        state.decision = { ...state.decision!, allowed: true };
+      }
       // a revalidation costs the client nothing: give the request back to the window
       if (state.key && state.decision?.takenAtMs != null) {
         const decision = state.decision;
@@ -398,6 +412,12 @@ export class Pipeline {
     if (status >= 500) this.log.warn(line, 'request answered with a server error');
     else this.log.debug(line, 'request');
   }
+}
+
+function rateLimited(key: AuthenticatedKey, decision: RateDecision): ApiError {
+  return new ApiError('rate_limited',
+    `This key's ${key.plan} plan allows ${decision.limit} requests per 5 minutes; retry after the window moves on.`,
+    { members: { 'violated-policies': [WINDOW_POLICY_NAME] } });
 }
 
 function wantsEventStream(req: ApiRequest): boolean {
