@@ -1,6 +1,6 @@
 import {
-  MATCH_STRATEGIES, REJECT_REASONS, type FeedPoll, type MatchCounts, type MatchStrategy, type PollStatus, type RejectReason,
-  type TripMatching,
+  MATCH_STRATEGIES, REJECT_REASONS, SUCCESSFUL_POLL_STATUSES, type FeedPoll, type MatchCounts, type MatchStrategy, type PollStatus,
+  type RejectReason, type TripMatching,
 } from '../core/types.ts';
 import type { Db } from './db.ts';
 
@@ -16,6 +16,9 @@ type PollRow = Omit<FeedPoll, 'status' | 'rejected' | 'matching'> & {
   trips_previous_day: number | null;
   matching: ({ strategy: string } & MatchCounts)[] | null;
 };
+
+/** SQL condition on feed_polls.status: a poll that failed (neither data nor a confirmation of it). */
+export const FAILED_POLL_SQL = `status NOT IN (${SUCCESSFUL_POLL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 const KNOWN_REASONS: ReadonlySet<string> = new Set(REJECT_REASONS);
 const KNOWN_STRATEGIES: ReadonlySet<string> = new Set(MATCH_STRATEGIES);

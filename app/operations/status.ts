@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Db } from '../../store/db.ts';
+import { FAILED_POLL_SQL } from '../../store/feed-polls.ts';
 import { listSchedules } from '../../store/schedule-index.ts';
 import type { Operation, OperationContext, ServiceInfo } from './types.ts';
 
@@ -28,7 +29,7 @@ interface PollRow {
 
 async function feedPolls(db: Db): Promise<Map<string, PollRow>> {
   const rows = await db.all<PollRow>(`SELECT feed_id, count(*) AS polls,
-      count(*) FILTER (WHERE status NOT IN ('ok', 'unchanged')) AS failed,
+      count(*) FILTER (WHERE ${FAILED_POLL_SQL}) AS failed,
       max(polled_at) AS last_poll, arg_max(status, polled_at) AS last_status, arg_max(entities, polled_at) AS last_entities
     FROM feed_polls GROUP BY feed_id ORDER BY feed_id`);
   return new Map(rows.map((r) => [r.feed_id, r]));

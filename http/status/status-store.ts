@@ -2,8 +2,8 @@
 // queue may be busy with history appends or an export, and status reads must not wait behind
 // it (nor make it wait). Everything here runs in the background; pages are served from memory.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SUCCESSFUL_POLL_STATUSES } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
+import { FAILED_POLL_SQL } from '../../store/feed-polls.ts';
 import type { MinuteSeed } from './feed-history.ts';
 import type { StateChange } from './incidents.ts';
 import type { KnownState } from './schema.ts';
@@ -21,7 +21,6 @@ export interface OutboxFigures {
 }
 
 const KNOWN: ReadonlySet<string> = new Set(['operational', 'degraded', 'down']);
-const FAILED = `status NOT IN (${SUCCESSFUL_POLL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 export class StatusStore {
   private queue: Promise<unknown> = Promise.resolve();
@@ -79,14 +78,14 @@ export class StatusStore {
   async pollSeed(sinceMs: number, untilMs: number, sourcesSinceMs: number): Promise<PollSeed> {
     const minuteRows = await this.rows<{ feed_id: string; minute_ms: number; polls: number; failures: number; entities: number | null }>(
       `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, count(*)::INTEGER AS polls,
-         count(*) FILTER (WHERE ${FAILED})::INTEGER AS failures,
+         count(*) FILTER (WHERE ${FAILED_POLL_SQL})::INTEGER AS failures,
          arg_max(entities, polled_at) FILTER (WHERE status = 'ok') AS entities
        FROM feed_polls
        WHERE polled_at >= to_timestamp($1::DOUBLE / 1000) AND polled_at < to_timestamp($2::DOUBLE / 1000)
        GROUP BY ALL ORDER BY minute_ms`, [sinceMs, untilMs]);
     const errorRows = await this.rows<{ feed_id: string; error: string; at_ms: number }>(
       `SELECT feed_id, arg_max(error, polled_at) AS error, epoch_ms(max(polled_at))::DOUBLE AS at_ms FROM feed_polls
-       WHERE ${FAILED} AND error IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000)
+       WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000)
          AND polled_at < to_timestamp($2::DOUBLE / 1000)
        GROUP BY feed_id`, [sourcesSinceMs, untilMs]);
     const sourceRows = await this.rows<{ feed_id: string }>(
