@@ -38,9 +38,20 @@ export interface PastDaysSpec {
   now?: Date;
 }
 
+/** What a reader of the range needs to know once it is prepared. */
+export interface PreparedDays {
+  /** days finalized by this preparation */
+  finalized: string[];
+  /**
+   * first and last day before the live window (within from..to) still not finalized: days
+   * without observations, read from scheduled_trips; null when there is none
+   */
+  open: [from: string, to: string] | null;
+}
+
 const queues = new WeakMap<Db, Promise<unknown>>();
 /** ranges found prepared, by range and the reliability generation they were checked at */
-const prepared = new WeakMap<Db, Map<string, { generation: number; atMs: number }>>();
+const prepared = new WeakMap<Db, Map<string, { generation: number; atMs: number; open: PreparedDays['open'] }>>();
 /** a prepared range is checked again after this: observations of a past day may arrive by ingest */
 const RECHECK_MS = 60_000;
 const REMEMBERED = 256;
@@ -50,51 +61,61 @@ const REMEMBERED = 256;
  * the live window that are over, not finalized and have observations. Runs one at a time per
  * database, so concurrent requests for the same past day expand and finalize it once; a range
  * found prepared is not checked again until a schedule or a finalize changes something (or a
- * minute passes), so the usual request costs nothing here. Resolves with the days finalized.
+ * minute passes), so the usual request costs nothing here. Resolves with the days finalized
+ * and the days before the live window left open.
  */
-export function preparePastDays(db: Db, spec: PastDaysSpec): Promise<string[]> {
+export function preparePastDays(db: Db, spec: PastDaysSpec): Promise<PreparedDays> {
   const key = `${spec.from}|${spec.to}|${spec.completeThrough}|${spec.liveFrom}`;
-  if (isPrepared(db, key)) return Promise.resolve([]);
+  const hit = remembered(db, key);
+  if (hit) return Promise.resolve({ finalized: [], open: hit.open });
   const previous = queues.get(db) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(async () => {
-    if (isPrepared(db, key)) return [];
+  const run = previous.catch(() => undefined).then(async (): Promise<PreparedDays> => {
+    const again = remembered(db, key);
+    if (again) return { finalized: [], open: again.open };
     const done = await prepare(db, spec);
     let memo = prepared.get(db);
     if (!memo) prepared.set(db, (memo = new Map()));
     if (memo.size >= REMEMBERED) memo.delete(memo.keys().next().value!);
-    memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now() });
+    memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now(), open: done.open });
     return done;
   });
   queues.set(db, run);
   return run;
 }
 
-function isPrepared(db: Db, key: string): boolean {
+function remembered(db: Db, key: string): { open: PreparedDays['open'] } | null {
   const hit = prepared.get(db)?.get(key);
-  return hit !== undefined && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < RECHECK_MS;
+  const fresh = hit !== undefined && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < RECHECK_MS;
+  return fresh ? hit : null;
 }
 
-async function prepare(db: Db, spec: PastDaysSpec): Promise<string[]> {
-  if (daysBetween(spec.from, spec.to) < 0) return [];
+async function prepare(db: Db, spec: PastDaysSpec): Promise<PreparedDays> {
+  if (daysBetween(spec.from, spec.to) < 0) return { finalized: [], open: null };
   const expanded = await expandMissingDays(db, spec.from, spec.to);
   if (expanded > 0 && spec.to >= spec.liveFrom) liveInputsChanged(db);
-  const last = [spec.to, spec.completeThrough, addDays(spec.liveFrom, -1)].sort()[0]!;
-  if (daysBetween(spec.from, last) < 0) return [];
-  const due = await observedUnfinalized(db, spec.from, last);
+  const beforeLive = spec.to < spec.liveFrom ? spec.to : addDays(spec.liveFrom, -1);
+  if (daysBetween(spec.from, beforeLive) < 0) return { finalized: [], open: null };
+  const last = spec.completeThrough < beforeLive ? spec.completeThrough : beforeLive;
+  const due = daysBetween(spec.from, last) < 0 ? [] : await observedUnfinalized(db, spec.from, last);
   for (const day of due) await finalizeServiceDay(db, day, { now: spec.now });
-  return due;
+  return { finalized: due, open: await openSpan(db, spec.from, beforeLive) };
 }
 
-/** Days of from..to with observations and no finalize yet. */
-async function observedUnfinalized(db: Db, from: string, to: string): Promise<string[]> {
-  const open = await db.all<{ n: number }>(`
-    SELECT CAST(count(*) AS INTEGER) AS n
+/** First and last day of from..to not finalized. */
+async function openSpan(db: Db, from: string, to: string): Promise<PreparedDays['open']> {
+  const [row] = await db.all<{ lo: string | null; hi: string | null }>(`
+    SELECT strftime(min(CAST(t.d AS DATE)), '%Y-%m-%d') AS lo, strftime(max(CAST(t.d AS DATE)), '%Y-%m-%d') AS hi
     FROM range(CAST($from AS DATE), CAST($to AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY) AS t(d)
     WHERE CAST(t.d AS DATE) NOT IN (
       SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))`,
   { from, to });
+  return row?.lo && row.hi ? [row.lo, row.hi] : null;
+}
+
+/** Days of from..to with observations and no finalize yet. */
+async function observedUnfinalized(db: Db, from: string, to: string): Promise<string[]> {
   // observations are large: scanned only when some day of the range is still open
-  if (!open[0]?.n) return [];
+  if (!(await openSpan(db, from, to))) return [];
   const rows = await db.all<{ d: string }>(`
     SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
     WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)

@@ -171,7 +171,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   const rollingFrom = addDays(query.from, -6);
   const history = options.historyFrom ?? rollingFrom;
   const floor = history < query.from ? history : query.from;
-  await preparePastDays(db, {
+  const { open } = await preparePastDays(db, {
     from: floor > rollingFrom ? floor : rollingFrom,
     to: query.to,
     completeThrough: through,
@@ -188,6 +188,9 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     to: query.to,
     live_from: liveFrom,
     complete_through: through,
+    // constants bound the scan of scheduled_trips; an empty span (from after to) prunes it whole
+    open_from: open?.[0] ?? '9999-12-31',
+    open_to: open?.[1] ?? '0001-01-01',
   }));
   const unobserved = await daysWithoutObservations(db, query.from, query.to < today ? query.to : today, options.liveMaxAgeMs ?? 30_000);
   return {

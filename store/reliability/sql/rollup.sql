@@ -31,6 +31,9 @@ WITH route_days AS (
   FROM scheduled_trips
   WHERE mode = $mode
     AND (CAST($route_id AS VARCHAR) IS NULL OR route_id = $route_id)
+    -- $open_from..$open_to: the days before the live window left open (preparePastDays), as
+    -- constants so the scan reads only their row groups (none when there are none)
+    AND service_date BETWEEN CAST($open_from AS DATE) AND CAST($open_to AS DATE)
     AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
     AND service_date < CAST($live_from AS DATE)
     AND service_date NOT IN (
