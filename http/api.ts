@@ -14,6 +14,7 @@ import { SlidingWindowLimiter, type RateLimiter } from './limiter.ts';
 import { DbMeter, type Meter } from './meter.ts';
 import { StoreDirectory, type RouteDirectory } from './read/directory.ts';
 import { LiveIndex } from './read/live-index.ts';
+import { directoryKnownIds } from './known-ids.ts';
 import type { ReliabilitySnapshots } from './routes/deps.ts';
 import { coreRoutes } from './routes/index.ts';
 import type { RouteDef, StreamProvider } from './types.ts';
@@ -89,6 +90,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     baseUrl,
     maxBodyBytes: api.max_body_bytes,
     responseCacheEntries: api.response_cache_entries,
+    knownIds: directoryKnownIds(directory, index),
     docs: { serverUrl: deps.config.public_base_url ?? '/' },
     onClose: storeDirectory ? [() => storeDirectory.close()] : [],
   });

@@ -2,7 +2,7 @@
 // stream selection). Validation and OpenAPI both read this, so they cannot disagree.
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS } from './plans.ts';
-import { intParam } from './params.ts';
+import { idKindOf, intParam, type IdKind } from './params.ts';
 import type { RouteDef } from './types.ts';
 
 export const limitParam = intParam({
@@ -45,6 +45,8 @@ export interface CompiledRoute {
    * last_event_id), only on routes that have them: elsewhere `format` may be a real filter
    */
   readonly streamNames: ReadonlySet<string>;
+  /** query parameters naming ids, checked against what the server knows (http/known-ids.ts) */
+  readonly idParams: ReadonlyArray<{ readonly name: string; readonly kind: IdKind }>;
 }
 
 export function fullQuerySchema(def: RouteDef): z.ZodObject {
@@ -70,9 +72,14 @@ export function compileRoute(def: RouteDef): CompiledRoute {
   if (def.sse) streamNames.add('format');
   if (allowedQuery.has('api_key')) streamNames.add('api_key');
   if (allowedQuery.has('last_event_id')) streamNames.add('last_event_id');
+  const idParams = Object.entries(query.shape).flatMap(([name, schema]) => {
+    const kind = idKindOf(schema as z.ZodType);
+    return kind ? [{ name, kind }] : [];
+  });
   return {
     def,
     query,
+    idParams,
     allowedQuery,
     hints,
     pagingNames: new Set(['limit', 'cursor', ...streamNames]),

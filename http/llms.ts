@@ -1,6 +1,7 @@
 // /llms.txt (the llmstxt.org shape: title, summary, link lists) and /llms-full.txt (every
 // operation spelled out), both from the OpenAPI document.
 import { operations } from './doc-model.ts';
+import { UNKNOWN_IDS_RULE } from './known-ids.ts';
 import { WINDOW_RULE } from './plans.ts';
 
 type Json = Record<string, unknown>;
@@ -26,6 +27,7 @@ export function renderLlmsTxt(doc: Json): string {
     '- Realtime and alert endpoints stream with `Accept: text/event-stream` or `format=sse`.',
     '- Responses carry ETag; send If-None-Match to get 304, which does not count against the window.',
     `- What counts: ${WINDOW_RULE}`,
+    `- Unknown ids: ${UNKNOWN_IDS_RULE}`,
     '',
     '## Docs',
     '',

@@ -6,6 +6,7 @@ import {
 import { stringify } from 'yaml';
 import { ERRORS, problemType, type ErrorCode } from '../core/errors.ts';
 import { fullQuerySchema } from './compile.ts';
+import { UNKNOWN_IDS_RULE } from './known-ids.ts';
 import { API_VERSION } from './headers.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, PLANS, WINDOW_MS, WINDOW_RULE } from './plans.ts';
 import type { RouteDef } from './types.ts';
@@ -194,6 +195,8 @@ ${PLANS.map((p) => `- ${p}: ${PLAN_LIMITS[p].requests_per_window} requests, ${PL
 Every response to a request with a valid key carries \`X-RateLimit-Policy\`, \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-Limit/-Remaining/-Reset\`, errors and 404s included; every response carries \`X-API-Version\` and \`X-Request-Id\`, and metered ones \`X-Meter-Unit\`. Over the limit: 429 with \`Retry-After\`.
 
 **What counts.** ${WINDOW_RULE}
+
+**Unknown ids.** ${UNKNOWN_IDS_RULE}
 
 **Pagination.** \`limit\` (default ${DEFAULT_PAGE_SIZE}) and an opaque \`cursor\`; responses have \`data\`, \`meta.next_cursor\` and \`links.next\`. Cursors are keyset positions: pages never repeat or skip rows while data changes.
 

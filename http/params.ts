@@ -2,6 +2,7 @@
 // parses strictly (no silent coercion of "1e1" or " 5") and renders a precise OpenAPI schema.
 import { z } from 'zod';
 import 'zod-openapi';
+import type { Mode } from '../core/types.ts';
 
 const MAX_VALUE_LENGTH = 200;
 const MAX_LIST_ITEMS = 50;
@@ -53,16 +54,36 @@ export function enumListParam<const T extends readonly [string, ...string[]]>(va
     });
 }
 
-/** Comma-separated identifiers: `route=39,66`. */
-export function idListParam(description: string, example?: string) {
-  return z.string()
+/**
+ * What an id parameter names, for the one rule on unknown ids (http/known-ids.ts): `route` with
+ * the modes whose routes it may name (a rail `line` is a route of mode rail), `station`, `source`.
+ */
+export type IdKind =
+  | { readonly kind: 'route'; readonly modes: readonly Mode[]; readonly noun: 'route' | 'line' }
+  | { readonly kind: 'station' }
+  | { readonly kind: 'source' };
+
+const idKinds = new WeakMap<z.ZodType, IdKind>();
+
+/** The kind an id parameter was declared with (through `.optional()`), if any. */
+export function idKindOf(schema: z.ZodType): IdKind | undefined {
+  const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
+  return idKinds.get(inner);
+}
+
+/** Comma-separated identifiers: `route=39,66`. With a kind, an id the server does not know is 404. */
+export function idListParam(description: string, example?: string, kind?: IdKind) {
+  const unknown = kind ? ' An id this server does not know (in no imported schedule and not in the live data) is 404 `not_found`.' : '';
+  const schema = z.string()
     .max(MAX_VALUE_LENGTH * 8)
     .transform((raw) => [...new Set(raw.split(','))])
     .pipe(z.array(idValue(description)).min(1).max(MAX_LIST_ITEMS, `at most ${MAX_LIST_ITEMS} values`))
     .meta({
-      description: `${description} Comma-separated, up to ${MAX_LIST_ITEMS} values.`,
+      description: `${description} Comma-separated, up to ${MAX_LIST_ITEMS} values.${unknown}`,
       override: { type: 'string', ...(example !== undefined ? { example } : {}) },
     });
+  if (kind) idKinds.set(schema, kind);
+  return schema;
 }
 
 /** A calendar date, YYYY-MM-DD, that exists. */

@@ -9,6 +9,7 @@ import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
 import { compileRoute, type CompiledRoute } from './compile.ts';
 import { Context, PageCursor } from './context.ts';
 import type { CursorCodec } from './cursor.ts';
+import { assertKnownIds, type KnownIds } from './known-ids.ts';
 import { baseHeaders, PREFLIGHT_HEADERS, rateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
 import type { RateDecision, RateLimiter } from './limiter.ts';
 import type { Meter } from './meter.ts';
@@ -37,6 +38,8 @@ export interface PipelineOptions {
   baseUrl?: string;
   maxBodyBytes: number;
   responseCacheEntries: number;
+  /** ids the filters may name; without it, any id is accepted (the documentation app) */
+  knownIds?: KnownIds;
 }
 
 const UNMATCHED = '(unmatched)';
@@ -184,6 +187,11 @@ export class Pipeline {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
         errors: [{ parameter: 'api_key', detail: compiled.hints.api_key ?? 'accepted only on event streams; use Authorization: Bearer' }],
       });
+    }
+    const known = this.options.knownIds;
+    if (known) for (const { name, kind } of compiled.idParams) {
+      const ids = query[name] as readonly string[] | undefined;
+      if (ids) assertKnownIds(known, name, kind, ids);
     }
     const body = compiled.def.body ? await this.parseBody(req, compiled) : undefined;
     const ctx = this.context(req, state, compiled, parsed, query, params, body);

@@ -148,8 +148,14 @@ t.test('issue-3 endpoints', async (t) => {
       ['mode=bus&status=active&impact=detour', ['alerts:a3', 'other:a6']],
     ];
     for (const [query, expected] of cases) t.same(ids((await call(`/api/v1/alerts?${query}`, max)).json), expected, query);
+    // known ids with nothing matching now: an empty list, not a 404
+    t.same(ids((await call('/api/v1/alerts?station=place-state', max)).json), [], 'a schedule station without alerts');
+    t.same(ids((await call('/api/v1/alerts?source=bus-vp', max)).json), [], 'a configured feed without alerts');
     for (const [query, parameter, status] of [['mode=plane', 'mode', 400], ['impact=bogus', 'impact', 400], ['status=open', 'status', 400],
-      ['route=Nope', 'route', 404], ['line=Nope', 'line', 404]] as const) {
+      ['route=Nope', 'route', 404], ['line=Nope', 'line', 404],
+      // issue 15: one rule for every id filter (they used to give an empty 200)
+      ['station=NOPE', 'station', 404], ['source=nope', 'source', 404], ['route=Red', 'route', 404], ['line=39', 'line', 404],
+      ['route=39,Nope', 'route', 404]] as const) {
       const r = await call(`/api/v1/alerts?${query}`, max);
       t.equal(r.status, status, query);
       t.equal(r.json.errors[0].parameter, parameter);
@@ -161,7 +167,10 @@ t.test('issue-3 endpoints', async (t) => {
     t.same(ids((await call('/api/v1/rail/alerts?line=Blue', max)).json), ['alerts:a2']);
     t.same(ids((await call('/api/v1/bus/alerts', max)).json), ['alerts:a3', 'alerts:a4', 'other:a6', 'other:a7']);
     t.same(ids((await call('/api/v1/bus/alerts?route=39&status=active', max)).json), ['alerts:a3']);
-    t.same(ids((await call('/api/v1/bus/alerts?station=nowhere', max)).json), []);
+    // issue 15, one rule for unknown ids: a station no schedule or live data knows is 404, like a route
+    const nowhere = await call('/api/v1/bus/alerts?station=nowhere', max);
+    t.equal(nowhere.status, 404);
+    t.match(nowhere.json, { code: 'not_found', errors: [{ parameter: 'station' }] });
     t.same(ids((await call('/api/v1/streetcar/alerts', max)).json), ['alerts:a5', 'other:a6']);
     t.same(ids((await call('/api/v1/streetcar/alerts?route=F&source=other&impact=detour', max)).json), ['other:a6']);
     const wrong = await call('/api/v1/rail/alerts?route=Red', max);

@@ -92,6 +92,14 @@ t.test('allowance and metering', async (t) => {
     t.match(JSON.parse(r.text), { code: 'not_found' });
     const bad = await sse('/api/v1/events/stream?types=nope', bearer(key));
     t.equal(bad.status, 400);
+    // issue 15: the stream took a rail line as `route`; ids follow the one rule of the JSON filters
+    const lineAsRoute = await sse('/api/v1/events/stream?route=Red', bearer(key));
+    t.equal(lineAsRoute.status, 404, 'a rail line is not a route');
+    t.match(JSON.parse(lineAsRoute.text), { code: 'not_found', errors: [{ parameter: 'route' }] });
+    const unknownLine = await sse('/api/v1/events/stream?line=NOPE', bearer(key));
+    t.equal(unknownLine.status, 404);
+    const station = await sse('/api/v1/alerts?format=sse&station=NOPE', bearer(key));
+    t.equal(station.status, 404, 'the SSE form of a list applies the same rule');
     const id = (await h.api.keys.authenticate(key, h.clock.now))!.id;
     t.equal(h.streaming.allowance.openStreams(id), 0);
   });

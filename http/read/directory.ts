@@ -32,6 +32,8 @@ export interface RouteDirectory {
   routes(mode: Mode): readonly DirectoryRoute[];
   route(mode: Mode, routeId: string): DirectoryRoute | undefined;
   stationName(stationId: string): string | null;
+  /** a stop or station of an imported schedule */
+  hasStop(stopId: string): boolean;
   lineStations(line: string): readonly DirectoryStation[];
 }
 
@@ -79,6 +81,10 @@ export class Directory implements RouteDirectory {
 
   stationName(stationId: string): string | null {
     return this.stopNames.get(stationId) ?? null;
+  }
+
+  hasStop(stopId: string): boolean {
+    return this.stopNames.has(stopId);
   }
 
   lineStations(line: string): readonly DirectoryStation[] {

@@ -32,6 +32,8 @@ interface Derived {
   feeds?: Map<string, FeedHealth>;
   tripDelays?: Map<string, number>;
   routesSeen?: Map<Mode, Set<string>>;
+  stationsSeen?: Set<string>;
+  sourcesSeen?: Set<string>;
 }
 
 export class LiveIndex {
@@ -129,10 +131,37 @@ export class LiveIndex {
       seen = new Set<string>();
       for (const v of this.live.vehicles(mode)) if (v.route_id) seen.add(v.route_id);
       for (const a of this.live.arrivals()) if (a.mode === mode && a.route_id) seen.add(a.route_id);
-      for (const al of this.live.alerts()) if (al.modes.includes(mode)) for (const r of al.routes) seen.add(r);
+      // an alert of several modes does not say which of its routes is which mode's (Red and 39)
+      for (const al of this.live.alerts()) if (al.modes.length === 1 && al.modes[0] === mode) for (const r of al.routes) seen.add(r);
       d.routesSeen.set(mode, seen);
     }
     return seen;
+  }
+
+  /** Station and stop ids in the live data: alerts' stations, arrivals' stations and stops. */
+  stationsSeen(): ReadonlySet<string> {
+    const d = this.current();
+    if (!d.stationsSeen) {
+      const seen = new Set<string>();
+      for (const al of this.live.alerts()) for (const s of al.stations) seen.add(s);
+      for (const a of this.live.arrivals()) {
+        seen.add(a.station_id);
+        seen.add(a.stop_id);
+      }
+      d.stationsSeen = seen;
+    }
+    return d.stationsSeen;
+  }
+
+  /** Feed ids: every configured feed, and the feeds of alerts still held. */
+  sourcesSeen(): ReadonlySet<string> {
+    const d = this.current();
+    if (!d.sourcesSeen) {
+      const seen = new Set(this.feeds().keys());
+      for (const al of this.live.alerts()) seen.add(al.feed_id);
+      d.sourcesSeen = seen;
+    }
+    return d.sourcesSeen;
   }
 
   private noteFeedMode(feedId: string, mode: Mode): void {

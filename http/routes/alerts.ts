@@ -7,7 +7,7 @@ import { alertKey } from '../read/live-index.ts';
 import { alertToApi, sourceToApi } from '../read/represent.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { assertKnown, liveList, PREFIX, setOf, type CoreRouteDeps } from './deps.ts';
+import { liveList, PREFIX, setOf, type CoreRouteDeps } from './deps.ts';
 import { AlertPageSchema } from './schemas.ts';
 
 /** GTFS-RT Alert.Effect values, lower case. */
@@ -17,11 +17,14 @@ export const IMPACTS = [
 ] as const;
 
 const status = enumListParam(ALERT_STATUSES, 'Alert status.').optional();
-const station = idListParam('Station (or stop) id the alert informs.', 'place-pktrm').optional();
-const source = idListParam('Feed id the alert came from.', 'mbta-alerts').optional();
+const station = idListParam('Station (or stop) id the alert informs.', 'place-pktrm', { kind: 'station' }).optional();
+const source = idListParam('Feed id the alert came from.', 'mbta-alerts', { kind: 'source' }).optional();
 const impact = enumListParam(IMPACTS, 'GTFS-RT effect.').optional();
-const route = idListParam('Bus or streetcar route id.', '39').optional();
-const line = idListParam('Rail line id.', 'Red').optional();
+const route = idListParam('Bus or streetcar route id.', '39', { kind: 'route', modes: ['bus', 'streetcar'], noun: 'route' }).optional();
+const line = idListParam('Rail line id.', 'Red', { kind: 'route', modes: ['rail'], noun: 'line' }).optional();
+/** `route` of one mode's alert list: that mode's routes only */
+const routeOf = (mode: 'bus' | 'streetcar') => idListParam(`${mode === 'bus' ? 'Bus' : 'Streetcar'} route id.`, mode === 'bus' ? '39' : 'E',
+  { kind: 'route', modes: [mode], noun: 'route' }).optional();
 
 interface AlertFilter {
   modes: ReadonlySet<Mode> | null;
@@ -81,8 +84,6 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
     response: AlertPageSchema,
     handler(ctx) {
       const q = ctx.query;
-      assertKnown(deps, ['bus', 'streetcar'], q.route, 'route');
-      assertKnown(deps, ['rail'], q.line, 'line');
       return listAlerts(deps, ctx, {
         modes: setOf(q.mode), status: setOf(q.status), routes: setOf(q.route), lines: setOf(q.line),
         stations: setOf(q.station), sources: setOf(q.source), impacts: setOf(q.impact),
@@ -99,11 +100,10 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
       summary: `Stored ${mode} alerts`,
       description: `Alerts informing ${mode} service, newest first, with the same filters and cursor as /api/v1/alerts.`,
       ...listing,
-      query: z.object({ status, [routeParam]: mode === 'rail' ? line : route, station, source, impact }),
+      query: z.object({ status, [routeParam]: mode === 'rail' ? line : routeOf(mode), station, source, impact }),
       response: AlertPageSchema,
       handler(ctx) {
         const q = ctx.query as Record<string, string[] | undefined>;
-        assertKnown(deps, [mode], q[routeParam], routeParam);
         return listAlerts(deps, ctx, {
           modes: new Set([mode]), status: setOf(q.status), routes: setOf(q[routeParam]), lines: null,
           stations: setOf(q.station), sources: setOf(q.source), impacts: setOf(q.impact),

@@ -1,5 +1,5 @@
 // What the issue-3 routes read, and small helpers they share.
-import { ApiError } from '../../core/errors.ts';
+import { assertKnownIds, directoryKnownIds } from '../known-ids.ts';
 import type { Mode } from '../../core/types.ts';
 import type { DirectoryRoute, RouteDirectory } from '../read/directory.ts';
 import type { LiveIndex } from '../read/live-index.ts';
@@ -32,18 +32,14 @@ export function link(deps: CoreRouteDeps, path: string, query?: Record<string, s
 
 export const seg = encodeURIComponent;
 
-/** 404 naming the first route or line id that neither a schedule nor the live data knows. */
+/**
+ * 404 naming the first route or line id that neither a schedule nor the live data knows: the rule
+ * the pipeline applies to query filters (http/known-ids.ts), here for ids in a path.
+ */
 export function assertKnown(
   deps: CoreRouteDeps, modes: readonly Mode[], ids: readonly string[] | undefined, what: 'route' | 'line', parameter: string = what,
 ): void {
-  for (const id of ids ?? []) {
-    const known = modes.some((m) => deps.directory.route(m, id) !== undefined || deps.index.routesSeen(m).has(id));
-    if (!known) {
-      throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(id)} for ${modes.join('/')}.`, {
-        errors: [{ parameter, detail: `unknown ${what}` }],
-      });
-    }
-  }
+  assertKnownIds(directoryKnownIds(deps.directory, deps.index), parameter, { kind: 'route', modes, noun: what }, ids ?? []);
 }
 
 /**

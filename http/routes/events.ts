@@ -56,8 +56,10 @@ export function eventRoutes(source: EventStreamSource): RouteDef[] {
     errors: ['sse_allowance_exceeded'],
     query: z.object({
       mode: enumListParam(MODES, 'Only events concerning these modes.').optional(),
-      route: idListParam('Only events concerning these bus or streetcar routes (with `line`: either).', '39').optional(),
-      line: idListParam('Only events concerning these rail lines (with `route`: either).', 'Red').optional(),
+      route: idListParam('Only events concerning these bus or streetcar routes (with `line`: either).', '39',
+        { kind: 'route', modes: ['bus', 'streetcar'], noun: 'route' }).optional(),
+      line: idListParam('Only events concerning these rail lines (with `route`: either).', 'Red',
+        { kind: 'route', modes: ['rail'], noun: 'line' }).optional(),
       types: enumListParam(EVENT_TYPES, 'Only these event types.').optional(),
     }),
     response: z.string().meta({ description: 'Server-sent events.' }),

@@ -48,15 +48,14 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     // ages and freshness move with the clock: a cached body lives one second
     ...liveList(deps, ['Rail', 'Realtime'], 1_000),
     query: z.object({
-      line: idListParam('Rail line id.', 'Red').optional(),
-      station: idListParam('Station id (parent station), or a stop id.', 'place-pktrm').optional(),
+      line: idListParam('Rail line id.', 'Red', { kind: 'route', modes: ['rail'], noun: 'line' }).optional(),
+      station: idListParam('Station id (parent station), or a stop id.', 'place-pktrm', { kind: 'station' }).optional(),
       direction: enumParam(['0', '1'], 'GTFS direction_id.').optional(),
       delay_state: enumListParam(DELAY_STATES, 'Delay state.').optional(),
     }),
     response: RailRealtimeSchema,
     handler(ctx) {
       const q = ctx.query;
-      assertKnown(deps, ['rail'], q.line, 'line');
       const lines = setOf(q.line);
       const stations = setOf(q.station);
       const states = setOf(q.delay_state);
