@@ -1,22 +1,27 @@
 // Signed, expiring download links for export files: HMAC-SHA256 over the manifest id and the
-// expiry, so a link names exactly one file until one instant. Checked in constant time.
+// expiry, so a link names exactly one file until one instant. Checked in constant time. The
+// expiry is epoch seconds, like every other epoch value of the API (X-RateLimit-Reset, webhook
+// timestamps); links of the earlier millisecond form were signed under another purpose (v1) and
+// are refused, so none of them can be read as a date thousands of years away.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface SignedDownload {
   manifestId: string;
-  /** epoch ms after which the link is refused */
-  expiresMs: number;
+  /** epoch seconds from which the link is refused */
+  expiresS: number;
   /** base64url HMAC-SHA256 */
   signature: string;
 }
 
 export type DownloadVerdict =
-  | { ok: true; manifestId: string; expiresMs: number }
+  | { ok: true; manifestId: string; expiresS: number }
   | { ok: false; reason: 'malformed' | 'expired' | 'bad_signature' };
 
 const MIN_SECRET_BYTES = 16;
 const MANIFEST_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const SIGNATURE_RE = /^[A-Za-z0-9_-]{43}$/;
+/** 2286-11-20: anything later is not epoch seconds (an epoch-ms value has 13 digits) */
+const MAX_EXPIRES_S = 9_999_999_999;
 
 function keyOf(secret: string | Buffer): Buffer {
   const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
@@ -24,21 +29,24 @@ function keyOf(secret: string | Buffer): Buffer {
   return key;
 }
 
-function mac(key: Buffer, manifestId: string, expiresMs: number): Buffer {
-  // a purpose prefix keeps these signatures from being valid anywhere else the secret signs
-  return createHmac('sha256', key).update(`export-download.v1\n${manifestId}\n${expiresMs}`).digest();
+function mac(key: Buffer, manifestId: string, expiresS: number): Buffer {
+  // a purpose prefix keeps these signatures from being valid anywhere else the secret signs;
+  // v2: the expiry is in seconds (v1 signed milliseconds)
+  return createHmac('sha256', key).update(`export-download.v2\n${manifestId}\n${expiresS}`).digest();
 }
 
-/** `expiresMs` is the absolute expiry instant (epoch ms), e.g. now + exports.url_ttl_s * 1000. */
-export function signDownload(secret: string | Buffer, manifestId: string, expiresMs: number): SignedDownload {
+/** `expiresS` is the absolute expiry instant (epoch seconds), e.g. now + exports.url_ttl_s. */
+export function signDownload(secret: string | Buffer, manifestId: string, expiresS: number): SignedDownload {
   if (!MANIFEST_ID_RE.test(manifestId)) throw new RangeError(`not a manifest id: ${JSON.stringify(manifestId)}`);
-  if (!Number.isSafeInteger(expiresMs) || expiresMs <= 0) throw new RangeError('expiresMs must be a positive integer (epoch ms)');
-  return { manifestId, expiresMs, signature: mac(keyOf(secret), manifestId, expiresMs).toString('base64url') };
+  if (!Number.isSafeInteger(expiresS) || expiresS <= 0 || expiresS > MAX_EXPIRES_S) {
+    throw new RangeError('expiresS must be a positive integer (epoch seconds)');
+  }
+  return { manifestId, expiresS, signature: mac(keyOf(secret), manifestId, expiresS).toString('base64url') };
 }
 
-/** Query string for a download link: `expires=<epoch ms>&signature=<base64url>`. */
+/** Query string for a download link: `expires=<epoch seconds>&signature=<base64url>`. */
 export function downloadQuery(signed: SignedDownload): string {
-  return `expires=${signed.expiresMs}&signature=${signed.signature}`;
+  return `expires=${signed.expiresS}&signature=${signed.signature}`;
 }
 
 /**
@@ -55,13 +63,12 @@ export function verifyDownload(
   if (typeof manifestId !== 'string' || !MANIFEST_ID_RE.test(manifestId)) return { ok: false, reason: 'malformed' };
   if (typeof signature !== 'string' || !SIGNATURE_RE.test(signature)) return { ok: false, reason: 'malformed' };
   const expiresText = typeof expires === 'number' ? String(expires) : expires;
-  if (typeof expiresText !== 'string' || !/^[1-9]\d{0,15}$/.test(expiresText)) return { ok: false, reason: 'malformed' };
-  const expiresMs = Number(expiresText);
-  if (!Number.isSafeInteger(expiresMs)) return { ok: false, reason: 'malformed' };
+  if (typeof expiresText !== 'string' || !/^[1-9]\d{0,9}$/.test(expiresText)) return { ok: false, reason: 'malformed' };
+  const expiresS = Number(expiresText);
   // compare the text, not decoded bytes: base64 has spare bits, and an altered character must fail
-  const expected = Buffer.from(mac(keyOf(secret), manifestId, expiresMs).toString('base64url'), 'utf8');
+  const expected = Buffer.from(mac(keyOf(secret), manifestId, expiresS).toString('base64url'), 'utf8');
   const actual = Buffer.from(signature, 'utf8');
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return { ok: false, reason: 'bad_signature' };
-  if (nowMs >= expiresMs) return { ok: false, reason: 'expired' };
-  return { ok: true, manifestId, expiresMs };
+  if (nowMs >= expiresS * 1000) return { ok: false, reason: 'expired' };
+  return { ok: true, manifestId, expiresS };
 }

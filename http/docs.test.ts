@@ -59,17 +59,25 @@ t.test('OpenAPI operations carry plan, meter, security and error responses', asy
   t.match(toYaml(doc), /^openapi: 3\.1\.0/);
 });
 
+t.test('the route table\'s order does not change the document (served and committed are one file)', async (t) => {
+  const once = toYaml(buildOpenApi(routes));
+  t.equal(toYaml(buildOpenApi([...routes].reverse())), once);
+  t.equal(toYaml(buildOpenApi([routes[2]!, routes[0]!, routes[4]!, routes[1]!, routes[3]!])), once);
+});
+
 t.test('the operation model, docs page and LLM guides', async (t) => {
   const doc = buildOpenApi(routes);
   const ops = operations(doc);
-  t.same(ops.map((o) => o.id), ['createEndpoint', 'listExports', 'eventStream', 'busReliability', 'statusPage']);
-  const create = ops[0]!;
+  // the canonical order: declared tags first (Bus, Webhooks, Status), then the others by name
+  t.same(ops.map((o) => o.id), ['busReliability', 'createEndpoint', 'statusPage', 'listExports', 'eventStream']);
+  const op = (id: string) => ops.find((o) => o.id === id)!;
+  const create = op('createEndpoint');
   t.match(create.curl[0], /^curl -X POST -H "Authorization: Bearer \$TRANSIT_API_KEY" -H 'Content-Type: application\/json' -d '\{"url":"https:\/\/example.com\/hook","retries":1,"enabled":true,"kinds":\[\],"mode":"bus","filters":\{"modes":\[\]\}\}' "\$BASE_URL\/api\/v1\/webhooks\/endpoints"$/);
-  const rel = ops[3]!;
+  const rel = op('busReliability');
   t.match(rel.curl[0], /\/api\/v1\/bus\/39\/reliability\?from=example"$/, 'path examples and required query parameters');
   t.match(rel.curl[1], /curl -N .* -H 'Accept: text\/event-stream'/);
-  t.match(ops[1]!.curl[0], /\?limit=20"$/);
-  t.equal(ops[4]!.curl[0], 'curl "$BASE_URL/status"');
+  t.match(op('listExports').curl[0], /\?limit=20"$/);
+  t.equal(op('statusPage').curl[0], 'curl "$BASE_URL/status"');
   t.match(create.responses.find((r) => r.status === '201')!.fields, [{ name: 'id', type: 'string' }, { name: 'secret', description: 'Shown once.' }]);
 
   const html = renderDocsPage(doc);

@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { ERRORS, problemType, type ErrorCode } from '../core/errors.ts';
 import { fullQuerySchema } from './compile.ts';
 import { UNKNOWN_IDS_RULE } from './known-ids.ts';
+import { addResponseExamples } from './openapi-examples.ts';
 import { API_VERSION } from './headers.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, PLANS, WINDOW_MS, WINDOW_RULE } from './plans.ts';
 import type { RouteDef } from './types.ts';
@@ -209,16 +210,69 @@ export interface OpenApiOptions {
   serverUrl?: string;
 }
 
-export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOptions = {}): Record<string, unknown> {
-  const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+/**
+ * Every tag, in the order the document lists them (and their paths). A tag missing here is listed
+ * after these without a description, which the document's lint test reports.
+ */
+export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
+  { name: 'Rail', description: 'Rail lines, their stations, realtime arrivals with delay summaries, and rail alerts.' },
+  { name: 'Bus', description: 'Bus routes, vehicle positions and bus alerts.' },
+  { name: 'Streetcar', description: 'Streetcar routes, vehicle positions and streetcar alerts.' },
+  { name: 'Realtime', description: 'Live arrivals and vehicle positions from the GTFS Realtime feeds, with their freshness.' },
+  { name: 'Alerts', description: 'Service alerts of every mode, current and recently resolved, with filters and cursor pagination.' },
+  { name: 'Directories', description: 'The routes and lines of the imported schedules, with links to their resources.' },
+  { name: 'Reliability', description: 'Scheduled versus delivered trips per route or line, by day, week or period.' },
+  { name: 'Events', description: 'The persistent server-sent event stream of domain events (the types webhooks deliver).' },
+  { name: 'Webhooks', description: 'Signed webhook endpoints (Standard Webhooks), redelivery and the delivery audit.' },
+  { name: 'Account', description: 'The calling key\'s plan, limits, window and usage; not metered.' },
+  { name: 'History exports', description: 'Daily Parquet and NDJSON files of the history (Max plan, live keys), with signed download links.' },
+  { name: 'Status', description: 'The public status page and its figures.' },
+  { name: 'Dashboard', description: 'The developer dashboard page.' },
+  { name: 'Documentation', description: 'This document, the rendered reference and the guides for language models.' },
+];
+
+const METHOD_ORDER = ['get', 'put', 'post', 'patch', 'delete'];
+
+/**
+ * Paths and tags in one canonical order, whatever order the route table was assembled in: the
+ * served document is byte for byte the committed one.
+ */
+function canonicalOrder(routes: readonly RouteDef[]): { tags: Array<{ name: string; description?: string }>; routes: RouteDef[] } {
+  const used = new Set(routes.flatMap((r) => r.tags));
+  const known = TAGS.filter((t) => used.has(t.name));
+  const extra = [...used].filter((name) => !TAGS.some((t) => t.name === name)).sort().map((name) => ({ name }));
+  const tags = [...known, ...extra];
+  const rank = (def: RouteDef) => {
+    const i = tags.findIndex((t) => t.name === def.tags[0]);
+    return i < 0 ? tags.length : i;
+  };
+  const firstOf = new Map<string, RouteDef>();
   for (const def of routes) {
+    const current = firstOf.get(def.path);
+    if (!current || METHOD_ORDER.indexOf(def.method.toLowerCase()) < METHOD_ORDER.indexOf(current.method.toLowerCase())) firstOf.set(def.path, def);
+  }
+  const sorted = [...routes].sort((a, b) => rank(firstOf.get(a.path)!) - rank(firstOf.get(b.path)!)
+    || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+    || METHOD_ORDER.indexOf(a.method.toLowerCase()) - METHOD_ORDER.indexOf(b.method.toLowerCase()));
+  return { tags, routes: sorted };
+}
+
+export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOptions = {}): Record<string, unknown> {
+  const ordered = canonicalOrder(routes);
+  const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+  for (const def of ordered.routes) {
     paths[def.path] ??= {};
     paths[def.path]![def.method.toLowerCase()] = operation(def);
   }
-  const tags = [...new Set(routes.flatMap((r) => r.tags))].map((name) => ({ name }));
+  const tags = ordered.tags;
   const doc = createDocument({
     openapi: '3.1.0',
-    info: { title: 'Transit API', version: API_VERSION, description: INTRO },
+    info: {
+      title: 'Transit API',
+      version: API_VERSION,
+      description: INTRO,
+      license: { name: 'Apache 2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+    },
     servers: [{ url: options.serverUrl ?? '/' }],
     tags,
     paths,
@@ -240,7 +294,9 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
     },
   });
-  return JSON.parse(JSON.stringify(doc)) as Record<string, unknown>;
+  const plain = JSON.parse(JSON.stringify(doc)) as Record<string, unknown>;
+  addResponseExamples(plain);
+  return plain;
 }
 
 export function toYaml(doc: Record<string, unknown>): string {

@@ -43,7 +43,9 @@ export function enumParam<const T extends readonly [string, ...string[]]>(values
 
 /** Comma-separated values from a closed set: `status=active,upcoming`. */
 export function enumListParam<const T extends readonly [string, ...string[]]>(values: T, description: string) {
-  const pattern = `^(${values.join('|')})(,(${values.join('|')}))*$`;
+  // escaped: event types are dotted, and an unescaped `.` would let `alertXcreated` match
+  const alternatives = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const pattern = `^(${alternatives})(,(${alternatives}))*$`;
   return z.string()
     .max(MAX_VALUE_LENGTH * 4)
     .transform((raw) => [...new Set(raw.split(','))])

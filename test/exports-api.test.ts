@@ -173,7 +173,8 @@ t.test('history exports API', async (t) => {
     const flipped = `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`;
     const cases: Array<[string, string, number, string]> = [
       ['altered signature', `${link.pathname}?expires=${expires}&signature=${flipped}`, 403, 'invalid_signature'],
-      ['later expiry', `${link.pathname}?expires=${Number(expires) + 60_000}&signature=${signature}`, 403, 'invalid_signature'],
+      ['later expiry', `${link.pathname}?expires=${Number(expires) + 60}&signature=${signature}`, 403, 'invalid_signature'],
+      ['the expiry in ms', `${link.pathname}?expires=${Number(expires) * 1000}&signature=${signature}`, 403, 'invalid_signature'],
       ['another file', `/api/v1/history/exports/${other}/download?expires=${expires}&signature=${signature}`, 403, 'invalid_signature'],
       ['garbage signature', `${link.pathname}?expires=${expires}&signature=x`, 403, 'invalid_signature'],
       ['no signature', `${link.pathname}?expires=${expires}`, 400, 'invalid_parameter'],
@@ -185,8 +186,11 @@ t.test('history exports API', async (t) => {
       t.equal(((await res.json()) as { code: string }).code, code, name);
     }
     t.ok(Date.parse(item.download!.expires_at) - h.clock.now >= 600_000, 'links live at least url_ttl_s');
+    // issue 15: epoch seconds, as X-RateLimit-Reset and webhook-timestamp are
+    t.match(expires, /^\d{10}$/, '`expires` is epoch seconds');
+    t.equal(Number(expires) * 1000, Date.parse(item.download!.expires_at), 'the same instant as expires_at');
     const saved = h.clock.now;
-    h.clock.now = Number(expires);
+    h.clock.now = Number(expires) * 1000;
     t.teardown(() => {
       h.clock.now = saved;
     });

@@ -23,7 +23,7 @@ const TAGS = ['History exports'];
  * Links expire on a whole minute: every listing within the same minute signs the same URLs, so
  * list responses stay cacheable (ETag) and a page reload does not change every button.
  */
-const EXPIRY_GRANULARITY_MS = 60_000;
+const EXPIRY_GRANULARITY_S = 60;
 
 export interface ExportRouteDeps {
   db: Db;
@@ -68,11 +68,11 @@ export const ExportPageSchema = cursorPageSchema(ExportFileSchema, 'ExportPage')
 const exportParams = z.object({ export_id: idValue('Export file id, as listed.', 'alerts-2024-05-01.ndjson.gz') });
 
 function signedLink(deps: ExportRouteDeps, manifest: ExportManifest, nowMs: number): { url: string; expires_at: string } {
-  const expiresMs = Math.ceil((nowMs + deps.ttlS * 1000) / EXPIRY_GRANULARITY_MS) * EXPIRY_GRANULARITY_MS;
-  const query = downloadQuery(signDownload(deps.secret, manifest.id, expiresMs));
+  const expiresS = Math.ceil((nowMs / 1000 + deps.ttlS) / EXPIRY_GRANULARITY_S) * EXPIRY_GRANULARITY_S;
+  const query = downloadQuery(signDownload(deps.secret, manifest.id, expiresS));
   return {
     url: `${deps.baseUrl ?? ''}${BASE}/${encodeURIComponent(manifest.id)}/download?${query}`,
-    expires_at: new Date(expiresMs).toISOString(),
+    expires_at: new Date(expiresS * 1000).toISOString(),
   };
 }
 
@@ -181,7 +181,11 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
     errors: ['invalid_signature', 'link_expired', 'not_found', 'range_not_satisfiable'],
     params: exportParams,
     query: z.object({
-      expires: z.string().max(20).meta({ description: 'Expiry of the link, epoch milliseconds (from the listing).' }),
+      expires: z.string().max(20).meta({
+        description: 'Expiry of the link in epoch seconds, like every epoch value of the API (from the listing). Links of the '
+          + 'earlier millisecond form are refused with 403 `invalid_signature`; list the exports again for a fresh one.',
+        example: '1714585560',
+      }),
       signature: z.string().max(100).meta({ description: 'Signature of the link (from the listing).' }),
     }),
     response: z.string().meta({ description: 'The file.' }),
@@ -199,7 +203,7 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
       if (!manifest || manifest.state !== 'ready' || manifest.bytes === null || manifest.sha256 === null) {
         throw new ApiError('not_found', `Export file ${verdict.manifestId} is not available (it is being rewritten or was removed).`);
       }
-      const remainingS = Math.max(0, Math.floor((verdict.expiresMs - ctx.nowMs) / 1000));
+      const remainingS = Math.max(0, Math.floor(verdict.expiresS - ctx.nowMs / 1000));
       try {
         return await fileDownload({
           path: exportFilePath(deps.dir, manifest),
