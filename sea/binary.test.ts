@@ -160,7 +160,7 @@ t.test('serve --demo: REST, event stream, clean stop on SIGTERM', async (t) => {
 
   child.kill('SIGTERM');
   t.same(await exited, { code: 0, signal: null }, 'exits 0 after SIGTERM');
-  t.match(output.text, /SIGTERM: finishing in-flight requests/);
+  t.match(output.text, /"signal":"SIGTERM","msg":"finishing in-flight requests/, "the shutdown is logged (JSON lines off a TTY)");
 });
 
 t.test('import-gtfs, keys and ingest --once run from the binary', async (t) => {
