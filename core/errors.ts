@@ -5,6 +5,8 @@ export const ERROR_TYPE_BASE = 'https://transit-api.dev/problems/';
 
 export const ERRORS = {
   invalid_parameter: { status: 400, title: 'Invalid parameter' },
+  // the socket layer's own refusals (http/http-edge.ts), answered with Connection: close
+  malformed_request: { status: 400, title: 'Malformed request' },
   invalid_body: { status: 400, title: 'Invalid request body' },
   invalid_cursor: { status: 400, title: 'Invalid cursor' },
   limit_exceeds_plan: { status: 400, title: 'Limit exceeds plan maximum' },
@@ -21,7 +23,9 @@ export const ERRORS = {
   not_acceptable: { status: 406, title: 'Not acceptable' },
   conflict: { status: 409, title: 'Conflict' },
   gone: { status: 410, title: 'Gone' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   range_not_satisfiable: { status: 416, title: 'Range not satisfiable' },
   // the IETF RateLimit draft registers this problem type for an exhausted quota
@@ -29,7 +33,9 @@ export const ERRORS = {
     status: 429, title: 'Rate limit exceeded', type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
   },
   sse_allowance_exceeded: { status: 429, title: 'Event stream allowance exceeded' },
+  headers_too_large: { status: 431, title: 'Request header fields too large' },
   internal: { status: 500, title: 'Internal error' },
+  not_implemented: { status: 501, title: 'Not implemented' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string; type?: string }>;
 

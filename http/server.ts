@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.ts';
 import { componentLogger, defaultLogger, type Logger } from '../core/logger.ts';
 import type { BudgetEntry, CutReason, SendBudget } from '../stream/send-budget.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
+import { BODY_IDLE_TIMEOUT_MS, bodyTimeout, checkRequestHead } from './http-edge.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
 import type { ApiRequest, ApiResponse, FileBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
@@ -366,6 +367,18 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     finish(ex);
   };
 
+  /** The socket layer's own refusals (http/http-edge.ts): problem+json, then the connection closes. */
+  const refuse = (res: HttpResponse, ex: Exchange, err: ApiError, path: string) => {
+    const requestId = 'req_edge';
+    const problem = renderProblem(err, requestId, path.length > 512 ? `${path.slice(0, 512)}…` : path);
+    res.cork(() => {
+      writeHead(res, problem.status, [...baseHeaders(requestId, null), ...problem.headers]);
+      // closeConnection: uWS adds `Connection: close` and closes once the answer is out
+      res.end(problem.body, true);
+    });
+    finish(ex);
+  };
+
   // one function for every request: closures created per request cost an allocation each
   const dispatch = async (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
     let response: ApiResponse;
@@ -390,8 +403,16 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     });
     if (closing) return unavailable(res, ex);
     const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+    let headerBytes = 0;
+    let hostRepeated = false;
     req.forEach((name, value) => {
-      headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+      headerBytes += name.length + value.length + 4;
+      if (headers[name] === undefined) {
+        headers[name] = value;
+      } else {
+        if (name === 'host') hostRepeated = true;
+        headers[name] = `${headers[name]}, ${value}`;
+      }
     });
     const request: ApiRequest = {
       method: req.getCaseSensitiveMethod(),
@@ -399,12 +420,27 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       query: req.getQuery() ?? '',
       headers,
     };
+    // what uWS passes although HTTP says to refuse it, and this server's size limits
+    const refusal = checkRequestHead({
+      targetBytes: request.path.length + (request.query ? request.query.length + 1 : 0), headerBytes, headers, hostRepeated,
+    });
+    if (refusal) return refuse(res, ex, refusal, request.path);
     const hasBody = BODY_METHODS.has(request.method.toUpperCase())
       && (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
     if (!hasBody) return void dispatch(res, ex, request);
     const chunks: Buffer[] = [];
     let size = 0;
+    let timedOut = false;
+    // a body that stops arriving gets its 408 before uWS's idle timeout drops it without a word
+    const idle = setTimeout(() => {
+      timedOut = true;
+      ex.onAbort = undefined;
+      if (!ex.aborted && !ex.finished) refuse(res, ex, bodyTimeout(), request.path);
+    }, BODY_IDLE_TIMEOUT_MS);
+    ex.onAbort = () => clearTimeout(idle);
     res.onData((chunk, isLast) => {
+      if (timedOut) return;
+      idle.refresh();
       // keep one byte past the limit so the pipeline can tell the body was too large
       if (size <= maxBody) {
         const part = Buffer.from(chunk.slice(0, maxBody + 1 - size));
@@ -412,6 +448,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         size += part.byteLength;
       }
       if (isLast) {
+        clearTimeout(idle);
+        ex.onAbort = undefined;
         request.body = Buffer.concat(chunks);
         void dispatch(res, ex, request);
       }
