@@ -150,11 +150,12 @@ bus.subscribe((batch: readonly DomainEvent[]) => {
 
 // ---- clients ---------------------------------------------------------------------------------
 
-interface Client { socket: Socket; bytes: number; closed: boolean }
+interface Client { socket: Socket; bytes: number; closed: boolean; lastId: string | null }
 const keys = await Promise.all(Array.from({ length: READERS + STALLED }, () => createKey(db, { plan: 'max', name: 'soak' })));
-function client(path: string, key: string | null, reads: boolean): Client {
+const ID_LINE = Buffer.from('\nid: ');
+function client(path: string, key: string | null, reads: boolean, lastId: string | null = null): Client {
   const socket = connect(server.port, '127.0.0.1');
-  const c: Client = { socket, bytes: 0, closed: false };
+  const c: Client = { socket, bytes: 0, closed: false, lastId };
   socket.on('error', () => undefined);
   socket.on('close', () => {
     c.closed = true;
@@ -162,27 +163,44 @@ function client(path: string, key: string | null, reads: boolean): Client {
   socket.on('data', (chunk: Buffer) => {
     c.bytes += chunk.length;
     // a stalled client stops reading once the stream is open
-    if (!reads) socket.pause();
+    if (!reads) return void socket.pause();
+    // the last complete `id:` line, to resume from as EventSource would
+    const at = chunk.lastIndexOf(ID_LINE);
+    const eol = at < 0 ? -1 : chunk.indexOf(10, at + ID_LINE.length);
+    if (eol > 0) c.lastId = chunk.subarray(at + ID_LINE.length, eol).toString('latin1');
   });
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}Accept: text/event-stream\r\n\r\n`);
+  const headers = `${key ? `Authorization: Bearer ${key}\r\n` : ''}${c.lastId ? `Last-Event-ID: ${c.lastId}\r\n` : ''}`;
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Accept: text/event-stream\r\n\r\n`);
   return c;
 }
-const readers = [
-  ...keys.slice(0, READERS).map((k) => client('/api/v1/events/stream', k.key, true)),
-  client('/status/stream', null, true),
+const readerPaths = [
+  ...keys.slice(0, READERS).map((k) => ['/api/v1/events/stream', k.key] as const),
+  ['/status/stream', null] as const,
 ];
+let readers = readerPaths.map(([path, key]) => client(path, key, true));
 const stalledPaths = [
   ...keys.slice(READERS).map((k) => ['/api/v1/events/stream', k.key] as const),
   ['/status/stream', null] as const,
 ];
 let stalled = stalledPaths.map(([path, key]) => client(path, key, false));
 let reopened = 0;
+let reconnected = 0;
+/** bytes of reader 0 over all its connections */
+let readBefore = 0;
 function reopenCut(): void {
   stalled = stalled.map((c, i) => {
     if (!c.closed) return c;
     reopened++;
     c.socket.destroy();
     return client(stalledPaths[i]![0], stalledPaths[i]![1], false);
+  });
+  // readers reconnect and resume by id (the server ends streams too: lifetime, a stall while
+  // this process was busy); the status stream has no resume
+  readers = readers.map((c, i) => {
+    if (!c.closed) return c;
+    reconnected++;
+    if (i === 0) readBefore += c.bytes;
+    return client(readerPaths[i]![0], readerPaths[i]![1], true, c.lastId);
   });
 }
 
@@ -221,7 +239,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
   // let the hub flush and the sockets drain before the next replay
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setTimeout(r, 1));
-  if (poll % 50 === 0) reopenCut();
+  if (poll % 10 === 0) reopenCut();
   if (poll % EVERY !== 0 && poll !== POLLS) continue;
   const t = await tableFigures();
   // the heap that is retained, not what the next collection would free (run with --expose-gc)
@@ -241,7 +259,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
     pad(arrKb.toFixed(0), 11), pad(mb(row.db), 7), pad(mb(fileBytes(`${dbPath}.wal`)), 7), pad(t.arrivals, 10),
     pad(mb(row.log), 7), pad(streaming.eventLog.size, 7), pad(t.logRows, 8), pad(mb(t.logBytes), 7),
     pad(mb(mem.heapUsed), 8), pad(mb(t.duckdb), 10), pad(mb(mem.rss), 7), pad((b.bufferedBytes / 1024).toFixed(0), 8),
-    pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12), pad(mb(readers[0]!.bytes), 8),
+    pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12), pad(mb(readBefore + readers[0]!.bytes), 8),
   ].join(' '));
   windowStart = performance.now();
   windowEvents = events;
@@ -250,6 +268,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
 const elapsedS = (performance.now() - started) / 1000;
 
 // shut down like serve, then time what a restart reads back
+const closedByReason = streaming.hub.stats().closed;
 streaming.endStreams();
 for (const c of [...readers, ...stalled]) c.socket.destroy();
 await server.close();
@@ -278,7 +297,7 @@ console.log(`from poll ${warm.poll} to ${end.poll}: event log in memory ${growth
   + `DuckDB ${growth('duckdb')}, RSS ${growth('rss')}`);
 console.log(`database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} `
   + `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`);
-console.log(`stalled clients reopened after a cut: ${reopened}; restart: database opened in ${openMs.toFixed(0)} ms, `
+console.log(`stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, `
   + `event log of ${restored.restoredRows} events (${mb(restored.bytes)} MiB) read back in ${reloadMs.toFixed(0)} ms`);
 console.log('(a shared machine: other agents run beside this one; figures are indicative)');
 if (!process.env.SOAK_DIR) rmSync(dir, { recursive: true, force: true });
