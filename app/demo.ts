@@ -5,8 +5,8 @@ import { parseConfig, type Config } from '../core/config.ts';
 import { demoConfig } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork, loadDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator, type Simulator } from '../fixtures/simulator.ts';
-import { createKey } from '../http/keys.ts';
-import { PLANS } from '../http/plans.ts';
+import { createKey } from '../accounts/keys.ts';
+import { PLANS } from '../accounts/plans.ts';
 import type { Db } from '../store/db.ts';
 
 // The embedded default: a generated city replayed through the real pipeline. The network is

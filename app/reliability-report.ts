@@ -2,7 +2,7 @@
 // printed with formatRollupTable.
 import type { Mode } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
-import { wallClock } from '../store/reliability/dates.ts';
+import { wallClock } from '../core/dates.ts';
 import {
   addDays, formatRollupTable, isKnownRoute, isServiceDate, resolveTimezone, rollup, RollupInputError, type RollupGroup,
 } from '../store/reliability/index.ts';

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, type Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
-import { createApi } from '../http/api.ts';
+import { createApi } from './api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
-import { SlidingWindowLimiter } from '../http/limiter.ts';
+import { SlidingWindowLimiter } from '../accounts/limiter.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
-import { dashboardRoutes } from '../http/routes/dashboard.ts';
+import { dashboardRoutes } from '../web/routes.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { checkPortFree, ListenError } from '../http/listen.ts';
 import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
-import { DbMeter } from '../http/meter.ts';
-import { statusRoutes } from '../http/routes/status.ts';
-import { createStatus } from '../http/status/index.ts';
+import { DbMeter } from '../accounts/meter.ts';
+import { statusRoutes } from '../status/routes.ts';
+import { createStatus } from '../status/index.ts';
 import { scheduleRetention } from '../store/retention.ts';
 import { addDays, expandMissingDays, resolveTimezone, scheduleFinalize, wallClock } from '../store/reliability/index.ts';
 import { startScheduleRefresh, type ScheduleRefreshJob } from '../store/schedule-refresh.ts';
@@ -27,6 +27,7 @@ import { ServiceMetrics } from '../observability/metrics.ts';
 import { startMetricsServer, type MetricsServer } from '../observability/server.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
 import { openStreaming, type Streaming } from './streaming.ts';
+import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 
 // The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
@@ -74,7 +75,10 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   const { db, bus, pipeline } = runtime;
   const stops: Array<() => void | Promise<void>> = [];
   let streaming: Streaming | null = null;
+  let node: BrokerNode | null = null;
   try {
+    // broker.url: this node shares its event log, limits and usage with the others (role all or ingest here)
+    node = await openBrokerNode(config, log);
     const timezone = await resolveTimezone(db, config.reliability.timezone);
     // days imported while stopped were expanded by the import; this fills days never expanded
     // (yesterday, the horizon moved on), leaving every expanded day with its version
@@ -87,19 +91,24 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
 
     const reliability = await BusReliabilitySnapshots.start(db, bus, { log });
     stops.push(() => reliability.close());
-    // the status page's request figures come from a recorder teed into the billing meter
-    const status = await createStatus({ db, live: pipeline.state, config, bus, log });
+    // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
+    if (node) await node.startIngest({ db, bus, live: pipeline.state });
+    const streams = await openStreaming({
+      db, bus, live: pipeline.state, config, log,
+      ...(node ? { followedLog: node.eventLog, allowance: node.allowance } : {}),
+    });
+    streaming = streams;
+    // the status page's request figures come from a recorder teed into the billing meter; its
+    // viewers read a topic of the same hub
+    const status = await createStatus({ db, live: pipeline.state, config, bus, hub: streams.hub, log });
     stops.push(() => status.stop());
     const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log }).start());
-    // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
-    const streams = await openStreaming({ db, bus, live: pipeline.state, config, log });
-    streaming = streams;
     streams.useMeter(meter);
     // one secret for cursors and download links; without a configured one, links die with the process
     const signingSecret = config.signing_secret ?? randomBytes(32);
     if (!config.signing_secret) log.warn('signing_secret is not set: cursors and export download links stop working when this process restarts');
     // the account routes show the window the API enforces, so both read the same limiter
-    const limiter = new SlidingWindowLimiter();
+    const limiter = node?.limiter ?? new SlidingWindowLimiter();
     const api = await createApi({
       db, live: pipeline.state, config, log, meter, signingSecret, limiter, requests: metrics,
       reliability,
@@ -114,6 +123,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         }),
       ],
     });
+    // revocations published by any node drop the key from this node's cache
+    await node?.bindKeys(api.keys);
     const server = await startServer({
       app: api.app,
       host: config.host,
@@ -126,6 +137,12 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       log,
     }).catch(explainListenError);
     status.setOpenStreams(() => server.openStreams);
+    if (node) {
+      const broker = node.broker;
+      status.collector.setApiDegraded(() => (broker.state === 'down'
+        ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last live state, until it returns'
+        : null));
+    }
     const schedules = await startScheduleRefresh(db, {
       schedules: config.schedules,
       timezone,
@@ -156,7 +173,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     const socket = adminSocketPath(config);
     const hooks: ServiceHooks = {
       info: () => ({ pid: process.pid, started_at: startedAt, url, admin_socket: socket }),
-      keyRevoked: (keyId) => api.keys.invalidate?.(keyId),
+      keyRevoked: (keyId) => {
+        api.keys.invalidate?.(keyId);
+        // every other node drops it too
+        node?.revoked(keyId).catch((err: unknown) => log.error({ err }, 'publishing a revocation to the broker failed'));
+      },
       async scheduleImported(scheduleId) {
         // the import expanded its days; the pipeline, the route directory and the schedule's
         // health on /status take the new version
@@ -227,6 +248,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
           // the event log keeps what the pipeline publishes until it stops, then is persisted
           await pipeline.stop();
           await streams.close().catch((err) => log.error({ err }, 'closing the event streams failed'));
+          // the last events and live state reach the broker, and the usage read so far is persisted
+          await node?.close();
           await runtime.close();
         })();
         return closing;
@@ -235,6 +258,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
   } catch (err) {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
     await streaming?.close().catch(() => undefined);
+    await node?.close().catch(() => undefined);
     await runtime.close().catch(() => undefined);
     throw err;
   }

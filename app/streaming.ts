@@ -5,15 +5,16 @@
 import type { Config } from '../core/config.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { DomainEvent, EventBus } from '../core/events.ts';
-import type { LiveView } from '../core/ports.ts';
-import type { Meter } from '../http/meter.ts';
+import { LIVE_SLICES, type LiveView } from '../core/ports.ts';
+import type { Meter } from '../accounts/meter.ts';
 import { eventRoutes } from '../http/routes/events.ts';
-import { connectionMinutes, HubStreams, LIVE_CHANNEL, RELIABILITY_CHANNEL, type StreamTag } from '../http/streams.ts';
+import { connectionMinutes, HubStreams, liveChannel, RELIABILITY_CHANNEL, type StreamTag } from '../http/streams.ts';
 import type { RouteDef } from '../http/types.ts';
 import type { Db } from '../store/db.ts';
-import { StreamAllowance } from '../stream/allowance.ts';
+import { StreamAllowance, type StreamAllowanceStore } from '../stream/allowance.ts';
 import { ConnectionMeter } from '../stream/connection-meter.ts';
 import { DuckDbEventLog } from '../stream/duckdb-event-log.ts';
+import type { EventLog, StoredEvent } from '../stream/event-log.ts';
 import { hubOptionsFromConfig, StreamHub, type HubOptions } from '../stream/hub.ts';
 import { VersionWatch } from '../stream/version-watch.ts';
 
@@ -27,18 +28,30 @@ export interface StreamingDeps {
   log?: Logger;
   /** hub settings beyond the config (tests: short lifetimes, a short retry) */
   hub?: Partial<HubOptions>;
-  /** how often the LiveView version is compared (default 100 ms) */
+  /** how often the LiveView's slice versions are compared (default 100 ms) */
   changeCheckMs?: number;
   /** how often started connection-minutes are reported (default 5 s) */
   meterTickMs?: number;
   /** default: the plans' limits, counted in this process */
-  allowance?: StreamAllowance;
+  allowance?: StreamAllowanceStore;
+  /**
+   * A log fed from elsewhere (broker/event-log.ts: ids from the broker's sequence): the hub takes
+   * its events instead of the bus's, and nothing is persisted in DuckDB. Default: DuckDbEventLog.
+   */
+  followedLog?: FollowedEventLog;
+}
+
+export interface FollowedEventLog extends EventLog {
+  readonly size: number;
+  readonly bytes: number;
+  /** Starts delivering the events it adopts, in id order. */
+  follow(onEvents: (events: readonly StoredEvent[]) => void): void;
 }
 
 export interface Streaming {
   readonly hub: StreamHub;
-  readonly eventLog: DuckDbEventLog;
-  readonly allowance: StreamAllowance;
+  readonly eventLog: DuckDbEventLog | FollowedEventLog;
+  readonly allowance: StreamAllowanceStore;
   readonly connections: ConnectionMeter<StreamTag>;
   /** pass as createApi({ streams }) */
   readonly provider: HubStreams;
@@ -61,7 +74,7 @@ const channelsOf = (event: DomainEvent): readonly string[] => (event.type === 'r
 export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
   const { config } = deps;
   const log = componentLogger(deps.log, 'stream');
-  const eventLog = await DuckDbEventLog.open(deps.db, {
+  const eventLog: DuckDbEventLog | FollowedEventLog = deps.followedLog ?? await DuckDbEventLog.open(deps.db, {
     capacity: config.sse.event_log_size,
     maxBytes: config.sse.event_log_max_bytes,
     maxAgeMs: config.sse.event_log_max_age_s * 1000,
@@ -70,11 +83,24 @@ export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
     log,
   });
   const hub = new StreamHub(hubOptionsFromConfig(config.sse, { log, ...deps.hub }), eventLog).start();
-  // alerts, vehicles, arrivals and feed health all move the LiveView version (also when no event
-  // is published, e.g. an unchanged poll); reliability results change with reliability.updated
-  const detach = hub.attachBus(deps.bus, channelsOf);
+  // each slice of the LiveView is a channel of its own, moved only when its content changes (also
+  // when no event is published, e.g. a freshness verdict); reliability results change with
+  // reliability.updated
+  let detach = () => {};
+  if (deps.followedLog) {
+    deps.followedLog.follow((events) => {
+      hub.publishStored(events);
+      if (events.some((e) => e.type === 'reliability.updated')) hub.changed([RELIABILITY_CHANNEL]);
+    });
+  } else {
+    detach = hub.attachBus(deps.bus, channelsOf);
+  }
+  const live = deps.live;
   const watch = new VersionWatch({
-    sources: [{ channel: LIVE_CHANNEL, read: () => deps.live.version }],
+    sources: LIVE_SLICES.map((slice) => ({
+      channel: liveChannel(slice),
+      read: () => (live.sliceVersion ? live.sliceVersion(slice) : live.version),
+    })),
     onChange: (channels) => hub.changed(channels),
     intervalMs: deps.changeCheckMs,
     log,

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runExport } from '../exports/job.ts';
-import { serviceDayWindow } from '../exports/service-day.ts';
+import { serviceDayWindow } from '../core/dates.ts';
 import { Db } from '../store/db.ts';
 import type { ExportFormat } from '../core/types.ts';
 

@@ -1,9 +1,9 @@
 // bench/http: GET /api/v1/alerts?limit=20 through the real API (auth, rate limits, metering to
 // DuckDB, Prometheus metrics as serve wires them, Max keys) against a minimal uWS server answering
 // the same bytes, in the same run, with wrk; and the same API without metrics, for their cost.
-// Prints req/s, p50/p99 latency and the ratios.
+// Prints req/s, p50/p99 latency and the ratios of each round, then the median ratio of the rounds.
 //
-//   npm run bench:http        BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500
+//   npm run bench:http        BENCH_ROUNDS=3 BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500
 //
 // The server (this process) is pinned to CPU 0 and wrk to CPU 1 when taskset exists. Each
 // request carries one of many Max keys in turn: a single key would be limited at 6,000 per
@@ -16,17 +16,21 @@ import uWS from 'uWebSockets.js';
 import { parseConfig } from '../core/config.ts';
 import type { FeedHealth, LiveView } from '../core/ports.ts';
 import type { Alert, Mode } from '../core/types.ts';
-import { createApi } from '../http/api.ts';
-import { createKey } from '../http/keys.ts';
+import { createApi } from '../app/api.ts';
+import { createKey } from '../accounts/keys.ts';
 import { Directory } from '../http/read/directory.ts';
 import { startServer } from '../http/server.ts';
 import { ServiceMetrics } from '../observability/metrics.ts';
 import { Db } from '../store/db.ts';
+import { Broker } from '../broker/redis.ts';
+import { BrokerRateLimiter } from '../broker/limiter.ts';
+import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 500);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const PATH = '/api/v1/alerts?limit=20';
 
 function have(command: string): boolean {
@@ -112,9 +116,16 @@ const api = await createApi({ db, live: benchLive(), config, directory: new Dire
 const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
 const unmeasured = await createApi({ db, live: benchLive(), config, directory: new Directory() });
 const unmeasuredServer = await startServer({ app: unmeasured.app, host: '127.0.0.1', port: 0 });
+// the shared limiter: the same API as `api`, windows in a Redis started here (its CPU is not this process's)
+const brokerSkip = process.env.BENCH_BROKER === '0' ? 'BENCH_BROKER=0' : brokerMissing('redis');
+const redis = brokerSkip ? null : await startBroker('redis');
+const broker = redis ? await new Broker({ url: redis.url, prefix: 'bench:' }).ready() : null;
+const sharedApi = broker ? await createApi({ db, live: benchLive(), config, directory: new Directory(), requests: new ServiceMetrics(), limiter: new BrokerRateLimiter(broker) }) : null;
+const sharedServer = sharedApi ? await startServer({ app: sharedApi.app, host: '127.0.0.1', port: 0 }) : null;
+if (brokerSkip) console.log(`shared limiter not measured: ${brokerSkip}`);
 
 // enough Max keys that none reaches 6,000 requests in the run
-const keyCount = Math.max(20, Math.ceil((WARMUP_S + DURATION_S) * 80_000 / 5_000));
+const keyCount = Math.max(20, Math.ceil(ROUNDS * (WARMUP_S + DURATION_S) * 80_000 / 5_000));
 const keys: string[] = [];
 for (let i = 0; i < keyCount; i++) keys.push((await createKey(db, { plan: 'max', name: `bench ${i}` })).key);
 const script = join(dir, 'keys.lua');
@@ -145,30 +156,75 @@ const baselinePort: number = await new Promise((resolve, reject) => {
 });
 
 console.log(`GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`);
-await runWrk(baselinePort, script, WARMUP_S);
-const base = await runWrk(baselinePort, script, DURATION_S);
-await runWrk(unmeasuredServer.port, script, WARMUP_S);
-const withoutMetrics = await runWrk(unmeasuredServer.port, script, DURATION_S);
-await runWrk(server.port, script, WARMUP_S);
-const real = await runWrk(server.port, script, DURATION_S);
+const row = (name: string, r: WrkResult) => `  ${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
+  + `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+const loadAverage = () => spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+// Rounds interleave the three servers, so a burst of other work on the machine lands on all of
+// them alike; each round's ratio is against its own baseline, and the median of those is the figure.
+interface Round { base: WrkResult; withoutMetrics: WrkResult; real: WrkResult; shared: WrkResult | null; load: string }
+const rounds: Round[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  // the first round warms each server up longer (JIT, caches); later ones only re-open connections
+  const warm = i === 0 ? WARMUP_S : Math.min(WARMUP_S, 1);
+  await runWrk(baselinePort, script, warm);
+  const base = await runWrk(baselinePort, script, DURATION_S);
+  await runWrk(unmeasuredServer.port, script, warm);
+  const withoutMetrics = await runWrk(unmeasuredServer.port, script, DURATION_S);
+  await runWrk(server.port, script, warm);
+  const real = await runWrk(server.port, script, DURATION_S);
+  let shared: WrkResult | null = null;
+  if (sharedServer) {
+    await runWrk(sharedServer.port, script, warm);
+    shared = await runWrk(sharedServer.port, script, DURATION_S);
+  }
+  const r: Round = { base, withoutMetrics, real, shared, load: loadAverage() };
+  rounds.push(r);
+  console.log(`round ${i + 1} of ${ROUNDS} (load average ${r.load}):`);
+  console.log(row('baseline: uWS, same bytes', base));
+  console.log(row('transit-api without metrics', withoutMetrics));
+  console.log(row('transit-api (auth, limits, meter, metrics)', real));
+  if (shared) console.log(row('… with the windows shared in Redis', shared));
+  console.log(`  ratio ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency`);
+}
 await api.meter.flush();
 await unmeasured.meter.flush();
 const metered = await db.all<{ n: bigint }>('SELECT sum(calls) AS n FROM api_usage');
 
-const row = (name: string, r: WrkResult) => `${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
-  + `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
-const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
-console.log(row('baseline: uWS, same bytes', base));
-console.log(row('transit-api without metrics', withoutMetrics));
-console.log(row('transit-api (auth, limits, meter, metrics)', real));
-console.log(`ratio: ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency; `
-  + `metrics: ${(real.rps / withoutMetrics.rps).toFixed(2)}× req/s, ${(real.cpuUsPerRequest - withoutMetrics.cpuUsPerRequest).toFixed(1)} µs CPU/req; `
-  + `metered calls persisted: ${Number(metered[0]!.n)}; load average ${load} (figures below the bare tool's mean other processes share the CPUs)`);
-const p99 = toMs(real.p99);
-console.log(`targets: >= 20000 req/s ${real.rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${real.non2xx === 0 ? 'yes' : 'NO'}`);
+const ratio = median(rounds.map((r) => r.real.rps / r.base.rps));
+const efficiency = median(rounds.map((r) => r.base.cpuUsPerRequest / r.real.cpuUsPerRequest));
+const metricsRatio = median(rounds.map((r) => r.real.rps / r.withoutMetrics.rps));
+const metricsCpu = median(rounds.map((r) => r.real.cpuUsPerRequest - r.withoutMetrics.cpuUsPerRequest));
+const real = rounds.map((r) => r.real);
+console.log(`median of ${ROUNDS} rounds: ratio ${ratio.toFixed(2)}× baseline req/s (rounds ${rounds.map((r) => (r.real.rps / r.base.rps).toFixed(2)).join(', ')}), `
+  + `${efficiency.toFixed(2)}× baseline CPU efficiency; transit-api ${median(real.map((r) => r.rps)).toFixed(0)} req/s, `
+  + `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; `
+  + `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ${Number(metered[0]!.n)}; `
+  + `load average ${loadAverage()} (figures below the bare tool's mean other processes share the CPUs)`);
+const sharedRounds = rounds.filter((r) => r.shared);
+if (sharedRounds.length) {
+  console.log(`shared limiter (Redis, one Lua call per request) against the in-memory one: `
+    + `${median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)).toFixed(2)}× req/s, `
+    + `+${median(sharedRounds.map((r) => r.shared!.cpuUsPerRequest - r.real.cpuUsPerRequest)).toFixed(1)} µs CPU/req in this process, `
+    + `p50 ${median(sharedRounds.map((r) => toMs(r.shared!.p50))).toFixed(2)} ms against ${median(sharedRounds.map((r) => toMs(r.real.p50))).toFixed(2)} ms `
+    + `(Redis's own CPU is not counted: it runs unpinned beside wrk)`);
+}
+const p99 = median(real.map((r) => toMs(r.p99)));
+const rps = median(real.map((r) => r.rps));
+const all2xx = real.every((r) => r.non2xx === 0);
+console.log(`targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ${ratio >= 0.8 ? 'met' : 'not yet'}); `
+  + `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${all2xx ? 'yes' : 'NO'}`);
 
 (baseline as unknown as { close(): void }).close();
 await server.close();
 await unmeasuredServer.close();
+await sharedServer?.close();
+await broker?.close();
+await redis?.close();
 await db.close();
 rmSync(dir, { recursive: true, force: true });

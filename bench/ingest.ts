@@ -14,7 +14,7 @@ import type { FeedPoll } from '../core/types.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { listFiles, replaySnapshots, scanSnapshots } from '../pipeline/replay.ts';
 import type { FetchFn } from '../pipeline/fetch-feed.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from '../pipeline/test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { createLogger } from '../core/logger.ts';

@@ -24,12 +24,12 @@ import { openStreaming } from '../app/streaming.ts';
 import { parseConfig } from '../core/config.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { createLogger } from '../core/logger.ts';
-import { localDate } from '../core/time-zone.ts';
-import { createApi } from '../http/api.ts';
-import { createKey } from '../http/keys.ts';
-import { statusRoutes } from '../http/routes/status.ts';
+import { localDate } from '../core/dates.ts';
+import { createApi } from '../app/api.ts';
+import { createKey } from '../accounts/keys.ts';
+import { statusRoutes } from '../status/routes.ts';
 import { startServer } from '../http/server.ts';
-import { createStatus } from '../http/status/index.ts';
+import { createStatus } from '../status/index.ts';
 import { decodeFeedMessage, feedMessageCodec } from '../pipeline/decode.ts';
 import { Db, dbOptions } from '../store/db.ts';
 import { DuckDbEventLog } from '../stream/duckdb-event-log.ts';
@@ -125,7 +125,7 @@ const log = createLogger({ level: 'warn', pretty: false });
 const runtime = await openRuntime(config, { now: clock, log });
 const { db, bus, pipeline } = runtime;
 const streaming = await openStreaming({ db, bus, live: pipeline.state, config, clock, log });
-const status = await createStatus({ db, live: pipeline.state, config, bus, log });
+const status = await createStatus({ db, live: pipeline.state, config, bus, hub: streaming.hub, log });
 const api = await createApi({
   db, live: pipeline.state, config, clock, log, streams: streaming.provider, routes: [...streaming.routes, ...statusRoutes(status)],
 });

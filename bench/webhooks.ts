@@ -10,11 +10,11 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
+import { InMemoryEventBus, newEventId, type DomainEvent } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { createWebhooks } from '../webhooks/index.ts';
 import { signHeaders, generateSecret } from '../webhooks/signing.ts';
-import { startReceiver, verifyDelivery, type ReceivedRequest } from '../webhooks/test-support.ts';
+import { startReceiver, verifyDelivery, type ReceivedRequest } from '../test/support/webhooks.ts';
 
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100);
 const EVENTS = Number(process.env.EVENTS ?? 100);
@@ -72,7 +72,8 @@ async function run(concurrency: number): Promise<void> {
   await webhooks.start();
 
   const event = (n: number): DomainEvent =>
-    ({ type: 'alert.created', at_ms: Date.now(), modes: ['bus'], routes: ['504'], data: { n, published_ms: Date.now() } });
+    // synthetic data (the receiver reads published_ms); the outbox and worker never look inside `data`
+    ({ id: newEventId(), type: 'alert.created', at_ms: Date.now(), modes: ['bus'], routes: ['504'], lines: [], data: { n, published_ms: Date.now() } } as unknown as DomainEvent);
   const until = async (count: number) => {
     while (received.length < count) await new Promise((r) => setTimeout(r, 5));
   };

@@ -67,3 +67,28 @@ t.test('schedules[].refresh_cron: daily by default, checked with node-cron', asy
   t.throws(() => parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: 'every day' }] }),
     /schedules\.0\.refresh_cron: not a valid cron expression/);
 });
+
+t.test('every cron key is checked with node-cron when the config is read', async (t) => {
+  const bad = 'every day';
+  const err = (() => {
+    try {
+      parseConfig({
+        prune_cron: bad, exports: { cron: bad }, snapshot: { cron: bad }, reliability: { finalize_cron: bad },
+      });
+    } catch (e) {
+      return e as { problems: string[] };
+    }
+    return null;
+  })();
+  t.strictSame(err?.problems.map((p) => p.split(':')[0]).sort(), ['exports.cron', 'prune_cron', 'reliability.finalize_cron', 'snapshot.cron']);
+});
+
+t.test('a section left out or given in part takes each key\'s own default (written once)', async (t) => {
+  const all = parseConfig({});
+  const part = parseConfig({ sse: { ping_interval_s: 5 }, exports: { dir: 'x' } });
+  t.equal(part.sse.ping_interval_s, 5);
+  t.strictSame({ ...part.sse, ping_interval_s: all.sse.ping_interval_s }, all.sse);
+  t.strictSame({ ...part.exports, dir: all.exports.dir }, all.exports);
+  t.equal(all.snapshot.cron, '*/15 * * * *');
+  t.strictSame(all.store, { memory_limit: '1GB' });
+});

@@ -2,19 +2,13 @@ import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { isLogLevel, LOG_LEVELS } from './logger.ts';
+import { isTimeZone } from './dates.ts';
 import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES, MODES } from './types.ts';
 
-// One schema for the whole service. Units are in the key names; every default is here.
+// One schema for the whole service. Units are in the key names; every default is here, once: a
+// section left out is parsed as {} (prefault), so its keys take their own defaults.
 
 const feedId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only');
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 /** DuckDB's size units, or a percentage of RAM (converted to bytes at open) */
 const MEMORY_LIMIT = /^(\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)|\d+(\.\d+)?%)$/;
 const feedUrl = z.string().refine((u) => /^(https?|file):\/\//.test(u), 'must be an http(s):// or file:// URL');
@@ -81,11 +75,11 @@ export const ConfigSchema = z.object({
     max_future_s: z.number().nonnegative().default(300),
     /** a snapshot whose header is older is rejected whole (timestamp_too_old) unless feeds[].allow_old_snapshots */
     max_age_days: z.number().positive().default(365),
-  }).strict().default({ stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 365 }),
+  }).strict().prefault({}),
   delay: z.object({
     early_below_s: z.number().default(-60),
     late_above_s: z.number().default(300),
-  }).strict().default({ early_below_s: -60, late_above_s: 300 }),
+  }).strict().prefault({}),
   retention_days: z.object({
     vehicle_positions: z.number().int().positive().default(7),
     arrivals: z.number().int().positive().default(30),
@@ -93,15 +87,15 @@ export const ConfigSchema = z.object({
     alerts: z.number().int().positive().default(400),
     feed_polls: z.number().int().positive().default(30),
     usage: z.number().int().positive().default(400),
-  }).strict().default({ vehicle_positions: 7, arrivals: 30, trip_observations: 400, alerts: 400, feed_polls: 30, usage: 400 }),
+  }).strict().prefault({}),
   /** node-cron expression for pruning history past its retention window */
-  prune_cron: z.string().default('17 3 * * *'),
+  prune_cron: cronExpression.default('17 3 * * *'),
   webhooks: z.object({
     allow_private_targets: z.boolean().default(false),
     timeout_ms: z.number().int().positive().default(15_000),
     max_concurrency: z.number().int().positive().default(32),
     max_concurrency_per_endpoint: z.number().int().positive().default(4),
-  }).strict().default({ allow_private_targets: false, timeout_ms: 15_000, max_concurrency: 32, max_concurrency_per_endpoint: 4 }),
+  }).strict().prefault({}),
   sse: z.object({
     max_connection_s: z.number().int().positive().default(3_600),
     buffer_bytes: z.number().int().positive().default(1024 * 1024),
@@ -118,11 +112,7 @@ export const ConfigSchema = z.object({
     send_budget_bytes: z.number().int().positive().default(64 * 1024 * 1024),
     /** a stream whose unsent bytes made no progress for this long is cut (it resumes by Last-Event-ID) */
     stall_timeout_s: z.number().positive().max(3_600).default(20),
-  }).strict().default({
-    max_connection_s: 3_600, buffer_bytes: 1024 * 1024, ping_interval_s: 15, event_log_size: 100_000,
-    event_log_max_bytes: 64 * 1024 * 1024, event_log_max_age_s: 3_600, coalesce_ms: 10,
-    send_budget_bytes: 64 * 1024 * 1024, stall_timeout_s: 20,
-  }),
+  }).strict().prefault({}),
   store: z.object({
     /** DuckDB's memory limit: a size (`512MB`, `1GB`, `2GiB`) or a share of the machine's RAM (`25%`); past it DuckDB spills to `<db_path>.tmp` */
     memory_limit: z.string().regex(MEMORY_LIMIT, 'a size such as 512MB, 1GB, 2GiB, or a share of RAM such as 25%')
@@ -130,12 +120,12 @@ export const ConfigSchema = z.object({
       .default('1GB'),
     /** DuckDB worker threads; absent: one per CPU core */
     threads: z.number().int().min(1).max(256).optional(),
-  }).strict().default({ memory_limit: '1GB' }),
+  }).strict().prefault({}),
   exports: z.object({
     enabled: z.boolean().default(true),
     dir: z.string().default('data/exports'),
     /** node-cron expression (agency time zone) for the daily export of the last finished service day */
-    cron: z.string().default('30 4 * * *'),
+    cron: cronExpression.default('30 4 * * *'),
     url_ttl_s: z.number().int().positive().default(3_600),
     datasets: z.array(z.enum(EXPORT_DATASETS)).min(1).default([...EXPORT_DATASETS]),
     formats: z.array(z.enum(EXPORT_FORMATS)).min(1).default([...EXPORT_FORMATS]),
@@ -143,15 +133,13 @@ export const ConfigSchema = z.object({
     retry_days: z.number().int().min(0).max(400).default(7),
     /** attempts per file before the daily job stops retrying it */
     max_attempts: z.number().int().min(1).max(100).default(3),
-  }).strict().default({
-    enabled: true, dir: 'data/exports', cron: '30 4 * * *', url_ttl_s: 3_600,
-    datasets: [...EXPORT_DATASETS], formats: [...EXPORT_FORMATS], retry_days: 7, max_attempts: 3,
-  }),
+  }).strict().prefault({}),
   snapshot: z.object({
     enabled: z.boolean().default(true),
     path: z.string().default('data/snapshot.duckdb'),
-    cron: z.string().default('*/15 * * * *'),
-  }).strict().default({ enabled: true, path: 'data/snapshot.duckdb', cron: '*/15 * * * *' }),
+    /** node-cron expression (server time) for rewriting the analyst snapshot at `path` */
+    cron: cronExpression.default('*/15 * * * *'),
+  }).strict().prefault({}),
   api: z.object({
     /** how long a cached API key is trusted before the database is asked again (revocations) */
     key_recheck_ms: z.number().int().positive().default(2_000),
@@ -166,15 +154,12 @@ export const ConfigSchema = z.object({
     shutdown_timeout_ms: z.number().int().positive().default(10_000),
     /** the route/station directory is reloaded from the store at this interval */
     directory_refresh_s: z.number().int().positive().default(300),
-  }).strict().default({
-    key_recheck_ms: 2_000, meter_flush_ms: 1_000, meter_batch_rows: 10_000, max_body_bytes: 1024 * 1024,
-    response_cache_entries: 2_000, shutdown_timeout_ms: 10_000, directory_refresh_s: 300,
-  }),
+  }).strict().prefault({}),
   reliability: z.object({
     /** agency time zone for service days; absent: the imported schedule's agency_timezone, else UTC */
     timezone: z.string().refine(isTimeZone, 'unknown IANA time zone').optional(),
     /** node-cron expression (agency time zone) for the job that finalizes finished service days */
-    finalize_cron: z.string().default('5 * * * *'),
+    finalize_cron: cronExpression.default('5 * * * *'),
     /** local time on D + 1 until which service day D is still running (trips past midnight) */
     service_day_end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM').default('04:00'),
     /** minutes after a day's last scheduled arrival before it may be finalized */
@@ -183,7 +168,7 @@ export const ConfigSchema = z.object({
     horizon_days: z.number().int().min(1).max(366).default(7),
     /** how far back the job looks for service days it has not finalized yet */
     catch_up_days: z.number().int().min(1).max(400).default(14),
-  }).strict().default({ finalize_cron: '5 * * * *', service_day_end: '04:00', late_grace_min: 60, horizon_days: 7, catch_up_days: 14 }),
+  }).strict().prefault({}),
   status: z.object({
     /** how often component states are re-evaluated from feed health, request figures and the clock */
     tick_ms: z.number().int().min(50).max(10_000).default(500),
@@ -206,26 +191,35 @@ export const ConfigSchema = z.object({
     history_days: z.number().int().min(1).max(90).default(7),
     /** state changes older than this are deleted from the store */
     retention_days: z.number().int().min(1).default(90),
-  }).strict().default({
-    tick_ms: 500, down_after_failures: 2, down_after_intervals: 2, outbox_refresh_s: 5, api_degraded_error_pct: 5,
-    api_down_error_pct: 50, api_min_requests: 20, api_degraded_p99_ms: 2_000, max_viewers: 1_000, history_days: 7,
-    retention_days: 90,
-  }),
+  }).strict().prefault({}),
   admin: z.object({
     /** operator commands reach the running service through this Unix socket (mode 0600) */
     enabled: z.boolean().default(true),
     /** socket path; default: db_path plus `.sock` */
     socket: z.string().min(1).optional(),
-  }).strict().default({ enabled: true }),
+  }).strict().prefault({}),
   metrics: z.object({
     /** a separate listener serving GET /metrics (Prometheus text format) for a scraper; unset: only on the admin socket */
     port: z.number().int().min(0).max(65_535).optional(),
     /** keep it on loopback unless the scraper is elsewhere and the port is firewalled */
     host: z.string().min(1).default('127.0.0.1'),
-  }).strict().default({ host: '127.0.0.1' }),
+  }).strict().prefault({}),
+  /** what this process runs (serve --role): all (one process), ingest (pipeline and database), edge (REST and SSE only) */
+  role: z.enum(['all', 'ingest', 'edge']).default('all'),
+  broker: z.object({
+    /** redis://[user:password@]host:port[/db] shared by an ingest node and its edges (README "More than one machine"); unset: one process, no broker */
+    url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    /** every key the service writes in Redis starts with this, so deployments can share one */
+    prefix: z.string().min(1).default('transit:'),
+    /** an event stream's allowance lease expires this long after its node stops renewing it (a node that died) */
+    lease_ttl_s: z.number().int().min(3).max(3600).default(30),
+  }).strict().prefault({}),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),
-}).strict();
+}).strict().refine((c) => c.role === 'all' || c.broker.url !== undefined, {
+  message: 'an ingest or edge role needs broker.url (redis://…) to reach the other nodes',
+  path: ['broker', 'url'],
+});
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type FeedConfig = z.infer<typeof FeedSchema>;

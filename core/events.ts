@@ -1,23 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { EVENT_VERSION, type EventData, type EventEnvelope, type EventType } from './event-schemas.ts';
 import { componentLogger, type Logger } from './logger.ts';
-import type { Mode } from './types.ts';
+import { MODES, type Mode } from './types.ts';
 
-export const EVENT_TYPES = [
-  'alert.created', 'alert.updated', 'alert.resolved',
-  'vehicle.position', 'arrival.updated', 'trip.canceled',
-  'feed.stale', 'feed.recovered', 'reliability.updated',
-  'export.ready', 'export.failed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventData, type EventEnvelope, type EventType } from './event-schemas.ts';
 
-/** A change in the service's state, as shared by the event stream and webhooks. */
-export interface DomainEvent<T = unknown> {
-  type: EventType;
-  /** epoch ms when the change was observed */
-  at_ms: number;
-  modes: Mode[];
-  /** bus/streetcar route ids or rail line ids the event concerns */
-  routes: string[];
-  data: T;
+/**
+ * A change in the service's state, as shared by the event stream and webhooks: on the bus, the
+ * envelope of core/event-schemas.ts with its time in epoch ms (`at_ms`); `toEnvelope` gives the
+ * wire form both channels send.
+ */
+export type DomainEvent<K extends EventType = EventType> = {
+  [T in K]: {
+    /** unique per event; the envelope's `id` and the webhook-id */
+    id: string;
+    type: T;
+    /** epoch ms when the change was observed */
+    at_ms: number;
+    modes: Mode[];
+    /** bus and streetcar route ids the event concerns */
+    routes: string[];
+    /** rail line ids the event concerns */
+    lines: string[];
+    data: EventData<T>;
+  };
+}[K];
+
+export interface EventScope {
+  modes: readonly Mode[];
+  routes?: readonly string[];
+  lines?: readonly string[];
+}
+
+// ids unique across processes and restarts without a random draw per event (vehicle positions
+// come by the thousand): a random prefix per process, then a counter
+const ID_PREFIX = `evt_${randomBytes(6).toString('base64url')}`;
+let idCounter = 0;
+
+export function newEventId(): string {
+  return `${ID_PREFIX}${(++idCounter).toString(36)}`;
+}
+
+/** Builds an event whose data is checked, at compile time, against its type's schema. */
+export function domainEvent<K extends EventType>(type: K, atMs: number, scope: EventScope, data: EventData<K>): DomainEvent<K> {
+  return {
+    id: newEventId(), type, at_ms: atMs, modes: [...scope.modes], routes: [...(scope.routes ?? [])], lines: [...(scope.lines ?? [])], data,
+  } as DomainEvent<K>;
+}
+
+/** Splits route ids by mode into the envelope's `routes` (bus, streetcar) and `lines` (rail). */
+export function scopeOf(entries: Iterable<{ mode: Mode | null; id: string | null }>): Required<EventScope> {
+  const modes = new Set<Mode>();
+  const routes = new Set<string>();
+  const lines = new Set<string>();
+  for (const { mode, id } of entries) {
+    if (mode) modes.add(mode);
+    if (id) (mode === 'rail' ? lines : routes).add(id);
+  }
+  return { modes: MODES.filter((m) => modes.has(m)), routes: [...routes].sort(), lines: [...lines].sort() };
+}
+
+/** The wire form: what the stream sends as `data:` and webhooks as the signed body. */
+export function toEnvelope(event: DomainEvent): EventEnvelope {
+  return {
+    version: EVENT_VERSION,
+    id: event.id,
+    type: event.type,
+    timestamp: new Date(event.at_ms).toISOString(),
+    modes: event.modes,
+    routes: event.routes,
+    lines: event.lines,
+    data: event.data,
+  } as EventEnvelope;
 }
 
 export type Unsubscribe = () => void;

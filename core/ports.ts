@@ -128,12 +128,25 @@ export interface FeedHealth {
   matching?: TripMatching | null;
 }
 
+/**
+ * The parts of the live state that change apart, each with its own version, so a reader caches
+ * per slice: a poll of a bus feed leaves cached alert bodies alone. `feeds` is every feed's
+ * health (it moves on every poll, last_poll_ms at least); `freshness` only when a feed's verdict
+ * changes or a feed is added or removed.
+ */
+export const LIVE_SLICES = ['alerts', 'arrivals', 'vehicles:rail', 'vehicles:bus', 'vehicles:streetcar', 'feeds', 'freshness'] as const;
+export type LiveSlice = (typeof LIVE_SLICES)[number];
+
 /** Read-only view of the current state, for http. Arrays are snapshots: do not mutate. */
 export interface LiveView {
   vehicles(mode: Mode): readonly VehiclePosition[];
   arrivals(): readonly Arrival[];
   alerts(): readonly Alert[];
   feeds(): readonly FeedHealth[];
-  /** increments on every change, so readers can cache per version */
+  /** moves whenever any slice moves, so readers can cache per version */
   readonly version: number;
+  /** moves only when the slice's content changes; a view without it moves every slice with `version` */
+  sliceVersion?(slice: LiveSlice): number;
+  /** moves when this feed's health changes (every poll); absent: the `feeds` slice */
+  feedVersion?(feedId: string): number;
 }

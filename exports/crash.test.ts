@@ -10,7 +10,7 @@ import { recoverExports, runExport } from './job.ts';
 import { listManifests, type ExportManifest } from './manifests.ts';
 import {
   DAY, LATER, TZ, openTempDb, readParquetFile, seedDay, seedManyPositions,
-} from './test-support.ts';
+} from '../test/support/exports.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..');
@@ -50,7 +50,7 @@ t.test('kill -9 during an export: no incomplete file is ever listed, and a resta
   await seedManyPositions(db, POSITIONS);
   await db.close();
 
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'testdata', 'export-child.ts'), dbPath, exportsDir], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test', 'support', 'export-child.ts'), dbPath, exportsDir], {
     cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const seen: string[] = [];

@@ -1,7 +1,8 @@
 // The export datasets as data: which table each file reads, its typed columns, and which rows
 // belong to one service day. Definitions for analysts: ./README.md.
 import { EXPORT_DATASETS, EXPORT_FORMATS, type ExportDataset, type ExportFormat } from '../core/types.ts';
-import type { ServiceDayWindow } from './service-day.ts';
+import { quoteIdent } from '../store/sql.ts';
+import type { ServiceDayWindow } from '../core/dates.ts';
 
 export { EXPORT_DATASETS, EXPORT_FORMATS, type ExportDataset, type ExportFormat };
 
@@ -118,8 +119,6 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
     }],
   },
 };
-
-const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /** The SELECT for one part and day; NDJSON gets its rendering overrides, Parquet the typed columns. */
 export function partSelect(part: DatasetPart, day: ServiceDayWindow, format: ExportFormat | 'typed'): string {

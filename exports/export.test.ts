@@ -9,7 +9,7 @@ import { claimManifests, enqueueManifests, listManifests, manifestKeys, type Exp
 import {
   DAY, EXPECTED_DAY_ROWS, LATER, NEXT_DAY, TZ, expectedArrowType, normalizeRow, openTempDb, parquetRows,
   readNdjsonGz, readParquetFile, seedDay, stableKey,
-} from './test-support.ts';
+} from '../test/support/exports.ts';
 
 const sortRows = (rows: Record<string, unknown>[]) => rows.map(stableKey).sort();
 

@@ -1,11 +1,12 @@
-// History exports and the analyst snapshot: what the composition root, the CLI and http/ use.
+// History exports and the analyst snapshot: what the composition root, the CLI (app/export-command.ts)
+// and http/ use.
 // Definitions for analysts: ./README.md.
 export {
   DATASETS, EXPORT_DATASETS, EXPORT_FORMATS, FILE_EXTENSIONS, exportFileName, isExportDataset, isExportFormat, partSelect,
 } from './datasets.ts';
 export type { DatasetDefinition, DatasetPart, ExportColumn, ExportDataset, ExportFormat } from './datasets.ts';
-export { serviceDayWindow } from './service-day.ts';
-export type { ServiceDayWindow } from './service-day.ts';
+export { serviceDayWindow } from '../core/dates.ts';
+export type { ServiceDayWindow } from '../core/dates.ts';
 export {
   getManifest, listManifests, MANIFEST_STATES, MAX_MANIFEST_PAGE,
 } from './manifests.ts';
@@ -22,6 +23,4 @@ export { scheduleExports } from './schedule.ts';
 export type { ExportScheduler, ExportSchedulerOptions } from './schedule.ts';
 export { PRIVATE_TABLE, scheduleSnapshot, writeBackup, writeSnapshot } from './snapshot.ts';
 export type { SnapshotJob, SnapshotJobOptions, SnapshotSummary, SnapshotTable } from './snapshot.ts';
-export { exportCommandRun, ExportArgsError, runExportCommand } from './cli.ts';
-export type { ExportCommandArgs } from './cli.ts';
 export { contentTypeFor, exportFilePath, readyExport } from './files.ts';

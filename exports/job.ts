@@ -3,9 +3,9 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DomainEvent, EventBus } from '../core/events.ts';
+import { domainEvent, type DomainEvent, type EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
-import { daysBetween, isServiceDate, parseClock } from '../store/reliability/dates.ts';
+import { daysBetween, isServiceDate, parseClock, dateRange, serviceDayWindow, type ServiceDayWindow } from '../core/dates.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
 import {
   DATASETS, EXPORT_FORMATS, isExportDataset, isExportFormat, partSelect,
@@ -15,7 +15,6 @@ import {
   claimManifests, enqueueAndClaim, getManifest, manifestId, manifestKeyOf, manifestKeys, manifestsInState, markFailed, markReady,
   requeueManifests, resetRunning, type ExportManifest, type ManifestKey, type SchemaColumn,
 } from './manifests.ts';
-import { dateRange, serviceDayWindow, type ServiceDayWindow } from './service-day.ts';
 import {
   copyToTemp, describeSelect, finishExportFile, prepareExportConnection, removeStrayTempFiles, type CopiedFile,
 } from './writer.ts';
@@ -82,20 +81,15 @@ export interface ExportRunSummary {
   files: ExportFileResult[];
 }
 
-export function exportEvent(manifest: ExportManifest, atMs: number): DomainEvent {
+export function exportEvent(manifest: ExportManifest, atMs: number): DomainEvent<'export.ready' | 'export.failed'> {
   const common = {
     id: manifest.id, dataset: manifest.dataset, part: manifest.part,
     service_date: manifest.service_date, format: manifest.format,
   };
+  const scope = { modes: [] };
   return manifest.state === 'ready'
-    ? {
-      type: 'export.ready', at_ms: atMs, modes: [], routes: [],
-      data: { ...common, rows: manifest.rows, bytes: manifest.bytes, sha256: manifest.sha256, created_at: manifest.created_at },
-    }
-    : {
-      type: 'export.failed', at_ms: atMs, modes: [], routes: [],
-      data: { ...common, error: manifest.error, attempts: manifest.attempts },
-    };
+    ? domainEvent('export.ready', atMs, scope, { ...common, rows: manifest.rows, bytes: manifest.bytes, sha256: manifest.sha256, created_at: manifest.created_at })
+    : domainEvent('export.failed', atMs, scope, { ...common, error: manifest.error, attempts: manifest.attempts });
 }
 
 /** Why `date` cannot be exported yet for `dataset`, or null when its rows are complete. */

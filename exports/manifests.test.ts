@@ -1,10 +1,10 @@
 import t from 'tap';
-import { addDays } from '../store/reliability/dates.ts';
+import { addDays } from '../core/dates.ts';
 import {
   claimManifests, enqueueManifests, getManifest, listManifests, manifestKeys, markFailed, markReady, resetRunning,
   type ExportManifest, type ManifestQuery,
 } from './manifests.ts';
-import { openTempDb } from './test-support.ts';
+import { openTempDb } from '../test/support/exports.ts';
 
 const FILE = { rows: 10, bytes: 123, sha256: 'ab'.repeat(32), schema: [{ name: 'a', type: 'VARCHAR' }] };
 

@@ -2,7 +2,7 @@
 // pending → running → ready | failed. Every write goes through the Db queue.
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
-import { isServiceDate } from '../store/reliability/dates.ts';
+import { isServiceDate } from '../core/dates.ts';
 import {
   DATASETS, exportFileName, exportRelativePath, findPart, isExportDataset, isExportFormat,
   type DatasetPart, type ExportDataset, type ExportFormat,

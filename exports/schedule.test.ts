@@ -7,7 +7,8 @@ import {
   claimManifests, enqueueManifests, getManifest, listManifests, manifestKeys, markReady,
 } from './manifests.ts';
 import { scheduleExports } from './schedule.ts';
-import { DAY, NEXT_DAY, TZ, openTempDb, seedDay } from './test-support.ts';
+import { DAY, NEXT_DAY, TZ, openTempDb, seedDay } from '../test/support/exports.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 const configFor = (dir: string, extra: Record<string, unknown> = {}) => parseConfig({
   exports: { dir, ...extra },
@@ -68,7 +69,7 @@ t.test('the daily pass exports the last finished service day; reliability waits 
     });
   });
   await db.run(`INSERT INTO reliability_finalized (service_date, finalized_at, trips, routes) VALUES ($d, now(), 1, 1)`, { d: NEXT_DAY });
-  bus.publish({ type: 'reliability.updated', at_ms: now.getTime(), modes: [], routes: [], data: { service_date: NEXT_DAY, final: true } });
+  bus.publish(rawEvent('reliability.updated', { at_ms: now.getTime(), data: { service_date: NEXT_DAY, final: true } }));
   await readyAfterFinalize;
   t.same(await idsIn(db, 'pending'), []);
   t.match(await getManifest(db, `reliability-${NEXT_DAY}.parquet`), { state: 'ready', rows: 1 });
@@ -98,7 +99,11 @@ t.test('failed files are retried by later passes until max_attempts', async (t) 
 
 t.test('an invalid cron expression is refused', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
-  await t.rejects(scheduleExports(db, new InMemoryEventBus(), configFor(exportsDir, { cron: 'every day' })), /not a valid cron/);
+  t.throws(() => configFor(exportsDir, { cron: 'every day' }), /exports\.cron: not a valid cron/, 'refused by the config schema');
+  // and by the scheduler itself, for an expression that did not come through the schema
+  const config = configFor(exportsDir);
+  const bad = { ...config, exports: { ...config.exports, cron: 'every day' } };
+  await t.rejects(scheduleExports(db, new InMemoryEventBus(), bad), /not a valid cron/);
 });
 
 t.test('exports.enabled false: recovery only, no pass until asked', async (t) => {

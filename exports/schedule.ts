@@ -6,7 +6,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
-import { addDays, completeThrough } from '../store/reliability/dates.ts';
+import { addDays, completeThrough } from '../core/dates.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
 import { recoverExports, runPending, type ExportFileResult, type ExportProgress, type ExportSettings, type RecoverySummary } from './job.ts';
 import {

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { parseConfig } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
 import { PRIVATE_TABLE, scheduleSnapshot, writeSnapshot } from './snapshot.ts';
-import { openTempDb, seedDay } from './test-support.ts';
+import { openTempDb, seedDay } from '../test/support/exports.ts';
 import { logInto } from '../test/support/logs.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -22,7 +22,7 @@ interface Report {
 
 /** A second process holding the snapshot open read-only; answers one JSON line per request. */
 function openReader(t: Test, snapshot: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'testdata', 'snapshot-reader.ts'), snapshot, join(here, 'README.md')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, '..', 'test', 'support', 'snapshot-reader.ts'), snapshot, join(here, 'README.md')], {
     cwd: join(here, '..'), stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiting: ((line: string) => void)[] = [];
@@ -127,7 +127,9 @@ t.test('snapshot refusals and the scheduled job', async (t) => {
   t.equal(a, b, 'runs never overlap: a second request joins the running one');
   t.same(readdirSync(dirname(path)), ['every-minute.duckdb']);
   await job.stop();
-  await t.rejects(scheduleSnapshot(db, parseConfig({ snapshot: { path, cron: 'often' } })), /not a valid cron/);
+  t.throws(() => parseConfig({ snapshot: { path, cron: 'often' } }), /snapshot\.cron: not a valid cron/, 'refused by the config schema');
+  const config = parseConfig({ snapshot: { path, cron: '* * * * *' } });
+  await t.rejects(scheduleSnapshot(db, { ...config, snapshot: { ...config.snapshot, cron: 'often' } }), /not a valid cron/);
 
   const off = join(root, 'snap', 'disabled.duckdb');
   const disabled = await scheduleSnapshot(db, parseConfig({ snapshot: { enabled: false, path: off } }), { runAtStart: true });

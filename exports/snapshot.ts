@@ -10,6 +10,7 @@ import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
+import { inTransaction, quoteIdent, sqlString } from '../store/sql.ts';
 
 /**
  * Tables that never leave the service: API keys, per-customer usage and webhook endpoints (whose
@@ -32,9 +33,6 @@ export interface SnapshotOptions {
   exclude?: (table: string) => boolean;
   now?: () => Date;
 }
-
-const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-const sqlString = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
 async function fsyncFile(path: string): Promise<void> {
   const handle = await open(path, 'r');
@@ -116,15 +114,7 @@ async function writeCopy(
       const source = String((await c.runAndReadAll('SELECT current_database() AS name')).getRowObjectsJS()[0]?.name);
       await c.run(`ATTACH ${sqlString(temp)} AS ${quoteIdent(alias)}`);
       try {
-        await c.run('BEGIN TRANSACTION');
-        try {
-          const copied = await fill(c, source, alias);
-          await c.run('COMMIT');
-          return copied;
-        } catch (err) {
-          await c.run('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
+        return await inTransaction(c, () => fill(c, source, alias));
       } finally {
         // CHECKPOINT folds the copy's WAL into its file: the copy is one self-contained file
         await c.run(`CHECKPOINT ${quoteIdent(alias)}`).catch(() => undefined);

@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from '../store/sql.ts';
 import { NDJSON_TIMESTAMP_FORMAT, type ExportFormat } from './datasets.ts';
 import type { CompletedFile, SchemaColumn } from './manifests.ts';
 
@@ -15,8 +16,6 @@ const TEMP_RE = /\.tmp-\d+-[0-9a-f]{8}$/;
 export function isTempExportFile(name: string): boolean {
   return TEMP_RE.test(name);
 }
-
-const sqlString = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
 function copyOptions(format: ExportFormat): string {
   return format === 'parquet'

@@ -1,15 +1,12 @@
-// The HTTP application without a socket: the route table (plus its documentation routes), the
-// pipeline, inject() for tests, and close() for what must be flushed on shutdown.
-import type { KeyAuthenticator } from './auth.ts';
-import { buildOpenApi } from './openapi.ts';
-import { Pipeline, type PipelineOptions } from './pipeline.ts';
-import { docRoutes } from './routes/docs.ts';
+// The HTTP application without a socket: the route table, the request pipeline, inject() for
+// tests, and close() for what must be flushed on shutdown. What the table holds (documentation
+// routes included) is the composition root's choice (app/api.ts).
+import type { KeyAuthenticator } from '../accounts/auth.ts';
+import { RequestPipeline, type RequestPipelineOptions } from './request-pipeline.ts';
 import type { ApiRequest, ApiResponse, RouteDef, StreamSink, StreamWriteResult } from './types.ts';
 
-export interface AppOptions extends Omit<PipelineOptions, 'routes'> {
+export interface AppOptions extends Omit<RequestPipelineOptions, 'routes'> {
   routes: readonly RouteDef[];
-  /** adds /openapi.yaml, /openapi.json, /docs, /llms.txt, /llms-full.txt (default on) */
-  docs?: false | { serverUrl?: string };
   /** run by close() after the meter is flushed (timers, directory reloads, …) */
   onClose?: Array<() => void | Promise<void>>;
 }
@@ -41,23 +38,21 @@ export interface InjectResponse {
 }
 
 export class App {
-  readonly pipeline: Pipeline;
+  readonly pipeline: RequestPipeline;
   readonly routes: readonly RouteDef[];
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: AppOptions) {
-    const table: RouteDef[] = [...options.routes];
-    if (options.docs !== false) table.push(...docRoutes(() => table, options.docs ?? {}));
-    this.routes = table;
-    this.pipeline = new Pipeline({ ...options, routes: table });
+    this.routes = options.routes;
+    this.pipeline = new RequestPipeline({ ...options, routes: options.routes });
   }
 
   handle(req: ApiRequest): Promise<ApiResponse> {
     return this.pipeline.handle(req);
   }
 
-  openapi(serverUrl?: string): Record<string, unknown> {
-    return buildOpenApi(this.routes, { serverUrl });
+  handleNow(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
+    return this.pipeline.handleNow(req);
   }
 
   get keys(): KeyAuthenticator {

@@ -1,7 +1,7 @@
 // A route's complete parameter set: its own plus the ones the pipeline adds (pagination, event
 // stream selection). Validation and OpenAPI both read this, so they cannot disagree.
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, PLAN_LIMITS } from './plans.ts';
+import { DEFAULT_PAGE_SIZE, PLAN_LIMITS } from '../accounts/plans.ts';
 import { idKindOf, intParam, type IdKind } from './params.ts';
 import type { RouteDef } from './types.ts';
 

@@ -1,6 +1,6 @@
 // The per-request context handed to handlers. Methods live on the prototype so a request
 // allocates no closures (this path runs tens of thousands of times a second).
-import type { AuthenticatedKey } from './auth.ts';
+import type { AuthenticatedKey } from '../accounts/auth.ts';
 import type { CursorCodec, CursorValue } from './cursor.ts';
 import type { PageRequest, RequestContext } from './types.ts';
 

@@ -1,11 +1,11 @@
 // The response headers every API response carries, built in one place so errors, 304s and 404s
 // get exactly the same set as successes.
-import type { RateDecision } from './limiter.ts';
-import { WINDOW_MS, WINDOW_POLICY_NAME } from './plans.ts';
+import type { RateDecision } from '../accounts/limiter.ts';
+import { WINDOW_MS, WINDOW_POLICY_NAME, type MeterUnit } from '../accounts/plans.ts';
+
+export type { MeterUnit };
 
 export const API_VERSION = '1.0.0';
-
-export type MeterUnit = 'request' | 'connection-minute';
 
 export type HeaderList = Array<[string, string]>;
 
@@ -32,19 +32,40 @@ export function baseHeaders(requestId: string, unit: MeterUnit | null): HeaderLi
   return headers;
 }
 
-/** The IETF RateLimit pair plus the X- headers older clients read. */
-export function rateLimitHeaders(decision: RateDecision, nowMs: number): HeaderList {
-  const resetS = Math.ceil(decision.resetMs / 1000);
-  const headers: HeaderList = [
-    ['X-RateLimit-Policy', `${decision.limit};w=${WINDOW_S}`],
-    ['RateLimit-Policy', `"${WINDOW_POLICY_NAME}";q=${decision.limit};w=${WINDOW_S}`],
-    ['RateLimit', `"${WINDOW_POLICY_NAME}";r=${decision.remaining};t=${resetS}`],
-    ['X-RateLimit-Limit', String(decision.limit)],
-    ['X-RateLimit-Remaining', String(decision.remaining)],
+/** The headers a window's limit alone decides (one set per plan), built once and shared. */
+const POLICY_HEADERS = new Map<number, readonly [string, string][]>();
+function policyHeaders(limit: number): readonly [string, string][] {
+  let headers = POLICY_HEADERS.get(limit);
+  if (!headers) {
+    headers = [
+      ['X-RateLimit-Policy', `${limit};w=${WINDOW_S}`],
+      ['RateLimit-Policy', `"${WINDOW_POLICY_NAME}";q=${limit};w=${WINDOW_S}`],
+      ['X-RateLimit-Limit', String(limit)],
+    ];
+    POLICY_HEADERS.set(limit, headers);
+  }
+  return headers;
+}
+
+/** Appends the IETF RateLimit pair plus the X- headers older clients read to `headers`. */
+export function pushRateLimitHeaders(headers: HeaderList, decision: RateDecision, nowMs: number): HeaderList {
+  const [policy, ietfPolicy, limit] = policyHeaders(decision.limit);
+  const remaining = String(decision.remaining);
+  headers.push(
+    policy!,
+    ietfPolicy!,
+    ['RateLimit', `"${WINDOW_POLICY_NAME}";r=${remaining};t=${Math.ceil(decision.resetMs / 1000)}`],
+    limit!,
+    ['X-RateLimit-Remaining', remaining],
     ['X-RateLimit-Reset', String(Math.ceil((nowMs + decision.resetMs) / 1000))],
-  ];
+  );
   if (!decision.allowed) headers.push(['Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))]);
   return headers;
+}
+
+/** The IETF RateLimit pair plus the X- headers older clients read. */
+export function rateLimitHeaders(decision: RateDecision, nowMs: number): HeaderList {
+  return pushRateLimitHeaders([], decision, nowMs);
 }
 
 export const PREFLIGHT_HEADERS: HeaderList = [

@@ -1,15 +1,52 @@
 // Serialized bodies per route + normalized query + data version, so a repeated request costs a
 // map lookup instead of filtering and JSON.stringify (see performance-anchors: 69k vs 22k req/s).
 import { hash } from 'node:crypto';
+import { codedEtag, compress, MIN_COMPRESSED_BYTES, type Coding, type ContentCoding } from './encoding.ts';
 
-export interface CachedBody {
+/** One representation of a body: its bytes in one content coding and the ETag naming them. */
+export interface Representation {
   readonly body: Buffer;
   readonly etag: string;
+  readonly coding: ContentCoding;
+}
+
+export interface CachedBody extends Representation {
+  /** the coded representations made so far, each made once (the first request asking waits for it) */
+  coded?: Partial<Record<Coding, Representation | Promise<Representation>>>;
+}
+
+/** Bodies this small are only ever sent uncoded, so their answers do not vary with Accept-Encoding. */
+export function compressible(body: Buffer): boolean {
+  return body.byteLength >= MIN_COMPRESSED_BYTES;
+}
+
+/**
+ * The body in `coding`, compressed on first use and kept with the body. A Promise only while the
+ * first compression runs.
+ */
+export function representation(entry: CachedBody, coding: ContentCoding): Representation | Promise<Representation> {
+  if (coding === 'identity' || !compressible(entry.body)) return entry;
+  const coded = (entry.coded ??= {});
+  const made = coded[coding];
+  if (made) return made;
+  const pending = compress(entry.body, coding).then((body): Representation => {
+    const rep: Representation = { body, etag: codedEtag(entry.etag, coding), coding };
+    coded[coding] = rep;
+    return rep;
+  }, (err: unknown) => {
+    // a failed compression is tried again by the next request
+    delete coded[coding];
+    throw err;
+  });
+  coded[coding] = pending;
+  return pending;
 }
 
 interface Entry extends CachedBody {
   token: string;
   expiresAtMs: number;
+  /** `inserts` when the entry last moved to the young end of the map */
+  movedAt: number;
 }
 
 export function etagOf(body: Buffer | string): string {
@@ -30,6 +67,8 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
+  /** entries put at the young end so far (new or moved) */
+  private inserts = 0;
   hits = 0;
   misses = 0;
 
@@ -42,14 +81,19 @@ export class ResponseCache {
       return undefined;
     }
     this.hits++;
-    // refresh recency: Map keeps insertion order, so the first key is the least recently used
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    // Map keeps insertion order, so the first key is the least recently used. An entry moves to
+    // the young end only once it has aged by half the cache: a hot body is never evicted, and a
+    // hit does not pay a delete and an insert every time.
+    if (this.inserts - entry.movedAt >= this.maxEntries >> 1) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      entry.movedAt = ++this.inserts;
+    }
     return entry;
   }
 
   set(key: string, token: string, body: Buffer, ttlMs: number, nowMs: number): CachedBody {
-    const entry: Entry = { body, etag: etagOf(body), token, expiresAtMs: nowMs + ttlMs };
+    const entry: Entry = { body, etag: etagOf(body), coding: 'identity', token, expiresAtMs: nowMs + ttlMs, movedAt: ++this.inserts };
     this.entries.delete(key);
     this.entries.set(key, entry);
     while (this.entries.size > this.maxEntries) {

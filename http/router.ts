@@ -19,8 +19,13 @@ export function splitPath(template: string): string[] {
   return template.split('/').slice(1);
 }
 
+/** The parameters of a path without any: one shared, frozen object. */
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NOT_FOUND = Object.freeze({ kind: 'not_found' as const });
+
 export class Router<T> {
-  private readonly exact = new Map<string, Map<string, T>>();
+  /** static paths: their matches are built once, so a request allocates nothing to find its route */
+  private readonly exact = new Map<string, Map<string, RouteMatch<T>>>();
   private readonly dynamic: Entry<T>[] = [];
 
   add(method: string, template: string, route: T): void {
@@ -30,9 +35,9 @@ export class Router<T> {
       return m ? { param: m[1]! } : { literal: s };
     });
     if (segments.every((s) => 'literal' in s)) {
-      const byMethod = this.exact.get(template) ?? new Map<string, T>();
+      const byMethod = this.exact.get(template) ?? new Map<string, RouteMatch<T>>();
       if (byMethod.has(method)) throw new Error(`duplicate route ${method} ${template}`);
-      byMethod.set(method, route);
+      byMethod.set(method, Object.freeze({ kind: 'found', route, params: NO_PARAMS }));
       this.exact.set(template, byMethod);
       return;
     }
@@ -43,25 +48,26 @@ export class Router<T> {
     this.dynamic.sort((a, b) => b.statics - a.statics || specificity(b) - specificity(a));
   }
 
+  /** A static path's match is shared and frozen: callers read it, never change it. */
   match(method: string, rawPath: string): RouteMatch<T> {
     const byMethod = this.exact.get(rawPath);
     if (byMethod) {
-      const route = byMethod.get(method);
-      if (route) return { kind: 'found', route, params: {} };
+      const found = byMethod.get(method);
+      if (found) return found;
     }
     const raw = splitPath(rawPath);
-    const allow = new Set<string>(byMethod ? byMethod.keys() : []);
+    let allow: Set<string> | null = byMethod ? new Set(byMethod.keys()) : null;
     let decoded: string[] | null = null;
     for (const entry of this.dynamic) {
       if (entry.segments.length !== raw.length) continue;
       decoded ??= decodeSegments(raw);
-      if (!decoded) return { kind: 'not_found' };
+      if (!decoded) return NOT_FOUND;
       const params = bind(entry.segments, decoded);
       if (!params) continue;
       if (entry.method === method) return { kind: 'found', route: entry.route, params };
-      allow.add(entry.method);
+      (allow ??= new Set()).add(entry.method);
     }
-    return allow.size ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
+    return allow?.size ? { kind: 'method_not_allowed', allow: [...allow].sort() } : NOT_FOUND;
   }
 }
 

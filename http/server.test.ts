@@ -113,6 +113,34 @@ t.test('a client that goes away mid-body does not hurt the server', async (t) =>
   t.equal((await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'), '12');
 });
 
+t.test('an answer given at once (handleNow) is written inside the request handler, large ones too', async (t) => {
+  const app = handler();
+  const now: Handler = {
+    handle: (req) => app.handle(req),
+    // what the pipeline does for a cached body: no Promise
+    handleNow: (req) => (req.path === '/big' ? { status: 200, headers: baseHeaders('req_n', 'request'), body: BIG } : app.handle(req)),
+    close: () => app.close(),
+  };
+  const server = await startServer({ app: now, port: 0 });
+  t.teardown(() => server.close());
+  const res = await fetch(`http://127.0.0.1:${server.port}/big`);
+  t.ok(Buffer.from(await res.arrayBuffer()).equals(BIG), 'a body larger than the socket takes at once arrives whole');
+  t.equal((await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'), '12', 'the Promise path still works');
+  // a client leaving in the middle of a body answered at once: the exchange still finishes
+  await new Promise<void>((resolve) => {
+    const socket = connect(server.port, '127.0.0.1');
+    socket.once('data', () => {
+      socket.pause();
+      socket.destroy();
+      resolve();
+    });
+    socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+  });
+  const deadline = Date.now() + 5_000;
+  while (server.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.equal(server.inFlight, 0, 'the aborted exchange is finished');
+});
+
 t.test('HEAD, 204 and 304 leave the connection usable for the next request', async (t) => {
   const app = handler({
     '/empty': () => ({ status: 204, headers: [], body: '' }),

@@ -16,6 +16,8 @@ type HttpResponse = uWS.HttpResponse;
 /** What the server needs from the application (App implements it). */
 export interface Handler {
   handle(req: ApiRequest): Promise<ApiResponse>;
+  /** as handle(), answered at once when the application can (no Promise): written inside uWS's handler */
+  handleNow?(req: ApiRequest): ApiResponse | Promise<ApiResponse>;
   /** flush metering and stop timers, after in-flight requests finished */
   close(): Promise<void>;
 }
@@ -79,6 +81,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 interface Exchange {
   aborted: boolean;
   finished: boolean;
+  /** res.onAborted registered: the answer comes after uWS's handler returned */
+  watched: boolean;
   /** a file download waiting for the socket to drain is woken by the abort */
   onAbort?: () => void;
 }
@@ -242,6 +246,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     const start = res.getWriteOffset();
     const [ok, done] = res.tryEnd(bytes, bytes.byteLength);
     if (done) return finish(ex);
+    // the rest goes out after uWS's handler returned: a client leaving meanwhile must be seen
+    if (!ex.watched) watchAbort(res, ex);
     if (!ok) {
       // the kernel took part of it: continue from the written offset when the socket drains
       res.onWritable((offset) => {
@@ -379,28 +385,45 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     finish(ex);
   };
 
-  // one function for every request: closures created per request cost an allocation each
-  const dispatch = async (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
-    let response: ApiResponse;
-    try {
-      response = await options.app.handle(request);
-    } catch (err) {
-      // the pipeline renders its own errors; reaching here is a bug in it
-      log.error({ err, request_id: 'req_internal' }, 'pipeline rejected');
-      const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
-      response = { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
-    }
-    respond(res, ex, response);
+  const internalError = (err: unknown): ApiResponse => {
+    // the pipeline renders its own errors; reaching here is a bug in it
+    log.error({ err, request_id: 'req_internal' }, 'pipeline rejected');
+    const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
+    return { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
   };
 
-  app.any('/*', (res, req) => {
-    const ex: Exchange = { aborted: false, finished: false };
-    inFlight++;
+  // one function for every request: closures created per request cost an allocation each. An
+  // answer the application has at once (a cached body) is written before uWS's handler returns.
+  const dispatch = (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
+    let answer: ApiResponse | Promise<ApiResponse>;
+    try {
+      answer = options.app.handleNow ? options.app.handleNow(request) : options.app.handle(request);
+    } catch (err) {
+      answer = internalError(err);
+    }
+    if (answer instanceof Promise) {
+      // answered later: uWS must be told, and a client gone meanwhile must not be written to
+      if (!ex.watched) watchAbort(res, ex);
+      answer.then((response) => respond(res, ex, response), (err: unknown) => respond(res, ex, internalError(err)));
+    } else {
+      respond(res, ex, answer);
+    }
+  };
+
+  const watchAbort = (res: HttpResponse, ex: Exchange) => {
+    ex.watched = true;
     res.onAborted(() => {
       ex.aborted = true;
       finish(ex);
       ex.onAbort?.();
     });
+  };
+
+  app.any('/*', (res, req) => {
+    const ex: Exchange = { aborted: false, finished: false, watched: false };
+    inFlight++;
+    // everything answered before this handler returns needs no abort handler (uWS asks for one
+    // only for answers given later): a body, or an answer that waits, registers it
     if (closing) return unavailable(res, ex);
     const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     let headerBytes = 0;
@@ -427,7 +450,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     if (refusal) return refuse(res, ex, refusal, request.path);
     const hasBody = BODY_METHODS.has(request.method.toUpperCase())
       && (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
-    if (!hasBody) return void dispatch(res, ex, request);
+    if (!hasBody) return dispatch(res, ex, request);
+    watchAbort(res, ex);
     const chunks: Buffer[] = [];
     let size = 0;
     let timedOut = false;

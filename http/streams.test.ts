@@ -8,21 +8,25 @@ import { ConnectionMeter } from '../stream/connection-meter.ts';
 import { MemoryEventLog } from '../stream/event-log.ts';
 import { StreamHub } from '../stream/hub.ts';
 import { App } from './app.ts';
-import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
+import type { AuthenticatedKey, KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from './cursor.ts';
-import { SlidingWindowLimiter } from './limiter.ts';
-import { MemoryMeter } from './meter.ts';
+import { SlidingWindowLimiter } from '../accounts/limiter.ts';
+import { MemoryMeter } from '../accounts/meter.ts';
 import { defineRoute } from './route.ts';
 import { eventRoutes } from './routes/events.ts';
-import { connectionMinutes, HubStreams, LIVE_CHANNEL, snapshotOf, streamKindOf, type StreamTag } from './streams.ts';
+import { connectionMinutes, HubStreams, liveChannel, snapshotOf, streamKindOf, type StreamTag } from './streams.ts';
 import type { StreamSink, StreamWriteResult } from './types.ts';
 import { silentLogger } from '../core/logger.ts';
 
 t.test('item type and channels follow the route', async (t) => {
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), { itemType: 'alert', channels: ['live'] });
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/realtime' }), { itemType: 'arrival', channels: ['live'] });
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/{route_id}/realtime' }), { itemType: 'vehicle', channels: ['live'] });
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/{line}/reliability' }).itemType, 'reliability');
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), { itemType: 'alert', channels: ['live:alerts', 'live:freshness'] });
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/realtime' }), {
+    itemType: 'arrival', channels: ['live:arrivals', 'live:vehicles:rail', 'live:freshness'],
+  });
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/{route_id}/realtime' }), {
+    itemType: 'vehicle', channels: ['live:vehicles:bus', 'live:arrivals', 'live:freshness'],
+  }, 'a bus stream does not recompute when streetcars move');
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/{line}/reliability' }), { itemType: 'reliability', channels: ['reliability', 'live:arrivals'] });
   t.same(streamKindOf({ id: 'other', path: '/api/v1/x' }), { itemType: 'other', channels: [] });
 });
 
@@ -91,7 +95,7 @@ function setup() {
   const app = new App({
     routes: [route, ...eventRoutes(streams)], keys, meter: new MemoryMeter(), limiter: new SlidingWindowLimiter(),
     cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: silentLogger, maxBodyBytes: 100,
-    responseCacheEntries: 10, streams, docs: false,
+    responseCacheEntries: 10, streams,
   });
   return { app, hub, allowance, connections, minutes, clock, setFail: (err: ApiError | null) => { fail = err; } };
 }
@@ -110,7 +114,7 @@ t.test('a topic re-renders at the current time, not at its first request\'s', as
   await tick();
   t.match(sink.text, /event: reset\ndata: \{"data":\[\{"id":"clock","at":1000000\}\]\}/);
   clock.now += 5_000;
-  hub.changed(LIVE_CHANNEL);
+  hub.changed(liveChannel('alerts'));
   await tick();
   t.match(sink.text, /event: update\ndata: \{"type":"things","id":"clock","at":1005000\}/);
   hub.close();

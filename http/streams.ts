@@ -2,19 +2,26 @@
 // realtime and reliability endpoints (one shared topic per distinct query, recomputed when what
 // it reads changes) and GET /api/v1/events/stream, both behind the per-key allowance and metered
 // in connection-minutes. The pipeline has authenticated, checked the plan and validated first.
+import type { LiveSlice } from '../core/ports.ts';
+import { MODES } from '../core/types.ts';
 import type { ConnectionMeter, MeteredStream } from '../stream/connection-meter.ts';
-import type { StreamAllowance, StreamLease } from '../stream/allowance.ts';
+import type { StreamAllowanceStore, StreamLease } from '../stream/allowance.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 import type { StreamHub, StreamPlan } from '../stream/hub.ts';
 import type { TopicItem, TopicSnapshot } from '../stream/item-diff.ts';
-import type { AuthenticatedKey } from './auth.ts';
+import type { AuthenticatedKey } from '../accounts/auth.ts';
 import type { HeaderList } from './headers.ts';
-import type { UsageRecord } from './meter.ts';
-import { PLAN_LIMITS, type Plan } from './plans.ts';
+import type { UsageRecord } from '../accounts/meter.ts';
+import { PLAN_LIMITS, type Plan } from '../accounts/plans.ts';
 import { Reply, StreamReply, type RequestContext, type RouteDef, type StreamOpenRequest, type StreamProvider } from './types.ts';
 
-/** Change channel of everything read from the LiveView (alerts, vehicles, arrivals, feed health). */
-export const LIVE_CHANNEL = 'live';
+/**
+ * Change channel of one slice of the LiveView (core/ports.ts LIVE_SLICES): a topic recomputes
+ * when a slice its items are built from moves, not on every poll of every feed.
+ */
+export function liveChannel(slice: LiveSlice): string {
+  return `live:${slice}`;
+}
 /** Change channel of the reliability rollups (reliability.updated events). */
 export const RELIABILITY_CHANNEL = 'reliability';
 
@@ -47,11 +54,19 @@ export interface StreamKind {
 /** The item type and change channels of an SSE-capable route, from its path. */
 export function streamKindOf(route: Pick<RouteDef, 'id' | 'path'>): StreamKind {
   const path = route.path;
-  if (path.endsWith('/alerts')) return { itemType: 'alert', channels: [LIVE_CHANNEL] };
-  // today's rows are live: they move with the polls, and finalized days with reliability.updated
-  if (path.endsWith('/reliability')) return { itemType: 'reliability', channels: [RELIABILITY_CHANNEL, LIVE_CHANNEL] };
-  if (path.endsWith('/rail/realtime')) return { itemType: 'arrival', channels: [LIVE_CHANNEL] };
-  if (path.endsWith('/realtime')) return { itemType: 'vehicle', channels: [LIVE_CHANNEL] };
+  // an alert item carries its feed's freshness verdict
+  if (path.endsWith('/alerts')) return { itemType: 'alert', channels: [liveChannel('alerts'), liveChannel('freshness')] };
+  // today's rows are live: they move with the trip updates, and finalized days with reliability.updated
+  if (path.endsWith('/reliability')) return { itemType: 'reliability', channels: [RELIABILITY_CHANNEL, liveChannel('arrivals')] };
+  if (path.endsWith('/rail/realtime')) {
+    return { itemType: 'arrival', channels: [liveChannel('arrivals'), liveChannel('vehicles:rail'), liveChannel('freshness')] };
+  }
+  if (path.endsWith('/realtime')) {
+    // a vehicle carries its trip's delay (arrivals) and its feed's freshness
+    const mode = MODES.find((m) => path.includes(`/${m}/`));
+    const vehicles = mode ? [liveChannel(`vehicles:${mode}`)] : MODES.map((m) => liveChannel(`vehicles:${m}`));
+    return { itemType: 'vehicle', channels: [...vehicles, liveChannel('arrivals'), liveChannel('freshness')] };
+  }
   return { itemType: route.id, channels: [] };
 }
 
@@ -90,7 +105,7 @@ const NOT_RENDERED = Symbol('not rendered');
 
 export interface HubStreamsOptions {
   readonly hub: StreamHub;
-  readonly allowance: StreamAllowance;
+  readonly allowance: StreamAllowanceStore;
   readonly connections: ConnectionMeter<StreamTag>;
   /** the API clock: the time query results are rendered at */
   readonly now?: () => number;
@@ -105,7 +120,7 @@ export class HubStreams implements StreamProvider {
 
   /** SSE of a JSON endpoint: `reset` with the endpoint's body, then add/update/remove. */
   async open(request: StreamOpenRequest): Promise<StreamReply> {
-    const lease = this.acquire(request.key);
+    const lease = await this.acquire(request.key);
     try {
       const { hub } = this.options;
       const kind = streamKindOf(request.route);
@@ -132,9 +147,9 @@ export class HubStreams implements StreamProvider {
   }
 
   /** GET /api/v1/events/stream */
-  openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): StreamReply {
+  async openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): Promise<StreamReply> {
     if (!ctx.key) throw new Error('event stream reached without an authenticated key');
-    const lease = this.acquire(ctx.key);
+    const lease = await this.acquire(ctx.key);
     try {
       return this.reply(this.options.hub.openEvents({ filter, lastEventId }), ctx, ctx.key, endpoint, lease);
     } catch (err) {
@@ -144,7 +159,7 @@ export class HubStreams implements StreamProvider {
   }
 
   /** 403 forbidden_plan without an allowance, 429 sse_allowance_exceeded when it is used up. */
-  private acquire(key: AuthenticatedKey): StreamLease {
+  private acquire(key: AuthenticatedKey): StreamLease | Promise<StreamLease> {
     return this.options.allowance.acquire(key.id, PLAN_LIMITS[key.plan].sse_streams, key.plan);
   }
 

@@ -2,10 +2,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
-import type { AuthenticatedKey } from './auth.ts';
+import type { AuthenticatedKey } from '../accounts/auth.ts';
 import type { CursorValue } from './cursor.ts';
 import type { HeaderList, MeterUnit } from './headers.ts';
-import type { Plan } from './plans.ts';
+import type { Plan } from '../accounts/plans.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -166,11 +166,17 @@ export interface RouteDef {
   readonly sse?: boolean;
   /** always an event stream: the handler returns a StreamReply */
   readonly stream?: boolean;
+  /**
+   * For an event stream: each SSE event name and the JSON schema of its `data:` (schemas with a
+   * meta id, documented as components and listed in the operation's `x-sse-events`).
+   */
+  readonly streamEvents?: Readonly<Record<string, z.ZodType>>;
   /** a file download (FileReply): documented as binary in these media types, with 206 and 304 */
   readonly download?: { readonly contentTypes: readonly string[] };
   /** enables the serialized-body cache and ETags keyed by this version */
   readonly cache?: {
-    version(ctx: RequestContext): string | number;
+    /** read before the request is checked further (a cursor is checked only on a miss): no request context */
+    version(): string | number;
     /** for bodies that also depend on the clock (ages, freshness) */
     ttlMs?: number;
   };

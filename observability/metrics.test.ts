@@ -4,6 +4,7 @@ import type { FeedHealth } from '../core/ports.ts';
 import type { FeedPoll } from '../core/types.ts';
 import { parsePrometheusText, sampleValue } from '../test/support/prometheus-text.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 const scrape = async (m: ServiceMetrics) => parsePrometheusText(await m.metricsText());
 
@@ -89,7 +90,7 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
 
 t.test('events, webhook attempts, jobs, queue waits', async (t) => {
   const m = new ServiceMetrics({ defaultMetrics: false });
-  const event = (type: DomainEvent['type'], data: unknown = {}): DomainEvent => ({ type, at_ms: 0, modes: [], routes: [], data });
+  const event = (type: DomainEvent['type'], data: unknown = {}): DomainEvent => rawEvent(type, { at_ms: 0, data });
   m.events([event('vehicle.position'), event('vehicle.position'), event('alert.created'),
     event('export.ready', { dataset: 'realtime', format: 'parquet', rows: 1200 }),
     event('export.failed', { dataset: 'alerts', format: 'ndjson.gz' })]);

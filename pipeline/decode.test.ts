@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { decodeFeedMessage } from './decode.ts';
-import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from './test-fakes.ts';
+import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from '../test/support/pipeline-fakes.ts';
 
 const vehicleFeed = () => encodeFeed({
   header: header(1_700_000_000),

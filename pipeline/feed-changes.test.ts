@@ -4,7 +4,7 @@ import t from 'tap';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { createPipeline } from './ingest.ts';
-import { encodeFeed, header, MemoryHistory, testConfig } from './test-fakes.ts';
+import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 import { silentLogger } from '../core/logger.ts';
 
 async function until(check: () => boolean, what: string): Promise<void> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FeedSchema } from '../core/config.ts';
 import { FeedFetcher, fetchBody, type FetchRequest } from './fetch-feed.ts';
-import { startFaultServer, type Fault } from './fault-server.ts';
+import { startFaultServer, type Fault } from '../test/support/fault-server.ts';
 
 const BODY = Buffer.alloc(2000, 1);
 const request = (url: string, extra: Partial<FetchRequest> = {}): FetchRequest => ({

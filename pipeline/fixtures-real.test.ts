@@ -9,7 +9,7 @@ import { silentLogger } from '../core/logger.ts';
 import type { FeedPoll } from '../core/types.ts';
 import { captureLogs } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
-import { FIXTURES_REAL, hasRealFixtures, MemoryHistory, testConfig } from './test-fakes.ts';
+import { FIXTURES_REAL, hasRealFixtures, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 
 if (!hasRealFixtures()) {
   t.comment(`skipping: ${FIXTURES_REAL} is absent (real feed captures live beside the checkout)`);

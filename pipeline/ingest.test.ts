@@ -6,11 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { VirtualTimeScheduler } from 'rxjs';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
-import { startFaultServer, type Fault } from './fault-server.ts';
+import { startFaultServer, type Fault } from '../test/support/fault-server.ts';
 import { silentLogger } from '../core/logger.ts';
 import { captureLogs } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
-import { encodeFeed, header, MemoryHistory, testConfig } from './test-fakes.ts';
+import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 
 const vehicles = (tsS: number, lat = 40) => encodeFeed({
   header: header(tsS),

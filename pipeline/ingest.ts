@@ -74,7 +74,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const now = options.now ?? Date.now;
   const log = componentLogger(options.log, 'pipeline');
   const scheduler = options.scheduler ?? asyncScheduler;
-  const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts });
+  const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts, scheduleFor: options.scheduleFor });
   const feeds = new Map(config.feeds.map((f) => [f.id, f]));
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();

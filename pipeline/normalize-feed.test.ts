@@ -2,7 +2,7 @@ import t from 'tap';
 import { decodeFeedMessage } from './decode.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage } from './normalize-feed.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 
 const cfg = testConfig();
 const NOW_S = 1_700_000_000;

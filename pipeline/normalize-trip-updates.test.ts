@@ -4,7 +4,7 @@ import type { Arrival, Mode } from '../core/types.ts';
 import { decodeFeedMessage } from './decode.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 
 const cfg = testConfig();
 // 2023-11-07 is after the DST change: Los Angeles is UTC-8, so 08:00 local = 16:00Z

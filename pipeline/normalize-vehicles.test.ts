@@ -5,7 +5,7 @@ import type { Mode } from '../core/types.ts';
 import { decodeFeedMessage } from './decode.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 
 const cfg = testConfig();
 const NOW_S = Date.parse('2026-03-02T14:00:00Z') / 1000;

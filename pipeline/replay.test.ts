@@ -9,7 +9,7 @@ import { createHistoryWriter } from '../store/history-writer.ts';
 import { readHeaderTimestamp } from './decode.ts';
 import { createPipeline } from './ingest.ts';
 import { listFiles, replaySnapshots, scanSnapshots } from './replay.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 import { silentLogger } from '../core/logger.ts';
 
 const DAY = '2024-05-02';

@@ -2,11 +2,10 @@
 // (pipeline/trip-matching/): route, mode, direction, service date and the instant GTFS stop
 // times count from.
 import type { ScheduledStopTime, ScheduledTrip } from '../core/ports.ts';
-import { localDate } from '../core/time-zone.ts';
+import { localDate, parseGtfsTime, parseStartDate, serviceDayOriginMs } from '../core/dates.ts';
 import type { Mode, TripRelationship } from '../core/types.ts';
 import { TRIP_RELATIONSHIP_NAMES, has, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import type { NormalizeContext } from './normalize-context.ts';
-import { parseGtfsTime, parseStartDate, serviceDayOriginMs } from './service-time.ts';
 
 export interface ResolvedTrip {
   /** the schedule's id of the matched trip, else the feed's own */

@@ -7,13 +7,13 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { silentLogger } from '../core/logger.ts';
-import { classifyFeed } from '../http/status/classify.ts';
+import { classifyFeed } from '../status/classify.ts';
 import { Db } from '../store/db.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { createPipeline, type Pipeline } from './ingest.ts';
-import { encodeFeed, fakeSchedule, FIXTURES_REAL, hasRealFixtures, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, FIXTURES_REAL, hasRealFixtures, header, testConfig } from '../test/support/pipeline-fakes.ts';
 
 const NOW_MS = Date.parse('2026-11-23T18:00:00Z');
 const schedule = fakeSchedule({

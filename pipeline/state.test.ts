@@ -3,7 +3,7 @@ import type { DomainEvent, EventBus } from '../core/events.ts';
 import type { Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 import { LiveState } from './state.ts';
-import { testConfig } from './test-fakes.ts';
+import { testConfig } from '../test/support/pipeline-fakes.ts';
 
 class RecordingBus implements EventBus {
   events: DomainEvent[] = [];
@@ -103,12 +103,55 @@ t.test('vehicles and arrivals are replaced per feed per poll; events only for ch
   const events = bus.take();
   t.same(events.map((e) => [e.type, (e.data as { vehicle_id?: string; trip_id?: string }).vehicle_id ?? (e.data as { trip_id: string }).trip_id]),
     [['vehicle.position', 'c'], ['arrival.updated', 't2']]);
-  t.same(events[1]!.routes, ['Red']);
+  t.same([events[1]!.routes, events[1]!.lines], [[], ['Red']], 'a rail trip\'s line is in `lines`');
 
   const before = state.arrivals();
   state.applyPoll(poll('tu', 30, 'http_error'));
   t.equal(state.arrivals().length, 2, 'a failed poll keeps the last arrivals');
-  t.not(state.arrivals(), before, 'snapshot rebuilt after the version bump');
+  t.equal(state.arrivals(), before, 'a failed poll leaves the arrivals alone: the same list, not rebuilt');
+});
+
+t.test('each slice has its own version, moved only by a change of its content', async (t) => {
+  const bus = new RecordingBus();
+  const feeds = testConfig({
+    feeds: [{ id: 'vp', kind: 'gtfs-rt', url: 'http://x/vp' }, { id: 'tu', kind: 'gtfs-rt', url: 'http://x/tu' }, { id: 'al', kind: 'gtfs-rt', url: 'http://x/al' }],
+    freshness: { stale_after_s: 60, expired_after_s: 300, max_future_s: 30, max_age_days: 365 },
+  });
+  const state = new LiveState({ config: feeds, bus, now: () => 10 });
+  const content = {
+    id: 'al:1', feed_id: 'al', entity_id: '1', modes: ['bus' as const], impact: 'detour', cause: 'unknown_cause', severity: null,
+    header: { en: 'x' }, description: {}, url: {}, active_periods: [], routes: ['66'], stations: [], trips: [],
+  };
+  state.applyPoll(poll('al', 10), rows(10, { alerts: [content] }));
+  state.applyPoll(poll('vp', 10), rows(10, { vehicles: [vehicle('a', 1, 10)] }));
+  const versions = () => ({
+    alerts: state.sliceVersion('alerts'), bus: state.sliceVersion('vehicles:bus'), rail: state.sliceVersion('vehicles:rail'),
+    arrivals: state.sliceVersion('arrivals'), feeds: state.sliceVersion('feeds'), freshness: state.sliceVersion('freshness'),
+    al: state.feedVersion('al'), vp: state.feedVersion('vp'), any: state.version,
+  });
+  const alerts = state.alerts();
+  const v0 = versions();
+
+  state.applyPoll(poll('vp', 20, 'unchanged'));
+  const v1 = versions();
+  t.same({ ...v1, feeds: v0.feeds, vp: v0.vp, any: v0.any }, v0, 'an unchanged poll moves only its feed\'s health');
+  t.ok(v1.vp > v0.vp && v1.feeds > v0.feeds && v1.any > v0.any);
+  t.equal(state.alerts(), alerts, 'the alert list is not rebuilt');
+
+  state.applyPoll(poll('vp', 30), rows(30, { vehicles: [vehicle('a', 2, 30)] }));
+  const v2 = versions();
+  t.ok(v2.bus > v1.bus, 'new positions move the bus vehicles');
+  t.same([v2.alerts, v2.rail, v2.arrivals, v2.al, v2.freshness], [v1.alerts, v1.rail, v1.arrivals, v1.al, v1.freshness], 'and nothing else');
+
+  state.applyPoll(poll('al', 40), rows(40, { alerts: [content] }));
+  const v3 = versions();
+  t.equal(v3.alerts, v2.alerts, 'the same alerts again: the alerts slice stays');
+  t.ok(v3.al > v2.al, 'its feed\'s health moved (last poll)');
+  t.equal(state.alerts(), alerts);
+
+  state.applyPoll(poll('al', 50), rows(50, { alerts: [{ ...content, header: { en: 'y' } }] }));
+  t.ok(state.sliceVersion('alerts') > v3.alerts, 'changed content moves the alerts slice');
+  t.not(state.alerts(), alerts, 'and rebuilds the list');
 });
 
 t.test('trip.canceled is announced once per trip per service date', async (t) => {
@@ -137,7 +180,8 @@ t.test('alerts are restored, versioned, resolved, and published with their scope
   t.same(created.map((a) => [a.id, a.version]), [['tu:1', 1]]);
   const resolved = state.applyPoll(poll('tu', 200), rows(200, { alerts: [] }));
   t.same(resolved.map((a) => a.status), ['resolved']);
-  t.same(bus.take().map((e) => [e.type, e.routes]), [['alert.created', ['Red']], ['alert.resolved', ['Red']]]);
+  // a rail alert's line is a line in the envelope, as REST and the filters name it (issue 15)
+  t.same(bus.take().map((e) => [e.type, e.routes, e.lines]), [['alert.created', [], ['Red']], ['alert.resolved', [], ['Red']]]);
   t.equal(state.alerts().length, 1, 'resolved alerts stay readable for a while');
 
   const restored = new LiveState({ config, bus, now: () => 300, initialAlerts: [{ ...created[0]!, version: 4 }] });
@@ -155,8 +199,7 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
   });
   const trip = (id: string, observed: number, predicted: (seq: number) => number, seqs = [1, 2, 3, 4, 5]) =>
     seqs.map((seq) => stop(id, seq, predicted(seq), observed));
-  type Data = { trip_id: string; partial: boolean; stop_count: number; arrivals: Arrival[]; removed_stops: Array<{ stop_id: string; stop_sequence: number | null }> };
-  const updates = () => bus.take().filter((e) => e.type === 'arrival.updated').map((e) => e.data as Data);
+  const updates = () => bus.take().flatMap((e) => (e.type === 'arrival.updated' ? [e.data] : []));
 
   state.applyPoll(poll('tu', 10), rows(10, { arrivals: [...trip('A', 10, (s) => s * 1000), ...trip('B', 10, (s) => s * 1000)] }));
   const first = updates();
@@ -171,7 +214,7 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
   t.same(second.map((d) => d.trip_id), ['B'], 'the unchanged trip sends nothing');
   t.equal(second[0]!.partial, true);
   t.equal(second[0]!.stop_count, 5);
-  t.same(second[0]!.arrivals.map((a) => [a.stop_sequence, a.predicted_ms]), [[4, 64_000]], 'only the stop that moved');
+  t.same(second[0]!.arrivals.map((a) => [a.stop_sequence, a.predicted_at]), [[4, new Date(64_000).toISOString()]], 'only the stop that moved');
   t.same(second[0]!.removed_stops, []);
   t.equal(state.arrivals().length, 10, 'the live state still holds every row (REST reads it whole)');
 
@@ -189,6 +232,6 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
   }));
   const fourth = updates();
   t.same(fourth.map((d) => [d.trip_id, d.partial, d.arrivals.length]), [['A', false, 5]]);
-  const bytes = (list: Data[]) => list.reduce((n, d) => n + JSON.stringify(d).length, 0);
+  const bytes = (list: ReturnType<typeof updates>) => list.reduce((n, d) => n + JSON.stringify(d).length, 0);
   t.ok(bytes(second) * 3 < bytes(first) / 2, `a one-stop change (${bytes(second)} B) is a fraction of the trip (${bytes(first) / 2} B)`);
 });

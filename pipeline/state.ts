@@ -1,10 +1,11 @@
 // The current state held in memory for fast reads, and the change events it publishes.
 import type { Config, FeedConfig } from '../core/config.ts';
-import type { DomainEvent, EventBus, EventType } from '../core/events.ts';
-import type { FeedHealth, LiveView } from '../core/ports.ts';
+import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
+import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
 import { isSuccessfulPoll, MODES, type Alert, type Arrival, type FeedPoll, type Freshness, type Mode, type TripObservation, type VehiclePosition } from '../core/types.ts';
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
 import { diffTripArrivals } from './arrivals.ts';
+import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 
@@ -24,8 +25,10 @@ interface FeedSlot {
   changedMs: number | null;
   /** freshness changes are announced once the feed has delivered a body since start */
   seenWorking: boolean;
-  modes: Mode[];
-  routes: string[];
+  /** what the feed's last data concerned: the scope of its feed.stale and feed.recovered events */
+  scope: EventScope;
+  /** moves whenever `health` changes */
+  healthVersion: number;
 }
 
 export interface LiveStateOptions {
@@ -33,6 +36,8 @@ export interface LiveStateOptions {
   bus: EventBus;
   now?: () => number;
   initialAlerts?: readonly Alert[];
+  /** the schedule of a feed: tells an alert's rail lines from its bus and streetcar routes in events */
+  scheduleFor?: (feed: FeedConfig) => ScheduleIndex | undefined;
 }
 
 export class LiveState implements LiveView {
@@ -40,12 +45,11 @@ export class LiveState implements LiveView {
   private readonly book = new AlertBook();
   private readonly canceledSeen = new Set<string>();
   private readonly now: () => number;
+  /** every slice's moves added up: moves whenever any slice does */
   private versionCounter = 0;
-  private cacheVersion = -1;
-  private vehiclesByMode = new Map<Mode, VehiclePosition[]>();
-  private arrivalsCache: Arrival[] = [];
-  private alertsCache: Alert[] = [];
-  private feedsCache: FeedHealth[] = [];
+  private readonly sliceVersions = new Map<LiveSlice, number>();
+  /** lists rebuilt when their slice moved, by slice, with the version they were built at */
+  private readonly lists = new Map<LiveSlice, { version: number; list: readonly unknown[] }>();
 
   constructor(private readonly options: LiveStateOptions) {
     this.now = options.now ?? Date.now;
@@ -57,24 +61,36 @@ export class LiveState implements LiveView {
     return this.versionCounter;
   }
 
+  sliceVersion(slice: LiveSlice): number {
+    return this.sliceVersions.get(slice) ?? 0;
+  }
+
+  feedVersion(feedId: string): number {
+    return this.slots.get(feedId)?.healthVersion ?? -1;
+  }
+
   vehicles(mode: Mode): readonly VehiclePosition[] {
-    this.refreshCaches();
-    return this.vehiclesByMode.get(mode) ?? [];
+    return this.list(`vehicles:${mode}`, () => {
+      const out: VehiclePosition[] = [];
+      for (const slot of this.slots.values()) for (const v of slot.vehicles) if (v.mode === mode) out.push(v);
+      return out;
+    });
   }
 
   arrivals(): readonly Arrival[] {
-    this.refreshCaches();
-    return this.arrivalsCache;
+    return this.list('arrivals', () => {
+      const out: Arrival[] = [];
+      for (const slot of this.slots.values()) for (const a of slot.arrivals) out.push(a);
+      return out;
+    });
   }
 
   alerts(): readonly Alert[] {
-    this.refreshCaches();
-    return this.alertsCache;
+    return this.list('alerts', () => this.book.list());
   }
 
   feeds(): readonly FeedHealth[] {
-    this.refreshCaches();
-    return this.feedsCache;
+    return this.list('feeds', () => [...this.slots.values()].map((s) => ({ ...s.health })));
   }
 
   feed(feedId: string): FeedHealth | undefined {
@@ -85,9 +101,14 @@ export class LiveState implements LiveView {
   /** Adds a feed, or gives a known one its new settings (its entities stay until its next poll). */
   upsertFeed(feed: FeedConfig): void {
     const slot = this.slots.get(feed.id);
-    if (slot) slot.feed = feed;
-    else this.slots.set(feed.id, newSlot(feed));
-    this.bump();
+    if (slot) {
+      slot.feed = feed;
+      this.healthChanged(slot);
+    } else {
+      this.slots.set(feed.id, newSlot(feed));
+      this.bump('feeds');
+      this.bump('freshness');
+    }
   }
 
   /**
@@ -96,9 +117,13 @@ export class LiveState implements LiveView {
    * them back as active).
    */
   removeFeed(feedId: string, nowMs: number = this.now()): Alert[] {
-    if (!this.slots.delete(feedId)) return [];
+    const slot = this.slots.get(feedId);
+    if (!slot || !this.slots.delete(feedId)) return [];
     const versions = this.publishAlertChanges(this.book.applyFeed(feedId, [], nowMs), nowMs);
-    this.bump();
+    for (const mode of vehicleModes(slot.vehicles)) this.bump(`vehicles:${mode}`);
+    if (slot.arrivals.length) this.bump('arrivals');
+    this.bump('feeds');
+    this.bump('freshness');
     return versions;
   }
 
@@ -130,11 +155,11 @@ export class LiveState implements LiveView {
       this.replaceArrivals(slot, rows.arrivals, poll.polled_ms);
       this.announceCancellations(rows.trips, poll.polled_ms);
       versions = this.publishAlertChanges(this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms), poll.polled_ms);
-      slot.modes = modesOf(rows);
-      slot.routes = routesOf(rows);
+      slot.scope = this.scopeOfRows(slot.feed, rows);
     }
     this.evaluateFreshness(slot, this.now());
-    this.bump();
+    // counters and poll times moved, whatever the poll brought
+    this.healthChanged(slot);
     return versions;
   }
 
@@ -142,7 +167,8 @@ export class LiveState implements LiveView {
   tick(nowMs: number = this.now()): Alert[] {
     for (const slot of this.slots.values()) this.evaluateFreshness(slot, nowMs);
     const versions = this.publishAlertChanges(this.book.tick(nowMs), nowMs);
-    if (this.book.prune(nowMs - RESOLVED_ALERT_KEEP_MS) > 0 || versions.length) this.bump();
+    // publishAlertChanges moved the alerts slice for the versions; a pruned alert moves it too
+    if (this.book.prune(nowMs - RESOLVED_ALERT_KEEP_MS) > 0) this.bump('alerts');
     this.forgetOldCancellations(nowMs);
     return versions;
   }
@@ -156,14 +182,13 @@ export class LiveState implements LiveView {
     if (slot.changedMs !== null) slot.seenWorking = true;
     if (next === previous) return;
     h.freshness = next;
-    this.bump();
+    this.healthChanged(slot);
+    this.bump('freshness');
     if (baseline) return;
     const rank: Record<Freshness, number> = { fresh: 0, stale: 1, expired: 2 };
-    const type: EventType = next === 'fresh' ? 'feed.recovered' : 'feed.stale';
+    const type = next === 'fresh' ? 'feed.recovered' : 'feed.stale';
     if (type === 'feed.stale' && rank[next] < rank[previous]) return; // expired → stale is no recovery yet
-    this.publish(type, nowMs, slot.modes, slot.routes, {
-      feed_id: slot.feed.id, freshness: next, previous, header_timestamp_ms: h.header_timestamp_ms,
-    });
+    this.options.bus.publish(domainEvent(type, nowMs, slot.scope, feedChange(h, previous)));
   }
 
   private replaceVehicles(slot: FeedSlot, vehicles: VehiclePosition[], nowMs: number): void {
@@ -173,8 +198,12 @@ export class LiveState implements LiveView {
       next.set(v.vehicle_id, v);
       const before = previous.get(v.vehicle_id);
       if (before && before.timestamp_ms === v.timestamp_ms && before.lat === v.lat && before.lon === v.lon && before.trip_id === v.trip_id) continue;
-      this.publish('vehicle.position', nowMs, v.mode ? [v.mode] : [], v.route_id ? [v.route_id] : [], v);
+      this.options.bus.publish(domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: v.route_id }]), vehicleData(v)));
     }
+    // every delivered body moves the modes it touches (observed_ms alone changes each row)
+    const modes = vehicleModes(slot.vehicles);
+    for (const m of vehicleModes(vehicles)) modes.add(m);
+    for (const m of modes) this.bump(`vehicles:${m}`);
     slot.vehicles = vehicles;
     slot.vehicleById = next;
   }
@@ -199,23 +228,22 @@ export class LiveState implements LiveView {
       if (!changes) continue;
       const first = list[0]!;
       const partial = previous !== undefined && changes.changed.length < list.length;
-      this.publish('arrival.updated', nowMs, first.mode ? [first.mode] : [], first.route_id ? [first.route_id] : [], {
-        feed_id: first.feed_id, trip_id: first.trip_id, trip_instance: first.trip_instance, route_id: first.route_id,
-        direction_id: first.direction_id, service_date: first.service_date, trip_relationship: first.trip_relationship,
-        partial, stop_count: list.length, arrivals: changes.changed, removed_stops: changes.removed,
-      });
+      this.options.bus.publish(domainEvent('arrival.updated', nowMs, scopeOf([{ mode: first.mode, id: first.route_id }]),
+        arrivalUpdate(first, partial, list.length, changes.changed, changes.removed)));
     }
+    if (arrivals.length || slot.arrivals.length) this.bump('arrivals');
     slot.arrivals = arrivals;
     slot.tripArrivals = byTrip;
   }
 
   private announceCancellations(trips: readonly TripObservation[], nowMs: number): void {
     for (const t of trips) {
-      if (t.relationship !== 'canceled' && t.relationship !== 'deleted') continue;
+      const relationship = t.relationship;
+      if (relationship !== 'canceled' && relationship !== 'deleted') continue;
       const key = `${t.service_date}|${t.feed_id}|${t.trip_id}`;
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
-      this.publish('trip.canceled', nowMs, t.mode ? [t.mode] : [], t.route_id ? [t.route_id] : [], t);
+      this.options.bus.publish(domainEvent('trip.canceled', nowMs, scopeOf([{ mode: t.mode, id: t.route_id }]), tripCancellation({ ...t, relationship })));
     }
   }
 
@@ -225,33 +253,59 @@ export class LiveState implements LiveView {
   }
 
   private publishAlertChanges(changes: AlertChange[], nowMs: number): Alert[] {
-    for (const { kind, alert } of changes) this.publish(`alert.${kind}`, nowMs, alert.modes, alert.routes, alert);
+    for (const { kind, alert } of changes) this.options.bus.publish(domainEvent(`alert.${kind}`, nowMs, this.alertScope(alert), alertData(alert)));
+    if (changes.length) this.bump('alerts');
     return changes.map((c) => c.alert);
   }
 
-  private publish(type: EventType, atMs: number, modes: Mode[], routes: string[], data: unknown): void {
-    const event: DomainEvent = { type, at_ms: atMs, modes, routes, data };
-    this.options.bus.publish(event);
+  /** An alert's modes, and its route ids told apart as rail lines and bus or streetcar routes. */
+  private alertScope(alert: Alert): EventScope {
+    const feed = this.slots.get(alert.feed_id)?.feed;
+    const schedule = feed && this.options.scheduleFor?.(feed);
+    // without the schedule's word, a single-mode alert's routes are of its mode
+    const fallback = alert.modes.length === 1 ? alert.modes[0]! : feed?.mode ?? null;
+    const { routes, lines } = scopeOf(alert.routes.map((id) => ({ mode: schedule?.route(id)?.mode ?? fallback, id })));
+    return { modes: alert.modes, routes, lines };
   }
 
-  private bump(): void {
+  private scopeOfRows(feed: FeedConfig, rows: NormalizedPoll): EventScope {
+    const entries: Array<{ mode: Mode | null; id: string | null }> = [];
+    for (const v of rows.vehicles) entries.push({ mode: v.mode, id: v.route_id });
+    for (const t of rows.trips) entries.push({ mode: t.mode, id: t.route_id });
+    const scope = scopeOf(entries);
+    if (rows.alerts.length === 0) return scope;
+    const schedule = this.options.scheduleFor?.(feed);
+    for (const a of rows.alerts) {
+      const fallback = a.modes.length === 1 ? a.modes[0]! : feed.mode ?? null;
+      for (const m of a.modes) entries.push({ mode: m, id: null });
+      for (const id of a.routes) entries.push({ mode: schedule?.route(id)?.mode ?? fallback, id });
+    }
+    return scopeOf(entries);
+  }
+
+  private bump(slice: LiveSlice): void {
+    this.sliceVersions.set(slice, (this.sliceVersions.get(slice) ?? 0) + 1);
     this.versionCounter++;
   }
 
-  private refreshCaches(): void {
-    if (this.cacheVersion === this.versionCounter) return;
-    this.cacheVersion = this.versionCounter;
-    const byMode = new Map<Mode, VehiclePosition[]>(MODES.map((m) => [m, []]));
-    const arrivals: Arrival[] = [];
-    for (const slot of this.slots.values()) {
-      for (const v of slot.vehicles) if (v.mode) byMode.get(v.mode)!.push(v);
-      for (const a of slot.arrivals) arrivals.push(a);
-    }
-    this.vehiclesByMode = byMode;
-    this.arrivalsCache = arrivals;
-    this.alertsCache = this.book.list();
-    this.feedsCache = [...this.slots.values()].map((s) => ({ ...s.health }));
+  private healthChanged(slot: FeedSlot): void {
+    slot.healthVersion++;
+    this.bump('feeds');
   }
+
+  /** The slice's list as of its version, rebuilt only after it moved. */
+  private list<T>(slice: LiveSlice, build: () => T[]): readonly T[] {
+    const version = this.sliceVersion(slice);
+    let cached = this.lists.get(slice);
+    if (!cached || cached.version !== version) this.lists.set(slice, (cached = { version, list: build() }));
+    return cached.list as readonly T[];
+  }
+}
+
+function vehicleModes(vehicles: readonly VehiclePosition[]): Set<Mode> {
+  const modes = new Set<Mode>();
+  for (const v of vehicles) if (v.mode) modes.add(v.mode);
+  return modes;
 }
 
 function newSlot(feed: FeedConfig): FeedSlot {
@@ -268,23 +322,7 @@ function newSlot(feed: FeedConfig): FeedSlot {
     tripArrivals: new Map(),
     changedMs: null,
     seenWorking: false,
-    modes: [],
-    routes: [],
+    scope: { modes: [], routes: [], lines: [] },
+    healthVersion: 0,
   };
-}
-
-function modesOf(rows: NormalizedPoll): Mode[] {
-  const seen = new Set<Mode>();
-  for (const v of rows.vehicles) if (v.mode) seen.add(v.mode);
-  for (const t of rows.trips) if (t.mode) seen.add(t.mode);
-  for (const a of rows.alerts) for (const m of a.modes) seen.add(m);
-  return MODES.filter((m) => seen.has(m));
-}
-
-function routesOf(rows: NormalizedPoll): string[] {
-  const seen = new Set<string>();
-  for (const v of rows.vehicles) if (v.route_id) seen.add(v.route_id);
-  for (const t of rows.trips) if (t.route_id) seen.add(t.route_id);
-  for (const a of rows.alerts) for (const r of a.routes) seen.add(r);
-  return [...seen].sort();
 }

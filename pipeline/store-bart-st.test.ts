@@ -1,6 +1,6 @@
 // BART and Sound Transit captures resolved against their own static schedules, stored in DuckDB.
 import t from 'tap';
-import { withStoreHarness } from './store-harness.ts';
+import { withStoreHarness } from '../test/support/pipeline-store.ts';
 
 withStoreHarness({ bart: 'bart/bart-rt.zip', st: 'sound-transit/st.zip' }, [
   { id: 'bart-tu', file: 'bart/bart-trip-updates.pb', schedule_id: 'bart' },

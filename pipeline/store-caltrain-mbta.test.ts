@@ -3,7 +3,7 @@
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { loadLatestAlerts } from '../store/alerts-store.ts';
-import { withStoreHarness } from './store-harness.ts';
+import { withStoreHarness } from '../test/support/pipeline-store.ts';
 
 withStoreHarness({ ct: 'caltrain/ct.zip' }, [
   { id: 'ct-tu', file: 'caltrain/ct-trip-updates.pb', schedule_id: 'ct' },

@@ -9,7 +9,7 @@ import type { TripUpdateMsg } from './gtfs-rt-types.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
 import { LiveState } from './state.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from './test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
 import { instanceNames } from './trip-instances.ts';
 
 const cfg = testConfig({ feeds: [{ id: 'nyct', kind: 'gtfs-rt', url: 'http://x/nyct' }] });

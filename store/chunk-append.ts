@@ -4,14 +4,14 @@ import {
   DuckDBDataChunk, DuckDBTypeId, listValue, structValue,
   type DuckDBAppender, type DuckDBValue,
 } from '@duckdb/node-api';
-import { epochDay } from './dates.ts';
+import { epochDay } from '../core/dates.ts';
 
 // Column-at-a-time appends. Each column of a 2,048-row chunk is packed into one typed array
 // and copied into the DuckDB vector in one call; strings of up to 12 ASCII bytes are written
 // inline in DuckDB's public `duckdb_string_t` layout (uint32 length + 12 bytes), so the common
 // ids cost no native call each. Longer strings go through duckdb_vector_assign_string_element.
 // The per-value path of @duckdb/node-api makes one native call per string and allocates per
-// timestamp, which is several times slower (see store/bench/history-append.ts).
+// timestamp, which is several times slower (see bench/history-append.ts).
 
 if (endianness() !== 'LE') throw new Error('store/chunk-append.ts writes vectors little-endian');
 

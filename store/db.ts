@@ -6,6 +6,7 @@ import {
 } from '@duckdb/node-api';
 import { assetPath } from '../core/assets.ts';
 import type { DurationObserver } from '../core/telemetry.ts';
+import { inTransaction } from './sql.ts';
 
 const MIGRATIONS_DIR = assetPath('store/migrations');
 
@@ -111,19 +112,9 @@ export class Db {
     });
   }
 
-  /** BEGIN … COMMIT around `fn`; ROLLBACK when it throws. */
+  /** BEGIN … COMMIT around `fn` on the shared connection; ROLLBACK when it throws. */
   transaction<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    return this.exclusive(async (c) => {
-      await c.run('BEGIN TRANSACTION');
-      try {
-        const result = await fn(c);
-        await c.run('COMMIT');
-        return result;
-      } catch (err) {
-        await c.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+    return this.exclusive((c) => inTransaction(c, fn));
   }
 
   /** Appends with the DuckDB appender inside the queue; the appender is closed (flushed) after. */
@@ -155,15 +146,12 @@ export class Db {
       for (const file of files) {
         const version = Number(file.slice(0, 3));
         if (done.has(version)) continue;
-        await c.run('BEGIN TRANSACTION');
-        try {
+        await inTransaction(c, async () => {
           await c.run(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));
           await c.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
-          await c.run('COMMIT');
-        } catch (err) {
-          await c.run('ROLLBACK').catch(() => undefined);
+        }).catch((err: unknown) => {
           throw new Error(`migration ${file} failed: ${(err as Error).message}`);
-        }
+        });
         applied.push(file);
       }
       return applied;

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { sqlString } from './sql.ts';
 
 // DuckDB's CSV reader configured for GTFS: the dialect is fixed by the GTFS spec rather than
 // sniffed (the sniffer guesses `|` or `;` on short or ragged files), everything is read as
@@ -13,13 +14,9 @@ const CSV_OPTIONS = [
   'null_padding = true', 'parallel = false',
 ].join(', ');
 
-export function sqlQuoted(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
 /** `read_csv(...)` for a GTFS file, to use in FROM. */
 export function readCsvSql(path: string, encoding: CsvEncoding = 'utf-8'): string {
-  return `read_csv(${sqlQuoted(path)}, ${CSV_OPTIONS}, encoding = '${encoding}')`;
+  return `read_csv(${sqlString(path)}, ${CSV_OPTIONS}, encoding = '${encoding}')`;
 }
 
 /** DuckDB's CSV errors run to 30 lines; the first and the reason are what a person needs. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Db } from './db.ts';
 import { importGtfs, type ImportSummary } from './gtfs-import.ts';
-import { feedZip, SMALL_FEED, writeFeedFolder } from './testing/gtfs-fixture.ts';
+import { feedZip, SMALL_FEED, writeFeedFolder } from '../test/support/gtfs-fixture.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
 const noFixtures = existsSync(fixtures) ? false : `real fixtures absent: ${fixtures}`;

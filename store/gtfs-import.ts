@@ -1,12 +1,14 @@
 import { stat } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { isTimeZone } from '../core/dates.ts';
 import type { Db } from './db.ts';
 import {
   GtfsSourceError, openGtfsSource, REQUIRED_GTFS_FILES,
   type GtfsFile, type GtfsFolder, type ProgressFn,
 } from './gtfs-source.ts';
-import { csvHeader, describeCsvError, readCsvSql, sqlQuoted, withEncoding, type CsvEncoding } from './gtfs-csv.ts';
+import { csvHeader, describeCsvError, readCsvSql, withEncoding, type CsvEncoding } from './gtfs-csv.ts';
 import { ESSENTIAL_FILES, SourceColumns, TABLE_SPECS, type TableSpec } from './gtfs-tables.ts';
+import { inTransaction, sqlString } from './sql.ts';
 
 // Static GTFS into DuckDB: every file through DuckDB's CSV reader (cast in SQL, never row by
 // row), then one transaction that deletes the schedule's previous rows and inserts the new
@@ -126,8 +128,7 @@ async function loadAll(
     const feedInfo = folder.paths.feed_info ? await readFeedInfo(conn, folder.paths.feed_info, warnings) : NO_FEED_INFO;
     const feedVersion = feedInfo.feed_version;
     const tables: ImportSummary['tables'] = {};
-    await conn.run('BEGIN TRANSACTION');
-    try {
+    const committed = await inTransaction(conn, async () => {
       for (const spec of TABLE_SPECS) {
         await conn.run(`DELETE FROM ${spec.table} WHERE schedule_id = $1`, [scheduleId]);
       }
@@ -148,7 +149,7 @@ async function loadAll(
       }
       await conn.run(
         `INSERT INTO schedules (schedule_id, source, imported_at, agency_timezone, feed_version, files)
-         VALUES ($1, $2, now(), $3, $4, [${folder.files.map(sqlQuoted).join(', ')}]::VARCHAR[])`,
+         VALUES ($1, $2, now(), $3, $4, [${folder.files.map(sqlString).join(', ')}]::VARCHAR[])`,
         [scheduleId, source, timezone, feedVersion],
       );
       const loaded: Loaded = {
@@ -156,13 +157,10 @@ async function loadAll(
         files: folder.files, tables, warnings,
       };
       await beforeCommit?.(conn, loaded);
-      await conn.run('COMMIT');
-      onProgress?.({ step: 'done', done: staged.length, total: staged.length });
       return loaded;
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    });
+    onProgress?.({ step: 'done', done: staged.length, total: staged.length });
+    return committed;
   } finally {
     for (const { stage } of staged) await conn.run(`DROP TABLE IF EXISTS ${stage}`).catch(() => undefined);
   }
@@ -231,11 +229,7 @@ async function agencyTimezone(conn: DuckDBConnection, warnings: string[]): Promi
   )).getRowObjectsJS().map((r) => String(r.tz));
   const tz = rows[0];
   if (!tz) throw new GtfsSourceError('agency.txt gives no agency_timezone; times cannot be placed without it');
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-  } catch {
-    throw new GtfsSourceError(`agency.txt: agency_timezone ${JSON.stringify(tz)} is not a known IANA time zone`);
-  }
+  if (!isTimeZone(tz)) throw new GtfsSourceError(`agency.txt: agency_timezone ${JSON.stringify(tz)} is not a known IANA time zone`);
   if (rows.length > 1) warnings.push(`agency.txt: several time zones (${rows.join(', ')}); using ${tz}`);
   return tz;
 }

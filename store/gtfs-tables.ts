@@ -1,5 +1,6 @@
 import { ROUTE_TYPE_MODES } from '../core/route-type.ts';
 import type { GtfsFile } from './gtfs-source.ts';
+import { quoteIdent } from './sql.ts';
 
 // How each GTFS text file maps onto its table in 001_init.sql, as SQL over the CSV's text
 // columns. Everything is read as text first and cast here, so one odd value in a real feed
@@ -18,7 +19,7 @@ export class SourceColumns {
   constructor(header: readonly string[]) {
     for (const name of header) {
       const key = name.trim().toLowerCase();
-      if (!this.byName.has(key)) this.byName.set(key, `"${name.replaceAll('"', '""')}"`);
+      if (!this.byName.has(key)) this.byName.set(key, quoteIdent(name));
     }
   }
 

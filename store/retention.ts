@@ -2,6 +2,7 @@ import cron from 'node-cron';
 import type { Config } from '../core/config.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from './db.ts';
+import { DAY_MS } from '../core/dates.ts';
 
 // History kept for the windows in config.retention_days, pruned by a node-cron job.
 
@@ -36,7 +37,6 @@ export const RETENTION_TARGETS: readonly RetentionTarget[] = [
   { key: 'trip_observations', table: 'feed_snapshots', column: 'observed_at' },
 ];
 
-const MS_PER_DAY = 86_400_000;
 
 /** Deletes rows older than their window; returns deleted rows per table. */
 export async function pruneHistory(
@@ -49,7 +49,7 @@ export async function pruneHistory(
   const deleted: Record<string, number> = {};
   for (const target of targets) {
     if (!existing.has(target.table)) continue;
-    const cutoffMs = nowMs - retentionDays[target.key] * MS_PER_DAY;
+    const cutoffMs = nowMs - retentionDays[target.key] * DAY_MS;
     deleted[target.table] = await db.exclusive(async (conn) => {
       const result = await conn.run(
         `DELETE FROM ${target.table} WHERE ${target.column} < to_timestamp($1::DOUBLE / 1000)

@@ -9,7 +9,7 @@ import { nyctColumnGtfs, nyctEmbeddedGtfs } from '../test/support/nyct-gtfs.ts';
 import { Db } from './db.ts';
 import { importGtfs } from './gtfs-import.ts';
 import { loadScheduleIndex } from './schedule-index.ts';
-import { writeFeedFolder } from './testing/gtfs-fixture.ts';
+import { writeFeedFolder } from '../test/support/gtfs-fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'schedule-index-matching-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

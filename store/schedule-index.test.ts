@@ -2,11 +2,11 @@ import t from 'tap';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { epochDay, weekdayOfEpochDay } from './dates.ts';
+import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
 import { Db } from './db.ts';
 import { importGtfs } from './gtfs-import.ts';
 import { listSchedules, loadScheduleIndex, ScheduleNotFoundError } from './schedule-index.ts';
-import { writeFeedFolder } from './testing/gtfs-fixture.ts';
+import { writeFeedFolder } from '../test/support/gtfs-fixture.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
 const dir = mkdtempSync(join(tmpdir(), 'schedule-index-'));

@@ -4,7 +4,7 @@ import type {
   NyctScheduledTrip, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex, TripSpan,
 } from '../core/ports.ts';
 import { MODES, type Mode } from '../core/types.ts';
-import { epochDay, weekdayOfEpochDay } from './dates.ts';
+import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
 import type { Db } from './db.ts';
 
 // The static schedule held in memory for the normalizer: Maps for trips, routes and stops,

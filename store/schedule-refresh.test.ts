@@ -4,10 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { FIXTURES_REAL, hasRealFixtures } from '../pipeline/test-fakes.ts';
+import { FIXTURES_REAL, hasRealFixtures } from '../test/support/pipeline-fakes.ts';
 import { gtfsDate, writeSmallGtfsZip } from '../test/support/small-gtfs.ts';
 import { Db } from './db.ts';
-import { addDays, wallClock } from './reliability/dates.ts';
+import { addDays, wallClock } from '../core/dates.ts';
 import { importScheduleVersion, refreshSchedule, startScheduleRefresh } from './schedule-refresh.ts';
 import { lastCheck, listScheduleVersions } from './schedule-versions.ts';
 

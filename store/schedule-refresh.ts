@@ -5,7 +5,7 @@ import type { ScheduleConfig } from '../core/config.ts';
 import type { Db } from './db.ts';
 import { importGtfs, type ImportSummary } from './gtfs-import.ts';
 import { fetchGtfs, GtfsSourceError, type FetchedGtfs, type ProgressFn, type SourceValidators } from './gtfs-source.ts';
-import { addDays, wallClock } from './reliability/dates.ts';
+import { addDays, wallClock } from '../core/dates.ts';
 import { liveInputsChanged } from './reliability/live.ts';
 import { expandScheduleDays } from './reliability/scheduled-trips.ts';
 import { loadScheduleIndex, loadScheduleIndexOn, type LoadedScheduleIndex } from './schedule-index.ts';

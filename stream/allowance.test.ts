@@ -4,7 +4,7 @@ import { StreamAllowance } from './allowance.ts';
 import { ConnectionMeter } from './connection-meter.ts';
 import { logInto } from '../test/support/logs.ts';
 
-// the plan table (http/plans.ts) gives these numbers; the allowance takes them as arguments
+// the plan table (accounts/plans.ts) gives these numbers; the allowance takes them as arguments
 const FREE = 0;
 const REGULAR = 2;
 const MAX = 25;

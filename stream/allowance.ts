@@ -15,7 +15,14 @@ export interface StreamLease {
   release(): void;
 }
 
-export class StreamAllowance {
+/** Where stream slots are counted: this process (StreamAllowance) or a broker shared by nodes (broker/allowance.ts). */
+export interface StreamAllowanceStore {
+  acquire(keyId: string, limit: number, planName?: string): StreamLease | Promise<StreamLease>;
+  /** streams of this key open through this process */
+  openStreams(keyId: string): number;
+}
+
+export class StreamAllowance implements StreamAllowanceStore {
   private readonly open = new Map<string, number>();
 
   /**

@@ -4,6 +4,7 @@
 import type { Logger } from '../core/logger.ts';
 import { timestampTZValue } from '@duckdb/node-api';
 import type { DomainEvent } from '../core/events.ts';
+import { BatchedFlush } from '../store/batched-flush.ts';
 import type { Db } from '../store/db.ts';
 import { decodeStoredEvent, EVENT_OVERHEAD_BYTES, MemoryEventLog, type EventLog, type StoredEvent } from './event-log.ts';
 
@@ -26,8 +27,7 @@ export interface DuckDbEventLogOptions {
 
 export class DuckDbEventLog implements EventLog {
   private unpersisted: StoredEvent[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly flushes = new BatchedFlush(() => this.flushOnce());
   private prunedBelow = 0;
   private lastPruneMs = Number.NEGATIVE_INFINITY;
   private closed = false;
@@ -135,13 +135,7 @@ export class DuckDbEventLog implements EventLog {
       this.unpersisted.splice(0, drop);
       this.droppedUnpersisted += drop;
     }
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        void this.flush();
-      }, this.options.flushMs ?? 200);
-      this.timer.unref();
-    }
+    this.flushes.soon(this.options.flushMs ?? 200);
     return stored;
   }
 
@@ -151,17 +145,14 @@ export class DuckDbEventLog implements EventLog {
 
   /** Flushes run one after another so rows reach the table in id order. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushOnce());
-    return this.flushing;
+    return this.flushes.flush();
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.flushes.stop();
     await this.flush();
     // the next start reads back only what is kept
-    this.flushing = this.flushing.then(() => this.prune(true));
-    await this.flushing;
+    await this.flushes.then(() => this.prune(true));
     this.closed = true;
   }
 

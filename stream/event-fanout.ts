@@ -64,6 +64,13 @@ export class EventFanout {
     this.schedule();
   }
 
+  /** Events the log already holds with their ids (a broker-fed log adopted them): fanned out as they are. */
+  ingestStored(stored: readonly StoredEvent[]): void {
+    if (stored.length === 0) return;
+    for (const event of stored) this.pending.push(event);
+    this.schedule();
+  }
+
   resolveResume(lastEventId: string | null | undefined): EventResume {
     if (lastEventId == null || lastEventId === '') return { tooOld: false, lastId: null };
     const lastId = parseEventId(lastEventId);

@@ -7,7 +7,7 @@ import type { StoredEvent } from './event-log.ts';
 export interface EventFilter {
   /** any of these modes; absent or empty: all */
   readonly modes?: readonly Mode[];
-  /** any of these route ids (bus, streetcar) or line ids (rail); absent or empty: all */
+  /** any of these route ids (bus, streetcar) or line ids (rail), matched against both; absent or empty: all */
   readonly routes?: readonly string[];
   /** any of these dotted types; absent or empty: all */
   readonly types?: readonly EventType[];
@@ -46,6 +46,8 @@ function anyIn(values: readonly string[], wanted: ReadonlySet<string>): boolean 
 export function matchesFilter(filter: NormalizedFilter, event: StoredEvent): boolean {
   if (filter.types && !filter.types.has(event.type)) return false;
   if (filter.modes && !anyIn(event.modes, filter.modes)) return false;
-  if (filter.routes && !anyIn(event.routes, filter.routes)) return false;
+  // route and line filters are checked by kind when the stream opens (http/known-ids.ts), so one
+  // set matched against both keeps `route=39&line=Red` meaning either
+  if (filter.routes && !anyIn(event.routes, filter.routes) && !anyIn(event.lines, filter.routes)) return false;
   return true;
 }

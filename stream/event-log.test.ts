@@ -7,9 +7,10 @@ import { Db } from '../store/db.ts';
 import { DuckDbEventLog } from './duckdb-event-log.ts';
 import { decodeStoredEvent, encodeEventPayload, idFloor, MemoryEventLog, parseEventId, storedEventBytes } from './event-log.ts';
 import { logInto } from '../test/support/logs.ts';
+import { rawEvent, type RawEventFields } from '../test/support/events.ts';
 
-function event(n: number, overrides: Partial<DomainEvent> = {}): DomainEvent {
-  return { type: 'vehicle.position', at_ms: 1_700_000_000_000 + n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides };
+function event(n: number, overrides: RawEventFields & { type?: DomainEvent['type'] } = {}): DomainEvent {
+  return rawEvent(overrides.type ?? 'vehicle.position', { at_ms: 1_700_000_000_000 + n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides });
 }
 
 const ids = (list: ReturnType<MemoryEventLog['since']>) => (list === 'too_old' ? list : list.map((e) => e.id));
@@ -28,7 +29,11 @@ t.test('append assigns increasing ids from the clock floor and since() replays a
   t.equal(log.since(5003), 'too_old', 'an id never issued is not trusted');
   t.equal(log.since(4998), 'too_old');
   const payload = JSON.parse(stored[0]!.payload);
-  t.same(payload, { type: 'vehicle.position', timestamp: new Date(1_700_000_000_001).toISOString(), modes: ['bus'], routes: ['7'], data: { n: 1 } });
+  t.same(payload, {
+    version: 1, id: stored[0]!.payload && payload.id, type: 'vehicle.position', timestamp: new Date(1_700_000_000_001).toISOString(),
+    modes: ['bus'], routes: ['7'], lines: [], data: { n: 1 },
+  });
+  t.match(payload.id, /^evt_/);
 });
 
 t.test('the ring keeps the newest events and reports evicted ids as too old', async (t) => {

@@ -2,7 +2,7 @@
 // ids clients resume from. The interface is what the hub needs, so a broker-backed log (NATS
 // JetStream, Redis Streams) can replace the in-process one without touching the hub.
 import type { DomainEvent, EventType } from '../core/events.ts';
-import { EVENT_TYPES } from '../core/events.ts';
+import { EVENT_TYPES, toEnvelope } from '../core/events.ts';
 import type { Mode } from '../core/types.ts';
 
 export interface StoredEvent {
@@ -13,7 +13,10 @@ export interface StoredEvent {
   /** when the log took it (restored events: when the log that persisted them did); the age bound counts from here */
   readonly loggedMs: number;
   readonly modes: readonly Mode[];
+  /** bus and streetcar route ids */
   readonly routes: readonly string[];
+  /** rail line ids */
+  readonly lines: readonly string[];
   /** the event as sent in the `data:` field (JSON, one line) */
   readonly payload: string;
 }
@@ -33,15 +36,9 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** JSON text sent as `data:`; mirrors the webhook payload ({type, timestamp, data}) plus the scope. */
+/** JSON text sent as `data:`: the event's envelope (core/event-schemas.ts), as webhooks send it. */
 export function encodeEventPayload(event: DomainEvent): string {
-  return JSON.stringify({
-    type: event.type,
-    timestamp: new Date(event.at_ms).toISOString(),
-    modes: event.modes,
-    routes: event.routes,
-    data: event.data,
-  });
+  return JSON.stringify(toEnvelope(event));
 }
 
 const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
@@ -59,7 +56,7 @@ export function decodeStoredEvent(id: number, payload: string, loggedMs?: number
     return null;
   }
   if (!parsed || typeof parsed !== 'object') return null;
-  const { type, timestamp, modes, routes } = parsed as Record<string, unknown>;
+  const { type, timestamp, modes, routes, lines } = parsed as Record<string, unknown>;
   const atMs = typeof timestamp === 'string' ? Date.parse(timestamp) : Number.NaN;
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type) || Number.isNaN(atMs)) return null;
   if (!Array.isArray(modes) || !Array.isArray(routes)) return null;
@@ -67,6 +64,8 @@ export function decodeStoredEvent(id: number, payload: string, loggedMs?: number
     id, type: type as EventType, atMs, loggedMs: loggedMs ?? atMs,
     modes: modes.filter((m): m is Mode => typeof m === 'string'),
     routes: routes.filter((r): r is string => typeof r === 'string'),
+    // a log written before envelope version 1 had rail lines among `routes` and no `lines`
+    lines: Array.isArray(lines) ? lines.filter((r): r is string => typeof r === 'string') : [],
     payload,
   };
 }
@@ -182,13 +181,26 @@ export class MemoryEventLog implements EventLog {
         continue;
       }
       const entry: StoredEvent = {
-        id: this.nextId++, type: event.type, atMs: event.at_ms, loggedMs, modes: event.modes, routes: event.routes, payload,
+        id: this.nextId++, type: event.type, atMs: event.at_ms, loggedMs, modes: event.modes, routes: event.routes, lines: event.lines, payload,
       };
       this.push(entry);
       stored.push(entry);
     }
     this.evictAged();
     return stored;
+  }
+
+  /**
+   * Events whose ids were issued elsewhere (a broker's sequence, broker/event-log.ts), oldest
+   * first: kept in order; ids at or below the newest retained are skipped (already held).
+   */
+  adopt(events: readonly StoredEvent[]): StoredEvent[] {
+    const latest = this.latestId ?? Number.NEGATIVE_INFINITY;
+    const fresh = events.filter((event) => event.id > latest);
+    for (const event of fresh) this.push(event);
+    if (fresh.length) this.nextId = Math.max(this.nextId, fresh[fresh.length - 1]!.id + 1);
+    this.evictAged();
+    return fresh;
   }
 
   since(afterId: number): StoredEvent[] | 'too_old' {

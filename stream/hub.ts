@@ -1,11 +1,12 @@
 // The fan-out hub: every open event stream of the process, whatever the transport. Query streams
 // share one QueryTopic per distinct query; /events/stream subscribers share one group per
-// distinct filter. Timers are shared too: one ping, one sweep (lifetime, idle topics), one
+// distinct filter; the status page's viewers share one BroadcastTopic. Timers are shared too: one ping, one sweep (lifetime, idle topics), one
 // coalescing timer for recomputes; nothing runs per connection.
 import type { Logger } from '../core/logger.ts';
 import type { Config } from '../core/config.ts';
 import type { DomainEvent, EventBus, Unsubscribe } from '../core/events.ts';
-import type { EventLog } from './event-log.ts';
+import { BroadcastTopic } from './broadcast-topic.ts';
+import type { EventLog, StoredEvent } from './event-log.ts';
 import { EventFanout } from './event-fanout.ts';
 import type { EventFilter } from './event-filter.ts';
 import type { TopicSnapshot } from './item-diff.ts';
@@ -92,6 +93,7 @@ export class StreamHub {
   /** channel → topics depending on it; '' holds topics that depend on every change */
   private readonly byChannel = new Map<string, Set<QueryTopic>>();
   private readonly dirtyTopics = new Set<QueryTopic>();
+  private readonly broadcasts = new Map<string, BroadcastTopic>();
   private recomputeTimer: NodeJS.Timeout | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
@@ -149,6 +151,11 @@ export class StreamHub {
     else this.fanout.ingest(events);
   }
 
+  /** Events already in the log with their ids (a broker-fed log: broker/event-log.ts). */
+  publishStored(stored: readonly StoredEvent[]): void {
+    if (!this.closing) this.fanout.ingestStored(stored);
+  }
+
   openEvents(request: EventStreamRequest): StreamPlan {
     const { tooOld } = this.fanout.resolveResume(request.lastEventId);
     return {
@@ -173,6 +180,26 @@ export class StreamHub {
       start: (sink) => {
         const subscriber = this.register(sink);
         if (!subscriber.closed) this.topicFor(request).attach(subscriber, lastId);
+        return subscriber;
+      },
+    };
+  }
+
+  /** The broadcast topic `name` (created on first use); its frames are `event` events. */
+  broadcast(name: string, event: string = name): BroadcastTopic {
+    let topic = this.broadcasts.get(name);
+    if (!topic) this.broadcasts.set(name, (topic = new BroadcastTopic(name, event, this.retryFrame)));
+    return topic;
+  }
+
+  /** One more reader of a broadcast topic; it gets `current()` at once. */
+  openBroadcast(name: string, current: () => string): StreamPlan {
+    return {
+      tooOld: false,
+      headers: SSE_HEADERS,
+      start: (sink) => {
+        const subscriber = this.register(sink);
+        if (!subscriber.closed) this.broadcast(name).attach(subscriber, current());
         return subscriber;
       },
     };
@@ -205,6 +232,7 @@ export class StreamHub {
       for (const subscriber of topic.subscribers) subscriber.write(PING);
     }
     this.fanout.ping();
+    for (const topic of this.broadcasts.values()) topic.writeAll(PING);
   }
 
   /** Ends streams past their lifetime and forgets idle topics. */
@@ -232,7 +260,7 @@ export class StreamHub {
       computes,
       computeFailures: failures,
       eventFlushes: this.fanout.flushes,
-      framesEncoded: this.fanout.framesEncoded,
+      framesEncoded: [...this.broadcasts.values()].reduce((n, topic) => n + topic.framesEncoded, this.fanout.framesEncoded),
       eventWrites: this.fanout.writes,
       closed: { ...this.closedBy },
     };
@@ -248,6 +276,7 @@ export class StreamHub {
     this.fanout.stop();
     this.fanout.closeAll('shutdown');
     for (const topic of this.topics.values()) topic.closeAll('shutdown');
+    for (const topic of this.broadcasts.values()) topic.closeAll('shutdown');
     for (const subscriber of [...this.subscribers.values()]) subscriber.close('shutdown');
   }
 

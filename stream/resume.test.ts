@@ -14,6 +14,7 @@ import { DuckDbEventLog } from './duckdb-event-log.ts';
 import { StreamHub } from './hub.ts';
 import type { SinkWriteResult, SseSink } from './sse-sink.ts';
 import type { Subscription } from './subscriber.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 class NodeHttpSink implements SseSink {
   constructor(private readonly res: ServerResponse) {}
@@ -75,7 +76,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
   }
 }
 
-const event = (n: number): DomainEvent => ({ type: 'arrival.updated', at_ms: Date.now(), modes: ['rail'], routes: ['RED'], data: { n } });
+const event = (n: number): DomainEvent => rawEvent('arrival.updated', { modes: ['rail'], lines: ['RED'], data: { n } });
 
 t.test('eventsource resumes with no gap and no duplicate after drops and across a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'stream-resume-'));

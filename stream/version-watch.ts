@@ -1,7 +1,8 @@
-// Turns "a version number moved" into change notifications for the hub. The LiveView bumps its
-// version on every applied poll and on health changes that publish no event, so one shared timer
-// compares versions instead of each writer having to call the hub: a burst of bumps between two
-// checks is one notification, and the hub's coalescing window merges what is left.
+// Turns "a version number moved" into change notifications for the hub. The LiveView moves a
+// slice's version when its content changes, also where no event is published (a freshness
+// verdict, an alert pruned), so one shared timer compares versions instead of each writer having
+// to call the hub: a burst of moves between two checks is one notification, and the hub's
+// coalescing window merges what is left.
 import type { Logger } from '../core/logger.ts';
 
 export interface VersionSource {

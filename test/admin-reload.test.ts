@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { encodeFeed, header } from '../pipeline/test-fakes.ts';
+import { encodeFeed, header } from './support/pipeline-fakes.ts';
 import { Db } from '../store/db.ts';
 import { cli, op, startServe, tempDir, waitFor, writeJson } from './support/service-process.ts';
 import { writeSmallGtfsZip } from './support/small-gtfs.ts';
@@ -47,7 +47,9 @@ t.test('reload while serving; commands through the socket read the same as on th
   const feeds = async () => ((await (await fetch(`${service.url}/status.json`)).json()) as { feeds: StatusFeed[] }).feeds;
   t.same((await feeds()).map((f) => f.feed_id), ['feed-a']);
 
-  const to = new Date(Date.now() - day).toISOString().slice(0, 10);
+  // a service day that has ended in every time zone: yesterday by UTC is still running in the
+  // Americas for the first hours of the UTC day (Chicago's runs until 10:00Z the next day)
+  const to = new Date(Date.now() - 2 * day).toISOString().slice(0, 10);
   const from = new Date(Date.now() - 7 * day).toISOString().slice(0, 10);
   const commands = {
     reliability: ['--mode', 'bus', '--group', 'period', '--from', from, '--to', to],

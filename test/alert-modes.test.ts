@@ -8,7 +8,7 @@ import { AlertBook } from '../pipeline/alert-lifecycle.ts';
 import { decodeFeedMessage } from '../pipeline/decode.ts';
 import { RejectTally } from '../pipeline/normalize-context.ts';
 import { normalizeFeedMessage } from '../pipeline/normalize-feed.ts';
-import { encodeFeed, header, testConfig } from '../pipeline/test-fakes.ts';
+import { encodeFeed, header, testConfig } from './support/pipeline-fakes.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { makeFeed } from './support/fake-live.ts';

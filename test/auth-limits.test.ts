@@ -1,7 +1,7 @@
 // Authentication, revocation, the sliding window and its headers on a real server.
 import t from 'tap';
-import { revokeKey, listKeys } from '../http/keys.ts';
-import { WINDOW_MS } from '../http/plans.ts';
+import { revokeKey, listKeys } from '../accounts/keys.ts';
+import { WINDOW_MS } from '../accounts/plans.ts';
 import { StreamReply, type StreamProvider } from '../http/types.ts';
 import { bearer, startHarness } from './support/harness.ts';
 import { checker, loadValidator } from './support/client.ts';

@@ -1,5 +1,6 @@
 // /docs rendered by headless Chromium: every operation visible, the filter works, no console
-// errors, no requests leave the server; screenshots kept under test-artifacts/.
+// errors, no requests leave the server, the Events section lists every event type of the document;
+// screenshots kept under test-artifacts/.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,9 @@ const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-arti
 t.test('/docs in headless Chromium', { skip: chromiumSkip }, async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  const doc = await (await fetch(`${h.url}/openapi.json`)).json() as { paths: Record<string, Record<string, { operationId: string }>> };
+  const doc = await (await fetch(`${h.url}/openapi.json`)).json() as {
+    paths: Record<string, Record<string, { operationId: string }>>; webhooks: Record<string, unknown>;
+  };
   const operationIds = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
 
   const browser = await launchChromium();
@@ -37,6 +40,16 @@ t.test('/docs in headless Chromium', { skip: chromiumSkip }, async (t) => {
   t.ok(await page.locator('#op-listAlerts table').first().getByText('impact').isVisible(), 'parameters are visible');
 
   mkdirSync(ARTIFACTS, { recursive: true });
+  // the Events section: every webhook of the document, with its data fields
+  const eventTypes = await page.locator('#events section.event').evaluateAll((els) => els.map((el) => el.getAttribute('data-event-type')));
+  t.same(eventTypes, Object.keys(doc.webhooks), 'every event type of the document has a section under #events');
+  await page.locator('nav a[href="#events"]').click();
+  t.ok(await page.locator('#events h2').isVisible(), 'the Events section is reachable from the navigation');
+  t.ok(await page.locator('#event-alert-updated').getByRole('cell', { name: 'version', exact: true }).isVisible(), 'data fields are visible');
+  t.ok(await page.locator('#events').getByRole('cell', { name: 'webhook-signature', exact: true }).isVisible(), 'webhook headers are visible');
+  await page.screenshot({ path: join(ARTIFACTS, 'docs-events.png') });
+  await page.goto(`${h.url}/docs`);
+
   await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
   await page.screenshot({ path: join(ARTIFACTS, 'docs-full.png'), fullPage: true });
 

@@ -9,7 +9,7 @@ import t from 'tap';
 import { tableFromIPC } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
 import { runExport } from '../exports/job.ts';
-import { DAY, LATER, NEXT_DAY, TZ, seedDay } from '../exports/test-support.ts';
+import { DAY, LATER, NEXT_DAY, TZ, seedDay } from './support/exports.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';

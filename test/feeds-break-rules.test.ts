@@ -12,9 +12,9 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import { localDate } from '../core/time-zone.ts';
-import { createKey } from '../http/keys.ts';
-import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from '../pipeline/test-fakes.ts';
+import { localDate } from '../core/dates.ts';
+import { createKey } from '../accounts/keys.ts';
+import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from './support/pipeline-fakes.ts';
 import { bearer } from './support/harness.ts';
 import { silentLogger } from '../core/logger.ts';
 

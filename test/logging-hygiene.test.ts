@@ -1,18 +1,16 @@
 // One logger: no console.* in production code. Diagnostics go through core/logger.ts (pino, on
 // stderr); what a CLI command prints for its user goes through app/output.ts. Test files, test
-// doubles, child processes of tests and benches are not production code (the same exclusions as
-// the coverage figure in scripts/test.mjs).
+// doubles, child processes of tests and benches live under test/ and bench/, outside these folders.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PRODUCTION_FOLDERS } from './support/layers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PRODUCTION = ['core', 'pipeline', 'store', 'http', 'exports', 'webhooks', 'stream', 'fixtures', 'app', 'sea', 'observability', 'admin', 'bin'];
-const NOT_PRODUCTION = [
-  /\.test\.ts$/, /(^|\/)test-[^/]*$/, /-support\.ts$/, /-harness\.ts$/, /-child\.ts$/, /(^|\/)fault-server\.ts$/,
-  /(^|\/)(testing|testdata|bench|node_modules)\//,
-];
+const PRODUCTION = [...PRODUCTION_FOLDERS, 'bin'];
+// test support lives under test/support/ (test/architecture.test.ts keeps it there)
+const NOT_PRODUCTION = [/\.test\.ts$/, /(^|\/)node_modules\//];
 
 function sources(dir: string): string[] {
   let entries;

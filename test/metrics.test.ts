@@ -12,7 +12,7 @@ import { silentLogger } from '../core/logger.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
-import { createKey } from '../http/keys.ts';
+import { createKey } from '../accounts/keys.ts';
 import { parsePrometheusText, sampleValue, type MetricFamily } from './support/prometheus-text.ts';
 
 t.test('GET /metrics on metrics.port follows requests, polls and streams', async (t) => {

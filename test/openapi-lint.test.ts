@@ -1,7 +1,7 @@
 // The OpenAPI document against the rules of Redocly's `recommended` ruleset that a document like
 // ours can break (the CLI is not a dependency; these are its rule names), plus what issue 15 asks:
 // a response example on every operation, valid against its schema, patterns that mean what they
-// say, and the served /openapi.yaml byte for byte the committed http/openapi.yaml.
+// say, and the served /openapi.yaml byte for byte the committed docs/openapi.yaml.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ import { freePort } from './support/streaming.ts';
 
 type Json = Record<string, unknown>;
 
-const COMMITTED = join(dirname(fileURLToPath(import.meta.url)), '..', 'http', 'openapi.yaml');
+const COMMITTED = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml');
 const text = readFileSync(COMMITTED, 'utf8');
 const doc = parse(text) as Json;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -201,7 +201,7 @@ t.test('the served /openapi.yaml is the committed file, byte for byte', async (t
   const a = served.split('\n');
   const b = text.split('\n');
   const line = a.findIndex((l, i) => l !== b[i]);
-  t.fail(`the served document differs from http/openapi.yaml at line ${line + 1}`, {
+  t.fail(`the served document differs from docs/openapi.yaml at line ${line + 1}`, {
     served: a.slice(Math.max(0, line - 2), line + 3).join('\n'),
     committed: b.slice(Math.max(0, line - 2), line + 3).join('\n'),
   });

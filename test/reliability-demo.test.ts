@@ -11,7 +11,7 @@ import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
-import { refreshScheduledTrips, scheduleFinalize } from '../store/reliability/index.ts';
+import { liveInputsChanged, refreshScheduledTrips, scheduleFinalize } from '../store/reliability/index.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
@@ -68,4 +68,17 @@ t.test('canceled trips per route equal the simulator\'s plan', async (t) => {
       scheduled: plan.scheduled_per_route[route.route_id], canceled: plan.canceled_per_route[route.route_id], canceled_unscheduled: 0, final: true,
     }, `${route.mode} ${route.route_id}: ${plan.canceled_per_route[route.route_id]} of ${plan.scheduled_per_route[route.route_id]} canceled`);
   }
+
+  // answers are cached until what the rollup reads changes: no trip through DuckDB meanwhile
+  const route = network.routes[0]!;
+  const path = `/api/v1/${route.mode}/${route.mode === 'rail' ? route.route_id : route.route_id}/reliability?group=period&from=${DAY}&to=${DAY}`;
+  const first = await h.get(path, key);
+  const before = { ...h.api.app.pipeline.cacheStats };
+  const again = await h.get(path, key);
+  t.equal(again.headers.get('etag'), first.headers.get('etag'));
+  t.same(h.api.app.pipeline.cacheStats, { ...before, hits: before.hits + 1 }, 'a repeated reliability request is served from the cache');
+  liveInputsChanged(h.db);
+  const after = await h.get(path, key);
+  t.equal(h.api.app.pipeline.cacheStats.misses, before.misses + 1, 'scheduled trips changed: computed again');
+  t.same(await after.json(), await first.json(), 'to the same figures');
 });

@@ -9,7 +9,7 @@ import { InMemoryEventBus } from '../core/events.ts';
 import { silentLogger } from '../core/logger.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
-import { FIXTURES_REAL, hasRealFixtures, testConfig } from '../pipeline/test-fakes.ts';
+import { FIXTURES_REAL, hasRealFixtures, testConfig } from './support/pipeline-fakes.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { importScheduleVersion } from '../store/schedule-refresh.ts';
 import { bearer, startHarness } from './support/harness.ts';

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { runCommand, UsageError } from '../app/cli.ts';
 import { replayCommand } from '../app/commands/replay.ts';
-import { FIXTURES_REAL, hasRealFixtures } from '../pipeline/test-fakes.ts';
+import { FIXTURES_REAL, hasRealFixtures } from './support/pipeline-fakes.ts';
 import { Db } from '../store/db.ts';
 import { childEnv, cliArgv } from './support/cli.ts';
 

@@ -1,16 +1,17 @@
 // One budget for the unsent bytes of every event stream of the real server, keyed
-// (/api/v1/events/stream through the hub) and public (/status/stream through the status page's
-// own fan-out), with real sockets that stop reading. Past the budget the longest-stalled stream
+// (/api/v1/events/stream) and public (/status/stream, the hub's status topic), with real
+// sockets that stop reading. Past the budget the longest-stalled stream
 // is cut first, whichever kind it is; a stream that makes no progress for sse.stall_timeout_s is
-// cut whatever the budget; streams that read are never cut. The status route and its viewers are
+// cut whatever the budget; streams that read are never cut. The status route and its hub topic are
 // the real ones; only the collector is replaced by the test, so it can send large updates.
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import type { DomainEvent } from '../core/events.ts';
-import { statusRoutes } from '../http/routes/status.ts';
-import type { StatusDocument, StatusPages } from '../http/status/index.ts';
-import { StatusViewers } from '../http/status/viewers.ts';
+import { statusRoutes } from '../status/routes.ts';
+import { STATUS_TOPIC, type StatusDocument, type StatusPages } from '../status/index.ts';
+import type { StreamHub } from '../stream/hub.ts';
 import { startStreamHarness, type StreamHarness } from './support/streaming.ts';
+import { rawEvent } from './support/events.ts';
 
 const PAD = 'x'.repeat(64 * 1024);
 
@@ -51,30 +52,42 @@ async function until(what: string, condition: () => boolean, step?: () => void, 
   }
 }
 
-function statusPages(viewers: StatusViewers): StatusPages {
+/** The status routes on the harness's hub (known once the harness has started). */
+function statusPages(hub: () => StreamHub): StatusPages {
   return {
     document: () => ({}) as StatusDocument,
     version: 0,
     page: () => '',
     canView: () => true,
-    addViewer: (sink) => viewers.add(sink, 'status', '{}'),
+    openViewer: () => hub().openBroadcast(STATUS_TOPIC, () => '{}'),
   };
 }
 
-const alert = (type: DomainEvent['type']): DomainEvent => ({ type, at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { pad: PAD } });
+/** The status page's viewers as the test drives them: the hub topic's count, and updates it sends. */
+interface Viewers {
+  readonly count: number;
+  broadcast(event: 'status', data: string): void;
+}
 
-async function harness(t: { teardown(fn: () => unknown): void }, sse: Record<string, unknown>): Promise<{ h: StreamHarness; viewers: StatusViewers }> {
-  const viewers = new StatusViewers({ pingMs: 60_000, retryMs: 3_000, bufferBytes: 64 * 1024 * 1024 });
+const alert = (type: DomainEvent['type']): DomainEvent => rawEvent(type, { modes: ['bus'], routes: ['39'], data: { pad: PAD } });
+
+async function harness(t: { teardown(fn: () => unknown): void }, sse: Record<string, unknown>): Promise<{ h: StreamHarness; viewers: Viewers }> {
+  let hub: StreamHub | null = null;
   const h = await startStreamHarness({
     quiet: true,
     // the per-client bound (buffer_bytes) far above the budget: here the budget decides
     config: { sse: { buffer_bytes: 64 * 1024 * 1024, ping_interval_s: 60, event_log_max_bytes: 4 * 1024 * 1024, ...sse } },
-    routes: statusRoutes(statusPages(viewers)),
+    routes: statusRoutes(statusPages(() => hub!)),
   });
-  t.teardown(async () => {
-    viewers.close();
-    await h.close();
-  });
+  hub = h.streaming.hub;
+  const topic = hub.broadcast(STATUS_TOPIC);
+  const viewers: Viewers = {
+    get count() {
+      return topic.subscriberCount;
+    },
+    broadcast: (_event, data) => topic.publish(data),
+  };
+  t.teardown(() => h.close());
   return { h, viewers };
 }
 
@@ -132,7 +145,7 @@ t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are no
   await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2);
 
   // the readers get small events all along; the stalled ones are filled until the server holds bytes
-  const small = setInterval(() => h.publish({ type: 'feed.stale', at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { n: 1 } }), 50);
+  const small = setInterval(() => h.publish(rawEvent('feed.stale', { modes: ['bus'], routes: ['39'], data: { n: 1 } })), 50);
   t.teardown(() => clearInterval(small));
   // (A may already be cut for its stall while V fills: both count)
   const stalledOrCut = () => h.budget.stats().stalled + h.budget.stats().cutForStall;

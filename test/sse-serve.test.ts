@@ -13,7 +13,7 @@ import { EVENT_TYPES } from '../core/events.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
-import { createKey } from '../http/keys.ts';
+import { createKey } from '../accounts/keys.ts';
 import { Db } from '../store/db.ts';
 import { bearer } from './support/harness.ts';
 import { openSse } from './support/sse-client.ts';

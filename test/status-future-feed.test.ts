@@ -7,7 +7,7 @@ import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { silentLogger } from '../core/logger.ts';
-import { encodeFeed, header } from '../pipeline/test-fakes.ts';
+import { encodeFeed, header } from './support/pipeline-fakes.ts';
 
 interface FeedStatus { feed_id: string; state: string; reason: string; last_poll_status: string | null; last_error: string | null; freshness: string }
 

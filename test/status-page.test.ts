@@ -16,7 +16,7 @@ import { parseConfig } from '../core/config.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
-import { createKey } from '../http/keys.ts';
+import { createKey } from '../accounts/keys.ts';
 import { OpenApiValidator } from './support/openapi-validator.ts';
 import { logInto } from './support/logs.ts';
 

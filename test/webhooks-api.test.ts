@@ -5,10 +5,11 @@ import t, { type Test } from 'tap';
 import { InMemoryEventBus, type DomainEvent, type EventType } from '../core/events.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { createWebhooks, type Webhooks } from '../webhooks/index.ts';
-import { startReceiver, verifyDelivery, type Receiver, type Reply } from '../webhooks/test-support.ts';
+import { startReceiver, verifyDelivery, type Receiver, type Reply } from './support/webhooks.ts';
 import { checker, expectProblem, loadValidator, type Got } from './support/client.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
+import { rawEvent, type RawEventFields } from './support/events.ts';
 
 const BASE = '/api/v1/webhooks';
 
@@ -44,8 +45,8 @@ async function receiver(t: Test, reply?: Reply): Promise<Receiver> {
   return rx;
 }
 
-function event(type: EventType, id: string, extra: Partial<DomainEvent> = {}): DomainEvent {
-  return { type, at_ms: Date.now(), modes: ['bus'], routes: ['39'], data: { id }, ...extra };
+function event(type: EventType, id: string, extra: RawEventFields = {}): DomainEvent {
+  return rawEvent(type, { modes: ['bus'], routes: ['39'], data: { id }, ...extra });
 }
 
 
@@ -103,7 +104,7 @@ t.test('webhook API with loopback targets allowed', async (t) => {
 
   await t.test('an event published on the bus reaches the receiver, signed', async (t) => {
     // same tick: the rail alert does not match the endpoint's mode filter, the bus one does
-    bus.publish(event('alert.created', 'rail-1', { modes: ['rail'], routes: ['Red'] }));
+    bus.publish(event('alert.created', 'rail-1', { modes: ['rail'], lines: ['Red'] }));
     bus.publish(event('alert.created', 'bus-1'));
     bus.publish(event('alert.updated', 'bus-1'));
     await rx.waitFor(2);

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { Db } from '../store/db.ts';
 import { createEndpoint } from './endpoints.ts';
 import { enqueueEvents } from './outbox.ts';
-import { startReceiver, verifyDelivery, type Reply } from './test-support.ts';
+import { startReceiver, verifyDelivery, type Reply } from '../test/support/webhooks.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..');
@@ -17,7 +18,7 @@ const repoRoot = join(here, '..');
 interface Child { proc: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; output: () => string }
 
 function startChild(dbPath: string): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'crash-child.ts'), dbPath], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test', 'support', 'webhook-crash-child.ts'), dbPath], {
     cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -26,6 +27,8 @@ function startChild(dbPath: string): Child {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     proc.on('exit', (code, signal) => resolve({ code, signal }));
   });
+  // a failed wait must not leave the child holding the test file open until tap's own timeout
+  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
   return { proc, exited, output: () => output };
 }
 
@@ -54,13 +57,13 @@ t.test('a killed worker loses nothing: every delivery arrives and every attempt 
   }
   const now = Date.now();
   const events = Array.from({ length: 6 }, (_, i) =>
-    ({ type: 'alert.created' as const, at_ms: now + i, modes: ['bus' as const], routes: ['1'], data: { n: i } }));
+    rawEvent('alert.created', { at_ms: now + i, modes: ['bus'], routes: ['1'], data: { n: i } }));
   t.same(await enqueueEvents(seed, events, now), { messages: 6, deliveries: 12, rejected: 0 });
   await seed.close();
 
   // first run: the receiver holds every request open; 4 go in flight (the concurrency bound)
   const first = startChild(dbPath);
-  await waitOrExplain(receiver.waitFor(4, 15_000), first);
+  await waitOrExplain(receiver.waitFor(4, 45_000), first);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(receiver.requests.length, 4, 'exactly the bounded number in flight, 8 still pending');
   first.proc.kill('SIGKILL');
@@ -69,7 +72,7 @@ t.test('a killed worker loses nothing: every delivery arrives and every attempt 
   // second run: the receiver answers; in-flight ones are retried, pending ones sent
   receiver.reply = (_req, res) => res.writeHead(200).end();
   const second = startChild(dbPath);
-  await waitOrExplain(receiver.waitFor(16, 15_000), second);
+  await waitOrExplain(receiver.waitFor(16, 45_000), second);
   t.match(second.output(), /recovered=4/);
   second.proc.kill('SIGTERM');
   t.same(await second.exited, { code: 0, signal: null });

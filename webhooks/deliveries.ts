@@ -1,6 +1,6 @@
 // The delivery audit of one API key: newest first, keyset pagination on the delivery's
-// sequence number, so rows added while a client pages never shift or repeat a page.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// sequence number, so rows added while a client pages never shift or repeat a page. The position
+// is plain: the API signs it once, in its own cursor (http/routes/webhooks.ts).
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
@@ -15,35 +15,11 @@ export interface DeliveryFilter {
   state?: DeliveryState;
   event_type?: EventType;
   limit: number;
-  cursor?: string;
+  /** the previous page's `next_after`: list the deliveries before that position */
+  after?: string;
 }
 
-const PROCESS_CURSOR_KEY = randomBytes(32);
-
-function mac(key: Buffer | string, keyId: string, payload: string): Buffer {
-  return createHmac('sha256', key).update(`webhook-deliveries\0${keyId}\0${payload}`).digest().subarray(0, 16);
-}
-
-/** Opaque and tamper-evident: the position plus a MAC bound to the key that listed it. */
-export function encodeCursor(seq: bigint, keyId: string, key: Buffer | string = PROCESS_CURSOR_KEY): string {
-  const payload = `v1:${seq}`;
-  return `${Buffer.from(payload).toString('base64url')}.${mac(key, keyId, payload).toString('base64url')}`;
-}
-
-export function decodeCursor(cursor: string, keyId: string, key: Buffer | string = PROCESS_CURSOR_KEY): bigint {
-  const bad = () => new ApiError('invalid_cursor', 'cursor is not one this listing issued', {
-    errors: [{ parameter: 'cursor', detail: 'not a cursor issued for this listing' }],
-  });
-  const [encoded, signature, extra] = cursor.split('.');
-  if (!encoded || !signature || extra !== undefined) throw bad();
-  const payload = Buffer.from(encoded, 'base64url').toString('utf8');
-  const given = Buffer.from(signature, 'base64url');
-  const expected = mac(key, keyId, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
-  const match = /^v1:(\d{1,19})$/.exec(payload);
-  if (!match) throw bad();
-  return BigInt(match[1]!);
-}
+const POSITION = /^\d{1,19}$/;
 
 const DELIVERY_COLUMNS = `d.delivery_id, d.seq, d.endpoint_id, d.message_id, d.event_type, d.state, d.attempt_count,
   epoch_ms(d.next_attempt_at) AS next_ms, d.last_status_code, d.last_error,
@@ -102,13 +78,10 @@ async function attach(conn: DuckDBConnection, found: Record<string, unknown>[]):
 }
 
 /**
- * One page of the key's deliveries, newest first, each with its attempts. `next_cursor` is
- * null on the last page. `cursorKey` should be the service's signing secret, so cursors
- * survive a restart; without it they are valid for this process only.
+ * One page of the key's deliveries, newest first, each with its attempts. `next_after` is the
+ * position to pass as `after` for the next page, null on the last page.
  */
-export async function listDeliveries(
-  db: Db, keyId: string, filter: DeliveryFilter, cursorKey?: Buffer | string,
-): Promise<DeliveryPage> {
+export async function listDeliveries(db: Db, keyId: string, filter: DeliveryFilter): Promise<DeliveryPage> {
   if (!Number.isInteger(filter.limit) || filter.limit < 1) {
     throw new ApiError('invalid_parameter', 'limit: must be a positive integer', { errors: [{ parameter: 'limit', detail: 'must be a positive integer' }] });
   }
@@ -121,7 +94,12 @@ export async function listDeliveries(
   if (filter.endpoint_id !== undefined) add('d.endpoint_id = ?', filter.endpoint_id);
   if (filter.state !== undefined) add('d.state = ?', filter.state);
   if (filter.event_type !== undefined) add('d.event_type = ?', filter.event_type);
-  if (filter.cursor !== undefined) add('d.seq < ?::BIGINT', decodeCursor(filter.cursor, keyId, cursorKey));
+  if (filter.after !== undefined) {
+    if (!POSITION.test(filter.after)) {
+      throw new ApiError('invalid_cursor', 'the cursor is malformed', { errors: [{ parameter: 'cursor', detail: 'the cursor is malformed' }] });
+    }
+    add('d.seq < ?::BIGINT', BigInt(filter.after));
+  }
   params.push(filter.limit + 1);
   // one snapshot: a verdict committed between two reads would show a delivery still in flight
   // beside the audit row of that same attempt
@@ -136,7 +114,7 @@ export async function listDeliveries(
   const last = found[Math.min(found.length, filter.limit) - 1];
   return {
     data,
-    next_cursor: found.length > filter.limit && last ? encodeCursor(last.seq as bigint, keyId, cursorKey) : null,
+    next_after: found.length > filter.limit && last ? String(last.seq) : null,
   };
 }
 

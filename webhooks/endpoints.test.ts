@@ -9,6 +9,7 @@ import {
 import { enqueueEvents } from './outbox.ts';
 import { MAX_ENDPOINTS_PER_KEY } from './schemas.ts';
 import { generateSecret } from './signing.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 let now = Date.parse('2026-03-01T12:00:00Z');
 const deps: EndpointDeps = { policy: { allow: new Set(['loopback']) }, now: () => now };
@@ -126,7 +127,7 @@ t.test('disabling or deleting fails what was queued', async (t) => {
   const db = await freshDb(t);
   const a = await createEndpoint(db, 'k', body(), deps);
   const b = await createEndpoint(db, 'k', body('http://127.0.0.1:9/b'), deps);
-  await enqueueEvents(db, [{ type: 'alert.created', at_ms: now, modes: ['bus'], routes: ['1'], data: {} }], now);
+  await enqueueEvents(db, [rawEvent('alert.created', { at_ms: now, modes: ['bus'], routes: ['1'] })], now);
   await disableEndpoint(db, 'k', a.id, deps);
   await deleteEndpoint(db, 'k', b.id);
   const states = await db.all<{ endpoint_id: string; state: string; last_error: string }>(
@@ -166,7 +167,7 @@ t.test('redelivery queues the same message again for an endpoint that had it', a
   const db = await freshDb(t);
   const a = await createEndpoint(db, 'k', body(), deps);
   const b = await createEndpoint(db, 'k2', body(), deps);
-  await enqueueEvents(db, [{ type: 'alert.updated', at_ms: now, modes: [], routes: [], data: { id: 1 } }], now);
+  await enqueueEvents(db, [rawEvent('alert.updated', { at_ms: now, data: { id: 1 } })], now);
   await db.run(`UPDATE webhook_endpoints SET filter_event_types = ['export.ready'] WHERE endpoint_id = $1`, [b.id]);
   const [msg] = await db.all<{ message_id: string }>('SELECT message_id FROM webhook_messages');
   const id = await redeliverMessage(db, 'k', a.id, msg!.message_id, deps);

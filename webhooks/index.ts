@@ -69,7 +69,6 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const policy = options.targetPolicy ?? policyFromConfig(config.webhooks);
   const resolve = options.resolve ?? systemResolver;
   const deps: EndpointDeps = { policy, resolve, now };
-  const cursorKey = config.signing_secret;
   const log = componentLogger(options.log, 'webhooks');
   const onError = options.onError ?? ((err: unknown) => log.error({ err }, 'background work failed (outbox or delivery)'));
   const bodies = new BodyCache();
@@ -108,7 +107,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       worker.wake();
       return queued;
     },
-    listDeliveries: (keyId, filter) => listDeliveries(db, keyId, filter, cursorKey),
+    listDeliveries: (keyId, filter) => listDeliveries(db, keyId, filter),
     getDelivery: (keyId, id) => getDelivery(db, keyId, id),
     enqueue: (events) => outbox.enqueue(events),
     drain: () => worker.drain(),

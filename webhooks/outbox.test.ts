@@ -4,10 +4,11 @@ import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import { createEndpoint } from './endpoints.ts';
 import { Outbox, enqueueEvents, matchesFilters, payloadOf } from './outbox.ts';
 import { DEFAULT_EVENT_TYPES } from './schemas.ts';
+import { rawEvent } from '../test/support/events.ts';
 
 const at = Date.parse('2026-03-01T10:00:00Z');
 const ev = (type: DomainEvent['type'], modes: DomainEvent['modes'], routes: string[]): DomainEvent =>
-  ({ type, at_ms: at, modes, routes, data: { n: 1 } });
+  rawEvent(type, { at_ms: at, modes, routes, data: { n: 1 } });
 
 t.test('filters: every given dimension must match; service-wide events pass mode and route filters', async (t) => {
   const alert504 = ev('alert.created', ['bus'], ['504']);
@@ -33,8 +34,10 @@ t.test('filters: every given dimension must match; service-wide events pass mode
   t.notOk(DEFAULT_EVENT_TYPES.includes('arrival.updated'));
 });
 
-t.test('the payload is {type, timestamp, data}', async (t) => {
-  t.equal(payloadOf(ev('trip.canceled', ['bus'], ['7'])), '{"type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","data":{"n":1}}');
+t.test('the payload is the event envelope, holding Standard Webhooks\' {type, timestamp, data}', async (t) => {
+  const event = { ...ev('trip.canceled', ['bus'], ['7']), id: 'evt_1' };
+  t.equal(payloadOf(event),
+    '{"version":1,"id":"evt_1","type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","modes":["bus"],"routes":["7"],"lines":[],"data":{"n":1}}');
 });
 
 t.test('matched events are stored as a message plus one pending delivery per endpoint', async (t) => {
@@ -56,7 +59,7 @@ t.test('matched events are stored as a message plus one pending delivery per end
   t.ok(rows.every((r) => Number(r.occurred_ms) === at));
   t.same(await enqueueEvents(db, [], at), { messages: 0, deliveries: 0, rejected: 0 });
   t.same(await enqueueEvents(db, [ev('arrival.updated', ['rail'], ['RED'])], at), { messages: 0, deliveries: 0, rejected: 0 });
-  const bad = { ...ev('alert.created', ['bus'], ['1']), data: { n: 1n } };
+  const bad = rawEvent('alert.created', { at_ms: at, modes: ['bus'], routes: ['1'], data: { n: 1n } });
   const rejectedEvents: unknown[] = [];
   t.same(await enqueueEvents(db, [bad, ev('alert.created', ['bus'], ['1'])], at, undefined, (e) => rejectedEvents.push(e)),
     { messages: 1, deliveries: 1, rejected: 1 }, 'a bad event is dropped, its batch mates stored');

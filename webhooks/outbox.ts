@@ -3,16 +3,19 @@
 // committed before the worker may attempt any of them.
 import type { Db } from '../store/db.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
-import type { DomainEvent, EventBus, Unsubscribe } from '../core/events.ts';
+import { toEnvelope, type DomainEvent, type EventBus, type Unsubscribe } from '../core/events.ts';
 import { DEFAULT_EVENT_TYPES, type EndpointFilters } from './schemas.ts';
 import { ENDPOINT_COLUMNS, toRecord, type EndpointRecord } from './endpoints.ts';
 import { insertOutbox, type NewDelivery, type NewMessage } from './delivery-store.ts';
 import { newId } from './sql.ts';
 import type { BodyCache } from './body-cache.ts';
 
-/** The Standard Webhooks payload: {type, timestamp, data}. */
+/**
+ * The body: the event's envelope (core/event-schemas.ts), the same JSON the event stream sends;
+ * it holds the Standard Webhooks payload fields {type, timestamp, data}.
+ */
 export function payloadOf(event: DomainEvent): string {
-  return JSON.stringify({ type: event.type, timestamp: new Date(event.at_ms).toISOString(), data: event.data });
+  return JSON.stringify(toEnvelope(event));
 }
 
 /**
@@ -26,7 +29,9 @@ export function matchesFilters(filters: EndpointFilters, event: DomainEvent): bo
   if (filters.modes && event.modes.length > 0 && !event.modes.some((m) => filters.modes!.includes(m))) return false;
   if (filters.routes || filters.lines) {
     const wanted = [...(filters.routes ?? []), ...(filters.lines ?? [])];
-    if (event.routes.length > 0 && !event.routes.some((r) => wanted.includes(r))) return false;
+    // either list matches either kind: endpoint filters are stored as given, not checked by kind
+    const concerned = [...event.routes, ...event.lines];
+    if (concerned.length > 0 && !concerned.some((r) => wanted.includes(r))) return false;
   }
   return true;
 }
@@ -65,7 +70,8 @@ export async function enqueueEvents(
       onReject?.(event, err);
       continue;
     }
-    const message_id = newId('msg');
+    // the event's id: webhook-id and the body's `id` name the same event, as on the stream
+    const message_id = event.id;
     messages.push({ message_id, event_type: event.type, occurred_ms: event.at_ms, body });
     for (const endpoint of matched) {
       deliveries.push({

@@ -132,6 +132,7 @@ export type DeliveryListQuery = z.input<typeof DeliveryListQuerySchema>;
 
 export const DeliveryPageSchema = z.object({
   data: z.array(DeliverySchema),
-  next_cursor: z.string().nullable(),
+  /** the position of the page's last delivery, for `after`; null on the last page */
+  next_after: z.string().nullable(),
 }).meta({ id: 'WebhookDeliveryPage' });
 export type DeliveryPage = z.infer<typeof DeliveryPageSchema>;

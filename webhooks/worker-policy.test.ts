@@ -3,7 +3,7 @@
 import t from 'tap';
 import type http from 'node:http';
 import { createWebhooks } from './index.ts';
-import { harness, startReceiver, verifyDelivery, webhookConfig, type Reply } from './test-support.ts';
+import { harness, startReceiver, verifyDelivery, webhookConfig, type Reply } from '../test/support/webhooks.ts';
 import type { Resolver } from './ssrf.ts';
 
 t.test('a name is checked again at delivery: rebinding to a private address is refused', async (t) => {
@@ -139,7 +139,10 @@ t.test('redeliver sends the same message again with the same webhook-id', async 
   const second = h.receiver.requests[1]!;
   t.equal(second.headers['webhook-id'], first.headers['webhook-id']);
   t.equal(second.body, first.body, 'byte-identical body');
-  t.same(verifyDelivery(ep.secret, second, second.at), { type: 'export.ready', timestamp: new Date(h.clock.now()).toISOString(), data: { dataset: 'alerts' } });
+  t.same(verifyDelivery(ep.secret, second, second.at), {
+      version: 1, id: first.headers['webhook-id'], type: 'export.ready', timestamp: new Date(h.clock.now()).toISOString(),
+      modes: [], routes: [], lines: [], data: { dataset: 'alerts' },
+    }, 'the whole envelope, its id the webhook-id');
 });
 
 t.test('bus events reach only the endpoints whose filters match', async (t) => {

@@ -1,6 +1,6 @@
 // Delivery and retries against a real loopback receiver, with time driven by a manual clock.
 import t from 'tap';
-import { harness, verifyDelivery, type Reply } from './test-support.ts';
+import { harness, verifyDelivery, type Reply } from '../test/support/webhooks.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -26,9 +26,11 @@ t.test('an event arrives signed, verified by standardwebhooks, and is audited', 
   t.equal(req!.path, '/hook');
   t.equal(req!.headers['content-type'], 'application/json');
   const payload = verifyDelivery(ep.secret, req!, req!.at) as Record<string, unknown>;
-  t.same(payload, { type: 'alert.created', timestamp: new Date(h.clock.now()).toISOString(), data: { id: 'a:1', header: 'Detour' } });
+  // the envelope (core/event-schemas.ts): Standard Webhooks' {type, timestamp, data} and the event's scope
+  t.match(payload, { version: 1, type: 'alert.created', timestamp: new Date(h.clock.now()).toISOString(), modes: ['bus'], routes: ['504'], lines: [], data: { id: 'a:1', header: 'Detour' } });
   t.equal(req!.headers['webhook-timestamp'], String(Math.floor(h.clock.now() / 1000)));
-  t.match(req!.headers['webhook-id'], /^msg_/);
+  t.match(req!.headers['webhook-id'], /^evt_/);
+  t.equal(payload.id, req!.headers['webhook-id'], 'webhook-id is the event id');
   const [delivery] = await h.deliveries();
   t.equal(delivery!.state, 'succeeded');
   t.equal(delivery!.message_id, req!.headers['webhook-id']);

@@ -15,13 +15,14 @@ function fileWithFlags(file: string | undefined, flags: Raw): Raw {
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'Run the pipeline and the HTTP API in one process (--demo: on the generated demo network)',
-  usage: 'serve [--config <file>] [--demo] [--port <n>] [--host <address>]',
-  options: { config: { type: 'string' }, demo: { type: 'boolean' }, port: { type: 'string' }, host: { type: 'string' } },
+  usage: 'serve [--config <file>] [--demo] [--port <n>] [--host <address>] [--role all|ingest|edge]',
+  options: { config: { type: 'string' }, demo: { type: 'boolean' }, port: { type: 'string' }, host: { type: 'string' }, role: { type: 'string' } },
   optionHelp: {
     config: 'config file (JSON); TRANSIT_PORT and TRANSIT_DB override it. With --demo: merged over the demo\'s config',
     demo: 'generate the demo city, replay it through a local GTFS-RT simulator, print demo keys (listens on 127.0.0.1)',
     port: 'listen port (0 picks a free one); overrides the config and TRANSIT_PORT',
     host: 'listen address (0.0.0.0: every interface); overrides the config',
+    role: 'all (default: one process), ingest (pipeline, database, jobs) or edge (REST and SSE from the broker); ingest and edge need broker.url',
   },
   async run({ values, log, useConfig }) {
     const port = values.port === undefined ? undefined : Number(values.port);
@@ -37,7 +38,9 @@ export const serveCommand: Command = {
       import('../serve.ts'), import('../demo.ts'),
     ]);
     // the file is read again on reload: flags keep applying over it
-    const flags: Raw = host === undefined ? {} : { host };
+    const role = values.role as string | undefined;
+    if (role !== undefined && !['all', 'ingest', 'edge'].includes(role)) throw new UsageError(`--role must be all, ingest or edge, got ${JSON.stringify(role)}`);
+    const flags: Raw = { ...(host === undefined ? {} : { host }), ...(role === undefined ? {} : { role }) };
     let demo: Awaited<ReturnType<typeof startDemo>> | null = null;
     let read: () => Readonly<Config>;
     if (values.demo) {
@@ -55,6 +58,24 @@ export const serveCommand: Command = {
       throw err;
     }
     useConfig(config);
+    if (config.role === 'edge') {
+      // REST and SSE from the broker: no database file, no admin socket, no demo keys of its own
+      await demo?.simulator.stop();
+      const { startEdge } = await import('../edge.ts');
+      const edge = await startEdge(config, { log });
+      print(`transit-api edge listening on ${edge.url} (broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')})`);
+      // SIGHUP would end the process by default: an edge has nothing to reload (no feeds, no jobs)
+      const onHangup = () => log.warn('an edge has no config to reload: restart it to apply a change');
+      process.on('SIGHUP', onHangup);
+      await new Promise<void>((resolve) => {
+        closeOnSignals(async () => {
+          process.off('SIGHUP', onHangup);
+          await edge.close();
+          resolve();
+        }, (code) => { process.exitCode = code; resolve(); }, log);
+      });
+      return process.exitCode === undefined ? 0 : Number(process.exitCode);
+    }
     const service = await startService(config, { log, reloadFrom: { file: file ?? null, read } }).catch(async (err) => {
       await demo?.simulator.stop();
       throw err;

@@ -1,4 +1,4 @@
-import { ExportArgsError, runExportCommand } from '../../exports/cli.ts';
+import { ExportArgsError, runExportCommand } from '../export-command.ts';
 import { UsageError } from '../cli.ts';
 import type { Operation } from './types.ts';
 

@@ -1,4 +1,4 @@
-import { runKeysCommand } from '../../http/keys-cli.ts';
+import { runKeysCommand } from '../../accounts/keys-cli.ts';
 import type { Operation } from './types.ts';
 
 // `keys create|list|revoke`: a revocation inside the service also drops the key from the API's

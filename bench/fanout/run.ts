@@ -24,6 +24,13 @@ const SERVERS = {
   // no tsx loader thread in the process, so its RSS is the product's, not the dev loader's
   'api-js': { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server, bundled by esbuild (no tsx)' },
   node: { file: 'server-node-http.ts', path: '/events', label: 'node:http (baseline)' },
+  // the same API server with its event log on Redis (bus → Redis stream → XREAD → hub), as an
+  // edge of a multi-node deploy: against `api`, the latency difference is the broker hop
+  broker: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'the API server, event log on Redis (an edge)' },
+  // an ingest process publishing to a Redis the runner starts, and one or two edge processes
+  // (both on the server CPU) sharing the connections; one client per edge, both on the client CPU
+  edge1: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'one edge behind a separate ingest process' },
+  edge2: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'two edges, the connections split, behind a separate ingest process' },
 } as const;
 type ServerKind = keyof typeof SERVERS;
 
@@ -129,7 +136,106 @@ function bundleServer(): Promise<string> {
   return bundledServer;
 }
 
+function waitReady(child: ChildProcess, what: string): Promise<{ port: number; path: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    lines(child, (line) => {
+      const m = /^ready (\d+)(?: (\S+))?$/.exec(line);
+      if (m) resolve({ port: Number(m[1]), path: m[2] });
+    });
+    child.once('exit', (code) => reject(new Error(`${what} exited (${code}) before listening`)));
+  });
+}
+
+/**
+ * edge1 / edge2: a redis-server, an ingest process publishing to it (FANOUT_BROKER_ROLE=ingest)
+ * and `edges` edge processes on the server CPU, each with its share of the connections and a
+ * client of its own on the client CPU. Events/s and latency combine the clients; CPU per event
+ * is per edge (the ingest process and Redis are reported apart).
+ */
+async function runEdges(client: string, kind: 'edge1' | 'edge2', connections: number, rate: number): Promise<Result | null> {
+  const { startBroker } = await import('../../test/support/broker-servers.ts');
+  const redis = await startBroker('redis');
+  const edges = kind === 'edge2' ? 2 : 1;
+  const env = { ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1', FANOUT_BROKER_URL: redis.url };
+  const script = ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
+  const children: ChildProcess[] = [];
+  const deadline = setTimeout(() => {
+    console.error(`  ${kind}: run exceeded its time budget; stopping`);
+    for (const child of children) child.kill('SIGKILL');
+  }, (connectTimeoutS + warmupS + windowS + 90) * 1000);
+  try {
+    const ingest = launch(1, process.execPath, script, { ...env, FANOUT_BROKER_ROLE: 'ingest' });
+    children.push(ingest);
+    await waitReady(ingest, 'the ingest process');
+    const servers: ChildProcess[] = [];
+    const targets: Array<{ port: number; path: string }> = [];
+    for (let i = 0; i < edges; i++) {
+      const edge = launch(0, process.execPath, script, { ...env, FANOUT_BROKER_ROLE: 'edge' });
+      children.push(edge);
+      servers.push(edge);
+      const { port, path } = await waitReady(edge, 'an edge');
+      targets.push({ port, path: path ?? SERVERS[kind].path });
+    }
+    const share = Math.floor(connections / edges);
+    let connectedClients = 0;
+    let connected = 0;
+    let start: { servers: number[]; ingest: number; clients: number; machine: number; at: number } | null = null;
+    const clients = targets.map((target) => launch(1, client, [
+      '127.0.0.1', String(target.port), target.path, String(share), String(warmupS), String(windowS), String(maxInflight), String(connectTimeoutS),
+    ]));
+    children.push(...clients);
+    const clientCpu = () => clients.reduce((n, c) => n + cpuSeconds(c.pid!), 0);
+    const outputs = await Promise.all(clients.map((c) => new Promise<Record<string, number>>((resolve, reject) => {
+      lines(c, (line) => {
+        if (line.startsWith('connected ')) {
+          connected += Number(line.split(' ')[1]);
+          process.stdout.write(`  ${kind}: ${line}\n`);
+          if (++connectedClients === clients.length) ingest.kill('SIGUSR1');
+        } else if (line === 'measure') {
+          start ??= { servers: servers.map((p) => cpuSeconds(p.pid!)), ingest: cpuSeconds(ingest.pid!), clients: clientCpu(), machine: machineBusySeconds(), at: performance.now() };
+        } else if (line.startsWith('{')) {
+          resolve(JSON.parse(line) as Record<string, number>);
+        }
+      });
+      c.once('exit', (code) => reject(new Error(`client exited (${code}) without a result`)));
+    })));
+    const s = start!;
+    const elapsed = (performance.now() - s.at) / 1000;
+    const serverCpus = servers.map((p, i) => (cpuSeconds(p.pid!) - s.servers[i]!) / elapsed);
+    const ingestCpu = (cpuSeconds(ingest.pid!) - s.ingest) / elapsed;
+    const clientsCpu = (clientCpu() - s.clients) / elapsed;
+    const machineCpu = (machineBusySeconds() - s.machine) / elapsed;
+    const eventsPerS = outputs.reduce((n, o) => n + o.events_per_s!, 0);
+    const serverCpu = serverCpus.reduce((a, b) => a + b, 0);
+    console.log(`  ${kind}: per edge ${serverCpus.map((c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`).join('; ')}; `
+      + `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, p99 ${outputs.map((o) => fmt(o.p99_ms!, 1)).join(' / ')} ms`);
+    return {
+      server: kind, connections, rate, connected,
+      eventsPerS,
+      offeredPerS: connected * rate,
+      // the clients' medians and p99s: the worse edge's, so nothing looks better than one of them
+      p50: Math.max(...outputs.map((o) => o.p50_ms!)), p99: Math.max(...outputs.map((o) => o.p99_ms!)),
+      serverCpuPct: serverCpu * 100,
+      cpuUsPerEvent: eventsPerS > 0 ? (serverCpu * 1e6) / eventsPerS : Number.NaN,
+      rssMb: Math.max(...servers.map((p) => rssMb(p.pid!))),
+      clientCpuPct: clientsCpu * 100,
+      otherCpuPct: Math.max(0, (machineCpu - serverCpu - clientsCpu - ingestCpu) * 100),
+      dropped: outputs.reduce((n, o) => n + o.dropped_in_window!, 0),
+      perConnMin: Math.min(...outputs.map((o) => o.per_conn_min!)),
+      perConnMedian: Math.min(...outputs.map((o) => o.per_conn_median!)),
+    };
+  } catch (err) {
+    console.error(`  ${kind} C=${connections} rate=${rate}: ${(err as Error).message}`);
+    return null;
+  } finally {
+    clearTimeout(deadline);
+    for (const child of children.reverse()) await stopProcess(child);
+    await redis.close();
+  }
+}
+
 async function runOne(dir: string, client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
+  if (kind === 'edge1' || kind === 'edge2') return runEdges(client, kind, connections, rate);
   const argv = kind === 'api-js' ? [await bundleServer()] : ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
   const server = launch(0, process.execPath, argv, {
     ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1',

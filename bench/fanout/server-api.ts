@@ -9,8 +9,8 @@ import { openStreaming } from '../../app/streaming.ts';
 import { parseConfig } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
 import type { LiveView } from '../../core/ports.ts';
-import { createApi } from '../../http/api.ts';
-import { createKey } from '../../http/keys.ts';
+import { createApi } from '../../app/api.ts';
+import { createKey } from '../../accounts/keys.ts';
 import { startServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
 import { StreamAllowance } from '../../stream/allowance.ts';
@@ -44,9 +44,10 @@ streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
 
+// synthetic data the bench client reads ("ts"); the hub and log never look inside `data`
 const event = (seq: number, ts: number, pad: string): DomainEvent => ({
-  type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], data: { seq, ts, pad },
-});
+  id: `evt_${seq}`, type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], lines: [], data: { seq, ts, pad },
+} as unknown as DomainEvent);
 // same frame size as the baselines: pad what the envelope does not already take
 const pad = padFor(eventBytes, (p) => frame({
   id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),

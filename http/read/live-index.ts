@@ -1,6 +1,6 @@
-// Sorted and indexed views of the LiveView, computed once per LiveView.version and shared by
-// every request until the next change.
-import type { FeedHealth, LiveView } from '../../core/ports.ts';
+// Sorted and indexed views of the LiveView, each computed once per version of the slices it reads
+// (core/ports.ts LIVE_SLICES) and shared by every request until one of them changes.
+import type { FeedHealth, LiveSlice, LiveView } from '../../core/ports.ts';
 import { MODES, type Alert, type Arrival, type Mode, type VehiclePosition } from '../../core/types.ts';
 import { compareKeys, type CursorValue } from '../cursor.ts';
 
@@ -25,67 +25,84 @@ function sortedBy<T>(items: readonly T[], keyOf: (item: T) => CursorValue[]): T[
     .map((d) => d.item);
 }
 
-interface Derived {
-  alerts?: Alert[];
-  railArrivals?: Arrival[];
-  vehicles: Map<Mode, VehiclePosition[]>;
-  feeds?: Map<string, FeedHealth>;
-  tripDelays?: Map<string, number>;
-  routesSeen?: Map<Mode, Set<string>>;
-  stationsSeen?: Set<string>;
-  sourcesSeen?: Set<string>;
-}
-
 export class LiveIndex {
-  private derivedVersion = Number.NaN;
-  private derived: Derived = { vehicles: new Map() };
+  /** derived views by name, each with the version (a sum of slice versions) it was built at */
+  private readonly memos = new Map<string, { version: number; value: unknown }>();
   /** modes each feed has served, kept across versions so a feed that went down keeps its place */
   private readonly feedModes = new Map<string, Set<Mode>>();
+  private alertsToken: { at: number; token: string } | null = null;
 
   constructor(readonly live: LiveView) {}
 
+  /** moves whenever anything in the live state moves */
   get version(): number {
     return this.live.version;
   }
 
-  private current(): Derived {
-    if (this.live.version !== this.derivedVersion) {
-      this.derivedVersion = this.live.version;
-      this.derived = { vehicles: new Map() };
-    }
-    return this.derived;
+  /** The slice's version; a view without slices moves them all with its one version. */
+  sliceVersion(slice: LiveSlice): number {
+    return this.live.sliceVersion ? this.live.sliceVersion(slice) : this.live.version;
+  }
+
+  /**
+   * One number that moves when any of the slices moves: versions only grow, so their sum does
+   * too, and it changes exactly when one of them changed. Cache key of a body reading them.
+   */
+  versionOf(slices: readonly LiveSlice[]): number {
+    let sum = 0;
+    for (const slice of slices) sum += this.sliceVersion(slice);
+    return sum;
+  }
+
+  /**
+   * Cache key of a body built from the alerts and the health of the feeds holding them (their
+   * freshness, `freshness.sources`): a poll of a feed without alerts leaves it alone.
+   */
+  alertsVersion(): string {
+    const at = this.live.version;
+    if (this.alertsToken?.at === at) return this.alertsToken.token;
+    let health = 0;
+    for (const feedId of this.alertFeeds()) health += this.live.feedVersion ? this.live.feedVersion(feedId) : this.sliceVersion('feeds');
+    // a feed added or removed moves `freshness`: the same health sum over another set of feeds is another key
+    const token = `${this.sliceVersion('alerts')}.${health}.${this.sliceVersion('freshness')}`;
+    this.alertsToken = { at, token };
+    return token;
+  }
+
+  private memo<T>(name: string, version: number, build: () => T): T {
+    let entry = this.memos.get(name);
+    if (!entry || entry.version !== version) this.memos.set(name, (entry = { version, value: build() }));
+    return entry.value as T;
   }
 
   alerts(): readonly Alert[] {
-    const d = this.current();
-    return (d.alerts ??= sortedBy(this.live.alerts(), alertKey));
+    return this.memo('alerts', this.sliceVersion('alerts'), () => sortedBy(this.live.alerts(), alertKey));
+  }
+
+  /** Feed ids of the alerts held. */
+  private alertFeeds(): ReadonlySet<string> {
+    return this.memo('alertFeeds', this.sliceVersion('alerts'), () => new Set(this.live.alerts().map((a) => a.feed_id)));
   }
 
   railArrivals(): readonly Arrival[] {
-    const d = this.current();
-    if (!d.railArrivals) {
+    return this.memo('railArrivals', this.sliceVersion('arrivals'), () => {
       const rail = this.live.arrivals().filter((a) => a.mode === 'rail');
       for (const a of rail) this.noteFeedMode(a.feed_id, 'rail');
-      d.railArrivals = sortedBy(rail, arrivalKey);
-    }
-    return d.railArrivals;
+      return sortedBy(rail, arrivalKey);
+    });
   }
 
   vehicles(mode: Mode): readonly VehiclePosition[] {
-    const d = this.current();
-    let list = d.vehicles.get(mode);
-    if (!list) {
+    const slice: LiveSlice = `vehicles:${mode}`;
+    return this.memo(slice, this.sliceVersion(slice), () => {
       const raw = this.live.vehicles(mode);
       for (const v of raw) this.noteFeedMode(v.feed_id, mode);
-      list = sortedBy(raw, vehicleKey);
-      d.vehicles.set(mode, list);
-    }
-    return list;
+      return sortedBy(raw, vehicleKey);
+    });
   }
 
   feeds(): ReadonlyMap<string, FeedHealth> {
-    const d = this.current();
-    return (d.feeds ??= new Map(this.live.feeds().map((f) => [f.feed_id, f])));
+    return this.memo('feeds', this.sliceVersion('feeds'), () => new Map(this.live.feeds().map((f) => [f.feed_id, f])));
   }
 
   /** Feeds serving a mode (seen in its data now or before), plus feeds that never served any. */
@@ -103,8 +120,7 @@ export class LiveIndex {
    * where the arrivals name the vehicle: a trip id carried for two trains has one delay per train.
    */
   tripDelays(): ReadonlyMap<string, number> {
-    const d = this.current();
-    if (!d.tripDelays) {
+    return this.memo('tripDelays', this.sliceVersion('arrivals'), () => {
       const best = new Map<string, { seq: number; delay: number }>();
       const keep = (k: string, seq: number, delay: number): void => {
         const prev = best.get(k);
@@ -117,51 +133,42 @@ export class LiveIndex {
         keep(k, seq, a.delay_s);
         if (a.vehicle_id !== null) keep(`${k}\u0000${a.vehicle_id}`, seq, a.delay_s);
       }
-      d.tripDelays = new Map([...best].map(([k, v]) => [k, v.delay]));
-    }
-    return d.tripDelays;
+      return new Map([...best].map(([k, v]) => [k, v.delay]));
+    });
   }
 
   /** Route (or line) ids present in the live data of a mode: vehicles, arrivals, alerts. */
   routesSeen(mode: Mode): ReadonlySet<string> {
-    const d = this.current();
-    d.routesSeen ??= new Map();
-    let seen = d.routesSeen.get(mode);
-    if (!seen) {
-      seen = new Set<string>();
+    return this.memo(`routesSeen:${mode}`, this.versionOf([`vehicles:${mode}`, 'arrivals', 'alerts']), () => {
+      const seen = new Set<string>();
       for (const v of this.live.vehicles(mode)) if (v.route_id) seen.add(v.route_id);
       for (const a of this.live.arrivals()) if (a.mode === mode && a.route_id) seen.add(a.route_id);
       // an alert of several modes does not say which of its routes is which mode's (Red and 39)
       for (const al of this.live.alerts()) if (al.modes.length === 1 && al.modes[0] === mode) for (const r of al.routes) seen.add(r);
-      d.routesSeen.set(mode, seen);
-    }
-    return seen;
+      return seen;
+    });
   }
 
   /** Station and stop ids in the live data: alerts' stations, arrivals' stations and stops. */
   stationsSeen(): ReadonlySet<string> {
-    const d = this.current();
-    if (!d.stationsSeen) {
+    return this.memo('stationsSeen', this.versionOf(['alerts', 'arrivals']), () => {
       const seen = new Set<string>();
       for (const al of this.live.alerts()) for (const s of al.stations) seen.add(s);
       for (const a of this.live.arrivals()) {
         seen.add(a.station_id);
         seen.add(a.stop_id);
       }
-      d.stationsSeen = seen;
-    }
-    return d.stationsSeen;
+      return seen;
+    });
   }
 
   /** Feed ids: every configured feed, and the feeds of alerts still held. */
   sourcesSeen(): ReadonlySet<string> {
-    const d = this.current();
-    if (!d.sourcesSeen) {
+    return this.memo('sourcesSeen', this.versionOf(['freshness', 'alerts']), () => {
       const seen = new Set(this.feeds().keys());
       for (const al of this.live.alerts()) seen.add(al.feed_id);
-      d.sourcesSeen = seen;
-    }
-    return d.sourcesSeen;
+      return seen;
+    });
   }
 
   private noteFeedMode(feedId: string, mode: Mode): void {

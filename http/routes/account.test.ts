@@ -5,14 +5,15 @@ import t, { type Test } from 'tap';
 import { Db } from '../../store/db.ts';
 import { ConnectionMeter } from '../../stream/connection-meter.ts';
 import { App } from '../app.ts';
-import { KeyStore } from '../auth.ts';
+import { KeyStore } from '../../accounts/auth.ts';
 import { CursorCodec } from '../cursor.ts';
-import { createKey } from '../keys.ts';
-import { SlidingWindowLimiter, type RateLimiter } from '../limiter.ts';
-import { DbMeter, MemoryMeter, type Meter } from '../meter.ts';
+import { createKey } from '../../accounts/keys.ts';
+import { SlidingWindowLimiter, type RateLimiter } from '../../accounts/limiter.ts';
+import { DbMeter, MemoryMeter, type Meter } from '../../accounts/meter.ts';
 import type { StreamTag } from '../streams.ts';
 import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenStreamsView } from './account.ts';
 import { logInto } from '../../test/support/logs.ts';
+import { buildOpenApi } from '../../docs/openapi.ts';
 
 const NOW = Date.UTC(2024, 4, 10, 15, 0, 0);
 
@@ -185,7 +186,7 @@ t.test('a key deleted after authentication is refused', async (t) => {
 
 t.test('the OpenAPI document describes both routes as unmetered key routes', async (t) => {
   const { app } = await setup(t);
-  const paths = app.openapi().paths as Record<string, Record<string, Record<string, unknown>>>;
+  const paths = buildOpenApi(app.routes).paths as Record<string, Record<string, Record<string, unknown>>>;
   for (const [path, id] of [['/api/v1/account', 'getAccount'], ['/api/v1/account/usage', 'getAccountUsage']] as const) {
     const op = paths[path]?.get;
     t.equal(op?.operationId, id);

@@ -69,7 +69,8 @@ function listAlerts(deps: CoreRouteDeps, ctx: Parameters<RouteDef['handler']>[0]
 }
 
 export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
-  const listing = liveList(deps, ['Alerts']);
+  // a poll of a feed without alerts leaves these bodies cached
+  const listing = liveList(['Alerts'], () => deps.index.alertsVersion());
   const all = defineRoute({
     id: 'listAlerts',
     method: 'GET',

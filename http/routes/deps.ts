@@ -1,5 +1,6 @@
 // What the issue-3 routes read, and small helpers they share.
 import { assertKnownIds, directoryKnownIds } from '../known-ids.ts';
+import type { LiveSlice } from '../../core/ports.ts';
 import type { Mode } from '../../core/types.ts';
 import type { DirectoryRoute, RouteDirectory } from '../read/directory.ts';
 import type { LiveIndex } from '../read/live-index.ts';
@@ -42,12 +43,15 @@ export function assertKnown(
   assertKnownIds(directoryKnownIds(deps.directory, deps.index), parameter, { kind: 'route', modes, noun: what }, ids ?? []);
 }
 
+/** What a vehicle or arrival body reads: positions and delays of every mode, every feed's health (sources). */
+export const REALTIME_SLICES: readonly LiveSlice[] = ['vehicles:rail', 'vehicles:bus', 'vehicles:streetcar', 'arrivals', 'feeds'];
+
 /**
  * What every list of live data (alerts, vehicles, arrivals) is: a keyed, metered read, paged by
- * cursor, also an event stream, its body cached per live-index version. Bodies holding ages and
- * freshness move with the clock too: `cacheTtlMs` bounds how long one is reused.
+ * cursor, also an event stream, its body cached per `version` (of the live slices it reads).
+ * Bodies holding ages and freshness move with the clock too: `cacheTtlMs` bounds how long one is reused.
  */
-export function liveList(deps: CoreRouteDeps, tags: readonly string[], cacheTtlMs?: number) {
+export function liveList(tags: readonly string[], version: () => string | number, cacheTtlMs?: number) {
   return {
     tags,
     auth: 'key',
@@ -55,7 +59,7 @@ export function liveList(deps: CoreRouteDeps, tags: readonly string[], cacheTtlM
     paginated: true,
     sse: true,
     errors: ['not_found'],
-    cache: { version: () => deps.index.version, ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }) },
+    cache: { version, ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }) },
   } as const satisfies Partial<RouteDef>;
 }
 

@@ -39,7 +39,7 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     tags: ['Streetcar', 'Directories'],
     auth: 'key',
     meter: 'request',
-    cache: { version: () => `${deps.directory.version}:${deps.index.version}` },
+    cache: { version: () => `${deps.directory.version}:${deps.index.sliceVersion('alerts')}` },
     response: StreetcarDirectorySchema,
     handler() {
       const active = new Map<string, number>();

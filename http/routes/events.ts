@@ -1,7 +1,7 @@
 // GET /api/v1/events/stream: the persistent stream of domain events (the dotted types webhooks
 // deliver), filtered by mode, route/line and type, resumable by id from the retained event log.
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../core/events.ts';
+import { EVENT_SCHEMAS, EVENT_TYPES } from '../../core/event-schemas.ts';
 import { MODES } from '../../core/types.ts';
 import type { EventFilter } from '../../stream/event-filter.ts';
 import { enumListParam, idListParam } from '../params.ts';
@@ -13,12 +13,13 @@ export const EVENTS_STREAM_PATH = `${PREFIX}/events/stream`;
 
 /** What the route needs from the streaming component (http/streams.ts HubStreams). */
 export interface EventStreamSource {
-  openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): StreamReply;
+  openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): StreamReply | Promise<StreamReply>;
 }
 
 const DESCRIPTION = [
   'Always `text/event-stream`. Each event is named by its dotted type (`alert.created`, `vehicle.position`, '
-    + '`feed.stale`, …) and carries `{type, timestamp, modes, routes, data}` as JSON, with an increasing `id`. '
+    + '`feed.stale`, …) and carries the event envelope `{version, id, type, timestamp, modes, routes, lines, data}` as JSON '
+    + '(the body webhooks deliver; `x-sse-events` names the schema of each event), with an increasing SSE `id` to resume from. '
     + 'The stream starts with `retry: 3000`; a `: ping` comment (with the newest `id`) follows every 15 s '
     + '(`sse.ping_interval_s`).',
   '**Resume.** Send the last id received as the `Last-Event-ID` header (EventSource does this by itself) or '
@@ -40,6 +41,12 @@ const DESCRIPTION = [
     + 'stop_sequence}`), `stop_count`, and `partial` (false when `arrivals` is the whole trip). Merge rows by '
     + '`(stop_sequence, stop_id)`.',
 ].join('\n\n');
+
+/** `event: reset` on the event stream: the id to resume from is no longer held. */
+export const StreamResetSchema = z.object({
+  reason: z.literal('last_event_id_unknown'),
+  earliest_id: z.string().nullable().meta({ description: 'The oldest id the log still holds; null when it holds none.' }),
+}).meta({ id: 'StreamReset', description: 'Sent instead of a replay when the id to resume from is older than the retained log, or unknown.' });
 
 export function eventRoutes(source: EventStreamSource): RouteDef[] {
   return [defineRoute({
@@ -63,6 +70,10 @@ export function eventRoutes(source: EventStreamSource): RouteDef[] {
       types: enumListParam(EVENT_TYPES, 'Only these event types.').optional(),
     }),
     response: z.string().meta({ description: 'Server-sent events.' }),
+    streamEvents: {
+      ...Object.fromEntries(EVENT_TYPES.map((type) => [type, EVENT_SCHEMAS[type]])),
+      reset: StreamResetSchema,
+    },
     handler(ctx) {
       const q = ctx.query;
       const routes = [...(q.route ?? []), ...(q.line ?? [])];

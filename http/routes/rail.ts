@@ -9,7 +9,7 @@ import { ageFreshness, arrivalToApi, sourceToApi } from '../read/represent.ts';
 import { railSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { assertKnown, directoryBody, link, liveList, PREFIX, routeFields, seg, setOf, type CoreRouteDeps } from './deps.ts';
+import { assertKnown, directoryBody, link, liveList, PREFIX, REALTIME_SLICES, routeFields, seg, setOf, type CoreRouteDeps } from './deps.ts';
 import { RailDirectorySchema, RailRealtimeSchema } from './schemas.ts';
 import { vehiclesToApi } from './vehicles.ts';
 
@@ -46,7 +46,7 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     summary: 'Rail arrivals with delay summaries',
     description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival, the rail vehicles of the requested lines (trains without coordinates placed at their stop), and the freshness of each rail source.',
     // ages and freshness move with the clock: a cached body lives one second
-    ...liveList(deps, ['Rail', 'Realtime'], 1_000),
+    ...liveList(['Rail', 'Realtime'], () => deps.index.versionOf(REALTIME_SLICES), 1_000),
     query: z.object({
       line: idListParam('Rail line id.', 'Red', { kind: 'route', modes: ['rail'], noun: 'line' }).optional(),
       station: idListParam('Station id (parent station), or a stop id.', 'place-pktrm', { kind: 'station' }).optional(),

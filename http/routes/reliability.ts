@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { ApiError, invalidParameter } from '../../core/errors.ts';
 import type { Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
-import { wallClock } from '../../store/reliability/dates.ts';
+import { wallClock } from '../../core/dates.ts';
 import {
-  isKnownRoute, resolveTimezone, retainedWindow, rollup, ROLLUP_GROUPS, RollupInputError, type RollupResult,
+  isKnownRoute, reliabilityReadVersion, resolveTimezone, retainedWindow, rollup, ROLLUP_GROUPS, RollupInputError, type RollupResult,
 } from '../../store/reliability/index.ts';
 import { dateParam, enumParam, idValue } from '../params.ts';
 import { RetainedWindows } from '../read/retained-windows.ts';
@@ -20,11 +20,15 @@ export interface ReliabilityRouteDeps {
   db: Db;
   /** config.reliability: the agency time zone (absent: the newest schedule's) and when a service day ends */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
-  /** how long a mode's retained window is reused; default 10 s, 0 reloads it on every request */
+  /**
+   * how long a mode's retained window, and an answer, are reused; default 10 s, 0 reloads the
+   * window and answers afresh on every request
+   */
   windowMaxAgeMs?: number;
 }
 
 const TITLES: Record<Mode, string> = { rail: 'Rail', bus: 'Bus', streetcar: 'Streetcar' };
+const DEFAULT_WINDOW_MAX_AGE_MS = 10_000;
 const ERRORS = ['not_found', 'no_retained_rows', 'outside_retention'] as const;
 
 const query = z.object({
@@ -87,6 +91,12 @@ async function answer(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode
 }
 
 function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode: Mode): RouteDef {
+  // An answer costs 3 to 4 trips through the one DuckDB connection: it is cached until what the
+  // rollup reads changes (a day finalized, schedules, the live days' counts recomputed), and at
+  // most as long as the retained window is reused, so a new date or window shows within that.
+  // A request after that bound also lets stale live counts start their recompute.
+  const maxAgeMs = deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS;
+  const cache = maxAgeMs > 0 ? { cache: { version: () => reliabilityReadVersion(deps.db), ttlMs: maxAgeMs } } : {};
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
   const retained = mode === 'bus'
@@ -110,6 +120,7 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
     auth: 'key',
     meter: 'request',
     sse: true,
+    ...cache,
     errors: ERRORS,
     params: z.object({ [parameter]: idValue(mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`, mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E') }),
     query,
@@ -123,6 +134,6 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
 
 /** GET /api/v1/{rail/{line},bus/{route_id},streetcar/{route_id}}/reliability, in the specification's order. */
 export function reliabilityRoutes(deps: ReliabilityRouteDeps): RouteDef[] {
-  const windows = new RetainedWindows((mode) => retainedWindow(deps.db, mode), deps.windowMaxAgeMs ?? 10_000);
+  const windows = new RetainedWindows((mode) => retainedWindow(deps.db, mode), deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS);
   return [reliabilityRoute(deps, windows, 'rail'), reliabilityRoute(deps, windows, 'bus'), reliabilityRoute(deps, windows, 'streetcar')];
 }

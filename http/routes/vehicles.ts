@@ -9,7 +9,7 @@ import { sourceToApi, vehicleToApi } from '../read/represent.ts';
 import { vehicleSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
-import { assertKnown, liveList, PREFIX, type CoreRouteDeps } from './deps.ts';
+import { assertKnown, liveList, PREFIX, REALTIME_SLICES, type CoreRouteDeps } from './deps.ts';
 import { VehicleRealtimeSchema, type ApiVehicle } from './schemas.ts';
 
 type VehicleMode = Extract<Mode, 'bus' | 'streetcar'>;
@@ -48,7 +48,7 @@ function vehiclesBody(deps: CoreRouteDeps, mode: VehicleMode, ctx: RequestContex
 
 export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[] {
   // ages and freshness move with the clock: a cached body lives one second
-  const listing = liveList(deps, [title(mode), 'Realtime'], 1_000);
+  const listing = liveList([title(mode), 'Realtime'], () => deps.index.versionOf(REALTIME_SLICES), 1_000);
   const list = defineRoute({
     id: `get${title(mode)}Realtime`,
     method: 'GET',

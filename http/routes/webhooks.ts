@@ -57,12 +57,17 @@ function json(status: number, body: unknown, headers: HeaderList = []): Reply {
 }
 
 /**
- * The delivery audit has its own keyset cursor, bound to the key. The API wraps it in the
- * standard cursor, which also binds it to this route and its filters, so every list endpoint
- * refuses a cursor replayed with other filters in the same way.
+ * The audit's keyset position travels in the API's one signed cursor (bound to this route and
+ * its filters, like every list, and signed with signing_secret so it survives a restart), beside
+ * the key that listed it: another key's cursor is refused.
  */
-function innerCursor(after: readonly CursorValue[] | null): string | undefined {
-  return after === null ? undefined : stringKey(after, 1)[0];
+function afterPosition(after: readonly CursorValue[] | null, keyId: string): string | undefined {
+  if (after === null) return undefined;
+  const [owner, position] = stringKey(after, 2) as [string, string];
+  if (owner !== keyId) {
+    throw new ApiError('invalid_cursor', 'the cursor belongs to another key', { errors: [{ parameter: 'cursor', detail: 'the cursor belongs to another key' }] });
+  }
+  return position;
 }
 
 function endpointRoutes(webhooks: Webhooks): RouteDef[] {
@@ -230,15 +235,16 @@ function deliveryRoutes(webhooks: Webhooks): RouteDef[] {
       const page = ctx.page;
       if (!page) throw new Error('listWebhookDeliveries must be declared paginated');
       const { endpoint_id, state, event_type } = ctx.query;
-      const cursor = innerCursor(page.after);
-      const found = await webhooks.listDeliveries(keyId(ctx), {
+      const owner = keyId(ctx);
+      const after = afterPosition(page.after, owner);
+      const found = await webhooks.listDeliveries(owner, {
         limit: page.limit,
         ...(endpoint_id !== undefined ? { endpoint_id } : {}),
         ...(state !== undefined ? { state } : {}),
         ...(event_type !== undefined ? { event_type } : {}),
-        ...(cursor !== undefined ? { cursor } : {}),
+        ...(after !== undefined ? { after } : {}),
       });
-      const next = found.next_cursor === null ? null : page.cursorFor([found.next_cursor]);
+      const next = found.next_after === null ? null : page.cursorFor([owner, found.next_after]);
       return {
         data: found.data,
         meta: { limit: page.limit, next_cursor: next },

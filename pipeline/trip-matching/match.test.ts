@@ -7,7 +7,7 @@ import { decodeFeedMessage } from '../decode.ts';
 import type { TripDescriptorMsg } from '../gtfs-rt-types.ts';
 import { RejectTally } from '../normalize-context.ts';
 import { normalizeFeedMessage } from '../normalize-feed.ts';
-import { encodeFeed, fakeSchedule, header, testConfig } from '../test-fakes.ts';
+import { encodeFeed, fakeSchedule, header, testConfig } from '../../test/support/pipeline-fakes.ts';
 import { TripMatcher } from './match.ts';
 
 const cfg = testConfig();

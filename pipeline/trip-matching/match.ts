@@ -4,7 +4,7 @@ import type { FeedConfig } from '../../core/config.ts';
 import type { ScheduledTrip, ScheduleIndex } from '../../core/ports.ts';
 import type { MatchStrategy, TripMatching, TripRelationship } from '../../core/types.ts';
 import type { TripDescriptorMsg } from '../gtfs-rt-types.ts';
-import { parseGtfsTime, parseStartDate } from '../service-time.ts';
+import { parseGtfsTime, parseStartDate } from '../../core/dates.ts';
 import { matchExact } from './exact.ts';
 import { matchNyct } from './nyct.ts';
 import type { MatchQuery, Strategy } from './query.ts';

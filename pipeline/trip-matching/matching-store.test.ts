@@ -13,12 +13,12 @@ import { recentPolls } from '../../store/feed-polls.ts';
 import { importGtfs } from '../../store/gtfs-import.ts';
 import { createHistoryWriter } from '../../store/history-writer.ts';
 import { loadScheduleIndex } from '../../store/schedule-index.ts';
-import { writeFeedFolder } from '../../store/testing/gtfs-fixture.ts';
+import { writeFeedFolder } from '../../test/support/gtfs-fixture.ts';
 import {
   MONDAY, MONDAY_MORNING_MS, nyctColumnGtfs, nyctEmbeddedGtfs, nyctMorningFeed, pastMidnightFeed, TUESDAY_NIGHT_MS,
 } from '../../test/support/nyct-gtfs.ts';
 import { createPipeline } from '../ingest.ts';
-import { testConfig } from '../test-fakes.ts';
+import { testConfig } from '../../test/support/pipeline-fakes.ts';
 import { silentLogger } from '../../core/logger.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trip-matching-'));

@@ -3,7 +3,7 @@
 // Tuesday, the calendar day. Read literally, its stop times land a day late (delays of about
 // −86,400 s), or it is not found at all when Tuesday's service has no such trip.
 import type { ScheduledTrip } from '../../core/ports.ts';
-import { candidateServiceDates, previousDate, serviceDayOriginMs } from '../service-time.ts';
+import { candidateServiceDates, previousDate, serviceDayOriginMs } from '../../core/dates.ts';
 import type { MatchQuery, ServiceDay } from './query.ts';
 
 const DAY_S = 86_400;

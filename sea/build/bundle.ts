@@ -2,6 +2,7 @@ import { build, type Message, type Plugin } from 'esbuild';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BROWSER_ENTRIES, bundleBrowserScript, prebuiltScripts, type BrowserEntry } from '../../http/browser-script.ts';
 
 // The app as one CommonJS file, the one esbuild configuration of the project, for its two builds:
 // - the single executable (scripts/build-binary.ts): SEA runs a CommonJS script whose require
@@ -63,6 +64,30 @@ function nativesPlugin(repoRoot: string, natives: BundleOptions['natives']): Plu
   };
 }
 
+const BROWSER_SCRIPT_MODULE = /[\\/]http[\\/]browser-script\.ts$/;
+
+/**
+ * The pages' browser code, bundled now (http/browser-script.ts): the module that would bundle it
+ * at run time is replaced by the finished scripts, so the bundle needs no esbuild. `inputs`
+ * collects the browser sources, so a changed one makes the build stale.
+ */
+function browserScriptsPlugin(repoRoot: string, inputs: Set<string>): Plugin {
+  return {
+    name: 'transit-browser-scripts',
+    setup(b) {
+      b.onLoad({ filter: BROWSER_SCRIPT_MODULE }, () => {
+        const scripts = {} as Record<BrowserEntry, string>;
+        for (const entry of BROWSER_ENTRIES) {
+          const bundle = bundleBrowserScript(repoRoot, entry);
+          scripts[entry] = bundle.code;
+          for (const input of bundle.inputs) inputs.add(input);
+        }
+        return { contents: prebuiltScripts(scripts), loader: 'js', resolveDir: repoRoot };
+      });
+    },
+  };
+}
+
 function describe(message: Message): string {
   const where = message.location ? `${message.location.file}:${message.location.line}: ` : '';
   return `${where}${message.text}`;
@@ -87,6 +112,7 @@ function expected(message: Message): boolean {
 }
 
 export async function bundleApp(options: BundleOptions): Promise<Bundle> {
+  const browserInputs = new Set<string>();
   const result = await build({
     absWorkingDir: options.repoRoot,
     entryPoints: [options.entry],
@@ -98,13 +124,13 @@ export async function bundleApp(options: BundleOptions): Promise<Bundle> {
     metafile: true,
     logLevel: 'silent',
     legalComments: 'eof',
-    plugins: [nativesPlugin(options.repoRoot, options.natives)],
+    plugins: [nativesPlugin(options.repoRoot, options.natives), browserScriptsPlugin(options.repoRoot, browserInputs)],
   });
   const failures = result.warnings.filter(fatal).map(describe);
   if (failures.length) {
     throw new Error(`the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() from core/assets.ts`);
   }
-  const inputs = Object.keys(result.metafile.inputs)
+  const inputs = [...Object.keys(result.metafile.inputs), ...browserInputs]
     .filter((path) => !path.includes(':'))
     .map((path) => relative(options.repoRoot, join(options.repoRoot, path)));
   return { inputs, warnings: result.warnings.filter((w) => !expected(w)).map(describe) };

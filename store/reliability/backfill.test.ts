@@ -5,7 +5,7 @@ import type { Db } from '../db.ts';
 import { backfillServiceDays, pastObservedDays } from './backfill.ts';
 import { scheduleFinalize } from './job.ts';
 import { rollup } from './rollup.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
+import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
 
 // Days long before "today" that nobody expanded: history replayed from archives.
 const D = '2024-03-05';

@@ -1,5 +1,5 @@
 import type { Db } from '../db.ts';
-import { addDays, daysBetween, isServiceDate } from './dates.ts';
+import { addDays, daysBetween, isServiceDate } from '../../core/dates.ts';
 import { finalizeServiceDay, type FinalizeSummary } from './finalize.ts';
 import { liveInputsChanged, reliabilityGeneration } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';

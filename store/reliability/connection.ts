@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../db.ts';
+import { inTransaction } from '../sql.ts';
 
 /**
  * Runs `fn` in a transaction on a connection of its own, so a long aggregation (a day's
@@ -9,15 +10,7 @@ import type { Db } from '../db.ts';
 export async function inOwnTransaction<T>(db: Db, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const conn = await db.connect();
   try {
-    await conn.run('BEGIN TRANSACTION');
-    try {
-      const result = await fn(conn);
-      await conn.run('COMMIT');
-      return result;
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    return await inTransaction(conn, fn);
   } finally {
     conn.closeSync();
   }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { dueServiceDays, finalizeDueDays, finalizeServiceDay } from './finalize.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
+import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
 const D = '2024-03-12';

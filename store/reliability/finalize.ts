@@ -1,7 +1,7 @@
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
-import { addDays, completeThrough, isServiceDate } from './dates.ts';
+import { addDays, completeThrough, isServiceDate } from '../../core/dates.ts';
 import { liveDaysChanged } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
 import { bind, statement, statements } from './sql.ts';

@@ -1,6 +1,6 @@
 // Reliability: scheduled trips per service date, trip outcomes, finalized days and rollups.
 // Definitions and rules: ./README.md.
-export { addDays, completeThrough, isServiceDate, wallClock } from './dates.ts';
+export { addDays, completeThrough, isServiceDate, wallClock } from '../../core/dates.ts';
 export { refreshScheduledTrips, refreshAfterImport, extendScheduledTrips, expandMissingDays, expandScheduleDays } from './scheduled-trips.ts';
 export type { RefreshOptions, WindowOptions } from './scheduled-trips.ts';
 export { finalizeServiceDay, finalizeDueDays, dueServiceDays } from './finalize.ts';
@@ -17,4 +17,4 @@ export { isKnownRoute, reliabilityRouteIds } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
 export { formatRollupTable } from './format.ts';
 export { resolveTimezone } from './timezone.ts';
-export { liveRefreshIdle, liveInputsChanged } from './live.ts';
+export { liveRefreshIdle, liveInputsChanged, reliabilityReadVersion } from './live.ts';

@@ -3,7 +3,7 @@ import { parseConfig } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
 import { captureLogs } from '../../test/support/logs.ts';
 import { scheduleFinalize } from './job.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
+import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
 
 async function setup() {
   const db = await openTestDb();
@@ -74,7 +74,8 @@ t.test('the catch-up run at start, and failures are logged not thrown', async (t
   t.same(events.map((e) => (e.data as { service_date: string }).service_date), ['2024-05-01', '2024-05-02']);
   await db.run('DROP TABLE reliability_finalized');
   t.same(await job.runOnce().catch(() => 'rejected'), 'rejected', 'a direct run reports its failure');
-  await t.rejects(scheduleFinalize(db, bus, parseConfig({ reliability: { finalize_cron: 'every hour' } })), /finalize_cron/);
+  t.throws(() => parseConfig({ reliability: { finalize_cron: 'every hour' } }), /reliability\.finalize_cron: not a valid cron/, 'refused by the config schema');
+  await t.rejects(scheduleFinalize(db, bus, { ...config, reliability: { ...config.reliability, finalize_cron: 'every hour' } }), /finalize_cron/);
   const quiet = await scheduleFinalize(db, bus, config, { log: logs.logger });
   await quiet.stop();
   t.match(logs.messages(), [/expanding scheduled trips failed/, /catch-up pass failed/], 'each failing step is logged');

@@ -1,10 +1,10 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../../core/config.ts';
-import type { DomainEvent, EventBus } from '../../core/events.ts';
+import { domainEvent, scopeOf, type DomainEvent, type EventBus } from '../../core/events.ts';
 import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { backfillServiceDays, pastObservedDays } from './backfill.ts';
-import { completeThrough, wallClock } from './dates.ts';
+import { completeThrough, wallClock } from '../../core/dates.ts';
 import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
 import { extendScheduledTrips } from './scheduled-trips.ts';
 import { resolveTimezone } from './timezone.ts';
@@ -24,19 +24,14 @@ export interface FinalizeJobOptions {
 }
 
 /** The reliability.updated event for one finalized day. */
-export function reliabilityEvent(summary: FinalizeSummary, atMs: number): DomainEvent {
-  return {
-    type: 'reliability.updated',
-    at_ms: atMs,
-    modes: summary.modes,
-    routes: summary.route_ids,
-    data: {
-      service_date: summary.service_date,
-      final: true,
-      trips: summary.trips,
-      routes: summary.routes,
-    },
-  };
+export function reliabilityEvent(summary: FinalizeSummary, atMs: number): DomainEvent<'reliability.updated'> {
+  const scope = scopeOf(summary.routes.map((r) => ({ mode: r.mode, id: r.route_id })));
+  return domainEvent('reliability.updated', atMs, { ...scope, modes: summary.modes }, {
+    service_date: summary.service_date,
+    final: true,
+    trips: summary.trips,
+    routes: summary.routes.map((r) => ({ mode: r.mode, route_id: r.route_id, scheduled: r.scheduled, delivered: r.delivered, canceled: r.canceled })),
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import t from 'tap';
 import { ensureLiveDays, liveRefreshIdle } from './live.ts';
 import { finalizeServiceDay } from './finalize.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
+import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
 async function setup(): Promise<Db> {

@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
-import { addDays, daysBetween } from './dates.ts';
+import { addDays, daysBetween } from '../../core/dates.ts';
 import { bind, statement } from './sql.ts';
 
 // The figures of days not finalized yet (today, and a day the job has not reached) come from
@@ -28,6 +28,8 @@ export interface LiveSpec {
 interface LiveState {
   key: string;
   computedAt: number;
+  /** recomputes finished so far: the counts readers see changed (or may have) with each */
+  computed: number;
   inflight: Promise<void> | null;
   /** the runs of days not finalized, reused while the day and maxAgeMs allow */
   runs: { key: string; at: number; runs: [string, string][] } | null;
@@ -70,7 +72,7 @@ async function recompute(conn: DuckDBConnection, runs: [string, string][], compl
 export async function ensureLiveDays(db: Db, spec: LiveSpec): Promise<void> {
   let state = states.get(db);
   if (!state) {
-    state = { key: '', computedAt: 0, inflight: null, runs: null };
+    state = { key: '', computedAt: 0, computed: 0, inflight: null, runs: null };
     states.set(db, state);
   }
   const s = state;
@@ -89,6 +91,7 @@ export async function ensureLiveDays(db: Db, spec: LiveSpec): Promise<void> {
     const job = inOwnTransaction(db, (conn) => recompute(conn, runs, spec.completeThrough)).then(() => {
       s.key = key;
       s.computedAt = startedAt;
+      s.computed++;
     }).finally(() => {
       if (s.inflight === job) s.inflight = null;
     });
@@ -134,4 +137,13 @@ const bump = (db: Db): void => void generations.set(db, (generations.get(db) ?? 
 /** Changes whenever a day is finalized or scheduled trips change: what readers may cache against. */
 export function reliabilityGeneration(db: Db): number {
   return generations.get(db) ?? 0;
+}
+
+/**
+ * Changes whenever what a rollup reads may have changed: a day finalized, scheduled trips
+ * changed, or the live days' counts recomputed. The key of cached reliability answers (with a
+ * time bound: the date and the retained window move with the clock).
+ */
+export function reliabilityReadVersion(db: Db): string {
+  return `${reliabilityGeneration(db)}.${states.get(db)?.computed ?? 0}`;
 }

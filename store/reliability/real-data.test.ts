@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { importGtfs } from '../gtfs-import.ts';
 import { loadScheduleIndex } from '../schedule-index.ts';
 import { finalizeServiceDay } from './finalize.ts';
-import { FIXTURES, MISSING_FIXTURES, ingest } from './real-data-support.ts';
+import { FIXTURES, MISSING_FIXTURES, ingest } from '../../test/support/reliability-real-data.ts';
 import { rollup } from './rollup.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { openTestDb } from './test-support.ts';
+import { openTestDb } from '../../test/support/reliability-builders.ts';
 
 if (MISSING_FIXTURES) {
   t.plan(0, MISSING_FIXTURES);

@@ -1,12 +1,12 @@
 import t from 'tap';
 import type { TripObservation } from '../../core/types.ts';
 import type { Db } from '../db.ts';
-import { addDays, daysBetween } from './dates.ts';
+import { addDays, daysBetween } from '../../core/dates.ts';
 import { finalizeServiceDay } from './finalize.ts';
 import { formatRollupTable } from './format.ts';
 import { rollup, RollupInputError, type RollupRow } from './rollup.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from './test-support.ts';
+import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
 import { reliabilitySnapshot, retainedWindow } from './window.ts';
 
 // Two weeks across the ISO year boundary (2024-W52, 2025-W01); the last day is "today", live.

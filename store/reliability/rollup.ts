@@ -1,12 +1,15 @@
 import { MODES, type Mode } from '../../core/types.ts';
-import type { Db } from '../db.ts';
-import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { Db, Params } from '../db.ts';
+import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
 import { preparePastDays } from './backfill.ts';
 import { ensureLiveDays, reliabilityGeneration } from './live.ts';
-import { bind, statement } from './sql.ts';
+import { bind, statement, statementWithout } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 
 const ROLLUP = statement('rollup');
+/** the usual case: no day before the live window is left open, so scheduled_trips is not read */
+const ROLLUP_CLOSED = statementWithout('rollup', ['rollup_open_days']);
 const OBSERVED = statement('observed_days');
 
 export const ROLLUP_GROUPS = ['day', 'week', 'period'] as const;
@@ -167,8 +170,9 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   const today = wallClock(now, timezone).date;
   const lookbackDays = options.liveLookbackDays ?? 14;
   const liveFrom = addDays(today, -(lookbackDays - 1));
-  // the rolling figures reach six days before `from`, but no earlier than history goes
-  const rollingFrom = addDays(query.from, -6);
+  // the rolling figures (group=day only) reach six days before `from`, but no earlier than
+  // history goes; other groups drop those days, so they need not be prepared (nor scanned)
+  const rollingFrom = query.group === 'day' ? addDays(query.from, -6) : query.from;
   const history = options.historyFrom ?? rollingFrom;
   const floor = history < query.from ? history : query.from;
   const { open } = await preparePastDays(db, {
@@ -179,7 +183,8 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     now,
   });
   await ensureLiveDays(db, { today, completeThrough: through, lookbackDays, maxAgeMs: options.liveMaxAgeMs ?? 30_000 });
-  const raw = await db.all<RawRow>(ROLLUP.text, bind(ROLLUP, {
+  const sql = open ? ROLLUP : ROLLUP_CLOSED;
+  const rows = await readRows(db, sql.text, bind(sql, {
     mode: query.mode,
     route_id: query.routeId ?? null,
     group: query.group,
@@ -202,7 +207,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     split: query.split === true,
     timezone,
     complete_through: through,
-    rows: raw.map(toRow),
+    rows,
     days_without_observations: unobserved,
     notes: unobserved.length ? [notice(unobserved)] : [],
   };
@@ -239,31 +244,55 @@ function notice(days: readonly string[]): string {
     + 'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.';
 }
 
-function toRow(r: RawRow): RollupRow {
+/**
+ * The rollup's rows read as arrays and shaped here: its columns are VARCHAR, INTEGER, BOOLEAN and
+ * DOUBLE, already plain JS values, and reading arrays costs a third of row objects (a month of
+ * every bus route is some 5,000 rows of 20 columns: 3.5 ms against 11 ms).
+ */
+function readRows(db: Db, sql: string, params: Params): Promise<RollupRow[]> {
+  return db.exclusive(async (c) => {
+    const reader = await c.runAndReadAll(sql, params as never);
+    const names = reader.columnNames();
+    const at = Object.fromEntries(names.map((n, i) => [n, i])) as Record<keyof RawRow, number>;
+    for (const n of RAW_COLUMNS) if (at[n] === undefined) throw new Error(`rollup.sql returns no ${n} column`);
+    return reader.getRows().map((r) => toRow(r, at));
+  });
+}
+
+const RAW_COLUMNS: readonly (keyof RawRow)[] = [
+  'route_id', 'period', 'period_start', 'period_end', 'service_day', 'days', 'final', 'days_observed',
+  'scheduled', 'delivered', 'canceled', 'canceled_unscheduled', 'partially_canceled', 'unobserved',
+  'pending', 'added', 'delivered_pct', 'delivered_7d', 'scheduled_7d', 'delivered_pct_7d',
+];
+
+function toRow(v: readonly DuckDBValue[], at: Record<keyof RawRow, number>): RollupRow {
+  const r = <K extends keyof RawRow>(k: K): RawRow[K] => v[at[k]] as RawRow[K];
+  const scheduled7d = r('scheduled_7d');
+  const periodStart = r('period_start');
   return {
-    route_id: r.route_id,
-    period: r.period,
-    period_start: r.period_start,
-    period_end: r.period_end,
-    service_day: r.service_day,
-    days: r.days,
-    final: r.final,
-    days_observed: r.days_observed,
-    scheduled: r.scheduled,
-    delivered: r.delivered,
-    canceled: r.canceled,
-    canceled_unscheduled: r.canceled_unscheduled,
-    partially_canceled: r.partially_canceled,
-    unobserved: r.unobserved,
-    pending: r.pending,
-    added: r.added,
-    delivered_pct: r.delivered_pct,
-    rolling_7d: r.scheduled_7d === null ? null : {
-      from: addDays(r.period_start, -6),
-      to: r.period_start,
-      scheduled: r.scheduled_7d,
-      delivered: r.delivered_7d ?? 0,
-      delivered_pct: r.delivered_pct_7d,
+    route_id: r('route_id'),
+    period: r('period'),
+    period_start: periodStart,
+    period_end: r('period_end'),
+    service_day: r('service_day'),
+    days: r('days'),
+    final: r('final'),
+    days_observed: r('days_observed'),
+    scheduled: r('scheduled'),
+    delivered: r('delivered'),
+    canceled: r('canceled'),
+    canceled_unscheduled: r('canceled_unscheduled'),
+    partially_canceled: r('partially_canceled'),
+    unobserved: r('unobserved'),
+    pending: r('pending'),
+    added: r('added'),
+    delivered_pct: r('delivered_pct'),
+    rolling_7d: scheduled7d === null ? null : {
+      from: addDays(periodStart, -6),
+      to: periodStart,
+      scheduled: scheduled7d,
+      delivered: r('delivered_7d') ?? 0,
+      delivered_pct: r('delivered_pct_7d'),
     },
   };
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { extendScheduledTrips, refreshAfterImport, refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, WEEKDAYS, insertSchedule, openTestDb } from './test-support.ts';
+import { EVERY_DAY, WEEKDAYS, insertSchedule, openTestDb } from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
 async function perDay(db: Db, scheduleId = 's'): Promise<Record<string, number>> {

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../db.ts';
-import { addDays, daysBetween, isServiceDate, isTimeZone, wallClock } from './dates.ts';
+import { addDays, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
 import { bind, statement, statements } from './sql.ts';
 import { scheduleTimezone } from './timezone.ts';
 

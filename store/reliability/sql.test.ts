@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bind, statement, statements } from './sql.ts';
+import { bind, statement, statementWithout, statements } from './sql.ts';
 
 t.test('sql files are read once, includes inlined, parameters listed', async (t) => {
   const rollup = statement('rollup');
@@ -10,6 +10,15 @@ t.test('sql files are read once, includes inlined, parameters listed', async (t)
   t.match(outcomes.text, /FROM trip_observations/, 'trip_outcomes.sql is inlined');
   t.same([...outcomes.params].sort(), ['complete_through', 'outcomes_from', 'outcomes_to', 'route_id']);
   t.equal(statements('finalize_delete').length, 2, 'a file may hold several statements');
+});
+
+t.test('a variant leaves named includes out', async (t) => {
+  const closed = statementWithout('rollup', ['rollup_open_days']);
+  t.match(statement('rollup').text, /FROM scheduled_trips/, 'the full rollup reads open past days from scheduled_trips');
+  t.notMatch(closed.text, /scheduled_trips/, 'the variant does not');
+  t.notMatch(closed.text, /\{\{/, 'no include left');
+  t.notOk(closed.params.includes('open_from'), 'its parameters are its own');
+  t.throws(() => statementWithout('rollup', ['no_such_part']), /not found/);
 });
 
 t.test('mistakes fail loudly', async (t) => {

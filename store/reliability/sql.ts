@@ -29,12 +29,17 @@ function loadRaw(): Map<string, string> {
   return raw;
 }
 
-function expand(name: string, raw: Map<string, string>, seen: string[] = []): string {
+function expand(name: string, raw: Map<string, string>, seen: string[] = [], omit: readonly string[] = []): string {
   if (seen.includes(name)) throw new Error(`sql include cycle: ${[...seen, name].join(' -> ')}`);
   const text = raw.get(name);
   if (text === undefined) throw new Error(`sql file not found: ${name}.sql`);
-  return text.replace(/\{\{(\w+)\}\}/g, (_, inner: string) =>
-    `\n${stripComments(expand(inner, raw, [...seen, name])).trim().replace(/;$/, '')}\n`);
+  return text.replace(/\{\{(\w+)\}\}/g, (_, inner: string) => {
+    if (omit.includes(inner)) {
+      if (!raw.has(inner)) throw new Error(`sql file not found: ${inner}.sql`);
+      return '\n';
+    }
+    return `\n${stripComments(expand(inner, raw, [...seen, name], omit)).trim().replace(/;$/, '')}\n`;
+  });
 }
 
 function compile(text: string): SqlStatement[] {
@@ -60,6 +65,18 @@ export function statements(name: string): SqlStatement[] {
 /** The one statement of ./sql/<name>.sql. */
 export function statement(name: string): SqlStatement {
   const list = statements(name);
+  if (list.length !== 1) throw new Error(`${name}.sql holds ${list.length} statements, expected 1`);
+  return list[0]!;
+}
+
+/**
+ * The one statement of ./sql/<name>.sql with the includes named in `omit` left out: a variant
+ * for when a part is known to read nothing (DuckDB still plans and runs a branch that returns
+ * no rows, which costs more than the rest of a small query).
+ */
+export function statementWithout(name: string, omit: readonly string[]): SqlStatement {
+  for (const part of omit) if (!RAW.has(part)) throw new Error(`sql file not found: ${part}.sql`);
+  const list = compile(expand(name, RAW, [], omit));
   if (list.length !== 1) throw new Error(`${name}.sql holds ${list.length} statements, expected 1`);
   return list[0]!;
 }

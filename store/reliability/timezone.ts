@@ -1,5 +1,5 @@
 import type { Db } from '../db.ts';
-import { isTimeZone } from './dates.ts';
+import { isTimeZone } from '../../core/dates.ts';
 
 /**
  * The time zone service days are counted in: the configured one, else the newest imported

@@ -1,7 +1,7 @@
 import { listValue } from '@duckdb/node-api';
 import type { Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
-import { addDays } from './dates.ts';
+import { addDays } from '../../core/dates.ts';
 import { bind, statement } from './sql.ts';
 
 const WINDOW = statement('retained_window');

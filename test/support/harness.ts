@@ -1,9 +1,9 @@
 // Starts the real API (DuckDB in memory, uWS on an ephemeral loopback port) for integration tests.
 import { parseConfig, type Config } from '../../core/config.ts';
 import type { LiveView } from '../../core/ports.ts';
-import { createApi, type Api, type ApiDeps } from '../../http/api.ts';
-import { createKey } from '../../http/keys.ts';
-import type { Plan } from '../../http/plans.ts';
+import { createApi, type Api, type ApiDeps } from '../../app/api.ts';
+import { createKey } from '../../accounts/keys.ts';
+import type { Plan } from '../../accounts/plans.ts';
 import type { RouteDirectory } from '../../http/read/directory.ts';
 import type { ReliabilitySnapshots } from '../../http/routes/deps.ts';
 import { startServer, type RunningServer } from '../../http/server.ts';

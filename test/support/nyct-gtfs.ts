@@ -1,7 +1,7 @@
 // Small feeds that break the rules the way real agencies do, for the trip matching tests: an
 // NYCT-style subway schedule in the two shapes it is published in, buses past midnight, and
 // realtime TripUpdates with NYCT ids and the NYCT extension.
-import { encodeFeed, header } from '../../pipeline/test-fakes.ts';
+import { encodeFeed, header } from './pipeline-fakes.ts';
 
 /** Monday 2024-05-06 in New York (EDT, UTC−4). The Weekday service runs Monday to Friday. */
 export const MONDAY = '2024-05-06';

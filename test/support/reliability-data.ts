@@ -9,7 +9,7 @@
 import type { TripObservation } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 import { addDays, finalizeServiceDay, refreshScheduledTrips } from '../../store/reliability/index.ts';
-import { appendObservations, EVERY_DAY, insertSchedule, obs, WEEKDAYS } from '../../store/reliability/test-support.ts';
+import { appendObservations, EVERY_DAY, insertSchedule, obs, WEEKDAYS } from './reliability-builders.ts';
 
 export const FIRST_DAY = '2024-04-20';
 export const LAST_FINALIZED = '2024-04-30';

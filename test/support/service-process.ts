@@ -82,8 +82,11 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `serve --config <file>` and resolves once it listens and its admin socket is up. */
-export async function startServe(configPath: string, extraArgs: readonly string[] = []): Promise<ServiceProcess> {
+/**
+ * Starts `serve --config <file>` and resolves once it listens and its admin socket is up (or,
+ * with `ready`, once its output matches: an edge has no admin socket).
+ */
+export async function startServe(configPath: string, extraArgs: readonly string[] = [], options: { ready?: RegExp } = {}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, cliArgv('serve', '--config', configPath, ...extraArgs), {
     cwd: REPO_ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -105,7 +108,8 @@ export async function startServe(configPath: string, extraArgs: readonly string[
     resolve(code);
   }));
   const deadline = Date.now() + 90_000;
-  while (!/admin socket /.test(text)) {
+  const ready = options.ready ?? /admin socket /;
+  while (!ready.test(text)) {
     if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode} before listening:\n${text}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { openStreaming, type Streaming } from '../../app/streaming.ts';
 import { parseConfig, type Config } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
-import { createApi, type Api } from '../../http/api.ts';
-import { createKey, type CreatedKey } from '../../http/keys.ts';
-import type { Plan } from '../../http/plans.ts';
+import { createApi, type Api } from '../../app/api.ts';
+import { createKey, type CreatedKey } from '../../accounts/keys.ts';
+import type { Plan } from '../../accounts/plans.ts';
 import { startServer, type RunningServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
 import type { HubOptions } from '../../stream/hub.ts';
@@ -20,6 +20,7 @@ import type { RouteDef } from '../../http/types.ts';
 import type { FakeLive } from './fake-live.ts';
 import { demoDirectory, demoLive, NOW } from './network.ts';
 import { logInto } from './logs.ts';
+import { rawEvent, type RawEventFields } from './events.ts';
 
 export interface StreamHarnessOptions {
   /** merged into the parsed config (sse section, api section, …) */
@@ -162,8 +163,8 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
 }
 
 /** A vehicle.position event whose data carries a sequence number (for gap and duplicate checks). */
-export function seqEvent(seq: number, over: Partial<DomainEvent> = {}): DomainEvent {
-  return { type: 'vehicle.position', at_ms: NOW + seq, modes: ['bus'], routes: ['39'], data: { seq }, ...over };
+export function seqEvent(seq: number, over: RawEventFields & { type?: DomainEvent['type'] } = {}): DomainEvent {
+  return rawEvent(over.type ?? 'vehicle.position', { at_ms: NOW + seq, modes: ['bus'], routes: ['39'], data: { seq }, ...over });
 }
 
 /** A port the kernel just handed out as ephemeral, free again. */

@@ -5,7 +5,8 @@
 -- demand, never observed: a past day with observations is finalized before this runs) from
 -- scheduled_trips, all unobserved. The rolling 7-day figures need the six days before $from, so
 -- the daily series starts there. `days_observed` counts the days on which any trip was seen.
-WITH route_days AS (
+-- route_days is read twice (routes and daily): computed once
+WITH route_days AS MATERIALIZED (
   SELECT service_date, route_id, scheduled, delivered, canceled, canceled_unscheduled,
          partially_canceled, unobserved, 0 AS pending, added
   FROM reliability_days
@@ -24,22 +25,7 @@ WITH route_days AS (
     AND service_date NOT IN (
       SELECT service_date FROM reliability_finalized
       WHERE service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE))
-  UNION ALL
-  SELECT service_date, route_id, count(DISTINCT trip_id) AS scheduled, 0, 0, 0, 0,
-         CASE WHEN service_date <= CAST($complete_through AS DATE) THEN count(DISTINCT trip_id) ELSE 0 END,
-         CASE WHEN service_date <= CAST($complete_through AS DATE) THEN 0 ELSE count(DISTINCT trip_id) END, 0
-  FROM scheduled_trips
-  WHERE mode = $mode
-    AND (CAST($route_id AS VARCHAR) IS NULL OR route_id = $route_id)
-    -- $open_from..$open_to: the days before the live window left open (preparePastDays), as
-    -- constants so the scan reads only their row groups (none when there are none)
-    AND service_date BETWEEN CAST($open_from AS DATE) AND CAST($open_to AS DATE)
-    AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
-    AND service_date < CAST($live_from AS DATE)
-    AND service_date NOT IN (
-      SELECT service_date FROM reliability_finalized
-      WHERE service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE))
-  GROUP BY service_date, route_id
+  {{rollup_open_days}}
 ),
 observed AS ({{observed_days}}),
 routes AS (

@@ -1,0 +1,130 @@
+// API key management against the store. Keys are random, shown once, stored as SHA-256 only.
+// The rows are read and written by accounts/store.ts.
+import { hash, randomBytes } from 'node:crypto';
+import type { Db } from '../store/db.ts';
+import { isPlan, type Plan } from './plans.ts';
+import {
+  insertKeyRow, keyRowByHash, keyRowById, keyRows, keyRowsByIdOrPrefix, keyRowsByIds, revokeKeyRow, type KeyRow,
+} from './store.ts';
+
+export const KEY_PATTERN = /^tk_(live|test)_[A-Za-z0-9]{32}$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const PREFIX_CHARS = 12;
+
+export interface ApiKeyInfo {
+  id: string;
+  /** the first characters of the key, e.g. tk_live_AbCd */
+  prefix: string;
+  plan: Plan;
+  test: boolean;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface CreatedKey extends ApiKeyInfo {
+  /** the full key: returned here once and never stored */
+  key: string;
+}
+
+/** 32 base62 characters from rejection-sampled random bytes: about 190 bits. */
+export function generateKey(test: boolean): string {
+  let body = '';
+  while (body.length < 32) {
+    for (const byte of randomBytes(48)) {
+      // 248 = 4 × 62: dropping bytes above it keeps every character equally likely
+      if (byte < 248 && body.length < 32) body += ALPHABET[byte % 62];
+    }
+  }
+  return `tk_${test ? 'test' : 'live'}_${body}`;
+}
+
+export function hashKey(key: string): string {
+  // the one-shot hash is several times cheaper than createHash on the per-request path
+  return hash('sha256', key, 'hex');
+}
+
+export interface ApiKeyRecord extends ApiKeyInfo {
+  key_hash: string;
+}
+
+function toRecord(row: KeyRow): ApiKeyRecord {
+  if (!isPlan(row.plan)) throw new Error(`api key ${row.id} has unknown plan ${JSON.stringify(row.plan)}`);
+  return {
+    id: row.id,
+    key_hash: row.key_hash,
+    prefix: row.prefix,
+    plan: row.plan,
+    test: row.test,
+    name: row.name,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at ? row.revoked_at.toISOString() : null,
+  };
+}
+
+function info(record: ApiKeyRecord): ApiKeyInfo {
+  const { key_hash: _hash, ...rest } = record;
+  return rest;
+}
+
+export async function createKey(
+  db: Db,
+  options: { plan: Plan; test?: boolean; name?: string | null },
+): Promise<CreatedKey> {
+  if (!isPlan(options.plan)) throw new Error(`unknown plan ${JSON.stringify(options.plan)}`);
+  const name = options.name?.trim() || null;
+  if (name && name.length > 200) throw new Error('key name is longer than 200 characters');
+  const key = generateKey(options.test ?? false);
+  const id = `key_${randomBytes(8).toString('hex')}`;
+  await insertKeyRow(db, { id, key_hash: hashKey(key), prefix: key.slice(0, PREFIX_CHARS), plan: options.plan, test: options.test ?? false, name });
+  const record = await findKey(db, id);
+  if (!record) throw new Error(`api key ${id} vanished after insert`);
+  return { ...info(record), key };
+}
+
+export async function listKeys(db: Db, options: { includeRevoked?: boolean } = {}): Promise<ApiKeyInfo[]> {
+  const rows = await keyRows(db, { activeOnly: options.includeRevoked === false });
+  return rows.map((row) => info(toRecord(row)));
+}
+
+async function findKey(db: Db, id: string): Promise<ApiKeyRecord | null> {
+  const row = await keyRowById(db, id);
+  return row ? toRecord(row) : null;
+}
+
+export async function findKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
+  const row = await keyRowByHash(db, keyHash);
+  return row ? toRecord(row) : null;
+}
+
+/** Current plan and revocation of the given keys, in one query (the auth cache's recheck). */
+export async function keyStates(db: Db, ids: readonly string[]): Promise<Map<string, ApiKeyRecord>> {
+  const states = new Map<string, ApiKeyRecord>();
+  for (const row of await keyRowsByIds(db, ids)) states.set(row.id, toRecord(row));
+  return states;
+}
+
+export class KeyNotFoundError extends Error {
+  override name = 'KeyNotFoundError';
+}
+
+/**
+ * Revokes by id (key_…), by the full key, or by a prefix that names exactly one key. Revoking twice keeps the
+ * first revocation time. Running servers stop accepting the key within their recheck interval.
+ */
+export async function revokeKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo> {
+  // a full key is found by its hash; anything else is an id or the start of a shown prefix
+  const matches: KeyRow[] = KEY_PATTERN.test(idOrPrefix)
+    ? [await keyRowByHash(db, hashKey(idOrPrefix))].filter((row) => row !== null)
+    : await keyRowsByIdOrPrefix(db, idOrPrefix);
+  const exact = matches.find((row) => row.id === idOrPrefix);
+  const target = exact ?? (matches.length === 1 ? matches[0] : undefined);
+  if (!target) {
+    throw new KeyNotFoundError(matches.length > 1
+      ? `${matches.length} keys start with ${JSON.stringify(idOrPrefix)}; give the key id`
+      : `no key with id or prefix ${JSON.stringify(idOrPrefix)}`);
+  }
+  const row = await revokeKeyRow(db, target.id);
+  if (!row) throw new KeyNotFoundError(`key ${target.id} vanished while being revoked`);
+  return info(toRecord(row));
+}

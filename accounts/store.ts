@@ -1,0 +1,163 @@
+// The accounts' SQL, in one place: API key rows (api_keys), the per-second usage buckets the
+// meter appends (api_usage, api_usage_test) and the per-day read-back of one key's usage. The
+// other accounts modules hold no SQL: they generate, validate, shape and cache.
+import { listValue, timestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
+import { DAY_MS } from '../core/dates.ts';
+import type { Db } from '../store/db.ts';
+
+export const LIVE_USAGE_TABLE = 'api_usage';
+export const TEST_USAGE_TABLE = 'api_usage_test';
+
+/** Test keys' usage lives in a table of its own, so live figures never include it. */
+export const usageTable = (test: boolean): string => (test ? TEST_USAGE_TABLE : LIVE_USAGE_TABLE);
+
+// ---- api_keys
+
+/** An api_keys row as DuckDB returns it. */
+export interface KeyRow {
+  id: string;
+  key_hash: string;
+  prefix: string;
+  plan: string;
+  test: boolean;
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const KEY_COLUMNS = 'id, key_hash, prefix, plan, test, name, created_at, revoked_at';
+
+export async function insertKeyRow(
+  db: Db, row: Pick<KeyRow, 'id' | 'key_hash' | 'prefix' | 'plan' | 'test' | 'name'>,
+): Promise<void> {
+  await db.run(
+    `INSERT INTO api_keys (id, key_hash, prefix, plan, test, name, created_at, revoked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now(), NULL)`,
+    [row.id, row.key_hash, row.prefix, row.plan, row.test, row.name],
+  );
+}
+
+/** Every key (or the unrevoked ones), oldest first. */
+export function keyRows(db: Db, options: { activeOnly?: boolean } = {}): Promise<KeyRow[]> {
+  const where = options.activeOnly ? 'WHERE revoked_at IS NULL' : '';
+  return db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ${where} ORDER BY created_at, id`);
+}
+
+export async function keyRowById(db: Db, id: string): Promise<KeyRow | null> {
+  return (await db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]))[0] ?? null;
+}
+
+export async function keyRowByHash(db: Db, keyHash: string): Promise<KeyRow | null> {
+  return (await db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]))[0] ?? null;
+}
+
+/** The rows of these ids, in one query. */
+export function keyRowsByIds(db: Db, ids: readonly string[]): Promise<KeyRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE list_contains($1, id)`, [listValue([...ids])]);
+}
+
+/** Keys whose id is `idOrPrefix`, or whose shown prefix starts with it (8 characters or more). */
+export function keyRowsByIdOrPrefix(db: Db, idOrPrefix: string): Promise<KeyRow[]> {
+  return db.all<KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 OR (length($1) >= 8 AND starts_with(prefix, $1))`,
+    [idOrPrefix],
+  );
+}
+
+/** Revokes the key (keeping the first revocation time) and reads it back, in one transaction. */
+export function revokeKeyRow(db: Db, id: string): Promise<KeyRow | null> {
+  return db.transaction(async (conn: DuckDBConnection) => {
+    await conn.run('UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
+    const reader = await conn.runAndReadAll(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return (reader.getRowObjectsJS() as unknown as KeyRow[])[0] ?? null;
+  });
+}
+
+// ---- usage buckets
+
+/** The calls of one key, unit, method, endpoint and status within one second (`second`: epoch seconds). */
+export interface UsageBucketRow {
+  keyId: string | null;
+  plan: string | null;
+  unit: string;
+  method: string;
+  endpoint: string;
+  status: number;
+  second: number;
+  calls: number;
+  quantity: number;
+  latencyTotal: number;
+  latencyMax: number;
+}
+
+/** Appends the buckets to the live or the test usage table (the appender commits them at once). */
+export function appendUsageBuckets(db: Db, test: boolean, rows: readonly UsageBucketRow[]): Promise<void> {
+  return db.append(usageTable(test), (appender) => {
+    for (const b of rows) {
+      if (b.keyId === null) appender.appendNull();
+      else appender.appendVarchar(b.keyId);
+      if (b.plan === null) appender.appendNull();
+      else appender.appendVarchar(b.plan);
+      appender.appendVarchar(b.unit);
+      appender.appendVarchar(b.method);
+      appender.appendVarchar(b.endpoint);
+      appender.appendSmallInt(b.status);
+      appender.appendTimestampTZ(timestampTZValue(BigInt(b.second) * 1_000_000n));
+      appender.appendInteger(b.calls);
+      appender.appendInteger(b.quantity);
+      appender.appendDouble(b.latencyTotal);
+      appender.appendDouble(b.latencyMax);
+      appender.endRow();
+    }
+  });
+}
+
+/** One UTC day of a key's usage (days counted from the epoch). */
+export interface UsageDayRow {
+  date: string;
+  requests: bigint;
+  connection_minutes: bigint;
+  errors: bigint;
+}
+
+// Days are counted as whole UTC days since the epoch from epoch_ms(), never through the
+// session time zone: date_trunc on a TIMESTAMPTZ would bucket by the server's local midnight.
+// The bounds are constant TIMESTAMPTZ values so DuckDB can skip row groups by bucket_at.
+// Bucketing and zero-filling happen in this one query.
+function dailySql(table: string): string {
+  return `
+    WITH usage AS (
+      SELECT epoch_ms(bucket_at) // ${DAY_MS} AS day,
+             sum(quantity) FILTER (WHERE unit = 'request') AS requests,
+             sum(quantity) FILTER (WHERE unit = 'connection-minute') AS connection_minutes,
+             sum(calls) FILTER (WHERE unit = 'request' AND status >= 400) AS errors
+      FROM ${table}
+      WHERE key_id = $key
+        AND bucket_at >= to_timestamp($start_ms::DOUBLE / 1000)
+        AND bucket_at < to_timestamp($end_ms::DOUBLE / 1000)
+      GROUP BY day
+    )
+    SELECT strftime(DATE '1970-01-01' + CAST(d.day AS INTEGER), '%Y-%m-%d') AS date,
+           CAST(coalesce(u.requests, 0) AS BIGINT) AS requests,
+           CAST(coalesce(u.connection_minutes, 0) AS BIGINT) AS connection_minutes,
+           CAST(coalesce(u.errors, 0) AS BIGINT) AS errors
+    FROM range($first_day::BIGINT, $last_day::BIGINT + 1) AS d(day)
+    LEFT JOIN usage AS u USING (day)
+    ORDER BY d.day`;
+}
+
+const DAILY_SQL = { live: dailySql(LIVE_USAGE_TABLE), test: dailySql(TEST_USAGE_TABLE) };
+
+/** A key's usage on each UTC day from `firstDay` to `lastDay` (epoch days), days without usage as zeros. */
+export function usageDayRows(
+  db: Db, query: { keyId: string; test: boolean; firstDay: number; lastDay: number },
+): Promise<UsageDayRow[]> {
+  return db.all<UsageDayRow>(query.test ? DAILY_SQL.test : DAILY_SQL.live, {
+    key: query.keyId,
+    start_ms: query.firstDay * DAY_MS,
+    end_ms: (query.lastDay + 1) * DAY_MS,
+    first_day: query.firstDay,
+    last_day: query.lastDay,
+  });
+}

@@ -1,0 +1,88 @@
+// `serve --role edge`: REST and SSE only, any number of them behind a load balancer. An edge opens
+// no shared database file (no lock): its private in-memory DuckDB holds the schedules it imports
+// from the same config (route directory, 404 checks) and the api_keys rows the ingest node
+// publishes. Live state, the event log, limits, stream slots and revocations come from the
+// broker; its metering goes to the ingest node's DuckDB through the broker. History endpoints
+// (reliability, webhooks, exports, usage, status) are served by the ingest node, not here.
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../core/config.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
+import { BrokerLiveView } from '../broker/live-state.ts';
+import { BrokerMeter } from '../broker/meter.ts';
+import { assertNativeUws, startServer, type RunningServer } from '../http/server.ts';
+import { checkPortFree } from '../http/listen.ts';
+import { sendBudgetFromConfig } from '../stream/send-budget.ts';
+import { createApi } from './api.ts';
+import { openBrokerNode, type BrokerNode } from './broker-node.ts';
+import { openRuntime, type Runtime } from './runtime.ts';
+import { openStreaming, type Streaming } from './streaming.ts';
+
+export interface EdgeService {
+  readonly url: string;
+  readonly server: RunningServer;
+  readonly node: BrokerNode;
+  readonly live: BrokerLiveView;
+  close(): Promise<void>;
+}
+
+export async function startEdge(config: Readonly<Config>, options: { log?: Logger } = {}): Promise<EdgeService> {
+  if (config.role !== 'edge' || !config.broker.url) throw new Error('startEdge needs role edge and broker.url');
+  assertNativeUws();
+  await checkPortFree(config.host, config.port);
+  const log = options.log ?? defaultLogger();
+  const node = (await openBrokerNode(config, log))!;
+  let runtime: Runtime | null = null;
+  let streams: Streaming | null = null;
+  let live: BrokerLiveView | null = null;
+  try {
+    // a private database: the schedules (imported from the config's sources) and the key rows;
+    // no feed is polled here
+    runtime = await openRuntime({ ...config, db_path: ':memory:', feeds: [] }, { log });
+    const { db, bus } = runtime;
+    // feeds age here too: with the ingest node down, freshness says how old this copy is
+    live = await BrokerLiveView.open(node.broker, { freshness: config.freshness });
+    streams = await openStreaming({ db, bus, live, config, log, followedLog: node.eventLog, allowance: node.allowance });
+    const meter = new BrokerMeter(node.broker, { flushMs: config.api.meter_flush_ms }).start();
+    streams.useMeter(meter);
+    const api = await createApi({
+      db, live, config, log, meter, limiter: node.limiter, streams: streams.provider, routes: [...streams.routes],
+      // cursors must verify on whichever edge the next page lands: configure signing_secret
+      signingSecret: config.signing_secret ?? randomBytes(32),
+    });
+    await node.bindKeys(api.keys, db);
+    if (!config.signing_secret) log.warn('signing_secret is not set: a cursor issued by one edge fails on another');
+    const server = await startServer({
+      app: api.app, host: config.host, port: config.port, maxBodyBytes: config.api.max_body_bytes,
+      shutdownTimeoutMs: config.api.shutdown_timeout_ms, streamBufferBytes: config.sse.buffer_bytes,
+      sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }), log,
+    });
+    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    const url = `http://${host}:${server.port}`;
+    let closing: Promise<void> | null = null;
+    const edgeLive = live;
+    const edgeStreams = streams;
+    const edgeRuntime = runtime;
+    return {
+      url, server, node, live: edgeLive,
+      close() {
+        closing ??= (async () => {
+          edgeStreams.endStreams();
+          await server.close();
+          await edgeStreams.close().catch((err: unknown) => log.error({ err }, 'closing the event streams failed'));
+          // metering of the last requests goes to the broker before the connection closes
+          await meter.close();
+          await edgeLive.close();
+          await node.close();
+          await edgeRuntime.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await streams?.close().catch(() => undefined);
+    await live?.close().catch(() => undefined);
+    await node.close().catch(() => undefined);
+    await runtime?.close().catch(() => undefined);
+    throw err;
+  }
+}

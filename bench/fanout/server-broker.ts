@@ -1,0 +1,70 @@
+// The API server of `api` with its event log on the broker, as an edge of a multi-node deploy
+// has it (README "More than one machine"): events published on the bus are appended to a Redis
+// stream (BrokerEventPublisher, as the ingest node does), read back by the node's one XREAD loop
+// (BrokerEventLog) and fanned out by the hub. Against `api` in the same run, the latency
+// difference is the broker hop. The redis-server it starts runs unpinned (its CPU is not the
+// server's).
+//
+// The two-edge runs (run.ts `edge1`, `edge2`) start this file in two roles on a Redis the runner
+// starts (FANOUT_BROKER_URL): FANOUT_BROKER_ROLE=ingest publishes to the broker and serves
+// nothing; FANOUT_BROKER_ROLE=edge serves streams from the broker and publishes nothing.
+import { createKey } from '../../accounts/keys.ts';
+import { createApi } from '../../app/api.ts';
+import { openStreaming } from '../../app/streaming.ts';
+import { BrokerEventLog, BrokerEventPublisher } from '../../broker/event-log.ts';
+import { Broker } from '../../broker/redis.ts';
+import { parseConfig } from '../../core/config.ts';
+import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
+import { createLogger } from '../../core/logger.ts';
+import type { LiveView } from '../../core/ports.ts';
+import { startServer } from '../../http/server.ts';
+import { Db } from '../../store/db.ts';
+import { StreamAllowance } from '../../stream/allowance.ts';
+import { encodeEventPayload } from '../../stream/event-log.ts';
+import { frame } from '../../stream/sse-frame.ts';
+import { startBroker } from '../../test/support/broker-servers.ts';
+import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+
+class BenchAllowance extends StreamAllowance {
+  override acquire(keyId: string, _limit: number, planName?: string) {
+    return super.acquire(keyId, Number.MAX_SAFE_INTEGER, planName);
+  }
+}
+
+const { rate, eventBytes } = benchEnv();
+const coalesce = process.env.FANOUT_COALESCE_MS;
+const config = parseConfig({
+  signing_secret: 'fanout-bench-secret-0123456789',
+  ...(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } }),
+});
+const log = createLogger();
+const role = process.env.FANOUT_BROKER_ROLE ?? 'both';
+const url = process.env.FANOUT_BROKER_URL ?? (await startBroker('redis')).url;
+const broker = await new Broker({ url, prefix: 'fanout:', log }).ready();
+const bounds = { capacity: config.sse.event_log_size, maxBytes: config.sse.event_log_max_bytes, maxAgeMs: config.sse.event_log_max_age_s * 1000 };
+const db = await Db.open(':memory:');
+const bus = new InMemoryEventBus();
+if (role !== 'edge') new BrokerEventPublisher(broker, bounds).attach(bus);
+const eventLog = await BrokerEventLog.open(broker, bounds);
+const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
+const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance(), followedLog: eventLog });
+const api = await createApi({ db, live, config, log, streams: streaming.provider, routes: streaming.routes });
+streaming.useMeter(api.meter);
+const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
+const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
+
+const event = (seq: number, ts: number, pad: string): DomainEvent => ({
+  id: `evt_${seq}`, type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], lines: [], data: { seq, ts, pad },
+} as unknown as DomainEvent);
+const pad = padFor(eventBytes, (p) => frame({
+  id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+}));
+
+const stop = role === 'edge' ? () => {} : startPublisher(rate, (batch) => {
+  for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
+});
+announce(server.port, () => {
+  stop();
+  streaming.endStreams();
+  // the redis-server child is killed when this process exits (test/support/broker-servers.ts)
+}, `/api/v1/events/stream?api_key=${key}`);

@@ -1,0 +1,98 @@
+// Appends generated vehicle positions through the history writer and, as baselines in the
+// same run, through the plain row-by-row DuckDB appender and DuckDB generating the same rows
+// itself (INSERT … SELECT FROM range(): the engine's ceiling, no JS at all).
+//   node --import tsx bench/history-append.ts
+//   ROWS=1000000 BATCH=5000 DB=/tmp/bench.duckdb (a file instead of :memory:) to change the run
+import { rmSync } from 'node:fs';
+import { DuckDBTimestampTZValue } from '@duckdb/node-api';
+import type { VehiclePosition } from '../core/types.ts';
+import { Db } from '../store/db.ts';
+import { createHistoryWriter } from '../store/history-writer.ts';
+
+const ROWS = Number(process.env.ROWS ?? 1_000_000);
+const BATCH = Number(process.env.BATCH ?? 5_000);
+const DB = process.env.DB ?? ':memory:';
+
+function vehicles(n: number): VehiclePosition[] {
+  const base = Date.UTC(2024, 0, 1);
+  return Array.from({ length: n }, (_, i) => ({
+    feed_id: 'bench',
+    vehicle_id: `v${i % 5000}`,
+    route_id: `r${i % 120}`,
+    trip_id: `t${i % 9000}`,
+    mode: 'bus' as const,
+    lat: 40 + (i % 1000) / 1e4,
+    lon: -73 - (i % 997) / 1e4,
+    position_source: 'gps' as const,
+    bearing: i % 360,
+    speed_mps: (i % 30) / 2,
+    stop_id: i % 3 ? `s${i % 800}` : null,
+    current_status: 'IN_TRANSIT_TO',
+    timestamp_ms: base + i * 3,
+    observed_ms: base + i * 3 + 1500,
+  }));
+}
+
+const rows = vehicles(ROWS);
+if (DB !== ':memory:') rmSync(DB, { force: true });
+const db = await Db.open(DB);
+const writer = createHistoryWriter(db);
+await writer.write({ vehicles: rows.slice(0, 1000), arrivals: [], trips: [], alertVersions: [], polls: [] }); // warm up
+await db.run('DELETE FROM vehicle_positions');
+
+// CPU time next to wall time: on a shared machine wall time mostly measures the neighbours
+let t0 = performance.now();
+let c0 = process.cpuUsage();
+const cpuMs = (): number => { const u = process.cpuUsage(c0); return (u.user + u.system) / 1000; };
+for (let i = 0; i < rows.length; i += BATCH) {
+  await writer.write({ vehicles: rows.slice(i, i + BATCH), arrivals: [], trips: [], alertVersions: [], polls: [] });
+}
+const writerMs = performance.now() - t0;
+const writerCpu = cpuMs();
+
+t0 = performance.now();
+c0 = process.cpuUsage();
+const ts = (ms: number): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(ms) * 1000n);
+for (let i = 0; i < rows.length; i += BATCH) {
+  await db.append('vehicle_positions', (a) => {
+    for (const r of rows.slice(i, i + BATCH)) {
+      a.appendVarchar(r.feed_id); a.appendVarchar(r.vehicle_id);
+      if (r.route_id === null) a.appendNull(); else a.appendVarchar(r.route_id);
+      if (r.trip_id === null) a.appendNull(); else a.appendVarchar(r.trip_id);
+      if (r.mode === null) a.appendNull(); else a.appendVarchar(r.mode);
+      a.appendDouble(r.lat); a.appendDouble(r.lon);
+      if (r.bearing === null) a.appendNull(); else a.appendDouble(r.bearing);
+      if (r.speed_mps === null) a.appendNull(); else a.appendDouble(r.speed_mps);
+      if (r.stop_id === null) a.appendNull(); else a.appendVarchar(r.stop_id);
+      if (r.current_status === null) a.appendNull(); else a.appendVarchar(r.current_status);
+      a.appendTimestampTZ(ts(r.timestamp_ms)); a.appendTimestampTZ(ts(r.observed_ms)); a.appendVarchar(r.position_source);
+      a.endRow();
+    }
+  });
+}
+const baselineMs = performance.now() - t0;
+const baselineCpu = cpuMs();
+
+t0 = performance.now();
+c0 = process.cpuUsage();
+for (let i = 0; i < ROWS; i += BATCH) {
+  await db.run(`INSERT INTO vehicle_positions SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
+    40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
+    'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000), make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
+    FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`);
+}
+const engineMs = performance.now() - t0;
+const engineCpu = cpuMs();
+const [count] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM vehicle_positions');
+await db.close();
+if (DB !== ':memory:') rmSync(DB, { force: true });
+
+const rate = (ms: number): string => `${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`;
+const line = (label: string, ms: number, cpu: number): string =>
+  `  ${label.padEnd(56)} ${ms.toFixed(0).padStart(6)} ms wall, ${rate(ms).padStart(17)}; ${cpu.toFixed(0).padStart(6)} ms CPU, ${rate(cpu).padStart(17)} per CPU-second`;
+console.log(`vehicle_positions, ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, database ${DB}:`);
+console.log(line('history writer (data chunks, one transaction per batch)', writerMs, writerCpu));
+console.log(line('baseline: row-by-row appender', baselineMs, baselineCpu));
+console.log(line('ceiling: DuckDB INSERT … FROM range(), no JS', engineMs, engineCpu));
+console.log(`  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ${(engineMs / writerMs).toFixed(2)}x`);
+console.log(`  rows stored ${count!.n}`);

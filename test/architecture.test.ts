@@ -1,0 +1,184 @@
+// The folder graph is the data flow (test/support/layers.ts, README "Import direction"): this
+// reads the imports of every .ts file and fails with one `file:line: …` line per import that runs
+// against the flow, per folder cycle, per piece of test support left in a production folder, and
+// per uWebSockets.js import outside http/server.ts.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import ts from 'typescript';
+import { LAYERS, NOT_PRODUCTION, PRODUCTION_FOLDERS } from './support/layers.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCE = /\.(ts|mts|cts)$/;
+const isTest = (file: string) => file.endsWith('.test.ts') || file.startsWith('test/');
+// devDependencies production code may import: the build (sea/build/, the browser bundles), never the running service
+const BUILD_TOOLS = ['esbuild', 'postject', 'typescript'];
+
+// Names that mean "exists for the tests": folders and files.
+const SUPPORT_FOLDER = /(^|\/)(tests?|testing|testdata|__tests__|__mocks__|fakes|mocks|bench|benches)\//;
+const SUPPORT_FILE = /(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server\.ts|(fake|mock|stub)[-_][^/]*)$/;
+
+function walk(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
+  } catch {
+    return []; // a folder of the table that no one has created yet
+  }
+  return entries.flatMap((e) => {
+    const path = posix.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : walk(path);
+    return SOURCE.test(e.name) ? [path] : [];
+  });
+}
+
+interface Import { from: string; line: number; spec: string; target: string | null }
+
+/** `target`: the repository path a relative import names (null for packages and node: builtins). */
+function importsOf(file: string, text: string): Import[] {
+  const info = ts.preProcessFile(text, true, true);
+  const lineOf = (pos: number) => text.slice(0, pos).split('\n').length;
+  return info.importedFiles.map(({ fileName: spec, pos }) => ({
+    from: file, line: lineOf(pos), spec, target: spec.startsWith('.') ? resolveImport(file, spec) : null,
+  }));
+}
+
+function resolveImport(file: string, spec: string): string {
+  const path = posix.normalize(posix.join(posix.dirname(file), spec));
+  if (SOURCE.test(path)) return path;
+  if (/\.[cm]?js$/.test(path) && existsSync(join(ROOT, path.replace(/js$/, 'ts')))) return path.replace(/js$/, 'ts');
+  if (existsSync(join(ROOT, `${path}.ts`))) return `${path}.ts`;
+  if (existsSync(join(ROOT, path, 'index.ts'))) return posix.join(path, 'index.ts');
+  return path;
+}
+
+const topFolder = (path: string) => (path.startsWith('../') ? '..' : path.split('/')[0]!);
+const tierOf = new Map(LAYERS.flatMap((tier, i) => tier.folders.map((f) => [f, i] as const)));
+
+const topLevel = readdirSync(ROOT, { withFileTypes: true })
+  .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !NOT_PRODUCTION.includes(e.name))
+  .map((e) => e.name);
+const productionFiles = PRODUCTION_FOLDERS.flatMap(walk);
+const otherFiles = NOT_PRODUCTION.filter((d) => d !== 'node_modules').flatMap(walk);
+const texts = new Map([...productionFiles, ...otherFiles].map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]));
+const imports = [...texts].flatMap(([file, text]) => importsOf(file, text));
+const productionImports = imports.filter((i) => !isTest(i.from) && tierOf.has(topFolder(i.from)));
+
+function report(t: Test, violations: string[], what: string): void {
+  for (const v of violations) t.fail(v);
+  if (violations.length === 0) t.pass(`no ${what}`);
+  else t.comment(`${violations.length} ${what}:\n${violations.join('\n')}`);
+}
+
+t.test('the check reads the code', async (t) => {
+  t.ok(productionFiles.length > 150, `${productionFiles.length} production files`);
+  t.ok(productionImports.length > 1000, `${productionImports.length} imports in production files`);
+});
+
+t.test('every top-level source folder has a place in the layer table', async (t) => {
+  const unplaced = topLevel.filter((d) => !tierOf.has(d) && walk(d).length > 0);
+  report(t, unplaced.map((d) => `${d}/: not in the layer table (test/support/layers.ts and README "Import direction")`), 'unplaced folders');
+});
+
+t.test('imports run with the flow: to a lower tier, or to a sibling of the same tier where allowed', async (t) => {
+  const violations: string[] = [];
+  for (const i of productionImports) {
+    if (i.target === null) continue;
+    const from = topFolder(i.from);
+    const to = topFolder(i.target);
+    if (from === to) continue;
+    const where = `${i.from}:${i.line}: imports ${i.spec}`;
+    if (!tierOf.has(to)) {
+      violations.push(`${where}: ${to}/ is not production code (test support belongs to tests)`);
+      continue;
+    }
+    if (i.target.endsWith('.test.ts')) {
+      violations.push(`${where}: a test file`);
+      continue;
+    }
+    const a = tierOf.get(from)!;
+    const b = tierOf.get(to)!;
+    if (b > a) violations.push(`${where}: ${from}/ (tier ${a}) must not import ${to}/ (tier ${b}), against the flow`);
+    else if (b === a && !LAYERS[a]!.siblings) violations.push(`${where}: ${from}/ and ${to}/ share tier ${a}, which allows no imports between them`);
+  }
+  report(t, violations, 'imports against the flow');
+});
+
+t.test('folders of one tier import each other without a cycle', async (t) => {
+  // the first import of each same-tier edge, to name it
+  const edges = new Map<string, Map<string, Import>>();
+  for (const i of productionImports) {
+    if (i.target === null) continue;
+    const from = topFolder(i.from);
+    const to = topFolder(i.target);
+    if (from === to || tierOf.get(from) !== tierOf.get(to)) continue;
+    if (!edges.has(from)) edges.set(from, new Map());
+    if (!edges.get(from)!.has(to)) edges.get(from)!.set(to, i);
+  }
+  const reaches = (a: string, b: string, seen = new Set<string>()): boolean => {
+    if (a === b) return true;
+    seen.add(a);
+    return [...(edges.get(a)?.keys() ?? [])].some((n) => !seen.has(n) && reaches(n, b, seen));
+  };
+  const violations: string[] = [];
+  for (const [from, tos] of edges) {
+    for (const [to, i] of tos) {
+      if (reaches(to, from)) violations.push(`${i.from}:${i.line}: imports ${i.spec}: ${from}/ → ${to}/ closes a cycle (${to}/ already reaches ${from}/)`);
+    }
+  }
+  report(t, violations.sort(), 'folder cycles');
+});
+
+t.test('no test support in production folders', async (t) => {
+  const named = productionFiles.filter((f) => !f.endsWith('.test.ts') && (SUPPORT_FOLDER.test(f) || SUPPORT_FILE.test(f)));
+  report(t, named.map((f) => `${f}:1: named as test support: move it under test/support/`), 'test support names');
+
+  // a module only tests import is test support or not wired yet: listed, not failed, since a
+  // folder in progress (wired in a later step) passes through that state
+  const importers = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (i.target === null) continue;
+    if (!importers.has(i.target)) importers.set(i.target, new Set());
+    importers.get(i.target)!.add(i.from);
+  }
+  const outside = [readFileSync(join(ROOT, 'package.json'), 'utf8'), ...[...texts].filter(([f]) => !isTest(f)).map(([, text]) => text)].join('\n');
+  const onlyTests = productionFiles.filter((f) => {
+    if (f.endsWith('.test.ts')) return false;
+    const by = [...(importers.get(f) ?? [])];
+    return by.length > 0 && by.every(isTest) && !outside.includes(posix.basename(f));
+  });
+  for (const f of onlyTests) t.comment(`note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it under test/support/`);
+});
+
+t.test('production code imports only runtime dependencies (and build tools where it builds)', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const builtins = new Set(builtinModules);
+  const packageOf = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  const violations: string[] = [];
+  for (const i of productionImports) {
+    if (i.target !== null || i.spec.startsWith('node:') || builtins.has(i.spec) || builtins.has(packageOf(i.spec))) continue;
+    const name = packageOf(i.spec);
+    if (name in pkg.dependencies) continue;
+    if (name in pkg.devDependencies && BUILD_TOOLS.includes(name)) continue;
+    violations.push(`${i.from}:${i.line}: imports ${i.spec}: ${name in pkg.devDependencies ? 'a devDependency (tests only), absent from an npm ci --omit=dev install' : 'not a declared dependency'}`);
+  }
+  report(t, violations, 'imports of test-only or undeclared packages');
+});
+
+t.test('only http/server.ts imports uWebSockets.js', async (t) => {
+  const violations = imports
+    .filter((i) => i.spec === 'uWebSockets.js' && i.from !== 'http/server.ts' && tierOf.has(topFolder(i.from)))
+    .map((i) => `${i.from}:${i.line}: imports uWebSockets.js: only http/server.ts may`);
+  report(t, violations, 'other uWebSockets.js imports');
+});
+
+t.test('README shows the layer table the check enforces', async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.split(/^#+ Import direction\s*$/m)[1]?.split(/^#/m)[0] ?? '';
+  const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map(([, tier, folders]) => ({
+    tier: Number(tier), folders: [...folders!.matchAll(/`([\w-]+)\/`/g)].map((m) => m[1]!),
+  }));
+  t.strictSame(rows, LAYERS.map((tier, i) => ({ tier: i, folders: [...tier.folders] })), 'README "Import direction" lists the tiers of test/support/layers.ts');
+});
