@@ -104,10 +104,14 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   t.ok([a, v, b].every((c) => c.status === 'HTTP/1.1 200'));
 
   // kernel buffers fill first (a few MB on loopback), then the server starts holding bytes; each
-  // client is filled until the server holds 300 KB more for it, so its socket is saturated and
-  // the stall order is the order of these phases
+  // client is filled until the server holds 400 KB more than before its phase, all of it that
+  // client's (the others get no traffic meanwhile), so the stall order is the order of the phases
+  // and each cut frees more than one write of B's adds (else one pass may cut two streams at once)
   const held = () => h.budget.stats().bufferedBytes;
-  const fill = (n: number, push: () => void) => until(`stream ${n} stalled`, () => h.budget.stats().stalled === n && held() >= n * 300 * 1024, push);
+  const fill = (n: number, push: () => void) => {
+    const before = held();
+    return until(`stream ${n} stalled`, () => h.budget.stats().stalled === n && held() >= before + 400 * 1024, push);
+  };
   await fill(1, () => h.publish(alert('alert.created')));
   await fill(2, () => viewers.broadcast('status', JSON.stringify({ pad: PAD })));
   await fill(3, () => h.publish(alert('alert.updated')));
