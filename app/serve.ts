@@ -216,6 +216,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       hub: () => streams.hub.stats(),
       outbox: () => status.collector.outboxFigures,
       dbQueueDepth: () => db.queueDepth,
+      historyQueue: () => pipeline.historyQueue(),
     });
     const metricsServer = config.metrics.port === undefined ? null
       : await startMetricsServer({ metrics, host: config.metrics.host, port: config.metrics.port, log });

@@ -71,6 +71,7 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
     hub: () => ({ framesEncoded: 7, eventWrites: 21, closed: { client: 2, shutdown: 0 } }),
     outbox: () => ({ depth: 5, oldestPendingMs: 1_000_000 - 90_000 }),
     dbQueueDepth: () => 4,
+    historyQueue: () => ({ depth: 2, lag_ms: 1_500 }),
   });
   f = await scrape(m);
   t.equal(sampleValue(f, 'transit_feed_age_seconds', { feed: 'a' }), 42);
@@ -82,6 +83,8 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
   t.equal(sampleValue(f, 'transit_webhook_outbox_depth'), 5);
   t.equal(sampleValue(f, 'transit_webhook_outbox_oldest_pending_seconds'), 90);
   t.equal(sampleValue(f, 'transit_db_queue_depth'), 4);
+  t.equal(sampleValue(f, 'transit_history_queue_depth'), 2);
+  t.equal(sampleValue(f, 'transit_history_queue_lag_seconds'), 1.5);
   open = 1;
   feeds.pop();
   f = await scrape(m);

@@ -25,6 +25,8 @@ export interface ScrapeSources {
   /** null until the first reading */
   outbox(): { depth: number; oldestPendingMs: number | null } | null;
   dbQueueDepth(): number;
+  /** the history queue behind the live state (pipeline/history-queue.ts) */
+  historyQueue(): { depth: number; lag_ms: number };
   now(): number;
 }
 
@@ -227,7 +229,7 @@ export class ServiceMetrics implements RequestObserver {
     });
     this.pollDuration = new Histogram({
       name: `${PREFIX}feed_poll_duration_seconds`,
-      help: 'Time of one poll: fetch, decode, normalize, state, history write.',
+      help: 'Time of one poll to the live state and its events: fetch, decode, normalize, state (its history is stored behind).',
       labelNames: ['feed'],
       buckets: POLL_BUCKETS,
       registers,
@@ -284,6 +286,22 @@ export class ServiceMetrics implements RequestObserver {
       registers,
       collect() {
         if (self.sources.dbQueueDepth) this.set(self.sources.dbQueueDepth());
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}history_queue_depth`,
+      help: 'Polls live and waiting for their history append (polling pauses when it is full).',
+      registers,
+      collect() {
+        if (self.sources.historyQueue) this.set(self.sources.historyQueue().depth);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}history_queue_lag_seconds`,
+      help: 'How long the oldest poll waiting for its history append has waited (0 when none).',
+      registers,
+      collect() {
+        if (self.sources.historyQueue) this.set(self.sources.historyQueue().lag_ms / 1000);
       },
     });
 

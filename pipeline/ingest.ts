@@ -5,6 +5,7 @@ import type { Config, FeedConfig } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord } from '../core/ports.ts';
+import { HistoryQueue, HISTORY_QUEUE_POLLS, type HistoryQueueFigures } from './history-queue.ts';
 import type { Alert, FeedPoll } from '../core/types.ts';
 import { normalizeAlertsJson } from './alerts-json.ts';
 import { decodeFeedMessage } from './decode.ts';
@@ -33,14 +34,19 @@ export interface PipelineOptions {
   tick_ms?: number;
   /** every poll's record, once it is written (metrics) */
   onPoll?: (poll: FeedPoll) => void;
+  /** polls whose history may wait to be stored before polling pauses (default HISTORY_QUEUE_POLLS) */
+  history_queue_polls?: number;
 }
 
 export interface Pipeline {
   state: LiveState;
   start(): void;
   stop(): Promise<void>;
+  /** One poll now; resolves once its history is stored (the live state moved before that). */
   pollOnce(feedId: string): Promise<FeedPoll>;
   pollAllOnce(): Promise<FeedPoll[]>;
+  /** The history queue now: batches waiting, capacity and the oldest one's wait (metrics). */
+  historyQueue(): HistoryQueueFigures;
   /** the feeds polled now, in the order they were added */
   feeds(): readonly FeedConfig[];
   /** Polls a new feed, or a known one with new settings (config reload); its poller restarts at once. */
@@ -52,6 +58,13 @@ export interface Pipeline {
    * as if polled at `observed_ms` (its header time for a replay). Not while that feed is polled.
    */
   ingestSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<FeedPoll>;
+}
+
+/** A poll past its critical path: live, its events published, its history queued. */
+interface Settled {
+  poll: FeedPoll;
+  /** resolves once the history is stored (or its failure recorded) */
+  stored: Promise<FeedPoll>;
 }
 
 /** A body the fetch delivered (or a file held), with its hash and the fetcher's commit. */
@@ -78,18 +91,29 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const feeds = new Map(config.feeds.map((f) => [f.id, f]));
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();
+  const queue = new HistoryQueue(history, options.history_queue_polls ?? HISTORY_QUEUE_POLLS);
   let ticking: Subscription | null = null;
   // one poller per feed, so a reload adds, replaces or removes one without touching the others
   const pollers = new Map<string, Subscription>();
   const startPoller = (feed: FeedConfig): void => {
     pollers.get(feed.id)?.unsubscribe();
-    pollers.set(feed.id, pollFeeds([feed], pollExclusive, { scheduler, random: options.random }).subscribe());
+    pollers.set(feed.id, pollFeeds([feed], timedPoll, { scheduler, random: options.random }).subscribe());
   };
 
-  const running = new Map<string, Promise<FeedPoll>>();
+  const running = new Map<string, Promise<Settled>>();
+
+  /**
+   * A timed poll ends once its rows are live and its history queued, and the queue has room:
+   * a store that falls behind pauses polling (the next timer starts after) and drops nothing.
+   */
+  const timedPoll = async (feed: FeedConfig): Promise<FeedPoll> => {
+    const { poll } = await pollExclusive(feed);
+    await queue.room();
+    return poll;
+  };
 
   /** One poll per feed at a time, whoever asks: a pollOnce during a timed poll joins it. */
-  const pollExclusive = (feed: FeedConfig): Promise<FeedPoll> => {
+  const pollExclusive = (feed: FeedConfig): Promise<Settled> => {
     const current = running.get(feed.id);
     if (current) return current;
     const p = runPoll(feed);
@@ -107,17 +131,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return p;
   };
 
-  async function write(batch: HistoryBatch, what: string): Promise<boolean> {
-    try {
-      await history.write(batch);
-      return true;
-    } catch (err) {
-      log.error({ err, what }, 'history write failed');
-      return false;
-    }
+  /** Queues a batch that is not a poll's (alert periods, a removed feed's alerts). */
+  function write(batch: HistoryBatch, what: string): Promise<void> {
+    return track(queue.push(batch, async (outcome) => {
+      if (outcome instanceof Error) log.error({ err: outcome, what }, 'history write failed');
+    }));
   }
 
-  async function runPoll(feed: FeedConfig): Promise<FeedPoll> {
+  async function runPoll(feed: FeedConfig): Promise<Settled> {
     const started = performance.now();
     const poll = newPoll(feed.id, now());
     let delivered: Delivered | undefined;
@@ -143,17 +164,19 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   /**
    * One body through normalize → verdict → live state → history, whether polled or replayed. A
    * snapshot stored before (by this process, an earlier one or a replay) updates the live state
-   * but appends no rows; one rejected whole leaves the live state alone.
+   * but appends no rows; one rejected whole leaves the live state alone. Returns once the rows
+   * are live and the batch queued; the history is stored behind (`stored`).
    */
   async function settle(
     feed: FeedConfig, poll: FeedPoll, started: number, delivered: Delivered | undefined, source: SnapshotRecord['source'],
-  ): Promise<FeedPoll> {
+  ): Promise<Settled> {
     let rows: NormalizedPoll | undefined;
     let snapshot: SnapshotRecord | undefined;
     if (delivered) {
       const key = { feed_id: feed.id, body_sha256: delivered.sha256 };
       // asked while the body is normalized; the writer checks again inside its transaction
-      const known = history.hasSnapshot(key).catch((err: unknown) => {
+      // a batch of the same body still queued stores its rows: this poll is a duplicate of it
+      const known = queue.hasPending(key) ? Promise.resolve(true) : history.hasSnapshot(key).catch((err: unknown) => {
         log.error({ err, feed: feed.id }, 'snapshot lookup failed');
         return false;
       });
@@ -194,19 +217,24 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       alertVersions, polls: [poll], ...(snapshot ? { snapshot } : {}),
     };
     poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
+    // the poll's own time: to the live state and its events (the store's share is the queue's lag)
     poll.duration_ms = performance.now() - started;
-    if (await write(batch, feed.id)) {
-      // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
-      if (rows) delivered?.commit?.();
-    } else {
-      // the rows are lost for this poll; the poll itself is still worth recording
-      poll.stored = 0;
-      poll.error = poll.error ?? 'history write failed';
-      await write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] }, `${feed.id} poll row`);
-    }
-    logPoll(poll);
-    options.onPoll?.(poll);
-    return poll;
+    const stored = track(queue.push(batch, async (outcome) => {
+      if (!(outcome instanceof Error)) {
+        // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
+        if (rows) delivered?.commit?.();
+      } else {
+        log.error({ err: outcome, what: feed.id }, 'history write failed');
+        // the rows are lost for this poll; the poll itself is still worth recording
+        poll.stored = 0;
+        poll.error = poll.error ?? 'history write failed';
+        await history.write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] })
+          .catch((err: unknown) => log.error({ err, what: `${feed.id} poll row` }, 'history write failed'));
+      }
+      logPoll(poll);
+      options.onPoll?.(poll);
+    }).then(() => poll));
+    return { poll, stored };
   }
 
   function normalize(feed: FeedConfig, body: Uint8Array, poll: FeedPoll, polledMs: number): NormalizedPoll | undefined {
@@ -263,10 +291,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       pollers.clear();
       ticking?.unsubscribe();
       ticking = null;
+      // polls in flight finish, then everything queued is stored before the database may close
       await Promise.allSettled([...inFlight]);
+      await queue.idle();
     },
-    pollOnce: async (feedId) => pollExclusive(feedById(feedId)),
-    pollAllOnce: () => Promise.all([...feeds.values()].map(pollExclusive)),
+    pollOnce: async (feedId) => (await pollExclusive(feedById(feedId))).stored,
+    pollAllOnce: () => Promise.all([...feeds.values()].map(async (feed) => (await pollExclusive(feed)).stored)),
+    historyQueue: () => queue.figures(),
     feeds: () => [...feeds.values()],
     upsertFeed(feed: FeedConfig): void {
       feeds.set(feed.id, feed);
@@ -289,7 +320,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const started = performance.now();
       const poll = newPoll(feed.id, options.observed_ms);
       poll.bytes = body.byteLength;
-      return settle(feed, poll, started, { body, sha256: sha256(body) }, 'replay');
+      return (await settle(feed, poll, started, { body, sha256: sha256(body) }, 'replay')).stored;
     },
   };
 }

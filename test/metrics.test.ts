@@ -54,7 +54,8 @@ t.test('GET /metrics on metrics.port follows requests, polls and streams', async
   for (const name of [
     'transit_http_requests_total', 'transit_http_request_duration_seconds', 'transit_sse_streams_open', 'transit_events_published_total',
     'transit_webhook_attempts_total', 'transit_feed_polls_total', 'transit_feed_age_seconds', 'transit_feed_entities_rejected_total',
-    'transit_feed_trip_match_ratio', 'transit_db_queue_wait_seconds', 'transit_db_queue_depth', 'transit_export_files_total',
+    'transit_feed_trip_match_ratio', 'transit_db_queue_wait_seconds', 'transit_db_queue_depth', 'transit_history_queue_depth',
+    'transit_history_queue_lag_seconds', 'transit_export_files_total',
     'transit_snapshot_runs_total', 'process_cpu_user_seconds_total', 'nodejs_eventloop_lag_p99_seconds',
   ]) t.ok(first.get(name)?.type && first.get(name)?.help, `${name} is declared with TYPE and HELP`);
   t.ok((sampleValue(first, 'transit_db_queue_wait_seconds_count') ?? 0) > 0, 'start-up statements waited in the queue');
