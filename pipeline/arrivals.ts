@@ -60,19 +60,9 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     observed_ms: ctx.observed_ms,
   };
   const rows: Arrival[] = [];
-  const stationOf = (stopId: string): string => ctx.schedule?.stop(stopId)?.station_id ?? stopId;
-  const push = (
-    stopId: string, seq: number | null, scheduledMs: number | null, predictedMs: number | null,
-    delayS: number | null, state: DelayState,
-  ): void => {
-    // a literal with every field in one order keeps one hidden class for all rows
-    rows.push({
-      feed_id: base.feed_id, trip_id: base.trip_id, trip_instance: base.trip_instance, route_id: base.route_id, mode: base.mode,
-      station_id: stationOf(stopId), stop_id: stopId, stop_sequence: seq, direction_id: base.direction_id,
-      service_date: base.service_date, scheduled_ms: scheduledMs, predicted_ms: predictedMs, delay_s: delayS,
-      delay_state: state, trip_relationship: base.trip_relationship, in_schedule: base.in_schedule,
-      vehicle_id: base.vehicle_id, observed_ms: base.observed_ms,
-    });
+  const schedule = ctx.schedule;
+  const push: Push = (stopId, seq, scheduledMs, predictedMs, delayS, state) => {
+    rows.push(arrivalRow(base, schedule?.stop(stopId)?.station_id ?? stopId, stopId, seq, scheduledMs, predictedMs, delayS, state));
   };
 
   const stopTimes = trip.stopTimes;
@@ -92,9 +82,10 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   }
 
   // place each update on its scheduled stop: by stop_sequence, else the next stop with that id
-  const bySequence = new Map<number, number>();
-  stopTimes.forEach((st, i) => bySequence.set(st.stop_sequence, i));
-  const matched = new Map<number, StopTimeUpdateMsg>();
+  const bySequence = sequenceIndex(stopTimes);
+  const matched: (StopTimeUpdateMsg | undefined)[] = new Array(stopTimes.length);
+  let matchedCount = 0;
+  let firstIndex = stopTimes.length;
   const strays: StopTimeUpdateMsg[] = [];
   let cursor = 0;
   for (const u of input.updates) {
@@ -107,21 +98,23 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
       strays.push(u);
       continue;
     }
-    if (matched.has(index)) {
+    if (matched[index] !== undefined) {
       ctx.rejects.add('duplicate_stop_time');
       continue;
     }
-    matched.set(index, u);
+    matched[index] = u;
+    matchedCount++;
+    if (index < firstIndex) firstIndex = index;
     cursor = index + 1;
   }
 
   // GTFS-RT propagation: a stop's delay carries to later stops without their own update, across
   // SKIPPED stops, and stops at NO_DATA; stops before the first update get no prediction.
-  const firstMatched = matched.size ? Math.min(...matched.keys()) : input.tripDelay !== null ? 0 : stopTimes.length;
-  let carried: number | null = matched.size ? null : input.tripDelay;
+  const firstMatched = matchedCount ? firstIndex : input.tripDelay !== null ? 0 : stopTimes.length;
+  let carried: number | null = matchedCount ? null : input.tripDelay;
   for (let i = firstMatched; i < stopTimes.length; i++) {
     const st = stopTimes[i]!;
-    const u = matched.get(i);
+    const u = matched[i];
     const stopId = u?.stop_id || st.stop_id;
     if (!u) {
       if (carried === null) continue;
@@ -151,6 +144,33 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   }
   for (const u of strays) strayRow(u, canceled, ctx, push);
   return rows;
+}
+
+/** Each trip's stop_sequence → index in its stop times, built once per (cached) stop times list. */
+const sequenceIndexes = new WeakMap<readonly ScheduledStopTime[], Map<number, number>>();
+
+function sequenceIndex(stopTimes: readonly ScheduledStopTime[]): Map<number, number> {
+  let index = sequenceIndexes.get(stopTimes);
+  if (!index) {
+    index = new Map();
+    for (let i = 0; i < stopTimes.length; i++) index.set(stopTimes[i]!.stop_sequence, i);
+    sequenceIndexes.set(stopTimes, index);
+  }
+  return index;
+}
+
+/** One row; a literal with every field in one order keeps one hidden class for all rows. */
+function arrivalRow(
+  base: RowBase, stationId: string, stopId: string, seq: number | null, scheduledMs: number | null, predictedMs: number | null,
+  delayS: number | null, state: DelayState,
+): Arrival {
+  return {
+    feed_id: base.feed_id, trip_id: base.trip_id, trip_instance: base.trip_instance, route_id: base.route_id, mode: base.mode,
+    station_id: stationId, stop_id: stopId, stop_sequence: seq, direction_id: base.direction_id,
+    service_date: base.service_date, scheduled_ms: scheduledMs, predicted_ms: predictedMs, delay_s: delayS,
+    delay_state: state, trip_relationship: base.trip_relationship, in_schedule: base.in_schedule,
+    vehicle_id: base.vehicle_id, observed_ms: base.observed_ms,
+  };
 }
 
 type Push = (stopId: string, seq: number | null, scheduledMs: number | null, predictedMs: number | null, delayS: number | null, state: DelayState) => void;
