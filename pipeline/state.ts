@@ -216,11 +216,18 @@ export class LiveState implements LiveView {
    */
   private replaceArrivals(slot: FeedSlot, arrivals: Arrival[], nowMs: number): void {
     const byTrip = new Map<string, Arrival[]>();
+    // a trip's rows come one after another (normalize builds them per trip): the key is built
+    // once per run of rows, not per row (31k strings a poll on a large feed)
+    let list: Arrival[] | undefined;
+    let run: Arrival | undefined;
     for (const a of arrivals) {
-      const key = `${a.service_date ?? ''}|${a.trip_id}|${a.trip_instance ?? ''}`;
-      let list = byTrip.get(key);
-      if (!list) byTrip.set(key, (list = []));
-      list.push(a);
+      if (!run || a.trip_id !== run.trip_id || a.service_date !== run.service_date || a.trip_instance !== run.trip_instance) {
+        run = a;
+        const key = `${a.service_date ?? ''}|${a.trip_id}|${a.trip_instance ?? ''}`;
+        list = byTrip.get(key);
+        if (!list) byTrip.set(key, (list = []));
+      }
+      list!.push(a);
     }
     for (const [key, list] of byTrip) {
       const previous = slot.tripArrivals.get(key);
