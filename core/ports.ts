@@ -107,6 +107,11 @@ export interface HistoryBatch {
 export interface HistoryWriter {
   /** Appends through the DuckDB appender; resolves with the number of rows stored. */
   write(batch: HistoryBatch): Promise<number>;
+  /**
+   * Several batches in one transaction, in order: every one stored whole, or none (then the
+   * caller may write them one by one). Rows stored per batch. Optional: without it, one by one.
+   */
+  writeAll?(batches: readonly HistoryBatch[]): Promise<number[]>;
   /** Whether this snapshot's rows are stored already (by this process or an earlier one). */
   hasSnapshot(key: SnapshotKey): Promise<boolean>;
 }

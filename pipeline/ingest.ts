@@ -58,10 +58,16 @@ export interface Pipeline {
    * as if polled at `observed_ms` (its header time for a replay). Not while that feed is polled.
    */
   ingestSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<FeedPoll>;
+  /**
+   * ingestSnapshot up to the live state: resolves once the snapshot is live and the history
+   * queue has room, with `stored` for its history (a replay goes on meanwhile, and the queue
+   * stores the snapshots waiting together in one transaction).
+   */
+  queueSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<Settled>;
 }
 
 /** A poll past its critical path: live, its events published, its history queued. */
-interface Settled {
+export interface Settled {
   poll: FeedPoll;
   /** resolves once the history is stored (or its failure recorded) */
   stored: Promise<FeedPoll>;
@@ -273,6 +279,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, 'alert periods');
   }
 
+  function snapshotLive(feedId: string, body: Uint8Array, observedMs: number): Promise<Settled> {
+    const feed = feedById(feedId);
+    const started = performance.now();
+    const poll = newPoll(feed.id, observedMs);
+    poll.bytes = body.byteLength;
+    return track(settle(feed, poll, started, { body, sha256: sha256(body) }, 'replay'));
+  }
+
   function feedById(feedId: string): FeedConfig {
     const feed = feeds.get(feedId);
     if (!feed) throw new Error(`unknown feed ${JSON.stringify(feedId)}`);
@@ -315,12 +329,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const versions = state.removeFeed(feedId, now());
       if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
     },
-    ingestSnapshot: async (feedId, body, options) => {
-      const feed = feedById(feedId);
-      const started = performance.now();
-      const poll = newPoll(feed.id, options.observed_ms);
-      poll.bytes = body.byteLength;
-      return (await settle(feed, poll, started, { body, sha256: sha256(body) }, 'replay')).stored;
+    ingestSnapshot: async (feedId, body, options) => (await snapshotLive(feedId, body, options.observed_ms)).stored,
+    queueSnapshot: async (feedId, body, options) => {
+      const settled = await snapshotLive(feedId, body, options.observed_ms);
+      await queue.room();
+      return settled;
     },
   };
 }

@@ -86,9 +86,13 @@ export interface ReplayOptions {
   onSnapshot?: (poll: FeedPoll, snapshot: ArchivedSnapshot) => void;
 }
 
-/** Replays the scanned snapshots one after the other; a failing file is counted, never thrown. */
+/**
+ * Replays the scanned snapshots one after the other; a failing file is counted, never thrown.
+ * Each snapshot goes on once the one before is live, while the history queue stores those before
+ * (several in one transaction when they wait together); the summary counts each once stored.
+ */
 export async function replaySnapshots(
-  pipeline: Pick<Pipeline, 'ingestSnapshot'>, feedId: string, scan: SnapshotScan, options: ReplayOptions = {},
+  pipeline: Pick<Pipeline, 'queueSnapshot'>, feedId: string, scan: SnapshotScan, options: ReplayOptions = {},
 ): Promise<ReplaySummary> {
   const summary: ReplaySummary = {
     feed_id: feedId, files: scan.snapshots.length + scan.skipped.length, snapshots: 0, outcomes: {}, skipped: {},
@@ -99,16 +103,9 @@ export async function replaySnapshots(
   for (const s of scan.skipped) summary.skipped[s.reason] = (summary.skipped[s.reason] ?? 0) + 1;
   const started = performance.now();
   let done = 0;
-  for (const snapshot of scan.snapshots) {
-    let body: Uint8Array;
-    try {
-      body = readFileSync(snapshot.path);
-    } catch {
-      summary.skipped.unreadable = (summary.skipped.unreadable ?? 0) + 1;
-      options.onProgress?.(++done, scan.snapshots.length);
-      continue;
-    }
-    const poll = await pipeline.ingestSnapshot(feedId, body, { observed_ms: snapshot.header_ms });
+  // each snapshot's stored poll is counted after the one before it, in file order
+  let counted: Promise<void> = Promise.resolve();
+  const count = (poll: FeedPoll, snapshot: ArchivedSnapshot): void => {
     summary.snapshots++;
     summary.outcomes[poll.status] = (summary.outcomes[poll.status] ?? 0) + 1;
     summary.rows_stored += poll.stored;
@@ -120,7 +117,22 @@ export async function replaySnapshots(
     }
     options.onSnapshot?.(poll, snapshot);
     options.onProgress?.(++done, scan.snapshots.length);
+  };
+  for (const snapshot of scan.snapshots) {
+    let body: Uint8Array;
+    try {
+      body = readFileSync(snapshot.path);
+    } catch {
+      counted = counted.then(() => {
+        summary.skipped.unreadable = (summary.skipped.unreadable ?? 0) + 1;
+        options.onProgress?.(++done, scan.snapshots.length);
+      });
+      continue;
+    }
+    const { stored } = await pipeline.queueSnapshot(feedId, body, { observed_ms: snapshot.header_ms });
+    counted = counted.then(async () => count(await stored, snapshot));
   }
+  await counted;
   summary.seconds = (performance.now() - started) / 1000;
   if (summary.seconds > 0) {
     summary.snapshots_per_s = summary.snapshots / summary.seconds;
