@@ -112,6 +112,8 @@ export interface HistoryWriter {
    * caller may write them one by one). Rows stored per batch. Optional: without it, one by one.
    */
   writeAll?(batches: readonly HistoryBatch[]): Promise<number[]>;
+  /** Called when nothing waits to be written: a moment for the store's own upkeep (a checkpoint). */
+  idle?(): Promise<void>;
   /** Whether this snapshot's rows are stored already (by this process or an earlier one). */
   hasSnapshot(key: SnapshotKey): Promise<boolean>;
 }

@@ -189,3 +189,16 @@ t.test('pollOnce resolves once stored; the same body polled while its batch wait
   t.equal(history.batches.filter((x) => x.vehicles.length > 0).length, 1, 'the rows stored once');
   await pipeline.stop();
 });
+
+t.test("the writer's idle upkeep runs once the queue has drained, not between batches waiting together", async (t) => {
+  const history = new GatedHistory();
+  const calls: string[] = [];
+  Object.assign(history, { idle: async () => { calls.push(`idle after ${history.batches.length}`); } });
+  const queue = new HistoryQueue(history, 4);
+  history.hold();
+  const pushes = ['a', 'b', 'c'].map((h) => queue.push(batch('f', h), async () => undefined));
+  history.release();
+  await Promise.all(pushes);
+  await queue.idle();
+  t.same(calls, ['idle after 3']);
+});

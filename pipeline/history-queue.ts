@@ -134,6 +134,8 @@ export class HistoryQueue {
           entry.done();
         }
         if (this.entries.length < this.capacity) for (const wake of this.roomWaiters.splice(0)) wake();
+        // drained: the store's upkeep runs now, between polls, rather than inside a poll's commit
+        if (this.entries.length === 0) await this.writer.idle?.().catch(() => undefined);
       }
     } finally {
       this.running = false;

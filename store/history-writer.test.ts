@@ -1,10 +1,13 @@
 import t from 'tap';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { HistoryBatch } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
 import { alertVersions, loadLatestAlerts } from './alerts-store.ts';
 import { Db } from './db.ts';
 import { lastPolls, recentPolls } from './feed-polls.ts';
-import { createHistoryWriter } from './history-writer.ts';
+import { createHistoryWriter, IDLE_CHECKPOINT_ROWS } from './history-writer.ts';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0, 250);
 
@@ -241,4 +244,22 @@ t.test('writeAll: several batches in one transaction, each whole; a snapshot twi
   t.same([await count('vehicle_positions'), await count('feed_polls'), await count('feed_snapshots')], [2, 3, 2], 'neither batch stored');
   t.equal(await writer.hasSnapshot(snapshot(3)), false, 'nor its snapshot recorded');
   t.same(await writer.writeAll!([empty(), empty()]), [0, 0]);
+});
+
+t.test('idle(): a checkpoint once enough rows were appended since the last one, folding the WAL into the file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'history-idle-'));
+  const db = await Db.open(join(dir, 'h.duckdb'));
+  t.teardown(async () => {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const writer = createHistoryWriter(db);
+  const walBytes = () => (existsSync(join(dir, 'h.duckdb.wal')) ? statSync(join(dir, 'h.duckdb.wal')).size : 0);
+  await writer.write({ ...empty(), vehicles: [vehicle(1)] });
+  await writer.idle!();
+  t.ok(walBytes() > 0, 'a few rows: the WAL is left alone');
+  const many = Array.from({ length: IDLE_CHECKPOINT_ROWS }, (_, i) => vehicle(i));
+  await writer.write({ ...empty(), vehicles: many });
+  await writer.idle!();
+  t.equal(walBytes(), 0, 'checkpointed');
 });

@@ -211,8 +211,20 @@ async function storeBatch(conn: DuckDBConnection, batch: HistoryBatch): Promise<
 const isEmpty = (batch: HistoryBatch): boolean =>
   !batch.snapshot && PLANS.every((plan) => plan.rows(batch).length === 0);
 
+/**
+ * Rows appended after which the writer checkpoints once the history queue is idle (about 12 MB
+ * of WAL for our row shapes): DuckDB would otherwise checkpoint inside whichever poll's commit
+ * crosses its 16 MB WAL threshold, and that commit takes 5–20× its usual time.
+ */
+export const IDLE_CHECKPOINT_ROWS = 100_000;
+
 export function createHistoryWriter(db: Db): HistoryWriter {
   let schemaChecked: Promise<void> | null = null;
+  let sinceCheckpoint = 0;
+  const counted = (n: number): number => {
+    sinceCheckpoint += n;
+    return n;
+  };
   const checked = (): Promise<void> => (schemaChecked ??= checkSchema(db).catch((err: unknown) => {
     schemaChecked = null;
     throw err;
@@ -231,18 +243,27 @@ export function createHistoryWriter(db: Db): HistoryWriter {
     async write(batch) {
       await checked();
       if (isEmpty(batch)) return 0;
-      return db.transaction((conn) => storeBatch(conn, batch));
+      return counted(await db.transaction((conn) => storeBatch(conn, batch)));
     },
     async writeAll(batches) {
       await checked();
       if (batches.every(isEmpty)) return batches.map(() => 0);
       // each batch whole, all in one commit: one WAL write and fsync for all, and past a row
       // group (122,880 rows) DuckDB writes the rows to the file directly rather than to the WAL
-      return db.transaction(async (conn) => {
-        const stored: number[] = [];
-        for (const batch of batches) stored.push(await storeBatch(conn, batch));
-        return stored;
+      const stored = await db.transaction(async (conn) => {
+        const each: number[] = [];
+        for (const batch of batches) each.push(await storeBatch(conn, batch));
+        return each;
       });
+      counted(stored.reduce((a, b) => a + b, 0));
+      return stored;
+    },
+    async idle() {
+      if (sinceCheckpoint < IDLE_CHECKPOINT_ROWS) return;
+      sinceCheckpoint = 0;
+      // refused while another connection writes (an export, a finalize): DuckDB's own threshold
+      // or the next idle moment checkpoints instead
+      await db.run('CHECKPOINT').catch(() => undefined);
     },
   };
 }
