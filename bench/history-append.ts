@@ -1,13 +1,16 @@
 // Appends generated vehicle positions through the history writer and, as baselines in the
 // same run, through the plain row-by-row DuckDB appender and DuckDB generating the same rows
-// itself (INSERT … SELECT FROM range(): the engine's ceiling, no JS at all).
+// itself (INSERT … SELECT FROM range(): the engine's ceiling, no JS at all). Then where one
+// batch's time goes (JS packing the chunks, DuckDB's flush, the commit) and what sharing one
+// transaction among several batches (polls) would change.
 //   node --import tsx bench/history-append.ts
 //   ROWS=1000000 BATCH=5000 DB=/tmp/bench.duckdb (a file instead of :memory:) to change the run
 import { rmSync } from 'node:fs';
 import { DuckDBTimestampTZValue } from '@duckdb/node-api';
 import type { VehiclePosition } from '../core/types.ts';
 import { Db } from '../store/db.ts';
-import { createHistoryWriter } from '../store/history-writer.ts';
+import { appendColumns } from '../store/chunk-append.ts';
+import { createHistoryWriter, VEHICLE_COLUMNS } from '../store/history-writer.ts';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const BATCH = Number(process.env.BATCH ?? 5_000);
@@ -84,6 +87,42 @@ for (let i = 0; i < ROWS; i += BATCH) {
 const engineMs = performance.now() - t0;
 const engineCpu = cpuMs();
 const [count] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM vehicle_positions');
+
+// one batch's parts, BATCH rows each: the writer's own steps, timed apart
+const split = { fill: 0, flush: 0, commit: 0 };
+const splitRows = Math.min(ROWS, 20 * BATCH);
+for (let i = 0; i < splitRows; i += BATCH) {
+  let t1 = 0;
+  await db.transaction(async (c) => {
+    const appender = await c.createAppender('vehicle_positions');
+    const t = performance.now();
+    appendColumns(appender, VEHICLE_COLUMNS, rows.slice(i, i + BATCH));
+    split.fill += performance.now() - t;
+    const f = performance.now();
+    appender.flushSync();
+    appender.closeSync();
+    t1 = performance.now();
+    split.flush += t1 - f;
+  });
+  split.commit += performance.now() - t1;
+}
+// several batches (polls) in one transaction: one commit for all (pipeline/history-queue.ts
+// keeps one per poll: this is why)
+const grouped: { batches: number; ms: number }[] = [];
+for (const per of (process.env.GROUPS ?? '1,4,12').split(',').map(Number)) {
+  await db.run('CHECKPOINT');
+  const t = performance.now();
+  for (let i = 0; i < splitRows; i += per * BATCH) {
+    await db.transaction(async (c) => {
+      const appender = await c.createAppender('vehicle_positions');
+      for (let k = i; k < Math.min(splitRows, i + per * BATCH); k += BATCH) appendColumns(appender, VEHICLE_COLUMNS, rows.slice(k, k + BATCH));
+      appender.flushSync();
+      appender.closeSync();
+    });
+  }
+  await db.run('CHECKPOINT'); // each size pays for its own checkpoint
+  grouped.push({ batches: per, ms: performance.now() - t });
+}
 await db.close();
 if (DB !== ':memory:') rmSync(DB, { force: true });
 
@@ -96,3 +135,7 @@ console.log(line('baseline: row-by-row appender', baselineMs, baselineCpu));
 console.log(line('ceiling: DuckDB INSERT … FROM range(), no JS', engineMs, engineCpu));
 console.log(`  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ${(engineMs / writerMs).toFixed(2)}x`);
 console.log(`  rows stored ${count!.n}`);
+const per = (ms: number, n: number): string => `${(ms / (n / BATCH)).toFixed(1)} ms a batch (${Math.round(n / (ms / 1000)).toLocaleString('en')} rows/s)`;
+console.log(`where a batch of ${BATCH} goes (${splitRows.toLocaleString('en')} rows): JS packing chunks + appendDataChunk ${per(split.fill, splitRows)}, `
+  + `flush ${per(split.flush, splitRows)}, commit ${per(split.commit, splitRows)}`);
+console.log(`batches of ${BATCH} per transaction, each run with its checkpoint: ${grouped.map((g) => `${g.batches}: ${Math.round(splitRows / (g.ms / 1000)).toLocaleString('en')} rows/s`).join(', ')}`);

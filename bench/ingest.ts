@@ -39,13 +39,6 @@ class TimedHistory implements HistoryWriter {
   rows = 0;
   idleMs = 0;
   constructor(private readonly inner: HistoryWriter) {}
-  async writeAll(batches: readonly HistoryBatch[]): Promise<number[]> {
-    const t0 = performance.now();
-    const stored = await this.inner.writeAll!(batches);
-    this.ms += performance.now() - t0;
-    this.rows += stored.reduce((a, b) => a + b, 0);
-    return stored;
-  }
   async idle(): Promise<void> {
     const t0 = performance.now();
     await this.inner.idle?.();

@@ -107,11 +107,6 @@ export interface HistoryBatch {
 export interface HistoryWriter {
   /** Appends through the DuckDB appender; resolves with the number of rows stored. */
   write(batch: HistoryBatch): Promise<number>;
-  /**
-   * Several batches in one transaction, in order: every one stored whole, or none (then the
-   * caller may write them one by one). Rows stored per batch. Optional: without it, one by one.
-   */
-  writeAll?(batches: readonly HistoryBatch[]): Promise<number[]>;
   /** Called when nothing waits to be written: a moment for the store's own upkeep (a checkpoint). */
   idle?(): Promise<void>;
   /** Whether this snapshot's rows are stored already (by this process or an earlier one). */

@@ -73,50 +73,6 @@ t.test('a failed write reaches its settle and the queue goes on', async (t) => {
   t.equal(history.batches.length, 1);
 });
 
-/** A gated writer that can also write several batches in one transaction, failing any group holding a batch marked bad. */
-class GroupingHistory extends GatedHistory {
-  readonly groups: number[] = [];
-
-  async writeAll(batches: readonly HistoryBatch[]): Promise<number[]> {
-    await this.write(batch('x')); // waits at the gate like a write; stores an empty batch
-    this.batches.pop();
-    if (batches.some((b) => b.snapshot?.body_sha256 === 'bad')) throw new Error('constraint');
-    this.groups.push(batches.length);
-    const stored: number[] = [];
-    for (const b of batches) stored.push(await MemoryHistory.prototype.write.call(this, b));
-    return stored;
-  }
-
-  override async write(b: HistoryBatch): Promise<number> {
-    if (b.snapshot?.body_sha256 === 'bad') throw new Error('constraint');
-    return super.write(b);
-  }
-}
-
-t.test('batches waiting together share one transaction; a failed group is retried one by one, so only the bad batch fails', async (t) => {
-  const history = new GroupingHistory();
-  const queue = new HistoryQueue(history, 8);
-  history.hold();
-  const outcomes: string[] = [];
-  const push = (h: string) => queue.push(batch('f', h), async (o) => {
-    outcomes.push(`${h}:${o instanceof Error ? 'failed' : 'ok'}`);
-  });
-  const first = push('a');
-  await tick();
-  const rest = ['b', 'c', 'd'].map(push);
-  history.release();
-  await Promise.all([first, ...rest]);
-  t.same(history.groups, [3], 'a alone (it was being written), then b, c and d in one transaction');
-  history.hold();
-  const blocker = push('e');
-  await tick();
-  const more = ['f', 'bad', 'g'].map(push);
-  history.release();
-  await Promise.all([blocker, ...more]);
-  t.same(outcomes, ['a:ok', 'b:ok', 'c:ok', 'd:ok', 'e:ok', 'f:ok', 'bad:failed', 'g:ok'], 'each settled in order');
-  t.same(history.batches.map((b) => b.snapshot?.body_sha256), ['a', 'b', 'c', 'd', 'e', 'f', 'g'], 'stored in order, the bad one alone missing');
-});
-
 const feedBody = (tsS: number, lat: number) => encodeFeed({
   header: header(tsS),
   entity: [{ id: '1', vehicle: { vehicle: { id: 'bus-1' }, trip: { route_id: '66' }, position: { latitude: lat, longitude: -73 }, timestamp: tsS } }],

@@ -1,16 +1,14 @@
 // The history append behind the live state: a poll's critical path ends once its rows are live
-// and its events published; its batch waits here and is written in the order they came, each
-// whole or not at all (as before). A batch alone has its own transaction; when several wait (the
-// store fell behind, or a replay), they share one (writeAll): a commit costs more than the rows it
-// holds (bench/history-append.ts), and a failed shared one is retried batch by batch, so a bad
-// batch fails alone. The queue is bounded: when full, `room()` holds the poller back, so a slow
-// store pauses polling rather than dropping rows. idle() drains it before the database closes.
+// and its events published; its batch waits here and is written in the order they came, each in
+// its own transaction, whole or not at all (as before). Batches waiting together are not merged
+// into one transaction: with our row shapes that was slower, not faster (bench/history-append.ts).
+// The queue is bounded: when full, `room()` holds the poller back, so a slow store pauses
+// polling rather than dropping rows. When it drains, the writer gets an idle moment for upkeep
+// (a checkpoint) between polls; idle() lets a shutdown wait for all of it before DuckDB closes.
 import type { HistoryBatch, HistoryWriter, SnapshotKey } from '../core/ports.ts';
 
 /** Polls waiting to be stored before the poller waits for room (each holds one poll's rows). */
 export const HISTORY_QUEUE_POLLS = 4;
-/** Rows at most in one shared transaction (about two DuckDB row groups). */
-const GROUP_ROWS = 250_000;
 
 export interface HistoryQueueFigures {
   /** batches waiting or being written */
@@ -29,7 +27,6 @@ interface Entry {
 }
 
 const snapshotKey = (k: SnapshotKey): string => `${k.feed_id}\n${k.body_sha256}`;
-const rowCount = (b: HistoryBatch): number => b.vehicles.length + b.arrivals.length + b.trips.length + b.alertVersions.length + b.polls.length;
 
 export class HistoryQueue {
   private readonly entries: Entry[] = [];
@@ -82,57 +79,31 @@ export class HistoryQueue {
     return { depth: this.entries.length, capacity: this.capacity, lag_ms: oldest ? Math.max(0, this.clock() - oldest.queuedAt) : 0 };
   }
 
-  /** The batches written next: the oldest, and those waiting behind it up to GROUP_ROWS. */
-  private nextGroup(): Entry[] {
-    const group = [this.entries[0]!];
-    if (!this.writer.writeAll) return group;
-    let rows = rowCount(group[0]!.batch);
-    for (let i = 1; i < this.entries.length; i++) {
-      const more = rowCount(this.entries[i]!.batch);
-      if (rows + more > GROUP_ROWS) break;
-      rows += more;
-      group.push(this.entries[i]!);
-    }
-    return group;
-  }
-
-  private async write(group: Entry[]): Promise<(number | Error)[]> {
-    const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
-    if (group.length > 1) {
-      try {
-        return await this.writer.writeAll!(group.map((e) => e.batch));
-      } catch {
-        // rolled back whole: each batch alone below, so only a bad one fails
-      }
-    }
-    const outcomes: (number | Error)[] = [];
-    for (const entry of group) outcomes.push(await this.writer.write(entry.batch).catch(asError));
-    return outcomes;
-  }
-
   private async run(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      // entries stay in the list while written, so depth and lag count the batches in progress
-      while (this.entries.length > 0) {
-        const group = this.nextGroup();
-        const outcomes = await this.write(group);
-        for (const [i, entry] of group.entries()) {
-          try {
-            await entry.settle(outcomes[i]!);
-          } catch {
-            // settle records failures itself; one throwing must not stop the queue
-          }
-          if (entry.batch.snapshot) {
-            const key = snapshotKey(entry.batch.snapshot);
-            const n = (this.pendingSnapshots.get(key) ?? 1) - 1;
-            if (n > 0) this.pendingSnapshots.set(key, n);
-            else this.pendingSnapshots.delete(key);
-          }
-          this.entries.shift();
-          entry.done();
+      // entries stay in the list while written, so depth and lag count the batch in progress
+      for (let entry = this.entries[0]; entry; entry = this.entries[0]) {
+        let outcome: number | Error;
+        try {
+          outcome = await this.writer.write(entry.batch);
+        } catch (err) {
+          outcome = err instanceof Error ? err : new Error(String(err));
         }
+        try {
+          await entry.settle(outcome);
+        } catch {
+          // settle records failures itself; one throwing must not stop the queue
+        }
+        if (entry.batch.snapshot) {
+          const key = snapshotKey(entry.batch.snapshot);
+          const n = (this.pendingSnapshots.get(key) ?? 1) - 1;
+          if (n > 0) this.pendingSnapshots.set(key, n);
+          else this.pendingSnapshots.delete(key);
+        }
+        this.entries.shift();
+        entry.done();
         if (this.entries.length < this.capacity) for (const wake of this.roomWaiters.splice(0)) wake();
         // drained: the store's upkeep runs now, between polls, rather than inside a poll's commit
         if (this.entries.length === 0) await this.writer.idle?.().catch(() => undefined);

@@ -60,8 +60,7 @@ export interface Pipeline {
   ingestSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<FeedPoll>;
   /**
    * ingestSnapshot up to the live state: resolves once the snapshot is live and the history
-   * queue has room, with `stored` for its history (a replay goes on meanwhile, and the queue
-   * stores the snapshots waiting together in one transaction).
+   * queue has room, with `stored` for its history (a replay goes on with the next file meanwhile).
    */
   queueSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<Settled>;
 }

@@ -88,8 +88,8 @@ export interface ReplayOptions {
 
 /**
  * Replays the scanned snapshots one after the other; a failing file is counted, never thrown.
- * Each snapshot goes on once the one before is live, while the history queue stores those before
- * (several in one transaction when they wait together); the summary counts each once stored.
+ * Each snapshot goes on once the one before is live, while the history queue stores those before;
+ * the summary counts each once stored.
  */
 export async function replaySnapshots(
   pipeline: Pick<Pipeline, 'queueSnapshot'>, feedId: string, scan: SnapshotScan, options: ReplayOptions = {},

@@ -231,21 +231,6 @@ t.test('a snapshot is recorded with its rows, and its rows are never appended tw
   ]);
 });
 
-t.test('writeAll: several batches in one transaction, each whole; a snapshot twice in it stored once; one bad batch stores none', async (t) => {
-  const db = await memoryDb(t);
-  const writer = createHistoryWriter(db);
-  const snapshot = (n: number) => ({ feed_id: 'f', body_sha256: String(n).repeat(64), header_timestamp_ms: T0, observed_ms: T0, source: 'poll' as const });
-  const batch = (n: number): HistoryBatch => ({ ...empty(), vehicles: [vehicle(n)], arrivals: [arrival], polls: [poll], snapshot: snapshot(n) });
-  t.same(await writer.writeAll!([batch(1), batch(2), batch(1)]), [3, 3, 1], 'the repeat of snapshot 1 stores its poll only');
-  const count = async (table: string) => Number((await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
-  t.same([await count('vehicle_positions'), await count('arrivals'), await count('feed_polls'), await count('feed_snapshots')], [2, 2, 3, 2]);
-  const bad = { ...batch(4), vehicles: [{ ...vehicle(4), vehicle_id: null as unknown as string }] };
-  await t.rejects(writer.writeAll!([batch(3), bad]), /NOT NULL/);
-  t.same([await count('vehicle_positions'), await count('feed_polls'), await count('feed_snapshots')], [2, 3, 2], 'neither batch stored');
-  t.equal(await writer.hasSnapshot(snapshot(3)), false, 'nor its snapshot recorded');
-  t.same(await writer.writeAll!([empty(), empty()]), [0, 0]);
-});
-
 t.test('idle(): a checkpoint once enough rows were appended since the last one, folding the WAL into the file', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'history-idle-'));
   const db = await Db.open(join(dir, 'h.duckdb'));

@@ -5,8 +5,7 @@ import { appendColumns, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
-// in one transaction: a batch is stored whole or not at all. writeAll stores several batches in
-// one transaction (the history queue's catch-up): each still whole, or none of them.
+// in one transaction: a batch is stored whole or not at all.
 
 type Texts = Record<string, string>;
 const texts = (t: Texts): { language: string; text: string }[] =>
@@ -244,19 +243,6 @@ export function createHistoryWriter(db: Db): HistoryWriter {
       await checked();
       if (isEmpty(batch)) return 0;
       return counted(await db.transaction((conn) => storeBatch(conn, batch)));
-    },
-    async writeAll(batches) {
-      await checked();
-      if (batches.every(isEmpty)) return batches.map(() => 0);
-      // each batch whole, all in one commit: one WAL write and fsync for all, and past a row
-      // group (122,880 rows) DuckDB writes the rows to the file directly rather than to the WAL
-      const stored = await db.transaction(async (conn) => {
-        const each: number[] = [];
-        for (const batch of batches) each.push(await storeBatch(conn, batch));
-        return each;
-      });
-      counted(stored.reduce((a, b) => a + b, 0));
-      return stored;
     },
     async idle() {
       if (sinceCheckpoint < IDLE_CHECKPOINT_ROWS) return;
