@@ -1,7 +1,8 @@
 // The history append behind the live state: a poll's critical path ends once its rows are live
 // and its events published; its batch waits here and is written in the order they came, each in
 // its own transaction, whole or not at all (as before). Batches waiting together are not merged
-// into one transaction: with our row shapes that was slower, not faster (bench/history-append.ts).
+// into one transaction: with our row shapes that showed no consistent gain, the commit's cost
+// being mostly DuckDB's checkpoints, wherever they land (bench/history-append.ts).
 // The queue is bounded: when full, `room()` holds the poller back, so a slow store pauses
 // polling rather than dropping rows. When it drains, the writer gets an idle moment for upkeep
 // (a checkpoint) between polls; idle() lets a shutdown wait for all of it before DuckDB closes.
