@@ -7,7 +7,7 @@ import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from 
 import { alertVersions, loadLatestAlerts } from './alerts-store.ts';
 import { Db } from './db.ts';
 import { lastPolls, recentPolls } from './feed-polls.ts';
-import { createHistoryWriter, IDLE_CHECKPOINT_ROWS } from './history-writer.ts';
+import { createHistoryWriter, IDLE_CHECKPOINT_WAL_BYTES } from './history-writer.ts';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0, 250);
 
@@ -231,7 +231,7 @@ t.test('a snapshot is recorded with its rows, and its rows are never appended tw
   ]);
 });
 
-t.test('idle(): a checkpoint once enough rows were appended since the last one, folding the WAL into the file', async (t) => {
+t.test('idle(): a checkpoint once the WAL has grown to most of DuckDB\'s own threshold, folding it into the file', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'history-idle-'));
   const db = await Db.open(join(dir, 'h.duckdb'));
   t.teardown(async () => {
@@ -243,8 +243,8 @@ t.test('idle(): a checkpoint once enough rows were appended since the last one, 
   await writer.write({ ...empty(), vehicles: [vehicle(1)] });
   await writer.idle!();
   t.ok(walBytes() > 0, 'a few rows: the WAL is left alone');
-  const many = Array.from({ length: IDLE_CHECKPOINT_ROWS }, (_, i) => vehicle(i));
-  await writer.write({ ...empty(), vehicles: many });
+  const many = Array.from({ length: 20_000 }, (_, i) => vehicle(i, { stop_id: `a stop id long enough to be stored apart ${i}` }));
+  while (walBytes() < IDLE_CHECKPOINT_WAL_BYTES) await writer.write({ ...empty(), vehicles: many });
   await writer.idle!();
   t.equal(walBytes(), 0, 'checkpointed');
 });

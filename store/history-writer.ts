@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
@@ -211,19 +212,24 @@ const isEmpty = (batch: HistoryBatch): boolean =>
   !batch.snapshot && PLANS.every((plan) => plan.rows(batch).length === 0);
 
 /**
- * Rows appended after which the writer checkpoints once the history queue is idle (about 12 MB
- * of WAL for our row shapes): DuckDB would otherwise checkpoint inside whichever poll's commit
- * crosses its 16 MB WAL threshold, and that commit takes 5–20× its usual time.
+ * WAL size past which the writer checkpoints once the history queue is idle: three quarters of
+ * DuckDB's own threshold (checkpoint_threshold, 16 MiB), which would otherwise checkpoint inside
+ * whichever poll's commit crosses it, and that commit takes 5–20× its usual time. Any earlier
+ * costs more in all: each checkpoint rewrites the tables' last, partly filled row groups.
  */
-export const IDLE_CHECKPOINT_ROWS = 100_000;
+export const IDLE_CHECKPOINT_WAL_BYTES = 12 * 2 ** 20;
+
+function walBytes(db: Db): number {
+  if (db.path === ':memory:') return 0;
+  try {
+    return statSync(`${db.path}.wal`).size;
+  } catch {
+    return 0; // no WAL: nothing since the last checkpoint
+  }
+}
 
 export function createHistoryWriter(db: Db): HistoryWriter {
   let schemaChecked: Promise<void> | null = null;
-  let sinceCheckpoint = 0;
-  const counted = (n: number): number => {
-    sinceCheckpoint += n;
-    return n;
-  };
   const checked = (): Promise<void> => (schemaChecked ??= checkSchema(db).catch((err: unknown) => {
     schemaChecked = null;
     throw err;
@@ -242,11 +248,10 @@ export function createHistoryWriter(db: Db): HistoryWriter {
     async write(batch) {
       await checked();
       if (isEmpty(batch)) return 0;
-      return counted(await db.transaction((conn) => storeBatch(conn, batch)));
+      return db.transaction((conn) => storeBatch(conn, batch));
     },
     async idle() {
-      if (sinceCheckpoint < IDLE_CHECKPOINT_ROWS) return;
-      sinceCheckpoint = 0;
+      if (walBytes(db) < IDLE_CHECKPOINT_WAL_BYTES) return;
       // refused while another connection writes (an export, a finalize): DuckDB's own threshold
       // or the next idle moment checkpoints instead
       await db.run('CHECKPOINT').catch(() => undefined);
