@@ -198,6 +198,51 @@ t.test('rollups', async (t) => {
   });
 });
 
+t.test('weeks and periods are the sums of the day series (each read by its own query variant)', async (t) => {
+  const db = await setup();
+  t.teardown(() => db.close());
+  // from a week before the first observation (days expanded on demand, left open) to two days
+  // after today (future days): finalized, live, open and future days in one range
+  const range = { from: '2024-12-16', to: '2025-01-07' };
+  const COUNTS = ['scheduled', 'delivered', 'canceled', 'canceled_unscheduled', 'partially_canceled', 'unobserved', 'pending', 'added'] as const;
+  const isoWeek = (d: string): string => {
+    const date = new Date(`${d}T00:00:00Z`);
+    date.setUTCDate(date.getUTCDate() + 4 - isoDow(d));
+    const yearStart = Date.UTC(date.getUTCFullYear(), 0, 1);
+    return `${date.getUTCFullYear()}-W${String(Math.ceil(((date.getTime() - yearStart) / 86_400_000 + 1) / 7)).padStart(2, '0')}`;
+  };
+  const sumUp = (rows: RollupRow[], key: (r: RollupRow) => string) => {
+    const out = new Map<string, Record<string, number | boolean>>();
+    for (const r of rows) {
+      const k = `${r.route_id}|${key(r)}|${r.service_day}`;
+      const acc = out.get(k) ?? { days: 0, final: true, days_observed: 0, ...Object.fromEntries(COUNTS.map((c) => [c, 0])) };
+      acc.days = (acc.days as number) + r.days;
+      acc.final = acc.final && r.final;
+      acc.days_observed = (acc.days_observed as number) + r.days_observed;
+      for (const c of COUNTS) acc[c] = (acc[c] as number) + r[c];
+      out.set(k, acc);
+    }
+    return out;
+  };
+  const pick = (r: RollupRow) => ({ days: r.days, final: r.final, days_observed: r.days_observed, ...Object.fromEntries(COUNTS.map((c) => [c, r[c]])) });
+  for (const [mode, routeId] of [['bus', 'B1'], ['bus', 'B2'], ['bus', undefined], ['rail', undefined]] as const) {
+    for (const split of [false, true]) {
+      const q = { mode, ...(routeId ? { routeId } : {}), split, ...range };
+      const days = (await rollup(db, { ...q, group: 'day' }, OPTS)).rows;
+      const weeks = (await rollup(db, { ...q, group: 'week' }, OPTS)).rows;
+      const period = (await rollup(db, { ...q, group: 'period' }, OPTS)).rows;
+      const label = `${mode} ${routeId ?? 'all routes'}${split ? ' split' : ''}`;
+      t.ok(days.length > 0 && days.every((r) => r.days === 1 && r.rolling_7d !== null), `${label}: one row per day, with rolling figures`);
+      t.ok(weeks.every((r) => r.rolling_7d === null) && period.every((r) => r.rolling_7d === null), `${label}: no rolling figures past days`);
+      const byWeek = sumUp(days, (r) => isoWeek(r.period));
+      t.same(new Map(weeks.map((r) => [`${r.route_id}|${r.period}|${r.service_day}`, pick(r)])), byWeek, `${label}: weeks`);
+      const whole = sumUp(days, () => `${range.from}/${range.to}`);
+      t.same(new Map(period.map((r) => [`${r.route_id}|${r.period}|${r.service_day}`, pick(r)])), whole, `${label}: period`);
+      t.same([...new Set(weeks.map((r) => r.route_id))], [...new Set(days.map((r) => r.route_id))], `${label}: the same routes`);
+    }
+  }
+});
+
 t.test('bad queries are refused with the parameter named', async (t) => {
   const db = await openTestDb();
   t.teardown(() => db.close());

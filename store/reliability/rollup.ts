@@ -4,13 +4,28 @@ import type { Db, Params } from '../db.ts';
 import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
 import { preparePastDays } from './backfill.ts';
 import { ensureLiveDays, reliabilityGeneration } from './live.ts';
-import { bind, statement, statementWithout } from './sql.ts';
+import { bind, statement, statementWithout, type SqlStatement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 
-const ROLLUP = statement('rollup');
-/** the usual case: no day before the live window is left open, so scheduled_trips is not read */
-const ROLLUP_CLOSED = statementWithout('rollup', ['rollup_open_days']);
 const OBSERVED = statement('observed_days');
+const ROLLUP_VARIANTS = new Map<string, SqlStatement>();
+
+/**
+ * rollup.sql without the parts this query does not need (see its header): days left open before
+ * the live window are read from scheduled_trips only when there are some (the usual case has
+ * none), the route list only for all routes, and the day series or the grouped select.
+ */
+function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean): SqlStatement {
+  const key = `${+open}${+allRoutes}${+byDay}`;
+  let found = ROLLUP_VARIANTS.get(key);
+  if (!found) {
+    const omit = [byDay ? 'rollup_select_grouped' : 'rollup_select_days'];
+    if (!open) omit.push('rollup_open_days');
+    if (!allRoutes) omit.push('rollup_all_routes');
+    ROLLUP_VARIANTS.set(key, (found = statementWithout('rollup', omit)));
+  }
+  return found;
+}
 
 export const ROLLUP_GROUPS = ['day', 'week', 'period'] as const;
 export type RollupGroup = (typeof ROLLUP_GROUPS)[number];
@@ -183,12 +198,13 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     now,
   });
   await ensureLiveDays(db, { today, completeThrough: through, lookbackDays, maxAgeMs: options.liveMaxAgeMs ?? 30_000 });
-  const sql = open ? ROLLUP : ROLLUP_CLOSED;
+  const sql = rollupStatement(open !== null, query.routeId === undefined, query.group === 'day');
   const rows = await readRows(db, sql.text, bind(sql, {
     mode: query.mode,
     route_id: query.routeId ?? null,
     group: query.group,
     split: query.split === true,
+    first: rollingFrom,
     from: query.from,
     to: query.to,
     live_from: liveFrom,
@@ -230,7 +246,7 @@ async function daysWithoutObservations(db: Db, from: string, to: string, maxAgeM
   const generation = reliabilityGeneration(db);
   const atMs = performance.now();
   const seen = new Set((await db.all<{ d: string }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { from, to }))).map((r) => r.d));
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { first: from, to }))).map((r) => r.d));
   const out: string[] = [];
   for (let d = from; d <= to; d = addDays(d, 1)) if (!seen.has(d)) out.push(d);
   if (memo.size >= 256) memo.delete(memo.keys().next().value!);

@@ -2,10 +2,10 @@ import t from 'tap';
 import { bind, statement, statementWithout, statements } from './sql.ts';
 
 t.test('sql files are read once, includes inlined, parameters listed', async (t) => {
-  const rollup = statement('rollup');
+  const rollup = statementWithout('rollup', ['rollup_select_days']);
   t.notMatch(rollup.text, /\{\{/, 'no include left');
   t.notMatch(rollup.text, /--/, 'comments stripped');
-  t.same([...rollup.params].sort(), ['complete_through', 'from', 'group', 'live_from', 'mode', 'open_from', 'open_to', 'route_id', 'split', 'to']);
+  t.same([...rollup.params].sort(), ['complete_through', 'first', 'from', 'group', 'live_from', 'mode', 'open_from', 'open_to', 'route_id', 'split', 'to']);
   const outcomes = statement('finalize_outcomes');
   t.match(outcomes.text, /FROM trip_observations/, 'trip_outcomes.sql is inlined');
   t.same([...outcomes.params].sort(), ['complete_through', 'outcomes_from', 'outcomes_to', 'route_id']);
@@ -13,8 +13,8 @@ t.test('sql files are read once, includes inlined, parameters listed', async (t)
 });
 
 t.test('a variant leaves named includes out', async (t) => {
-  const closed = statementWithout('rollup', ['rollup_open_days']);
-  t.match(statement('rollup').text, /FROM scheduled_trips/, 'the full rollup reads open past days from scheduled_trips');
+  const closed = statementWithout('rollup', ['rollup_open_days', 'rollup_select_days']);
+  t.match(statementWithout('rollup', ['rollup_select_days']).text, /FROM scheduled_trips/, 'the full rollup reads open past days from scheduled_trips');
   t.notMatch(closed.text, /scheduled_trips/, 'the variant does not');
   t.notMatch(closed.text, /\{\{/, 'no include left');
   t.notOk(closed.params.includes('open_from'), 'its parameters are its own');

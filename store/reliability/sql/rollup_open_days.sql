@@ -11,9 +11,9 @@ UNION ALL
     -- $open_from..$open_to: the days before the live window left open (preparePastDays), as
     -- constants so the scan reads only their row groups (none when there are none)
     AND service_date BETWEEN CAST($open_from AS DATE) AND CAST($open_to AS DATE)
-    AND service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE)
+    AND service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)
     AND service_date < CAST($live_from AS DATE)
     AND service_date NOT IN (
       SELECT service_date FROM reliability_finalized
-      WHERE service_date BETWEEN CAST($from AS DATE) - 6 AND CAST($to AS DATE))
+      WHERE service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE))
   GROUP BY service_date, route_id
