@@ -215,9 +215,9 @@ t.test('weeks and periods are the sums of the day series (each read by its own q
     const out = new Map<string, Record<string, number | boolean>>();
     for (const r of rows) {
       const k = `${r.route_id}|${key(r)}|${r.service_day}`;
-      const acc = out.get(k) ?? { days: 0, final: true, days_observed: 0, ...Object.fromEntries(COUNTS.map((c) => [c, 0])) };
+      const acc: Record<string, number | boolean> = out.get(k) ?? { days: 0, final: true, days_observed: 0, ...Object.fromEntries(COUNTS.map((c) => [c, 0])) };
       acc.days = (acc.days as number) + r.days;
-      acc.final = acc.final && r.final;
+      acc.final = acc.final === true && r.final;
       acc.days_observed = (acc.days_observed as number) + r.days_observed;
       for (const c of COUNTS) acc[c] = (acc[c] as number) + r[c];
       out.set(k, acc);
