@@ -2,7 +2,7 @@ import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { HistoryBatch } from '../core/ports.ts';
-import type { FetchFn } from './fetch-feed.ts';
+import { sha256, type FetchFn } from './fetch-feed.ts';
 import { HistoryQueue } from './history-queue.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
@@ -157,4 +157,35 @@ t.test("the writer's idle upkeep runs once the queue has drained, not between ba
   await Promise.all(pushes);
   await queue.idle();
   t.same(calls, ['idle after 3']);
+});
+
+t.test('a snapshot lookup held up by the store does not hold up the live state; a duplicate found late is stored as one', async (t) => {
+  const body = feedBody(Math.floor(Date.now() / 1000), 42);
+  const fetch: FetchFn = async () => ({ kind: 'body', body, http_status: 200, etag: null, last_modified: null });
+  let answer: () => void = () => undefined;
+  const lookupHeld = new Promise<void>((resolve) => { answer = resolve; });
+  class SlowLookup extends MemoryHistory {
+    override async hasSnapshot(key: { feed_id: string; body_sha256: string }): Promise<boolean> {
+      await lookupHeld;
+      return super.hasSnapshot(key);
+    }
+  }
+  const history = new SlowLookup();
+  history.snapshots.add(`vp ${sha256(body)}`); // stored by an earlier process
+  const pipeline = createPipeline({
+    config: testConfig({ feeds: [{ id: 'vp', kind: 'gtfs-rt', url: 'http://feed.invalid/' }] }),
+    bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, fetch, log: silentLogger,
+  });
+  const polled = pipeline.pollOnce('vp');
+  for (let i = 0; i < 100 && pipeline.state.feed('vp')?.polls !== 1; i++) await tick();
+  t.equal(pipeline.state.feed('vp')?.polls, 1, 'live before the lookup answered');
+  t.equal(pipeline.state.feed('vp')?.entities, 1, 'its entity is live');
+  t.equal(history.batches.length, 0, 'nothing written while the lookup waits');
+  answer();
+  const poll = await polled;
+  t.equal(poll.status, 'duplicate');
+  t.equal(poll.stored, 0);
+  t.same(history.batches.map((b) => [b.vehicles.length, b.snapshot === undefined, b.polls[0]?.status]), [[0, true, 'duplicate']]);
+  t.equal(pipeline.state.feed('vp')?.last_status, 'duplicate', 'the live health says so too');
+  await pipeline.stop();
 });

@@ -21,6 +21,10 @@ export interface HistoryQueueFigures {
 
 interface Entry {
   batch: HistoryBatch;
+  /** its snapshot's key as queued (prepare may drop the snapshot from the batch) */
+  key: string | null;
+  /** runs just before the write, in queue order: may still change the batch */
+  prepare?: () => Promise<void>;
   queuedAt: number;
   /** runs once the batch is stored or failed; its result is what `push` resolves with */
   settle: (stored: number | Error) => Promise<void>;
@@ -47,13 +51,11 @@ export class HistoryQueue {
    * Queues a batch; resolves once it was written and `settle` ran (with the row count, or the
    * write's error). Never rejects: a failed write is `settle`'s to record.
    */
-  push(batch: HistoryBatch, settle: Entry['settle']): Promise<void> {
-    if (batch.snapshot) {
-      const key = snapshotKey(batch.snapshot);
-      this.pendingSnapshots.set(key, (this.pendingSnapshots.get(key) ?? 0) + 1);
-    }
+  push(batch: HistoryBatch, settle: Entry['settle'], prepare?: Entry['prepare']): Promise<void> {
+    const key = batch.snapshot ? snapshotKey(batch.snapshot) : null;
+    if (key) this.pendingSnapshots.set(key, (this.pendingSnapshots.get(key) ?? 0) + 1);
     return new Promise<void>((done) => {
-      this.entries.push({ batch, queuedAt: this.clock(), settle, done });
+      this.entries.push({ batch, key, prepare, queuedAt: this.clock(), settle, done });
       void this.run();
     });
   }
@@ -88,6 +90,7 @@ export class HistoryQueue {
       for (let entry = this.entries[0]; entry; entry = this.entries[0]) {
         let outcome: number | Error;
         try {
+          await entry.prepare?.();
           outcome = await this.writer.write(entry.batch);
         } catch (err) {
           outcome = err instanceof Error ? err : new Error(String(err));
@@ -97,11 +100,10 @@ export class HistoryQueue {
         } catch {
           // settle records failures itself; one throwing must not stop the queue
         }
-        if (entry.batch.snapshot) {
-          const key = snapshotKey(entry.batch.snapshot);
-          const n = (this.pendingSnapshots.get(key) ?? 1) - 1;
-          if (n > 0) this.pendingSnapshots.set(key, n);
-          else this.pendingSnapshots.delete(key);
+        if (entry.key) {
+          const n = (this.pendingSnapshots.get(entry.key) ?? 1) - 1;
+          if (n > 0) this.pendingSnapshots.set(entry.key, n);
+          else this.pendingSnapshots.delete(entry.key);
         }
         this.entries.shift();
         entry.done();

@@ -79,6 +79,11 @@ interface Delivered {
   commit?: () => void;
 }
 
+/** The promise's value if it has settled by the next turn of the event loop, else undefined. */
+async function answeredYet<T>(p: Promise<T>): Promise<T | undefined> {
+  return Promise.race([p, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
+}
+
 export function newPoll(feedId: string, polledMs: number): FeedPoll {
   return {
     feed_id: feedId, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
@@ -177,6 +182,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   ): Promise<Settled> {
     let rows: NormalizedPoll | undefined;
     let snapshot: SnapshotRecord | undefined;
+    // the lookup when it had not answered by the time the body was normalized
+    let verdictLater: Promise<boolean> | undefined;
     if (delivered) {
       const key = { feed_id: feed.id, body_sha256: delivered.sha256 };
       // asked while the body is normalized; the writer checks again inside its transaction
@@ -200,15 +207,20 @@ export function createPipeline(options: PipelineOptions): Pipeline {
             rows = undefined;
           } else {
             poll.matching = rows.matching;
-            if (await known) poll.status = 'duplicate';
-            else snapshot = { ...key, header_timestamp_ms: rows.header_timestamp_ms, observed_ms: poll.polled_ms, source };
+            // a lookup held up by the store (a checkpoint) does not hold up the live state: the
+            // snapshot counts as new until it answers, before the batch is written
+            const answer = await answeredYet(known);
+            if (answer === true) poll.status = 'duplicate';
+            else {
+              snapshot = { ...key, header_timestamp_ms: rows.header_timestamp_ms, observed_ms: poll.polled_ms, source };
+              if (answer === undefined) verdictLater = known;
+            }
           }
         }
       } catch (err) {
         Object.assign(poll, { status: 'decode_error', error: `internal: ${(err as Error).message}` });
         rows = undefined;
       }
-      await known;
     }
     let alertVersions: Alert[] = [];
     try {
@@ -224,6 +236,16 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
     // the poll's own time: to the live state and its events (the store's share is the queue's lag)
     poll.duration_ms = performance.now() - started;
+    const later = verdictLater;
+    const settleVerdict = later && (async (): Promise<void> => {
+      if (!(await later)) return;
+      // stored before after all: a duplicate, whose rows are not appended again
+      Object.assign(batch, { vehicles: [], arrivals: [], trips: [] });
+      delete batch.snapshot;
+      poll.status = 'duplicate';
+      poll.stored = batch.alertVersions.length;
+      state.restatus(poll);
+    });
     const stored = track(queue.push(batch, async (outcome) => {
       if (!(outcome instanceof Error)) {
         // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
@@ -238,7 +260,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       }
       logPoll(poll);
       options.onPoll?.(poll);
-    }).then(() => poll));
+    }, settleVerdict).then(() => poll));
     return { poll, stored };
   }
 

@@ -163,7 +163,15 @@ export class LiveState implements LiveView {
     return versions;
   }
 
-  /** Re-evaluates what time alone changes: freshness and alert periods. Returns alert versions. */
+  /** A poll's status settled after it was applied (a duplicate found late): its health says so. */
+  restatus(poll: FeedPoll): void {
+    const slot = this.slots.get(poll.feed_id);
+    if (!slot || slot.health.last_poll_ms !== poll.polled_ms) return;
+    slot.health.last_status = poll.status;
+    this.healthChanged(slot);
+  }
+
+    /** Re-evaluates what time alone changes: freshness and alert periods. Returns alert versions. */
   tick(nowMs: number = this.now()): Alert[] {
     for (const slot of this.slots.values()) this.evaluateFreshness(slot, nowMs);
     const versions = this.publishAlertChanges(this.book.tick(nowMs), nowMs);
