@@ -288,22 +288,14 @@ export class ServiceMetrics implements RequestObserver {
         if (self.sources.dbQueueDepth) this.set(self.sources.dbQueueDepth());
       },
     });
-    new Gauge({
-      name: `${PREFIX}history_queue_depth`,
-      help: 'Polls live and waiting for their history append (polling pauses when it is full).',
-      registers,
-      collect() {
-        if (self.sources.historyQueue) this.set(self.sources.historyQueue().depth);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}history_queue_lag_seconds`,
-      help: 'How long the oldest poll waiting for its history append has waited (0 when none).',
-      registers,
-      collect() {
-        if (self.sources.historyQueue) this.set(self.sources.historyQueue().lag_ms / 1000);
-      },
-    });
+    for (const [name, help, read] of [
+      ['depth', 'Polls live and waiting for their history append (polling pauses when it is full).', (q: { depth: number }) => q.depth],
+      ['lag_seconds', 'How long the oldest poll waiting for its history append has waited (0 when none).', (q: { lag_ms: number }) => q.lag_ms / 1000],
+    ] as const) {
+      new Gauge({ name: `${PREFIX}history_queue_${name}`, help, registers, collect() {
+        if (self.sources.historyQueue) this.set(read(self.sources.historyQueue()));
+      } });
+    }
 
     // jobs
     this.exportFiles = new Counter({
