@@ -95,8 +95,9 @@ t.test('the live state moves before the history is stored; a slow store pauses t
   });
   history.hold();
   pipeline.start();
-  for (let i = 0; i < 200 && n < 3; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && pipeline.historyQueue().depth < 2; i++) await new Promise((r) => setTimeout(r, 10));
   // polls 1 and 2 fill the queue; poll 2 waits for room, so no third poll starts while the store is held
+  // (ten poll intervals pass meanwhile)
   await new Promise((r) => setTimeout(r, 100));
   t.equal(n, 2, 'polling paused at the queue capacity');
   t.equal(history.batches.length, 0, 'nothing stored yet');
