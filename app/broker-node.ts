@@ -16,6 +16,7 @@ import { BrokerUsageIngest } from '../broker/meter.ts';
 import { Broker } from '../broker/redis.ts';
 import { revocationNotices, type RevocationNotices } from '../broker/revocations.ts';
 import { KeyPublisher, KeyReplica } from '../broker/keys.ts';
+import { IngestAnnouncer } from '../broker/ingest-address.ts';
 
 export interface BrokerNode {
   readonly broker: Broker;
@@ -31,6 +32,8 @@ export interface BrokerNode {
   revoked(keyId: string): Promise<void>;
   /** the ingest side (role all or ingest): events, live state and every node's usage */
   startIngest(deps: { db: Db; bus: EventBus; live: LiveView }): Promise<void>;
+  /** the ingest side, once it listens: tells edges where to forward the paths they do not serve */
+  announceIngest(url: string): Promise<void>;
   /** Stops the ingest side first (its last events and state reach the broker), then the rest. */
   close(): Promise<void>;
 }
@@ -86,6 +89,10 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
         // the edges' last flushes arrive within their meter_flush_ms; a later start reads on from the offset
         await usage.close();
       });
+    },
+    async announceIngest(url) {
+      const announcer = await new IngestAnnouncer(broker, url).start();
+      stops.push(() => announcer.close());
     },
     async close() {
       for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, 'stopping the broker side failed'));

@@ -2,8 +2,9 @@
 // no shared database file (no lock): its private in-memory DuckDB holds the schedules it imports
 // from the same config (route directory, 404 checks) and the api_keys rows the ingest node
 // publishes. Live state, the event log, limits, stream slots and revocations come from the
-// broker; its metering goes to the ingest node's DuckDB through the broker. History endpoints
-// (reliability, webhooks, exports, usage, status) are served by the ingest node, not here.
+// broker; its metering goes to the ingest node's DuckDB through the broker. Every other path
+// (reliability, webhooks, exports, account and usage, status, dashboard) is forwarded to the
+// ingest node as it is (http/forward.ts): the ingest node authenticates, counts and meters it.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
@@ -12,6 +13,8 @@ import { BrokerMeter } from '../broker/meter.ts';
 import { assertNativeUws, startServer, type RunningServer } from '../http/server.ts';
 import { checkPortFree } from '../http/listen.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
+import { ForwardingHandler } from '../http/forward.ts';
+import { ingestAddress } from '../broker/ingest-address.ts';
 import { createApi } from './api.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
@@ -51,8 +54,16 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     });
     await node.bindKeys(api.keys, db);
     if (!config.signing_secret) log.warn('signing_secret is not set: a cursor issued by one edge fails on another');
+    const announced = ingestAddress(node.broker);
+    const configured = config.broker.ingest_url?.replace(/\/+$/, '') ?? null;
+    const app = new ForwardingHandler(api.app, {
+      target: () => configured ?? announced(),
+      servesLocally: (method, path) => api.app.serves(method, path),
+      timeoutMs: config.broker.forward_timeout_ms,
+      log: log.child({ component: 'forward' }),
+    });
     const server = await startServer({
-      app: api.app, host: config.host, port: config.port, maxBodyBytes: config.api.max_body_bytes,
+      app, host: config.host, port: config.port, maxBodyBytes: config.api.max_body_bytes,
       shutdownTimeoutMs: config.api.shutdown_timeout_ms, streamBufferBytes: config.sse.buffer_bytes,
       sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }), log,
     });

@@ -159,6 +159,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
 
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     const url = `http://${host}:${server.port}`;
+    // edges forward history paths here; behind NAT or a proxy set broker.advertise_url
+    await node?.announceIngest((config.broker.advertise_url ?? url).replace(/\/+$/, ''));
     const startedAt = new Date().toISOString();
     const reload = createReloader({
       runtime,

@@ -213,6 +213,12 @@ export const ConfigSchema = z.object({
     prefix: z.string().min(1).default('transit:'),
     /** an event stream's allowance lease expires this long after its node stops renewing it (a node that died) */
     lease_ttl_s: z.number().int().min(3).max(3600).default(30),
+    /** ingest node: the base URL edges reach it at, announced in the broker; default http://<host>:<port> (127.0.0.1 for host 0.0.0.0) */
+    advertise_url: z.string().regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]').optional(),
+    /** edge node: the ingest node's base URL for the paths edges forward; default: the address the ingest node announces */
+    ingest_url: z.string().regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]').optional(),
+    /** edge node: a forwarded request with no answer head within this is 503 ingest_unavailable */
+    forward_timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
   }).strict().prefault({}),
   /** secret for signed URLs and cursors; generated per process when absent */
   signing_secret: z.string().min(16).optional(),

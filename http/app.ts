@@ -55,6 +55,11 @@ export class App {
     return this.pipeline.handleNow(req);
   }
 
+  /** A route of this table answers `method path` (a 405 counts: the path is this table's). */
+  serves(method: string, path: string): boolean {
+    return this.pipeline.serves(method, path);
+  }
+
   get keys(): KeyAuthenticator {
     return this.options.keys;
   }

@@ -158,6 +158,12 @@ export class RequestPipeline {
     return response;
   }
 
+  /** A route answers `method path` (or refuses it with 405: the path is ours). */
+  serves(method: string, path: string): boolean {
+    if (method === 'OPTIONS') return true;
+    return this.router.match(method === 'HEAD' ? 'GET' : method, path).kind !== 'not_found';
+  }
+
   /** Synchronous as far as the steps are; the first one that waits continues in a Promise. */
   private process(req: ApiRequest, state: RequestState): ApiResponse | Promise<ApiResponse> {
     if (state.method === 'OPTIONS') {

@@ -9,7 +9,7 @@ import { baseHeaders, type HeaderList } from './headers.ts';
 import { BODY_IDLE_TIMEOUT_MS, bodyTimeout, checkRequestHead } from './http-edge.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
-import type { ApiRequest, ApiResponse, FileBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
+import type { ApiRequest, ApiResponse, FileBody, PipedBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
@@ -260,13 +260,12 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   };
 
   /**
-   * Streams a byte range of an open file: one chunk in memory at a time, the next read only once
-   * uWS took the previous chunk whole (tryEnd + onWritable, as uWS's own file streamer does).
-   * The handle is closed however the download ends.
+   * Sends `total` bytes pulled a chunk at a time: one chunk in memory, the next pulled only once
+   * uWS took the previous one whole (tryEnd + onWritable, as uWS's own file streamer does).
+   * `done` runs however the body ends (complete, aborted, failed).
    */
-  const sendFile = (res: HttpResponse, ex: Exchange, file: FileBody) => {
-    const total = file.length;
-    const writeChunk = (chunk: Buffer) => new Promise<boolean>((resolve) => {
+  const sendChunks = (res: HttpResponse, ex: Exchange, total: number, next: (sent: number) => Promise<Uint8Array | null>, done: () => void, what: string) => {
+    const writeChunk = (chunk: Uint8Array) => new Promise<boolean>((resolve) => {
       if (ex.aborted) return resolve(false);
       let base = 0;
       let result: [boolean, boolean] = [false, false];
@@ -278,8 +277,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       ex.onAbort = () => resolve(false);
       res.onWritable((offset) => {
         if (ex.aborted) return true;
-        const [ok, done] = res.tryEnd(chunk.subarray(offset - base), total);
-        if (ok || done) {
+        const [ok, complete] = res.tryEnd(chunk.subarray(offset - base), total);
+        if (ok || complete) {
           ex.onAbort = undefined;
           resolve(true);
         }
@@ -293,23 +292,44 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         return;
       }
       while (sent < total && !ex.aborted) {
-        const size = Math.min(FILE_CHUNK, total - sent);
-        // a fresh buffer per chunk: uWS may still hold the previous one until the socket drains
-        const chunk = Buffer.allocUnsafe(size);
-        const { bytesRead } = await file.handle.read(chunk, 0, size, file.start + sent);
-        if (bytesRead !== size) throw new Error(`file ended ${total - sent - bytesRead} bytes early`);
+        const chunk = await next(sent);
+        if (chunk === null || sent + chunk.byteLength > total) throw new Error(`${what} body is not its Content-Length (${total} bytes)`);
         if (!(await writeChunk(chunk))) return;
-        sent += size;
+        sent += chunk.byteLength;
       }
     };
     pump().catch((err: unknown) => {
-      log.error({ err }, 'file download failed');
+      log.error({ err }, `${what} failed`);
       // the headers promised Content-Length bytes: only closing the connection tells the client
       if (!ex.aborted) res.close();
     }).finally(() => {
       finish(ex);
-      void file.handle.close().catch(() => undefined);
+      done();
     });
+  };
+
+  /** A byte range of an open file, closed however the download ends. */
+  const sendFile = (res: HttpResponse, ex: Exchange, file: FileBody) => {
+    sendChunks(res, ex, file.length, async (sent) => {
+      const size = Math.min(FILE_CHUNK, file.length - sent);
+      // a fresh buffer per chunk: uWS may still hold the previous one until the socket drains
+      const chunk = Buffer.allocUnsafe(size);
+      const { bytesRead } = await file.handle.read(chunk, 0, size, file.start + sent);
+      if (bytesRead !== size) throw new Error(`file ended ${file.length - sent - bytesRead} bytes early`);
+      return chunk;
+    }, () => void file.handle.close().catch(() => undefined), 'file download');
+  };
+
+  /** A body produced elsewhere (a forwarded answer), cancelled unless read to its end. */
+  const sendPiped = (res: HttpResponse, ex: Exchange, body: PipedBody) => {
+    let ended = false;
+    sendChunks(res, ex, body.length, async () => {
+      const chunk = await body.next();
+      if (chunk === null) ended = true;
+      return chunk;
+    }, () => {
+      if (!ended) body.cancel();
+    }, 'forwarded answer');
   };
 
   // a function of its own: the abort handler lives as long as the stream, and a closure created
@@ -332,6 +352,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       // the stream will never start: free what was reserved for it
       response.stream?.abandon?.();
       void response.file?.handle.close().catch(() => undefined);
+      response.piped?.cancel();
       return finish(ex);
     }
     res.cork(() => {
@@ -351,6 +372,15 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
           void response.file.handle.close().catch(() => undefined);
         } else {
           sendFile(res, ex, response.file);
+        }
+      } else if (response.piped) {
+        if (response.omitBody) {
+          res.writeHeader('Content-Length', String(response.piped.length));
+          res.endWithoutBody();
+          finish(ex);
+          response.piped.cancel();
+        } else {
+          sendPiped(res, ex, response.piped);
         }
       } else if (response.omitBody) {
         // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it

@@ -32,6 +32,20 @@ export interface ApiResponse {
   stream?: StreamReply;
   /** set for file downloads: the socket layer streams it (or, for HEAD, only closes it) */
   file?: FileBody;
+  /** set for a body read from elsewhere (an answer forwarded from the ingest node) */
+  piped?: PipedBody;
+}
+
+/**
+ * A body of known length produced elsewhere, pulled a chunk at a time as the socket takes them.
+ * Whoever receives it in an ApiResponse either reads it to the end or calls cancel().
+ */
+export interface PipedBody {
+  /** the Content-Length */
+  readonly length: number;
+  /** the next chunk; null at the end */
+  next(): Promise<Uint8Array | null>;
+  cancel(): void;
 }
 
 /** A byte range of an open file; whoever receives it in an ApiResponse closes the handle. */
