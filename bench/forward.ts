@@ -12,6 +12,7 @@ import { startEdge } from '../app/edge.ts';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
+import { report } from './report.ts';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 2000);
 const missing = brokerMissing('redis');
@@ -59,6 +60,8 @@ try {
   console.log(line('ingest node directly', direct));
   console.log(line('through an edge', forwarded));
   console.log(`added by the hop: p50 +${(pct(forwarded, 0.5) - pct(direct, 0.5)).toFixed(3)} ms, p99 +${(pct(forwarded, 0.99) - pct(direct, 0.99)).toFixed(3)} ms`);
+  report({ bench: 'forward', figure: 'history request through an edge, p50', value: pct(forwarded, 0.5), unit: 'ms', baseline: 'the ingest node directly',
+    baselineValue: pct(direct, 0.5), ratio: pct(forwarded, 0.5) / pct(direct, 0.5), met: null });
   console.log(`load average before/after: ${load0.map((l) => l.toFixed(2)).join(' ')} / ${loadavg().map((l) => l.toFixed(2)).join(' ')} on 2 CPUs`);
 } finally {
   agent.destroy();

@@ -25,6 +25,7 @@ import { Db } from '../store/db.ts';
 import { Broker } from '../broker/redis.ts';
 import { BrokerRateLimiter } from '../broker/limiter.ts';
 import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
+import { report } from './report.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
@@ -217,6 +218,15 @@ if (sharedRounds.length) {
 const p99 = median(real.map((r) => toMs(r.p99)));
 const rps = median(real.map((r) => r.rps));
 const all2xx = real.every((r) => r.non2xx === 0);
+const baseRps = median(rounds.map((r) => r.base.rps));
+report({ bench: 'http', figure: 'GET /api/v1/alerts?limit=20, req/s (median of rounds)', value: rps, unit: 'req/s', baseline: 'bare uWS sending the same bytes',
+  baselineValue: baseRps, ratio, target: '≥ 0.65× (aim 0.8×), ≥ 20k req/s', met: ratio >= 0.65 && rps >= 20_000 && all2xx });
+report({ bench: 'http', figure: 'GET /api/v1/alerts?limit=20, p99', value: p99, unit: 'ms', target: '< 10 ms', met: p99 < 10 });
+if (sharedRounds.length) {
+  const sharedRps = median(sharedRounds.map((r) => r.shared!.rps));
+  report({ bench: 'http', figure: 'same with the shared (Redis) limiter, req/s', value: sharedRps, unit: 'req/s', baseline: 'the in-memory limiter',
+    baselineValue: median(sharedRounds.map((r) => r.real.rps)), ratio: median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)), met: null });
+}
 console.log(`targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ${ratio >= 0.8 ? 'met' : 'not yet'}); `
   + `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${all2xx ? 'yes' : 'NO'}`);
 

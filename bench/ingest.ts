@@ -27,6 +27,7 @@ import { NOW_S, STOPS, TRIPS, VEHICLES, schedule, tripUpdateFeed, vehicleFeed } 
 import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { createLogger } from '../core/logger.ts';
+import { report } from './report.ts';
 
 const POLLS = Number(process.env.POLLS ?? 30);
 /** a pause between polls, as feeds polled every few seconds have (the history queue checkpoints when idle) */
@@ -210,6 +211,16 @@ try {
   const semi = getHeapSpaceStatistics().find((sp) => sp.space_name === 'new_space')?.space_size ?? 0;
   console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs; young generation ${(semi / 2 ** 20).toFixed(0)} MiB`);
   const verdict = (ok: boolean) => (ok ? 'met' : 'MISS');
+  report({ bench: 'ingest', figure: '5,000-vehicle poll, end to end p90', value: vehicles.e2eP90, unit: 'ms', baseline: 'protobufjs decode alone (median)',
+    baselineValue: vehicles.decodeMedian, ratio: vehicles.e2eP90 / vehicles.decodeMedian, target: '< 60 ms', met: vehicles.e2eP90 < 60 });
+  report({ bench: 'ingest', figure: '5,000-vehicle poll, to the live state (median)', value: vehicles.liveMedian, unit: 'ms', baseline: 'protobufjs decode alone (median)',
+    baselineValue: vehicles.decodeMedian, ratio: vehicles.liveMedian / vehicles.decodeMedian, target: '< 25 ms', met: vehicles.liveMedian < 25 });
+  for (const r of results) {
+    report({ bench: 'ingest', figure: `history appends, ${r.kind}`, value: r.appendRowsPerS, unit: 'rows/s', baseline: 'DuckDB INSERT … FROM range(), same rows per transaction',
+      baselineValue: r.engineRowsPerS, ratio: r.appendRowsPerS / r.engineRowsPerS, target: '≥ 500k rows/s', met: r.appendRowsPerS >= 500_000 });
+  }
+  report({ bench: 'ingest', figure: 'trip-updates poll, end to end p90 ÷ median', value: tripUpdates.e2eP90, unit: 'ms', baseline: 'its median',
+    baselineValue: tripUpdates.e2eMedian, ratio: tripUpdates.e2eP90 / tripUpdates.e2eMedian, target: 'p90 < 2× median', met: tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian });
   console.log('targets:');
   console.log(`  5,000-vehicle poll p90 end to end < 60 ms: ${vehicles.e2eP90.toFixed(1)} ms ${verdict(vehicles.e2eP90 < 60)}; `
     + `to live < 25 ms: median ${vehicles.liveMedian.toFixed(1)} ms ${verdict(vehicles.liveMedian < 25)}`);

@@ -13,6 +13,7 @@ import { Db } from '../store/db.ts';
 import { addDays } from '../core/dates.ts';
 import { finalizeServiceDay } from '../store/reliability/finalize.ts';
 import { rollup } from '../store/reliability/rollup.ts';
+import { report } from './report.ts';
 
 const ROUTES = Number(process.env.ROUTES ?? 200);
 const TRIPS_PER_DAY = Number(process.env.TRIPS_PER_DAY ?? 20_000);
@@ -176,6 +177,11 @@ try {
     if (ratioTarget !== undefined) {
       const r = m.median / bases[1]![1].median;
       console.log(`${''.padEnd(52)} target ≤ ${ratioTarget}× the bare query on the clustered table: ${r.toFixed(2)}× ${r <= ratioTarget ? 'met' : 'NOT met'}`);
+      report({ bench: 'rollup', figure: `${name} (median)`, value: m.median, unit: 'ms', baseline: bases[1]![0], baselineValue: bases[1]![1].median, ratio: r,
+        target: `< ${target} ms, ≤ ${ratioTarget}×`, met: m.median < target && r <= ratioTarget });
+    } else {
+      report({ bench: 'rollup', figure: `${name} (median)`, value: m.median, unit: 'ms', baseline: bases[0]![0], baselineValue: bases[0]![1].median,
+        ratio: m.median / bases[0]![1].median, target: `< ${target} ms`, met: m.median < target });
     }
   };
   line(`one route's weekly rollup over ${DAYS} days (+ live today)`, weekly, 6, [

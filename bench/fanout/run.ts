@@ -14,6 +14,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { report } from '../report.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVERS = {
@@ -354,6 +355,13 @@ async function main(): Promise<void> {
       }
     }
     printTable(results);
+    for (const r of results.filter((x) => x.server === 'api')) {
+      const ref = results.find((x) => x.server === 'uws' && x.connections === r.connections && x.rate === r.rate);
+      const target = r.rate <= 10 ? 100 : 200;
+      report({ bench: 'fanout', figure: `SSE ${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p99 (${Math.round(r.eventsPerS).toLocaleString('en')} events/s)`,
+        value: r.p99, unit: 'ms', ...(ref ? { baseline: 'raw uWS, same load', baselineValue: ref.p99, ratio: r.p99 / ref.p99 } : {}),
+        target: `p99 < ${target} ms`, met: r.p99 < target && r.eventsPerS >= 0.99 * r.offeredPerS });
+    }
     console.log('\nratios: events/s ÷ raw uWS (higher is better), server CPU-µs per delivered event ÷ raw uWS (lower is better).');
     console.log('other% = machine CPU used by neither server nor client (other tenants); runs above ~15 are noisy.');
     console.log(`\nJSON ${JSON.stringify(results)}`);
