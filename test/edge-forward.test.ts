@@ -12,18 +12,9 @@ import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { brokerMissing, startBroker } from './support/broker-servers.ts';
 import { captureLogs } from './support/logs.ts';
+import { waitFor } from './support/service-process.ts';
 
 const missing = brokerMissing('redis');
-
-async function until<T>(what: string, probe: () => Promise<T | false | null | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 t.test('an edge forwards what it does not serve to the ingest node', { skip: missing }, async (t) => {
   const redis = await startBroker('redis');
@@ -45,7 +36,7 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
   const regular = await createKey(db, { plan: 'regular', name: 'forwarded' });
   const max = await createKey(db, { plan: 'max', name: 'webhooks' });
   const auth = (key: string, more: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...more });
-  await until('the key on the edge', async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })).status === 200);
+  await waitFor('the key on the edge', async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })).status === 200);
 
   await t.test('history and status paths answer as on the ingest node, marked as forwarded', async (t) => {
     const path = '/api/v1/history/exports';
