@@ -13,19 +13,13 @@ import { createApi } from '../../app/api.ts';
 import { createKey } from '../../accounts/keys.ts';
 import { startServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
-import { StreamAllowance } from '../../stream/allowance.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+import { BenchAllowance, BenchLimiter } from './unlimited.ts';
 import { createLogger } from '../../core/logger.ts';
 
 /** One key opens every connection: the bench measures the fan-out, not the plans' allowance. */
-class BenchAllowance extends StreamAllowance {
-  override acquire(keyId: string, _limit: number, planName?: string) {
-    return super.acquire(keyId, Number.MAX_SAFE_INTEGER, planName);
-  }
-}
-
 const { rate, eventBytes } = benchEnv();
 const coalesce = process.env.FANOUT_COALESCE_MS;
 const config = parseConfig({
@@ -39,7 +33,7 @@ const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duck
 const bus = new InMemoryEventBus();
 const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance() });
-const api = await createApi({ db, live, config, log, streams: streaming.provider, routes: streaming.routes });
+const api = await createApi({ db, live, config, log, limiter: new BenchLimiter(), streams: streaming.provider, routes: streaming.routes });
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });

@@ -19,17 +19,11 @@ import { createLogger } from '../../core/logger.ts';
 import type { LiveView } from '../../core/ports.ts';
 import { startServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
-import { StreamAllowance } from '../../stream/allowance.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { startBroker } from '../../test/support/broker-servers.ts';
 import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
-
-class BenchAllowance extends StreamAllowance {
-  override acquire(keyId: string, _limit: number, planName?: string) {
-    return super.acquire(keyId, Number.MAX_SAFE_INTEGER, planName);
-  }
-}
+import { BenchAllowance, BenchLimiter } from './unlimited.ts';
 
 const { rate, eventBytes } = benchEnv();
 const coalesce = process.env.FANOUT_COALESCE_MS;
@@ -48,7 +42,7 @@ if (role !== 'edge') new BrokerEventPublisher(broker, bounds).attach(bus);
 const eventLog = await BrokerEventLog.open(broker, bounds);
 const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance(), followedLog: eventLog });
-const api = await createApi({ db, live, config, log, streams: streaming.provider, routes: streaming.routes });
+const api = await createApi({ db, live, config, log, limiter: new BenchLimiter(), streams: streaming.provider, routes: streaming.routes });
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
