@@ -23,6 +23,10 @@ t.test('flushes run one after another, and a failed one does not stop the next',
 });
 
 t.test('soon() coalesces into one flush; stop() cancels a due one', async (t) => {
+  // the flush timers are unref'd (they must not keep a service alive): without a timer of its
+  // own holding the loop, the process may exit before the 1 ms timer fires ("test unfinished")
+  const hold = setInterval(() => undefined, 1_000);
+  t.teardown(() => clearInterval(hold));
   let flushed = 0;
   let done!: () => void;
   const ran = new Promise<void>((r) => { done = r; });
