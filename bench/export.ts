@@ -35,14 +35,17 @@ const spanUs = window.end.getTime() * 1000 - window.start.getTime() * 1000 - 1;
 try {
   const half = Math.floor(ROWS / 2);
   let t0 = performance.now();
-  await db.run(`INSERT INTO vehicle_positions
+  // columns named: later migrations add columns with defaults (position_source, trip_instance)
+  await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing, speed_mps,
+      stop_id, current_status, position_at, observed_at)
     SELECT 'feed-1', 'veh-' || (i % 5000), 'R' || (i % 300), 'T' || (i % 20000), 'bus',
       40 + (i % 1000) / 1000.0, -74 + (i % 977) / 1000.0, (i % 360)::DOUBLE, (i % 30)::DOUBLE, 'S' || (i % 8000),
       'IN_TRANSIT_TO',
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT) - INTERVAL 2 SECOND,
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT)
     FROM range(${half}) t(i)`);
-  await db.run(`INSERT INTO arrivals
+  await db.run(`INSERT INTO arrivals (feed_id, trip_id, route_id, mode, station_id, stop_id, stop_sequence, direction_id,
+      service_date, scheduled_at, predicted_at, delay_s, delay_state, trip_relationship, in_schedule, vehicle_id, observed_at)
     SELECT 'feed-1', 'T' || (i % 20000), 'R' || (i % 300), 'bus', 'ST' || (i % 4000), 'S' || (i % 8000), (i % 60)::INTEGER,
       (i % 2)::INTEGER, DATE '${DAY}',
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${ROWS - half})::BIGINT),

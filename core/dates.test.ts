@@ -1,6 +1,6 @@
 import t from 'tap';
 import {
-  addDays, candidateServiceDates, completeThrough, dateRange, daysBetween, epochDay, formatGtfsTime, gtfsDate, isoDate,
+  addDays, candidateServiceDates, completeThrough, dateRange, daysBetween, epochDay, formatGtfsTime, gtfsDate, isoDate, isoWeekday, isoWeekLabel, dateOfEpochDay,
   isServiceDate, isTimeZone, localDate, parseClock, parseGtfsTime, parseStartDate, serviceDayOriginMs, wallClock, weekday,
   weekdayOfEpochDay, zoneOffsetMs,
 } from './dates.ts';
@@ -119,4 +119,21 @@ t.test('epoch days, as DuckDB stores DATE', async (t) => {
   t.equal(epochDay('2023-02-29'), null);
   t.equal(weekdayOfEpochDay(0), 4, 'a Thursday');
   t.equal(weekdayOfEpochDay(-1), 3);
+});
+
+t.test('ISO weeks are labeled as DuckDB labels them, across year boundaries', async (t) => {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const conn = await (await DuckDBInstance.create(':memory:')).connect();
+  const reader = await conn.runAndReadAll(`SELECT strftime(d, '%Y-%m-%d') AS d, strftime(d, '%G-W%V') AS w, isodow(d) AS dow
+    FROM range(DATE '2019-12-20', DATE '2027-01-12', INTERVAL 1 DAY) AS t(d)`);
+  const wrong = reader.getRowObjectsJS().filter((r) => isoWeekLabel(r.d as string) !== r.w || isoWeekday(r.d as string) !== Number(r.dow));
+  t.same(wrong, [], 'every day of seven years');
+  const days = reader.getRowObjectsJS().map((r) => r.d as string);
+  t.same(days.filter((d) => dateOfEpochDay(epochDay(d)!) !== d), [], 'dates from day numbers');
+  for (const d of ['1000-01-01', '1600-02-29', '1969-12-31', '1970-01-01', '2000-02-29', '2100-03-01', '9999-12-31']) {
+    t.equal(dateOfEpochDay(epochDay(d)!), d);
+  }
+  t.equal(isoWeekLabel('2024-12-30'), '2025-W01');
+  t.equal(isoWeekLabel('2021-01-03'), '2020-W53');
+  conn.closeSync();
 });

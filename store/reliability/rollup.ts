@@ -1,19 +1,20 @@
 import { MODES, type Mode } from '../../core/types.ts';
-import type { DuckDBValue } from '@duckdb/node-api';
-import type { Db, Params } from '../db.ts';
+import type { Db } from '../db.ts';
+import { runPrepared } from '../sql.ts';
 import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
 import { preparePastDays } from './backfill.ts';
-import { ensureLiveDays, reliabilityGeneration } from './live.ts';
-import { bind, statement, statementWithout, type SqlStatement } from './sql.ts';
+import { daysWithoutObservations, reliabilityCalendar } from './calendar.ts';
+import { ensureLiveDays } from './live.ts';
+import { dayRows, groupedRows } from './rollup-rows.ts';
+import { bind, statementWithout, type SqlStatement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 
-const OBSERVED = statement('observed_days');
 const ROLLUP_VARIANTS = new Map<string, SqlStatement>();
 
 /**
  * rollup.sql without the parts this query does not need (see its header): days left open before
  * the live window are read from scheduled_trips only when there are some (the usual case has
- * none), the route list only for all routes, and the day series or the grouped select.
+ * none), the route filter or the route list, and the day series or the grouped sums.
  */
 function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean): SqlStatement {
   const key = `${+open}${+allRoutes}${+byDay}`;
@@ -21,7 +22,7 @@ function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean): Sql
   if (!found) {
     const omit = [byDay ? 'rollup_select_grouped' : 'rollup_select_days'];
     if (!open) omit.push('rollup_open_days');
-    if (!allRoutes) omit.push('rollup_all_routes');
+    omit.push(allRoutes ? 'rollup_route_filter' : 'rollup_all_routes');
     ROLLUP_VARIANTS.set(key, (found = statementWithout('rollup', omit)));
   }
   return found;
@@ -154,21 +155,6 @@ function validate(q: RollupQuery): void {
   }
 }
 
-interface RawRow extends Omit<RollupCounts, 'delivered_pct'> {
-  route_id: string;
-  period: string;
-  period_start: string;
-  period_end: string;
-  service_day: ServiceDayType;
-  days: number;
-  final: boolean;
-  days_observed: number;
-  delivered_pct: number | null;
-  delivered_7d: number | null;
-  scheduled_7d: number | null;
-  delivered_pct_7d: number | null;
-}
-
 /**
  * Reliability figures of one mode's route (or all its routes) for from..to. Finalized days are
  * read from reliability_days; days not finalized (today, or days the job has not reached, within
@@ -198,22 +184,32 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     now,
   });
   await ensureLiveDays(db, { today, completeThrough: through, lookbackDays, maxAgeMs: options.liveMaxAgeMs ?? 30_000 });
-  const sql = rollupStatement(open !== null, query.routeId === undefined, query.group === 'day');
-  const rows = await readRows(db, sql.text, bind(sql, {
-    mode: query.mode,
-    route_id: query.routeId ?? null,
-    group: query.group,
-    split: query.split === true,
-    first: rollingFrom,
-    from: query.from,
-    to: query.to,
-    live_from: liveFrom,
-    complete_through: through,
-    // constants bound the scan of scheduled_trips; an empty span (from after to) prunes it whole
-    open_from: open?.[0] ?? '9999-12-31',
-    open_to: open?.[1] ?? '0001-01-01',
-  }));
-  const unobserved = await daysWithoutObservations(db, query.from, query.to < today ? query.to : today, options.liveMaxAgeMs ?? 30_000);
+  const byDay = query.group === 'day';
+  const calendar = await reliabilityCalendar(db, rollingFrom, query.to);
+  const sql = rollupStatement(open !== null, query.routeId === undefined, byDay);
+  const split = query.split === true;
+  const { names, values } = await db.exclusive(async (c) => {
+    const reader = await runPrepared(c, sql.text, bind(sql, {
+      mode: query.mode,
+      route_id: query.routeId ?? null,
+      group: query.group,
+      split,
+      first: rollingFrom,
+      from: query.from,
+      to: query.to,
+      live_from: liveFrom,
+      complete_through: through,
+      final: calendar.final,
+      // constants bound the scan of scheduled_trips; an empty span (from after to) prunes it whole
+      open_from: open?.[0] ?? '9999-12-31',
+      open_to: open?.[1] ?? '0001-01-01',
+    }));
+    return { names: reader.columnNames(), values: reader.getRows() };
+  });
+  const rows = byDay
+    ? dayRows(names, values, calendar, split)
+    : groupedRows(names, values, calendar, { group: query.group, from: query.from, to: query.to, split, routeId: query.routeId });
+  const unobserved = daysWithoutObservations(calendar, query.from, query.to < today ? query.to : today);
   return {
     mode: query.mode,
     route_id: query.routeId ?? null,
@@ -229,86 +225,8 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   };
 }
 
-const blindDays = new WeakMap<Db, Map<string, { generation: number; atMs: number; days: string[] }>>();
-
-/**
- * Days of from..to (to ≤ today) on which no trip was seen. Kept per range as long as the live
- * counts are (maxAgeMs) and nothing was finalized or expanded since, so a busy endpoint does not
- * ask the store again on every request.
- */
-async function daysWithoutObservations(db: Db, from: string, to: string, maxAgeMs: number): Promise<string[]> {
-  if (daysBetween(from, to) < 0) return [];
-  const key = `${from}|${to}`;
-  let memo = blindDays.get(db);
-  if (!memo) blindDays.set(db, (memo = new Map()));
-  const hit = memo.get(key);
-  if (hit && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < maxAgeMs) return hit.days;
-  const generation = reliabilityGeneration(db);
-  const atMs = performance.now();
-  const seen = new Set((await db.all<{ d: string }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { first: from, to }))).map((r) => r.d));
-  const out: string[] = [];
-  for (let d = from; d <= to; d = addDays(d, 1)) if (!seen.has(d)) out.push(d);
-  if (memo.size >= 256) memo.delete(memo.keys().next().value!);
-  memo.set(key, { generation, atMs, days: out });
-  return out;
-}
-
 function notice(days: readonly string[]): string {
   const which = days.length === 1 ? `service day ${days[0]}` : `${days.length} service days (days_without_observations)`;
   return `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending while the day runs), `
     + 'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.';
-}
-
-/**
- * The rollup's rows read as arrays and shaped here: its columns are VARCHAR, INTEGER, BOOLEAN and
- * DOUBLE, already plain JS values, and reading arrays costs a third of row objects (a month of
- * every bus route is some 5,000 rows of 20 columns: 3.5 ms against 11 ms).
- */
-function readRows(db: Db, sql: string, params: Params): Promise<RollupRow[]> {
-  return db.exclusive(async (c) => {
-    const reader = await c.runAndReadAll(sql, params as never);
-    const names = reader.columnNames();
-    const at = Object.fromEntries(names.map((n, i) => [n, i])) as Record<keyof RawRow, number>;
-    for (const n of RAW_COLUMNS) if (at[n] === undefined) throw new Error(`rollup.sql returns no ${n} column`);
-    return reader.getRows().map((r) => toRow(r, at));
-  });
-}
-
-const RAW_COLUMNS: readonly (keyof RawRow)[] = [
-  'route_id', 'period', 'period_start', 'period_end', 'service_day', 'days', 'final', 'days_observed',
-  'scheduled', 'delivered', 'canceled', 'canceled_unscheduled', 'partially_canceled', 'unobserved',
-  'pending', 'added', 'delivered_pct', 'delivered_7d', 'scheduled_7d', 'delivered_pct_7d',
-];
-
-function toRow(v: readonly DuckDBValue[], at: Record<keyof RawRow, number>): RollupRow {
-  const r = <K extends keyof RawRow>(k: K): RawRow[K] => v[at[k]] as RawRow[K];
-  const scheduled7d = r('scheduled_7d');
-  const periodStart = r('period_start');
-  return {
-    route_id: r('route_id'),
-    period: r('period'),
-    period_start: periodStart,
-    period_end: r('period_end'),
-    service_day: r('service_day'),
-    days: r('days'),
-    final: r('final'),
-    days_observed: r('days_observed'),
-    scheduled: r('scheduled'),
-    delivered: r('delivered'),
-    canceled: r('canceled'),
-    canceled_unscheduled: r('canceled_unscheduled'),
-    partially_canceled: r('partially_canceled'),
-    unobserved: r('unobserved'),
-    pending: r('pending'),
-    added: r('added'),
-    delivered_pct: r('delivered_pct'),
-    rolling_7d: scheduled7d === null ? null : {
-      from: addDays(periodStart, -6),
-      to: periodStart,
-      scheduled: scheduled7d,
-      delivered: r('delivered_7d') ?? 0,
-      delivered_pct: r('delivered_pct_7d'),
-    },
-  };
 }

@@ -5,7 +5,7 @@ t.test('sql files are read once, includes inlined, parameters listed', async (t)
   const rollup = statementWithout('rollup', ['rollup_select_days']);
   t.notMatch(rollup.text, /\{\{/, 'no include left');
   t.notMatch(rollup.text, /--/, 'comments stripped');
-  t.same([...rollup.params].sort(), ['complete_through', 'first', 'from', 'group', 'live_from', 'mode', 'open_from', 'open_to', 'route_id', 'split', 'to']);
+  t.same([...rollup.params].sort(), ['complete_through', 'final', 'first', 'from', 'group', 'live_from', 'mode', 'open_from', 'open_to', 'route_id', 'split', 'to']);
   const outcomes = statement('finalize_outcomes');
   t.match(outcomes.text, /FROM trip_observations/, 'trip_outcomes.sql is inlined');
   t.same([...outcomes.params].sort(), ['complete_through', 'outcomes_from', 'outcomes_to', 'route_id']);

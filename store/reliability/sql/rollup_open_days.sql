@@ -7,13 +7,11 @@ UNION ALL
          CASE WHEN service_date <= CAST($complete_through AS DATE) THEN 0 ELSE count(DISTINCT trip_id) END, 0
   FROM scheduled_trips
   WHERE mode = $mode
-    AND (CAST($route_id AS VARCHAR) IS NULL OR route_id = $route_id)
+    {{rollup_route_filter}}
     -- $open_from..$open_to: the days before the live window left open (preparePastDays), as
     -- constants so the scan reads only their row groups (none when there are none)
     AND service_date BETWEEN CAST($open_from AS DATE) AND CAST($open_to AS DATE)
     AND service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)
     AND service_date < CAST($live_from AS DATE)
-    AND service_date NOT IN (
-      SELECT service_date FROM reliability_finalized
-      WHERE service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE))
+    AND substr($final, CAST(service_date - CAST($first AS DATE) AS INTEGER) + 1, 1) = '0'
   GROUP BY service_date, route_id

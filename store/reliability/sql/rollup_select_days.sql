@@ -1,26 +1,37 @@
--- Part of rollup.sql: group=day. One row per route and day, each with the rolling 7-day figures
--- ending on it; the series starts six days before $from ($first) for them.
-, windowed AS (
-  -- daily has exactly one row per route and day from $first to $to, so in (route, day) order the
-  -- 6 rows before any day from $from on are that route's 6 previous days: the frame never crosses
-  -- routes for the rows kept, and without PARTITION BY DuckDB's window is 3-4x cheaper
+-- Part of rollup.sql: group=day. Every route gets every day of $first..$to (a day without trips
+-- is a row of zeros, not a gap), so in (route, day) order the 6 rows before any day from $from on
+-- are that route's 6 previous days: the frame never crosses routes for the rows kept, and
+-- without PARTITION BY DuckDB's window is 3-4x cheaper. Days are offsets from $first; rollup.ts
+-- labels them and adds the calendar's final and observed.
+, routes AS (
+  SELECT CAST($route_id AS VARCHAR) AS route_id WHERE CAST($route_id AS VARCHAR) IS NOT NULL
+  {{rollup_all_routes}}
+),
+daily AS (
+  -- route_days holds at most one row per route and day (finalized, live and open days are
+  -- disjoint sets of days, and reliability_days one row per mode, route and day)
+  SELECT r.route_id, CAST(t.i AS INTEGER) AS day,
+         coalesce(x.scheduled, 0) AS scheduled,
+         coalesce(x.delivered, 0) AS delivered,
+         coalesce(x.canceled, 0) AS canceled,
+         coalesce(x.canceled_unscheduled, 0) AS canceled_unscheduled,
+         coalesce(x.partially_canceled, 0) AS partially_canceled,
+         coalesce(x.unobserved, 0) AS unobserved,
+         coalesce(x.pending, 0) AS pending,
+         coalesce(x.added, 0) AS added
+  FROM routes AS r
+  CROSS JOIN range(CAST(CAST($to AS DATE) - CAST($first AS DATE) AS BIGINT) + 1) AS t(i)
+  LEFT JOIN route_days AS x
+    ON x.route_id = r.route_id AND x.service_date = CAST($first AS DATE) + CAST(t.i AS INTEGER)
+),
+windowed AS (
   SELECT *,
          sum(delivered) OVER w AS delivered_7d,
          sum(scheduled) OVER w AS scheduled_7d
   FROM daily
-  WINDOW w AS (ORDER BY route_id, service_date ROWS BETWEEN 6 PRECEDING AND CURRENT ROW)
+  WINDOW w AS (ORDER BY route_id, day ROWS BETWEEN 6 PRECEDING AND CURRENT ROW)
 )
-SELECT route_id,
-       strftime(service_date, '%Y-%m-%d') AS period,
-       strftime(service_date, '%Y-%m-%d') AS period_start,
-       strftime(service_date, '%Y-%m-%d') AS period_end,
-       CASE WHEN $split
-         THEN CASE isodow(service_date) WHEN 6 THEN 'saturday' WHEN 7 THEN 'sunday' ELSE 'weekday' END
-         ELSE 'all'
-       END AS service_day,
-       1 AS days,
-       final,
-       CAST(observed AS INTEGER) AS days_observed,
+SELECT route_id, day,
        CAST(scheduled AS INTEGER) AS scheduled,
        CAST(delivered AS INTEGER) AS delivered,
        CAST(canceled AS INTEGER) AS canceled,
@@ -29,10 +40,8 @@ SELECT route_id,
        CAST(unobserved AS INTEGER) AS unobserved,
        CAST(pending AS INTEGER) AS pending,
        CAST(added AS INTEGER) AS added,
-       CASE WHEN scheduled > 0 THEN round(100 * CAST(delivered AS DOUBLE) / scheduled, 2) END AS delivered_pct,
        CAST(delivered_7d AS INTEGER) AS delivered_7d,
-       CAST(scheduled_7d AS INTEGER) AS scheduled_7d,
-       CASE WHEN scheduled_7d > 0 THEN round(100 * CAST(delivered_7d AS DOUBLE) / scheduled_7d, 2) END AS delivered_pct_7d
+       CAST(scheduled_7d AS INTEGER) AS scheduled_7d
 FROM windowed
-WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
-ORDER BY route_id, service_date
+WHERE day >= CAST(CAST($from AS DATE) - CAST($first AS DATE) AS INTEGER)
+ORDER BY route_id, day

@@ -1,0 +1,199 @@
+// The rollup's rows from what rollup.sql returns: it sums and windows the routes' days, and the
+// calendar (days, final, days_observed, labels) is added here, once per group rather than once
+// per route and day inside the query, as are the groups a route has no rows in.
+import type { DuckDBValue } from '@duckdb/node-api';
+import { dateOfEpochDay, epochDay, isoWeekLabelOfEpochDay, weekdayOfEpochDay } from '../../core/dates.ts';
+import type { ReliabilityCalendar } from './calendar.ts';
+import type { RollupCounts, RollupGroup, RollupRow, ServiceDayType } from './rollup.ts';
+
+const COUNT_NAMES = [
+  'scheduled', 'delivered', 'canceled', 'canceled_unscheduled', 'partially_canceled', 'unobserved', 'pending', 'added',
+] as const;
+type Counts = Omit<RollupCounts, 'delivered_pct'>;
+
+/** rollup_select_grouped.sql's day_type: 0 not split, then ISO weekday types. */
+const DAY_TYPES: readonly ServiceDayType[] = ['all', 'weekday', 'saturday', 'sunday'];
+
+/** 1 = Monday … 7 = Sunday of a day counted from 1970-01-01. */
+const isoDowOf = (epoch: number): number => ((weekdayOfEpochDay(epoch) + 6) % 7) + 1;
+
+function dayTypeOf(epoch: number, split: boolean): number {
+  if (!split) return 0;
+  const dow = isoDowOf(epoch);
+  return dow === 6 ? 2 : dow === 7 ? 3 : 1;
+}
+
+/** round(100 * num / den, 2) as DuckDB computes it (std::round of the double times 100), null without a denominator. */
+export function percent(num: number, den: number): number | null {
+  return den > 0 ? Math.round(((100 * num) / den) * 100) / 100 : null;
+}
+
+/** DuckDB orders VARCHAR by UTF-8 bytes, which is code point order; JS's `<` compares UTF-16 units. */
+export function compareCodePoints(a: string, b: string): number {
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done || y.done) return x.done ? (y.done ? 0 : -1) : 1;
+    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
+function columnIndex(names: readonly string[], wanted: readonly string[]): Record<string, number> {
+  const at = Object.fromEntries(names.map((n, i) => [n, i]));
+  for (const n of wanted) if (at[n] === undefined) throw new Error(`rollup.sql returns no ${n} column`);
+  return at;
+}
+
+function countsOf(v: readonly DuckDBValue[], at: Record<string, number>): Counts {
+  const out = {} as Counts;
+  for (const n of COUNT_NAMES) out[n] = v[at[n]!] as number;
+  return out;
+}
+
+const ZERO: Counts = Object.freeze(Object.fromEntries(COUNT_NAMES.map((n) => [n, 0])) as Counts);
+
+/** rollup_select_days.sql's rows (one per route and day from `from`, ordered) as rollup rows. */
+export function dayRows(names: readonly string[], values: readonly (readonly DuckDBValue[])[], calendar: ReliabilityCalendar, split: boolean): RollupRow[] {
+  const at = columnIndex(names, ['route_id', 'day', ...COUNT_NAMES, 'delivered_7d', 'scheduled_7d']);
+  const origin = epochDay(calendar.first)!;
+  const labels = new Map<number, string>();
+  const label = (day: number): string => {
+    let found = labels.get(day);
+    if (found === undefined) labels.set(day, (found = dateOfEpochDay(origin + day)));
+    return found;
+  };
+  return values.map((v) => {
+    const day = v[at.day!] as number;
+    const date = label(day);
+    const counts = countsOf(v, at);
+    const scheduled7d = v[at.scheduled_7d!] as number;
+    const delivered7d = v[at.delivered_7d!] as number;
+    return {
+      route_id: v[at.route_id!] as string,
+      period: date,
+      period_start: date,
+      period_end: date,
+      service_day: DAY_TYPES[dayTypeOf(origin + day, split)]!,
+      days: 1,
+      final: calendar.final[day] === '1',
+      days_observed: calendar.observed[day] === '1' ? 1 : 0,
+      ...counts,
+      delivered_pct: percent(counts.delivered, counts.scheduled),
+      rolling_7d: {
+        from: label(day - 6),
+        to: date,
+        scheduled: scheduled7d,
+        delivered: delivered7d,
+        delivered_pct: percent(delivered7d, scheduled7d),
+      },
+    };
+  });
+}
+
+interface CalendarGroup {
+  groupDay: number;
+  dayType: number;
+  days: number;
+  final: boolean;
+  observed: number;
+}
+
+/**
+ * The groups of from..to (weeks cut by the range, or the period), split by day type, in order.
+ * Days are counted as integers from the calendar's first day: a year of date strings parsed one
+ * by one costs more than the query.
+ */
+function calendarGroups(calendar: ReliabilityCalendar, group: RollupGroup, from: string, to: string, split: boolean): CalendarGroup[] {
+  const origin = epochDay(calendar.first)!;
+  const start = epochDay(from)! - origin;
+  const end = epochDay(to)! - origin;
+  const groups = new Map<number, CalendarGroup>();
+  for (let day = start; day <= end; day++) {
+    const groupDay = group === 'week' ? day - (isoDowOf(origin + day) - 1) : start;
+    const dayType = dayTypeOf(origin + day, split);
+    const key = groupDay * 4 + dayType;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { groupDay, dayType, days: 0, final: true, observed: 0 }));
+    g.days++;
+    g.final &&= calendar.final[day] === '1';
+    if (calendar.observed[day] === '1') g.observed++;
+  }
+  return [...groups.values()].sort((a, b) => a.groupDay - b.groupDay || a.dayType - b.dayType);
+}
+
+interface LabeledGroup extends CalendarGroup {
+  period: string;
+  periodStart: string;
+  periodEnd: string;
+}
+
+const labeledByCalendar = new WeakMap<ReliabilityCalendar, Map<string, LabeledGroup[]>>();
+
+/** calendarGroups with their labels, kept with the calendar (a new calendar is a new object). */
+function labeledGroups(calendar: ReliabilityCalendar, query: { group: RollupGroup; from: string; to: string; split: boolean }): LabeledGroup[] {
+  let byQuery = labeledByCalendar.get(calendar);
+  if (!byQuery) labeledByCalendar.set(calendar, (byQuery = new Map()));
+  const key = `${query.group}|${query.from}|${query.to}|${query.split}`;
+  const hit = byQuery.get(key);
+  if (hit) return hit;
+  const origin = epochDay(calendar.first)!;
+  const groups = calendarGroups(calendar, query.group, query.from, query.to, query.split).map((g) => {
+    const start = dateOfEpochDay(origin + g.groupDay);
+    const end = dateOfEpochDay(origin + g.groupDay + 6);
+    return {
+      ...g,
+      period: query.group === 'week' ? isoWeekLabelOfEpochDay(origin + g.groupDay) : `${query.from}/${query.to}`,
+      periodStart: start < query.from ? query.from : start,
+      periodEnd: query.group === 'week' && end < query.to ? end : query.to,
+    };
+  });
+  if (byQuery.size >= 64) byQuery.delete(byQuery.keys().next().value!);
+  byQuery.set(key, groups);
+  return groups;
+}
+
+/**
+ * rollup_select_grouped.sql's sums (one row per route, group and day type that has route days)
+ * as rollup rows: every route (the one asked, or every route with rows) gets every group, a
+ * group without rows being zeros. Ordered by route, group, then weekday / saturday / sunday.
+ */
+export function groupedRows(
+  names: readonly string[],
+  values: readonly (readonly DuckDBValue[])[],
+  calendar: ReliabilityCalendar,
+  query: { group: RollupGroup; from: string; to: string; split: boolean; routeId?: string | undefined },
+): RollupRow[] {
+  const at = columnIndex(names, ['route_id', 'group_day', 'day_type', ...COUNT_NAMES]);
+  const sums = new Map<string, Counts>();
+  const seen = new Set<string>();
+  for (const v of values) {
+    const route = v[at.route_id!] as string;
+    seen.add(route);
+    sums.set(`${route}|${v[at.group_day!] as number}|${v[at.day_type!] as number}`, countsOf(v, at));
+  }
+  const routes = query.routeId !== undefined ? [query.routeId] : [...seen].sort(compareCodePoints);
+  const groups = labeledGroups(calendar, query);
+  const rows: RollupRow[] = [];
+  for (const route of routes) {
+    for (const g of groups) {
+      const counts = sums.get(`${route}|${g.groupDay}|${g.dayType}`) ?? ZERO;
+      rows.push({
+        route_id: route,
+        period: g.period,
+        period_start: g.periodStart,
+        period_end: g.periodEnd,
+        service_day: DAY_TYPES[g.dayType]!,
+        days: g.days,
+        final: g.final,
+        days_observed: g.observed,
+        ...counts,
+        delivered_pct: percent(counts.delivered, counts.scheduled),
+        rolling_7d: null,
+      });
+    }
+  }
+  return rows;
+}
