@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+
 // The event source every bench server shares: `rate` events per second, each stamped with its
 // scheduled publish time in epoch microseconds. When the server falls behind, every due event is
 // published at once (stamped with when it was due), so a saturated server shows its queueing in
@@ -22,7 +24,7 @@ export function padFor(targetBytes: number, build: (pad: string) => string): str
   return 'x'.repeat(Math.max(0, targetBytes - bare));
 }
 
-function epochMicros(): number {
+export function epochMicros(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
@@ -71,4 +73,29 @@ export function announce(port: number, stop: () => void, path?: string): void {
   };
   process.on('SIGTERM', exit);
   process.on('SIGINT', exit);
+}
+
+/**
+ * The server's side of the latency: per event, from its due time to the moment the server's
+ * write to the last socket returned (the bytes are in the kernel), so the load client's own
+ * queueing is left out. Events due in the warm-up (FANOUT_WARMUP_S from the first event) are not
+ * counted. Written as JSON to FANOUT_SERVER_TRACE at exit.
+ */
+export class WriteTrace {
+  private readonly samplesMs: number[] = [];
+  private firstDueUs = 0;
+  private readonly warmupUs = Number(process.env.FANOUT_WARMUP_S ?? 3) * 1e6;
+
+  record(dueUs: number, writtenUs: number): void {
+    if (this.firstDueUs === 0) this.firstDueUs = dueUs;
+    if (dueUs - this.firstDueUs >= this.warmupUs) this.samplesMs.push((writtenUs - dueUs) / 1000);
+  }
+
+  save(): void {
+    const file = process.env.FANOUT_SERVER_TRACE;
+    if (!file || this.samplesMs.length === 0) return;
+    const sorted = [...this.samplesMs].sort((a, b) => a - b);
+    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+    writeFileSync(file, JSON.stringify({ events: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: sorted.at(-1) }));
+  }
 }

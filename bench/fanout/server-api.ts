@@ -15,7 +15,9 @@ import { startServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
-import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+import { EventFanout } from '../../stream/event-fanout.ts';
+import type { StoredEvent } from '../../stream/event-log.ts';
+import { announce, benchEnv, epochMicros, padFor, startPublisher, WriteTrace } from './publisher.ts';
 import { BenchAllowance, BenchLimiter } from './unlimited.ts';
 import { createLogger } from '../../core/logger.ts';
 
@@ -47,11 +49,23 @@ const pad = padFor(eventBytes, (p) => frame({
   id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
 }));
 
+// the server's side of the latency: a flush writes its events to every socket before it returns
+const trace = new WriteTrace();
+const fanout = EventFanout.prototype as unknown as { flush(): void };
+const flush = fanout.flush;
+fanout.flush = function flushTraced(this: { pending: StoredEvent[] }) {
+  const due = this.pending.map((e) => Number(/"ts":(\d+)/.exec(e.payload)?.[1] ?? 0));
+  flush.call(this);
+  const written = epochMicros();
+  for (const d of due) if (d > 0) trace.record(d, written);
+};
+
 const stop = startPublisher(rate, (batch) => {
   for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
 });
 announce(server.port, () => {
   stop();
+  trace.save();
   streaming.endStreams();
   if (ownDir) rmSync(ownDir, { recursive: true, force: true });
 }, `/api/v1/events/stream?api_key=${key}`);

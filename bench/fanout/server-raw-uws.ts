@@ -1,7 +1,7 @@
 // Baseline: a minimal raw uWebSockets.js SSE broadcaster, one corked write per event per client,
 // with the drain handler every uWS SSE server needs (pitfalls 4 and 5) and nothing else.
 import uWS, { listenLoopback, type HttpResponse } from './uws.ts';
-import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+import { announce, benchEnv, epochMicros, padFor, startPublisher, WriteTrace } from './publisher.ts';
 
 const { rate, eventBytes } = benchEnv();
 const clients = new Set<HttpResponse>();
@@ -21,10 +21,15 @@ const app = uWS.App().get('/*', (res) => {
 });
 
 const port = await listenLoopback(app);
+const trace = new WriteTrace();
 const stop = startPublisher(rate, (batch) => {
   for (const { seq, ts } of batch) {
     const bytes = Buffer.from(build(seq, ts, pad));
     for (const res of clients) res.cork(() => res.write(bytes));
+    trace.record(ts, epochMicros());
   }
 });
-announce(port, stop);
+announce(port, () => {
+  stop();
+  trace.save();
+});
