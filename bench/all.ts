@@ -24,7 +24,7 @@ interface BenchRun {
 
 const BENCHES: BenchRun[] = [
   { name: 'ingest', script: 'bench/ingest.ts', env: { POLLS: '15' }, nodeArgs: ['--max-semi-space-size=64'] },
-  { name: 'rollup', script: 'bench/rollup.ts', env: { RUNS: '9' } },
+  { name: 'rollup', script: 'bench/rollup.ts', env: { RUNS: '15' } },
   { name: 'row-shapes', script: 'bench/row-shapes.ts', env: { ROWS: '200000', RUNS: '2' } },
   { name: 'http', script: 'bench/http.ts', env: { BENCH_DURATION_S: '5', BENCH_WARMUP_S: '2', BENCH_ROUNDS: '3' } },
   { name: 'export', script: 'bench/export.ts', env: { ROWS: '1000000', RUNS: '2', FORMATS: 'parquet' } },

@@ -188,7 +188,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   const calendar = await reliabilityCalendar(db, rollingFrom, query.to);
   const sql = rollupStatement(open !== null, query.routeId === undefined, byDay);
   const split = query.split === true;
-  const { names, values } = await db.exclusive(async (c) => {
+  const { names, columns } = await db.exclusive(async (c) => {
     const reader = await runPrepared(c, sql.text, bind(sql, {
       mode: query.mode,
       route_id: query.routeId ?? null,
@@ -204,11 +204,11 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
       open_from: open?.[0] ?? '9999-12-31',
       open_to: open?.[1] ?? '0001-01-01',
     }));
-    return { names: reader.columnNames(), values: reader.getRows() };
+    return { names: reader.columnNames(), columns: reader.getColumns() };
   });
   const rows = byDay
-    ? dayRows(names, values, calendar, split)
-    : groupedRows(names, values, calendar, { group: query.group, from: query.from, to: query.to, split, routeId: query.routeId });
+    ? dayRows(names, columns, calendar, split)
+    : groupedRows(names, columns, calendar, { group: query.group, from: query.from, to: query.to, split, routeId: query.routeId });
   const unobserved = daysWithoutObservations(calendar, query.from, query.to < today ? query.to : today);
   return {
     mode: query.mode,
