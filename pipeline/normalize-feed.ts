@@ -63,7 +63,7 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
   const vehicles: FeedEntityMsg[] = [];
   const tripUpdates: FeedEntityMsg[] = [];
   const alerts: FeedEntityMsg[] = [];
-  const ids = new Set<string>();
+  const ids = new Map<string, Set<string>>();
   const entities = message.entity ?? [];
 
   for (const entity of entities) {
@@ -85,13 +85,15 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     }
     return true;
   });
+  // one set per kind rather than `kind|id` strings: no string built and hashed per entity
   const unique = (list: FeedEntityMsg[], kind: string): FeedEntityMsg[] => list.filter((e) => {
-    const key = `${kind}|${e.id}`;
-    if (ids.has(key)) {
+    let seen = ids.get(kind);
+    if (!seen) ids.set(kind, (seen = new Set()));
+    if (seen.has(e.id!)) {
       ctx.rejects.add('duplicate_entity');
       return false;
     }
-    ids.add(key);
+    seen.add(e.id!);
     // is_deleted only has meaning in DIFFERENTIAL feeds; in a full dataset the entity is simply absent
     return !e.is_deleted;
   });

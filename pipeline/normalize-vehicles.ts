@@ -22,7 +22,9 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
   const vehicles: VehiclePosition[] = [];
   const trips: TripObservation[] = [];
   const seenVehicles = new Set<string>();
-  const seenTrips = new Set<string>();
+  // trips by service date rather than by a `date|trip` string: no string built and hashed per
+  // vehicle (a poll has one or two dates), and trip ids from the schedule come with their hash
+  const seenTrips = new Map<string, Set<string>>();
   const schedule = ctx.schedule;
   const defaultMode = ctx.default_mode ?? null;
 
@@ -73,9 +75,10 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       tripId = trip.trip_id;
       routeId = trip.route_id;
       mode = trip.mode;
-      const key = `${trip.service_date}|${tripId}`;
-      if (!seenTrips.has(key)) {
-        seenTrips.add(key);
+      let seenOnDate = seenTrips.get(trip.service_date);
+      if (!seenOnDate) seenTrips.set(trip.service_date, (seenOnDate = new Set()));
+      if (!seenOnDate.has(tripId)) {
+        seenOnDate.add(tripId);
         trips.push({
           feed_id: ctx.feed_id,
           service_date: trip.service_date,
