@@ -24,10 +24,10 @@ interface BenchRun {
 
 const BENCHES: BenchRun[] = [
   { name: 'ingest', script: 'bench/ingest.ts', env: { POLLS: '15' }, nodeArgs: ['--max-semi-space-size=64'] },
-  { name: 'rollup', script: 'bench/rollup.ts', env: { RUNS: '15' } },
+  { name: 'rollup', script: 'bench/rollup.ts', env: { RUNS: '31' } },
   { name: 'row-shapes', script: 'bench/row-shapes.ts', env: { ROWS: '200000', RUNS: '2' } },
   { name: 'http', script: 'bench/http.ts', env: { BENCH_DURATION_S: '5', BENCH_WARMUP_S: '2', BENCH_ROUNDS: '3' } },
-  { name: 'export', script: 'bench/export.ts', env: { ROWS: '1000000', RUNS: '2', FORMATS: 'parquet' } },
+  { name: 'export', script: 'bench/export.ts', env: { ROWS: '1000000', RUNS: '5', FORMATS: 'parquet' } },
   {
     name: 'fanout', script: 'bench/fanout/run.ts',
     env: { FANOUT_CONNECTIONS: '10000', FANOUT_RATES: '10,100', FANOUT_SERVERS: 'uws,api', FANOUT_WARMUP_S: '2', FANOUT_WINDOW_S: '6' },
