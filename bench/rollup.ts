@@ -35,19 +35,14 @@ async function time<T>(fn: () => Promise<T>): Promise<number> {
   return performance.now() - t0;
 }
 
-async function measure(fn: () => Promise<unknown>, runs = RUNS): Promise<{ median: number; min: number; max: number }> {
-  // warm caches the way a running service has them: the first calls after the file is opened or
-  // written load its blocks and settle DuckDB's allocator, and were 2-3x slower, for every query
-  for (let i = 0; i < 3; i++) await fn();
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await time(fn));
-  samples.sort((a, b) => a - b);
-  return { median: samples[Math.floor(samples.length / 2)]!, min: samples[0]!, max: samples.at(-1)! };
-}
-
 type M = { median: number; min: number; max: number };
 
-/** measure() for several functions at once, each run of each in turn. */
+/**
+ * Median, min and max of `runs` timed calls of each function, the functions taking turns run by
+ * run. Each is first called three times to warm caches the way a running service has them: the
+ * first calls after the file is opened or written load its blocks and settle DuckDB's allocator,
+ * and were 2-3x slower, for every query.
+ */
 async function measureTogether(fns: (() => Promise<unknown>)[], runs = RUNS): Promise<M[]> {
   for (let i = 0; i < 3; i++) for (const fn of fns) await fn();
   const samples = fns.map(() => [] as number[]);
@@ -197,10 +192,12 @@ try {
     { from: from28, to: YESTERDAY }),
   ]) as [M, M, M, M];
 
-  const finalize = await measure(() => finalizeServiceDay(db, YESTERDAY, { now: NOW }), 3);
-  const finalizeBase = await measure(() => db.all(`
-    SELECT trip_id, count(*), max(observed_at), max(skipped_stops) FROM trip_observations
-    WHERE service_date = CAST($d AS DATE) GROUP BY trip_id`, { d: YESTERDAY }), 3);
+  const [finalize, finalizeBase] = await measureTogether([
+    () => finalizeServiceDay(db, YESTERDAY, { now: NOW }),
+    () => db.all(`
+      SELECT trip_id, count(*), max(observed_at), max(skipped_stops) FROM trip_observations
+      WHERE service_date = CAST($d AS DATE) GROUP BY trip_id`, { d: YESTERDAY }),
+  ], 3) as [M, M];
   const load1 = loadavg();
 
   const check = await rollup(db, { mode: 'bus', routeId: busRoute, group: 'period', from: FIRST, to: TODAY }, opts);

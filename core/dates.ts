@@ -61,6 +61,11 @@ export function weekdayOfEpochDay(day: number): number {
   return (((day + 4) % 7) + 7) % 7;
 }
 
+/** 1 = Monday … 7 = Sunday, as DuckDB's isodow, of a day counted from 1970-01-01. */
+export function isoWeekdayOfEpochDay(day: number): number {
+  return ((weekdayOfEpochDay(day) + 6) % 7) + 1;
+}
+
 /** 0 = Sunday … 6 = Saturday. */
 export function weekday(date: string): number {
   return new Date(requireDate(date)).getUTCDay();
@@ -106,7 +111,7 @@ export function dateRange(from: string, to: string): string[] {
 
 /** 1 = Monday … 7 = Sunday, as DuckDB's isodow. */
 export function isoWeekday(date: string): number {
-  return ((weekday(date) + 6) % 7) + 1;
+  return isoWeekdayOfEpochDay(requireDate(date) / DAY_MS);
 }
 
 /** The ISO week of a date as DuckDB's strftime '%G-W%V' writes it: 2024-12-30 → '2025-W01'. */
@@ -116,7 +121,7 @@ export function isoWeekLabel(date: string): string {
 
 /** isoWeekLabel of a day counted from 1970-01-01. */
 export function isoWeekLabelOfEpochDay(day: number): string {
-  const thursday = day + 3 - ((weekdayOfEpochDay(day) + 6) % 7);
+  const thursday = day + 4 - isoWeekdayOfEpochDay(day);
   const thursdayDate = dateOfEpochDay(thursday);
   const year = Number(thursdayDate.slice(0, 4));
   const week = Math.floor((thursday - Date.UTC(year, 0, 1) / DAY_MS) / 7) + 1;

@@ -1,9 +1,8 @@
-import { writeFileSync } from 'node:fs';
-
 // The event source every bench server shares: `rate` events per second, each stamped with its
 // scheduled publish time in epoch microseconds. When the server falls behind, every due event is
 // published at once (stamped with when it was due), so a saturated server shows its queueing in
 // the latency instead of silently publishing less.
+import { writeFileSync } from 'node:fs';
 
 export interface BenchEvent {
   seq: number;

@@ -2,7 +2,7 @@
 // calendar (days, final, days_observed, labels) is added here, once per group rather than once
 // per route and day inside the query, as are the groups a route has no rows in.
 import type { DuckDBValue } from '@duckdb/node-api';
-import { dateOfEpochDay, epochDay, isoWeekLabelOfEpochDay, weekdayOfEpochDay } from '../../core/dates.ts';
+import { dateOfEpochDay, epochDay, isoWeekdayOfEpochDay, isoWeekLabelOfEpochDay } from '../../core/dates.ts';
 import type { ReliabilityCalendar } from './calendar.ts';
 import type { RollupCounts, RollupGroup, RollupRow, ServiceDayType } from './rollup.ts';
 
@@ -14,12 +14,9 @@ type Counts = Omit<RollupCounts, 'delivered_pct'>;
 /** rollup_select_grouped.sql's day_type: 0 not split, then ISO weekday types. */
 const DAY_TYPES: readonly ServiceDayType[] = ['all', 'weekday', 'saturday', 'sunday'];
 
-/** 1 = Monday … 7 = Sunday of a day counted from 1970-01-01. */
-const isoDowOf = (epoch: number): number => ((weekdayOfEpochDay(epoch) + 6) % 7) + 1;
-
 function dayTypeOf(epoch: number, split: boolean): number {
   if (!split) return 0;
-  const dow = isoDowOf(epoch);
+  const dow = isoWeekdayOfEpochDay(epoch);
   return dow === 6 ? 2 : dow === 7 ? 3 : 1;
 }
 
@@ -128,7 +125,7 @@ function calendarGroups(calendar: ReliabilityCalendar, group: RollupGroup, from:
   const end = epochDay(to)! - origin;
   const groups = new Map<number, CalendarGroup>();
   for (let day = start; day <= end; day++) {
-    const groupDay = group === 'week' ? day - (isoDowOf(origin + day) - 1) : start;
+    const groupDay = group === 'week' ? day - (isoWeekdayOfEpochDay(origin + day) - 1) : start;
     const dayType = dayTypeOf(origin + day, split);
     const key = groupDay * 4 + dayType;
     let g = groups.get(key);
