@@ -18,6 +18,22 @@ t.test('migrations apply once and survive reopen', async (t) => {
   await again.close();
 });
 
+t.test('an upgrade whose migration fails applies none of its migrations', async (t) => {
+  const db = await Db.open(':memory:');
+  t.teardown(() => db.close());
+  // a file at migration 009 whose 011 cannot apply (feed_snapshots already there)
+  await db.run('DROP TABLE broker_offsets; DROP TABLE schedule_days; DROP TABLE schedule_sources; DROP TABLE schedule_versions');
+  await db.run('DROP SEQUENCE schedule_version_ids');
+  await db.run('DELETE FROM schema_migrations WHERE version >= 10');
+  await t.rejects(db.migrate(), /migration 011_snapshots\.sql failed \(no migration of this run was applied\)/);
+  const [latest] = await db.all<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
+  t.equal(latest!.v, 9, 'schema_migrations still ends at 009');
+  const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_name = 'schedule_versions'");
+  t.same(tables, [], "010's tables rolled back with it");
+  await db.run('DROP TABLE feed_snapshots');
+  t.same(await db.migrate(), ['010_schedule_versions.sql', '011_snapshots.sql', '012_broker_offsets.sql'], 'the cause removed, all three apply');
+});
+
 t.test('a failed transaction rolls back and the queue keeps going', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
