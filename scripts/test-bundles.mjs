@@ -10,16 +10,16 @@
 // untouched), which the code uses to find the files it reads (core/assets.ts, tests' fixtures). Source maps
 // carry the .ts texts: c8 maps coverage back to them, and stack traces name .ts lines.
 // Children that tests start from the sources (test/support/cli.ts, sea/) still run through tsx.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 
-/** Where the bundles go: one per test file at its path from the root, `.ts` → `.mjs`. */
-export const BUNDLE_DIR = '.test-build';
-
-/** The test files tap's include lists (`<folder>/**\/*.test.ts`), found on disk. */
-export function testFiles(root) {
+/**
+ * The test files to run: those under the folders tap's include lists (`<folder>/**\/*.test.ts`),
+ * or, when paths are given (files or folders, from the root), the test files among them.
+ */
+export function testFiles(root, selections = []) {
   const rc = readFileSync(join(root, '.taprc'), 'utf8');
   const folders = [...rc.matchAll(/^\s*-\s*"([^"*]+)\/\*\*\/\*\.test\.ts"\s*$/gm)].map((m) => m[1]);
   if (folders.length === 0) throw new Error('.taprc lists no "<folder>/**/*.test.ts" include');
@@ -32,19 +32,26 @@ export function testFiles(root) {
       else if (entry.name.endsWith('.test.ts')) files.push(relative(root, path));
     }
   };
-  for (const folder of folders) walk(join(root, folder));
-  return files.sort();
+  if (selections.length === 0) for (const folder of folders) walk(join(root, folder));
+  for (const selection of selections) {
+    const path = join(root, selection);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (selection.endsWith('.test.ts')) files.push(selection);
+    else throw new Error(`${selection} is not a test file (*.test.ts) or a folder`);
+  }
+  return [...new Set(files)].sort();
 }
 
 /** The bundle tap runs for a test file given from the root (`core/dates.test.ts`). */
-export function bundleOf(file) {
-  return join(BUNDLE_DIR, file.split(sep).join('/').replace(/\.ts$/, '.mjs'));
+export function bundleOf(bundleDir, file) {
+  return join(bundleDir, file.split(sep).join('/').replace(/\.ts$/, '.mjs'));
 }
 
-/** Builds the bundles of `files` (paths from `root`) into root/.test-build, replacing it. */
-export async function buildTestBundles(root, files) {
-  const outdir = join(root, BUNDLE_DIR);
-  rmSync(outdir, { recursive: true, force: true });
+/**
+ * Builds the bundles of `files` (paths from `root`) into `outdir`, a folder of the checkout (its
+ * node_modules must resolve from there), one per run so that two runs never share one.
+ */
+export async function buildTestBundles(root, files, outdir) {
   const ownImportMetaUrl = {
     name: 'own-import-meta-url',
     setup(b) {

@@ -10,7 +10,7 @@
 // tsx embeds the sources, Node writes raw coverage for every process (test files and the children
 // they spawn), and c8 maps it back to the .ts files, adding the files no test loads at 0%.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,19 +28,33 @@ const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'web/client/**', 'sta
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-// test files named on the command line run alone; tap's other options pass through
-const named = args.filter((a) => a.endsWith('.test.ts'));
-const tapOptions = args.filter((a) => !a.endsWith('.test.ts'));
-const files = named.length > 0 ? named.map((f) => relative(root, join(process.cwd(), f))) : testFiles(root);
-const bundling = performance.now();
-const warnings = await buildTestBundles(root, files);
-for (const warning of warnings) console.log(`# esbuild: ${warning}`);
-console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - bundling)} ms (scripts/test-bundles.mjs)`);
-// Private per run, so concurrent runs in the same tree never merge each other's coverage.
+// paths (test files, folders) choose what runs; tap's options pass through
+const selections = args.filter((a) => !a.startsWith('-') && existsSync(a)).map((a) => relative(root, join(process.cwd(), a)));
+const tapOptions = args.filter((a) => a.startsWith('-') || !existsSync(a));
+// Private per run, so concurrent runs in the same tree never merge each other's coverage or bundles.
 const rawCoverage = mkdtempSync(join(tmpdir(), 'transit-api-v8-coverage-'));
+const bundleDir = mkdtempSync(join(root, '.test-build-'));
+const removeRunFiles = () => {
+  rmSync(rawCoverage, { recursive: true, force: true });
+  rmSync(bundleDir, { recursive: true, force: true });
+};
+let files;
+try {
+  files = testFiles(root, selections);
+  const bundling = performance.now();
+  const warnings = await buildTestBundles(root, files, bundleDir);
+  for (const warning of warnings) console.log(`# esbuild: ${warning}`);
+  console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - bundling)} ms (scripts/test-bundles.mjs)`);
+} catch (error) {
+  // a test file that does not compile fails the run like a failing test, with esbuild's words
+  console.log(`# the test files could not be bundled: ${error instanceof Error ? error.message : error}`);
+  removeRunFiles();
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 // --node-arg on the command line replaces .taprc's (tsx): the bundles are plain JavaScript
-const child = spawn(join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--disable-coverage', '--node-arg=--enable-source-maps', ...tapOptions, ...files.map(bundleOf)], {
+const child = spawn(join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--disable-coverage', '--node-arg=--enable-source-maps', ...tapOptions, ...files.map((file) => bundleOf(bundleDir, file))], {
   cwd: root,
   env: { ...process.env, NODE_V8_COVERAGE: rawCoverage },
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -61,7 +75,7 @@ child.on('close', async (code, signal) => {
     console.log(`# coverage could not be measured: ${error instanceof Error ? error.message : error}`);
     coverageFailed = true;
   } finally {
-    rmSync(rawCoverage, { recursive: true, force: true });
+    removeRunFiles();
   }
   if (tapExit !== 0 && counts.fail === 0) console.log('# tap exited non-zero (a test file crashed or timed out)');
   const failed = counts.fail + (tapExit !== 0 && counts.fail === 0 ? 1 : 0) + (coverageFailed ? 1 : 0);
