@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,9 +8,10 @@ import { pathToFileURL } from 'node:url';
 import { Db } from './db.ts';
 import { importGtfs, type ImportSummary } from './gtfs-import.ts';
 import { feedZip, SMALL_FEED, writeFeedFolder } from '../test/support/gtfs-fixture.ts';
+import { FIXTURES_REAL, noRealFixtures } from '../test/support/fixtures-real.ts';
 
-const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
-const noFixtures = existsSync(fixtures) ? false : `real fixtures absent: ${fixtures}`;
+const fixtures = FIXTURES_REAL;
+const noFixtures = noRealFixtures();
 const dir = mkdtempSync(join(tmpdir(), 'gtfs-import-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 

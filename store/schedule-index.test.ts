@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
@@ -7,8 +7,9 @@ import { Db } from './db.ts';
 import { importGtfs } from './gtfs-import.ts';
 import { listSchedules, loadScheduleIndex, ScheduleNotFoundError } from './schedule-index.ts';
 import { writeFeedFolder } from '../test/support/gtfs-fixture.ts';
+import { FIXTURES_REAL, noRealFixtures } from '../test/support/fixtures-real.ts';
 
-const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
+const fixtures = FIXTURES_REAL;
 const dir = mkdtempSync(join(tmpdir(), 'schedule-index-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -24,7 +25,7 @@ t.test('dates', async (t) => {
   t.equal(weekdayOfEpochDay(-1), 3);
 });
 
-t.test('Caltrain: 104 trips run on Tuesday 2023-11-07', { skip: existsSync(fixtures) ? false : `no ${fixtures}` }, async (t) => {
+t.test('Caltrain: 104 trips run on Tuesday 2023-11-07', { skip: noRealFixtures() }, async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'));

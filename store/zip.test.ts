@@ -1,13 +1,14 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openZip, readZipBuffer, ZipError, type ZipArchive } from './zip.ts';
 import { buildZip } from './zip-write.ts';
+import { FIXTURES_REAL, noRealFixtures } from '../test/support/fixtures-real.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'zip-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const fixtures = join(import.meta.dirname, '..', '..', 'shared', 'fixtures-real');
+const fixtures = FIXTURES_REAL;
 
 let counter = 0;
 function writeTemp(bytes: Buffer): string {
@@ -59,7 +60,7 @@ t.test('junk appended after the archive is tolerated', async (t) => {
   });
 });
 
-t.test('a real agency zip lists and inflates', { skip: existsSync(fixtures) ? false : `no ${fixtures}` }, async (t) => {
+t.test('a real agency zip lists and inflates', { skip: noRealFixtures() }, async (t) => {
   await withZip(join(fixtures, 'caltrain', 'ct.zip'), async (zip) => {
     t.equal(zip.entries.length, 18);
     const agency = zip.entries.find((e) => e.name === 'agency.txt')!;

@@ -1,6 +1,5 @@
 // In-memory stand-ins for the store's ports and small builders, shared by the pipeline's tests
 // and bench. Nothing here is used by the running service.
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../core/config.ts';
@@ -13,9 +12,7 @@ import { MODES } from '../../core/types.ts';
 import { feedMessageCodec } from '../../pipeline/decode.ts';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** `../shared/fixtures-real` from the repository root; TRANSIT_FIXTURES_REAL points elsewhere (a git worktree) */
-export const FIXTURES_REAL = process.env.TRANSIT_FIXTURES_REAL ?? join(REPO_ROOT, '..', 'shared', 'fixtures-real');
-export const hasRealFixtures = (): boolean => existsSync(join(FIXTURES_REAL, 'README.md'));
+export { FIXTURES_REAL, hasRealFixtures } from './fixtures-real.ts';
 
 export interface FakeScheduleInput {
   timezone?: string;
