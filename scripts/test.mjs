@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Runs the tap suite under V8 coverage and closes with the plain "N passed, N failed" line that
 // CI reads, taken from tap's own summary; tap's exit code is kept, and a coverage figure below
-// the minimum makes the run fail too.
+// the minimum makes the run fail too. Tap runs esbuild bundles of the test files
+// (scripts/test-bundles.mjs), not the .ts files through tsx.
 //
-// Coverage is measured here with c8, not by tap: tap records coverage through the inspector, so
-// tsx (which embeds the original text in its source maps only when NODE_V8_COVERAGE is set) hands
-// out maps with `sourcesContent: [null]`, and v8-to-istanbul reads that null as an empty file:
-// every .ts file then shows as one covered line, 100% whatever ran. With NODE_V8_COVERAGE set,
-// tsx embeds the sources, Node writes raw coverage for every process (test files and the children
-// they spawn), and c8 maps it back to the .ts files, adding the files no test loads at 0%.
+// Coverage is measured here with c8, not by tap: tap records coverage through the inspector,
+// whose source maps (tsx's) came without the original texts, and every .ts file showed as one
+// covered line. With NODE_V8_COVERAGE set, Node writes raw coverage for every process (the
+// bundles, and the children tests start through tsx, whose maps then carry their sources), and
+// c8 maps it back to the .ts files, adding the files no test loads at 0%.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

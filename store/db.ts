@@ -143,6 +143,7 @@ export class Db {
         (await c.runAndReadAll('SELECT version FROM schema_migrations')).getRowObjectsJS().map((r) => Number(r.version)),
       );
       const pending = files.filter((file) => !done.has(Number(file.slice(0, 3))));
+      if (pending.length === 0) return pending;
       // all pending migrations in one transaction: an upgrade lands whole or not at all, and a new
       // file commits once instead of once per migration (a third less CPU to create one)
       await inTransaction(c, async () => {
