@@ -10,8 +10,8 @@
 // untouched), which the code uses to find the files it reads (core/assets.ts, tests' fixtures). Source maps
 // carry the .ts texts: c8 maps coverage back to them, and stack traces name .ts lines.
 // Children that tests start from the sources (test/support/cli.ts, sea/) still run through tsx.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 
@@ -84,24 +84,10 @@ export async function buildTestBundles(root, files, outdir) {
     platform: 'node',
     target: 'node20',
     packages: 'external',
-    sourcemap: 'linked',
+    sourcemap: 'inline',
     sourcesContent: true,
     plugins: [ownImportMetaUrl],
     logLevel: 'silent',
-    write: false,
   });
-  for (const file of result.outputFiles) {
-    let contents = file.contents;
-    if (file.path.endsWith('.map')) {
-      // absolute source paths: v8-to-istanbul asks c8's include/exclude about a bundle's sources
-      // by their paths as written, and a relative one matched nothing, leaving a file's unrun
-      // lines counted as run
-      const map = JSON.parse(file.text);
-      map.sources = map.sources.map((source) => resolve(dirname(file.path), source));
-      contents = JSON.stringify(map);
-    }
-    mkdirSync(dirname(file.path), { recursive: true });
-    writeFileSync(file.path, contents);
-  }
   return result.warnings.map((w) => `${w.location?.file ?? ''}:${w.location?.line ?? ''} ${w.text}`);
 }
