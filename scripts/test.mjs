@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 // Runs the tap suite under V8 coverage and closes with the plain "N passed, N failed" line that
-// CI reads, taken from tap's own summary; tap's exit code is kept, and a coverage figure below
-// the minimum makes the run fail too. Tap runs esbuild bundles of the test files
-// (scripts/test-bundles.mjs), not the .ts files through tsx.
+// CI reads. The test files are esbuild bundles (scripts/test-bundles.mjs), run a few at a time by
+// scripts/tap-files.mjs on plain node (not by tap's runner, whose loader hooks cost every test
+// process about 0.8 CPU-s: see there); a failing file, a crash, a timeout or a coverage figure
+// below the minimum fails the run.
 //
 // Coverage is measured here with c8, not by tap: tap records coverage through the inspector,
 // whose source maps (tsx's) came without the original texts, and every .ts file showed as one
 // covered line. With NODE_V8_COVERAGE set, Node writes raw coverage for every process (the
 // bundles, and the children tests start through tsx, whose maps then carry their sources), and
 // c8 maps it back to the .ts files, adding the files no test loads at 0%.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Report } from 'c8';
 import { buildTestBundles, bundleOf, testFiles } from './test-bundles.mjs';
+import { runTapFiles } from './tap-files.mjs';
 
 // Minimum share of lines run by the suite, over the product's .ts files.
 const MIN_LINES_PCT = 80;
@@ -28,9 +29,9 @@ const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'web/client/**', 'sta
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-// paths (test files, folders) choose what runs; tap's options pass through
+// paths (test files, folders) choose what runs; the rest are the runner's options
 const selections = args.filter((a) => !a.startsWith('-') && existsSync(a)).map((a) => relative(root, join(process.cwd(), a)));
-const tapOptions = args.filter((a) => a.startsWith('-') || !existsSync(a));
+const options = runnerOptions(args.filter((a) => a.startsWith('-') || !existsSync(a)));
 // Private per run, so concurrent runs in the same tree never merge each other's coverage or bundles.
 const rawCoverage = mkdtempSync(join(tmpdir(), 'transit-api-v8-coverage-'));
 const bundleDir = mkdtempSync(join(root, '.test-build-'));
@@ -38,10 +39,8 @@ const removeRunFiles = () => {
   rmSync(rawCoverage, { recursive: true, force: true });
   rmSync(bundleDir, { recursive: true, force: true });
 };
-const tap = join(root, 'node_modules', '.bin', 'tap');
 let files;
 try {
-  buildTapPlugins();
   files = testFiles(root, selections);
   const bundling = performance.now();
   const warnings = await buildTestBundles(root, files, bundleDir);
@@ -55,55 +54,56 @@ try {
   process.exit(1);
 }
 
-// --node-arg on the command line replaces .taprc's (tsx): the bundles are plain JavaScript
-const child = spawn(tap, ['--reporter=tap', '--disable-coverage', '--node-arg=--enable-source-maps', ...tapOptions, ...files.map((file) => bundleOf(bundleDir, file))], {
+const { totals, failed, interrupted } = await runTapFiles({
+  files: files.map((file) => ({ name: file, path: bundleOf(bundleDir, file) })),
   cwd: root,
   env: { ...process.env, NODE_V8_COVERAGE: rawCoverage },
-  stdio: ['ignore', 'pipe', 'inherit'],
+  nodeArgs: ['--enable-source-maps'],
+  ...options,
+  write: (text) => process.stdout.write(text),
 });
-let tail = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  tail = (tail + chunk.toString('utf8')).slice(-4096);
-});
-child.on('close', async (code, signal) => {
-  const counts = tapCounts(tail);
-  const tapExit = code ?? (signal ? 1 : 0);
-  let coverageFailed = false;
-  try {
-    // An interrupted run has nothing worth measuring.
-    if (!signal) coverageFailed = !(await checkCoverage(args.length === 0));
-  } catch (error) {
-    console.log(`# coverage could not be measured: ${error instanceof Error ? error.message : error}`);
-    coverageFailed = true;
-  } finally {
-    removeRunFiles();
-  }
-  if (tapExit !== 0 && counts.fail === 0) console.log('# tap exited non-zero (a test file crashed or timed out)');
-  const failed = counts.fail + (tapExit !== 0 && counts.fail === 0 ? 1 : 0) + (coverageFailed ? 1 : 0);
-  console.log(`# ${counts.skip} skipped, ${counts.todo} todo`);
-  console.log(`${counts.pass} passed, ${failed} failed`);
-  process.exit(tapExit !== 0 ? tapExit : coverageFailed ? 1 : 0);
-});
+let coverageFailed = false;
+try {
+  // an interrupted run has nothing worth measuring
+  if (!interrupted) coverageFailed = !(await checkCoverage(selections.length === 0 && options.grep.length === 0));
+} catch (error) {
+  console.log(`# coverage could not be measured: ${error instanceof Error ? error.message : error}`);
+  coverageFailed = true;
+} finally {
+  removeRunFiles();
+}
+if (failed.length) console.log(`# failed: ${failed.join(', ')}`);
+console.log(`# ${totals.skip} skipped, ${totals.todo} todo`);
+console.log(`${totals.pass} passed, ${totals.fail + (coverageFailed ? 1 : 0)} failed`);
+process.exit(failed.length || coverageFailed ? 1 : 0);
 
 /**
- * Builds tap's plugin set as .taprc lists it once after every install (and after .taprc changes).
- * Tap rebuilds it by itself on the first run that finds it different, but hands that run's test
- * processes the loaders of the set it started with: after `npm ci`, tap's default set, whose
- * TypeScript plugin put ts-node's loader hooks in every test process (CI's run took 613 s of tap
- * time, the same clone's next run 465 s).
+ * The runner's options: `--grep=<pattern>` (repeatable: tap's TAP_GREP, one pattern per level of
+ * subtests), `--bail`, `--jobs=<n>` / `-j<n>`, `--timeout=<seconds>` per file; jobs and timeout
+ * default to .taprc's.
  */
-function buildTapPlugins() {
-  const stamp = join(root, 'node_modules', '.cache', 'transit-api', 'tap-build');
-  const mtime = (path) => (existsSync(path) ? statSync(path).mtimeMs : -Infinity);
-  const built = existsSync(stamp) ? statSync(stamp).mtimeMs : null;
-  const installed = mtime(join(root, 'node_modules', '.package-lock.json'));
-  if (built !== null && built >= installed && built >= mtime(join(root, '.taprc'))) return;
-  console.log("# building tap's plugins as .taprc lists them (tap build, once after an install)");
-  const build = spawnSync(tap, ['build'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'] });
-  if (build.status !== 0) throw new Error(`tap build exited with ${build.status ?? build.signal}`);
-  mkdirSync(dirname(stamp), { recursive: true });
-  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+function runnerOptions(list) {
+  const rc = readFileSync(join(root, '.taprc'), 'utf8');
+  const fromRc = (key, fallback) => Number(rc.match(new RegExp(`^${key}:\\s*(\\d+)\\s*$`, 'm'))?.[1] ?? fallback);
+  const options = { jobs: fromRc('jobs', 2), timeoutS: fromRc('timeout', 30), grep: [], bail: false };
+  for (let i = 0; i < list.length; i++) {
+    const [flag, inline] = list[i].split(/=(.*)/s);
+    const value = () => inline ?? list[++i];
+    if (flag === '--grep' || flag === '-g') options.grep.push(value());
+    else if (flag === '--bail' || flag === '-b') options.bail = true;
+    else if (flag === '--jobs' || flag === '-j') options.jobs = Number(value());
+    else if (/^-j\d+$/.test(flag)) options.jobs = Number(flag.slice(2));
+    else if (flag === '--timeout' || flag === '-t') options.timeoutS = Number(value());
+    else {
+      console.error(`npm test: unknown option or missing path ${list[i]} (paths, --grep=…, --bail, --jobs=…, --timeout=… seconds)`);
+      process.exit(2);
+    }
+  }
+  if (!(options.jobs >= 1) || !(options.timeoutS > 0)) {
+    console.error('npm test: --jobs must be 1 or more and --timeout a number of seconds');
+    process.exit(2);
+  }
+  return options;
 }
 
 /**
@@ -134,15 +134,6 @@ function matchSourcesByPath(report) {
   const shouldInstrument = report._shouldInstrument.bind(report);
   report._shouldInstrument = (name) => shouldInstrument(name.startsWith('file://') ? fileURLToPath(name) : name);
   return report;
-}
-
-function tapCounts(text) {
-  const summary = [...text.matchAll(/^# (\{[^}\n]*\})\s*$/gm)].pop();
-  const counts = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
-  if (summary) {
-    for (const [, key, value] of summary[1].matchAll(/(\w+):\s*(\d+)/g)) counts[key] = Number(value);
-  }
-  return counts;
 }
 
 // Writes coverage/coverage.txt (per file) and coverage/coverage-summary.json, prints the total.
