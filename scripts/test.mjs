@@ -28,6 +28,7 @@ const SOURCES = ['{core,pipeline,store,http,accounts,docs,status,web,exports,web
 const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'web/client/**', 'status/client/**'];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI_ENTRY = 'app/main.ts';
 const args = process.argv.slice(2);
 // paths (test files, folders) choose what runs; the rest are the runner's options
 const selections = args.filter((a) => !a.startsWith('-') && existsSync(a)).map((a) => relative(root, join(process.cwd(), a)));
@@ -43,7 +44,8 @@ let files;
 try {
   files = testFiles(root, selections);
   const bundling = performance.now();
-  const warnings = await buildTestBundles(root, files, bundleDir);
+  // the CLI too, for the tests that run it as a child process (test/support/cli.ts)
+  const warnings = await buildTestBundles(root, [...files, CLI_ENTRY], bundleDir);
   for (const warning of warnings) console.log(`# esbuild: ${warning}`);
   console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - bundling)} ms (scripts/test-bundles.mjs)`);
 } catch (error) {
@@ -57,7 +59,7 @@ try {
 const { totals, failed, interrupted } = await runTapFiles({
   files: files.map((file) => ({ name: file, path: bundleOf(bundleDir, file) })),
   cwd: root,
-  env: { ...process.env, NODE_V8_COVERAGE: rawCoverage },
+  env: { ...process.env, NODE_V8_COVERAGE: rawCoverage, TRANSIT_TEST_CLI: bundleOf(bundleDir, CLI_ENTRY) },
   nodeArgs: ['--enable-source-maps'],
   ...options,
   write: (text) => process.stdout.write(text),
