@@ -14,7 +14,7 @@ import { negotiateEncoding } from './encoding.ts';
 import { baseHeaders, PREFLIGHT_HEADERS, pushRateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
 import type { RateDecision, RateLimiter } from '../accounts/limiter.ts';
 import type { Meter } from '../accounts/meter.ts';
-import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes, WINDOW_POLICY_NAME } from '../accounts/plans.ts';
+import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes } from '../accounts/plans.ts';
 import { renderProblem, toApiError } from './problem.ts';
 import {
   compressible, etagOf, matchesIfNoneMatch, representation, ResponseCache, type CachedBody, type Representation,
@@ -24,7 +24,9 @@ import {
   FileReply, Reply, StreamReply, type ApiRequest, type ApiResponse, type PageRequest, type RequestContext, type RouteDef,
   type StreamProvider,
 } from './types.ts';
-import { parseJsonBody, parseQuery, validate, type ParsedQuery } from './validate.ts';
+import { parseJsonBody, validate, type ParsedQuery } from './validate.ts';
+import { QueryMemo, scopeQuery, type QueryEntry } from './query-memo.ts';
+import { authenticateRequest, rateLimited, wantsEventStream } from './request-auth.ts';
 
 export interface RequestPipelineOptions {
   routes: readonly RouteDef[];
@@ -46,7 +48,7 @@ export interface RequestPipelineOptions {
 }
 
 const UNMATCHED = '(unmatched)';
-const QUERY_CACHE_ENTRIES = 5_000;
+const QUERY_MEMO_ENTRIES = 5_000;
 const JSON_TYPE = 'application/json';
 // shared, never modified: allocated once instead of per response
 const JSON_CONTENT_TYPE: [string, string] = ['Content-Type', JSON_TYPE];
@@ -54,14 +56,6 @@ const REVALIDATE: [string, string] = ['Cache-Control', 'private, no-cache'];
 const VARY: [string, string] = ['Vary', 'Accept-Encoding'];
 const CODED: Record<'br' | 'gzip', [string, string]> = { br: ['Content-Encoding', 'br'], gzip: ['Content-Encoding', 'gzip'] };
 const API_PREFIX = '/api/';
-
-/** A route's query string parsed and validated once, with the keys derived from it. */
-interface QueryEntry {
-  readonly parsed: ParsedQuery & { scope: string };
-  readonly query: Record<string, unknown>;
-  /** response-cache key on a path without parameters (the path is the route's), made on first use */
-  cacheKey?: string;
-}
 
 /** Per-request facts the final metering and header steps need, whatever happened before. */
 interface RequestState {
@@ -84,9 +78,7 @@ interface RequestState {
 export class RequestPipeline {
   private readonly router = new Router<CompiledRoute>();
   private readonly cache: ResponseCache;
-  /** parsed queries by route, then by raw query string */
-  private readonly queries = new Map<CompiledRoute, Map<string, QueryEntry>>();
-  private queryCount = 0;
+  private readonly queries = new QueryMemo(QUERY_MEMO_ENTRIES);
   private readonly idPrefix = randomBytes(4).toString('hex');
   private nextId = 0;
   private readonly log: Logger;
@@ -186,7 +178,7 @@ export class RequestPipeline {
     if (wantsStream && def.meter !== null) state.unit = 'connection-minute';
 
     if (!isApi) return this.routed(req, state, match, head, wantsStream);
-    const authenticated = this.authenticate(req, wantsStream, !!def && (def.sse === true || def.stream === true), state.startedMs);
+    const authenticated = authenticateRequest(this.options.keys, req, wantsStream, !!def && (def.sse === true || def.stream === true), state.startedMs);
     if (authenticated instanceof Promise) {
       return authenticated.then((key) => this.limited(req, state, match, head, wantsStream, key));
     }
@@ -253,7 +245,7 @@ export class RequestPipeline {
     }
 
     const params = (def.params ? validate(def.params, match.params) : {}) as Record<string, string>;
-    const entry = this.parseQueryFor(compiled, req.query);
+    const entry = this.queries.get(compiled, req.query);
     const { parsed, query } = entry;
     if (!wantsStream && parsed.values.api_key !== undefined) {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
@@ -375,35 +367,6 @@ export class RequestPipeline {
     return { status, headers, body, omitBody: head };
   }
 
-  private authenticate(req: ApiRequest, stream: boolean, sseCapable: boolean, nowMs: number): AuthenticatedKey | Promise<AuthenticatedKey> {
-    const header = req.headers.authorization;
-    let token: string | null = null;
-    if (header !== undefined) {
-      token = bearerToken(header);
-      if (token === null) {
-        throw new ApiError('unauthorized', 'The Authorization header must be "Bearer <key>".', {
-          headers: { 'WWW-Authenticate': 'Bearer realm="transit-api", error="invalid_request"' },
-        });
-      }
-    } else if (stream) {
-      token = new URLSearchParams(req.query).get('api_key');
-    }
-    if (token === null) {
-      if (req.query.includes('api_key') && new URLSearchParams(req.query).has('api_key')) {
-        throw new ApiError('unauthorized', sseCapable
-          ? 'api_key in the query is accepted on event streams only (format=sse or Accept: text/event-stream); '
-            + 'for JSON send the key as Authorization: Bearer <key>.'
-          : 'api_key in the query is accepted on event streams only, and this endpoint has none; '
-            + 'send the key as Authorization: Bearer <key>.', {
-          errors: [{ parameter: 'api_key', detail: 'accepted only on event streams; use Authorization: Bearer' }],
-        });
-      }
-      throw new ApiError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
-    }
-    const pending = this.options.keys.authenticate(token, nowMs);
-    return pending instanceof Promise ? pending.then(validKey) : validKey(pending);
-  }
-
   private async parseBody(req: ApiRequest, compiled: CompiledRoute): Promise<unknown> {
     const schema = compiled.def.body;
     if (!schema) return undefined;
@@ -443,33 +406,6 @@ export class RequestPipeline {
     }
     return new Context(state.requestId, state.startedMs, state.method, req.path, query, params, body, state.key,
       req.headers, page, parsed.values, `${this.options.baseUrl ?? ''}${req.path}`, compiled.streamNames);
-  }
-
-  /** Parsing and validating a query costs more than the rest of a cached request: memoized. */
-  private parseQueryFor(compiled: CompiledRoute, raw: string): QueryEntry {
-    let byQuery = this.queries.get(compiled);
-    if (!byQuery) this.queries.set(compiled, (byQuery = new Map()));
-    let entry = byQuery.get(raw);
-    if (!entry) {
-      const parsed: ParsedQuery & { scope: string } = { ...parseQuery(raw, compiled.allowedQuery, compiled.hints), scope: '' };
-      parsed.scope = scopeQuery(parsed, compiled.pagingNames);
-      entry = { parsed, query: Object.freeze(validate(compiled.query, parsed.values) as Record<string, unknown>) };
-      if (this.queryCount >= QUERY_CACHE_ENTRIES) this.forgetQuery(byQuery);
-      byQuery.set(raw, entry);
-      this.queryCount++;
-    }
-    return entry;
-  }
-
-  /** Drops the oldest memoized query: this route's own, else another route's. */
-  private forgetQuery(preferred: Map<string, QueryEntry>): void {
-    for (const byQuery of [preferred, ...this.queries.values()]) {
-      const oldest = byQuery.keys().next();
-      if (oldest.done) continue;
-      byQuery.delete(oldest.value);
-      this.queryCount--;
-      return;
-    }
   }
 
   private async openStream(
@@ -547,44 +483,6 @@ export class RequestPipeline {
     if (status >= 500) this.log.warn(line, 'request answered with a server error');
     else this.log.debug(line, 'request');
   }
-}
-
-function validKey(key: AuthenticatedKey | null): AuthenticatedKey {
-  if (!key) {
-    throw new ApiError('unauthorized', 'The API key is not valid: it is unknown, malformed or revoked.', {
-      headers: { 'WWW-Authenticate': 'Bearer realm="transit-api", error="invalid_token"' },
-    });
-  }
-  return key;
-}
-
-function rateLimited(key: AuthenticatedKey, decision: RateDecision): ApiError {
-  return new ApiError('rate_limited',
-    `This key's ${key.plan} plan allows ${decision.limit} requests per 5 minutes; retry after the window moves on.`,
-    { members: { 'violated-policies': [WINDOW_POLICY_NAME] } });
-}
-
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
-
-/** The token of `Bearer <token>`; the usual form is read without the regular expression. */
-function bearerToken(header: string): string | null {
-  if (header.startsWith('Bearer ')) {
-    const token = header.slice(7);
-    if (token.length > 0 && !/\s/.test(token)) return token;
-  }
-  return BEARER.exec(header)?.[1] ?? null;
-}
-
-function wantsEventStream(req: ApiRequest): boolean {
-  const accept = req.headers.accept;
-  if (accept && accept.includes('text/event-stream')) return true;
-  // decoded like the validator decodes it, so format=%73se cannot slip through as JSON
-  return req.query.includes('format') && new URLSearchParams(req.query).get('format') === 'sse';
-}
-
-function scopeQuery(parsed: ParsedQuery, excluded: ReadonlySet<string>): string {
-  return Object.keys(parsed.values).filter((n) => !excluded.has(n)).sort()
-    .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(parsed.values[n]!)}`).join('&');
 }
 
 /** The path for `instance`: bounded, and never with the query (it may hold api_key). */
