@@ -12,4 +12,4 @@ export function runTapFiles(options: {
   grep?: string[];
   bail?: boolean;
   write(text: string): void;
-}): Promise<{ totals: TapCounts; failed: string[]; interrupted: boolean }>;
+}): Promise<{ totals: TapCounts; failed: string[]; interrupted: boolean; times: { name: string; ms: number }[] }>;

@@ -26,12 +26,15 @@ const indent = (text) => text.replace(/\n$/, '').split('\n').map((line) => `    
 /**
  * Runs `files` ({ name, path }: name as reported, path of the script node runs), `jobs` at a
  * time, each killed after `timeoutS` seconds. `write` receives the report; resolves with the
- * totals, the names of the files that failed (a failing test, a crash, a timeout) and whether
- * SIGINT or SIGTERM stopped the run (the files running then were stopped with it).
+ * totals, the names of the files that failed (a failing test, a crash, a timeout), each file's
+ * wall time, and whether SIGINT or SIGTERM stopped the run (the files running then were stopped
+ * with it).
  */
 export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, grep = [], bail = false, write }) {
   const totals = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
   const failed = [];
+  /** wall time of each file, ms, in the order they ended */
+  const times = [];
   const running = new Set();
   let next = 0;
   let reported = 0;
@@ -52,7 +55,7 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
       write(`# time=${Math.round(performance.now() - started)}ms\n`);
       process.off('SIGINT', interrupt);
       process.off('SIGTERM', interrupt);
-      resolve({ totals, failed, interrupted });
+      resolve({ totals, failed, interrupted, times });
     };
     const interrupt = (signal) => {
       stopping = true;
@@ -93,6 +96,7 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
             : counts.fail > 0 ? `${counts.fail} failed`
               : code !== 0 ? `exit code ${code ?? signal} after its tests passed` : null;
         const ms = Math.round(performance.now() - t0);
+        times.push({ name: file.name, ms });
         reported += 1;
         if (why === null) {
           write(`ok ${reported} - ${file.name} # time=${ms}ms\n`);

@@ -56,7 +56,7 @@ try {
   process.exit(1);
 }
 
-const { totals, failed, interrupted } = await runTapFiles({
+const { totals, failed, interrupted, times } = await runTapFiles({
   files: files.map((file) => ({ name: file, path: bundleOf(bundleDir, file) })),
   cwd: root,
   env: { ...process.env, NODE_V8_COVERAGE: rawCoverage, TRANSIT_TEST_CLI: bundleOf(bundleDir, CLI_ENTRY) },
@@ -74,6 +74,9 @@ try {
 } finally {
   removeRunFiles();
 }
+const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, 5);
+// where the suite's time goes, for whoever makes it faster (wall times, several files at once)
+if (times.length > 5) console.log(`# slowest files: ${slowest.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)} s`).join(', ')}`);
 if (failed.length) console.log(`# failed: ${failed.join(', ')}`);
 console.log(`# ${totals.skip} skipped, ${totals.todo} todo`);
 console.log(`${totals.pass} passed, ${totals.fail + (coverageFailed ? 1 : 0)} failed`);

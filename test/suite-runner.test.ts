@@ -26,8 +26,9 @@ async function run(t: Test, names: (keyof typeof FILES)[], extra: { grep?: strin
 }
 
 t.test('a passing file is one line; the totals are the sum of every file\'s assertions', async (t) => {
-  const { totals, failed, output } = await run(t, ['pass.mjs', 'pass.mjs']);
+  const { totals, failed, output, times } = await run(t, ['pass.mjs', 'pass.mjs']);
   t.same(failed, []);
+  t.same(times.map((f) => f.name), ['pass.mjs', 'pass.mjs'], 'a wall time per file');
   t.match(totals, { total: 6, pass: 6, fail: 0 });
   t.match(output, /^ok 1 - pass\.mjs # time=\d+ms$/m);
   t.match(output, /^1\.\.2$/m);
