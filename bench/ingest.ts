@@ -13,6 +13,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
@@ -39,6 +40,8 @@ class TimedHistory implements HistoryWriter {
   ms = 0;
   rows = 0;
   idleMs = 0;
+  /** the longest the event loop waited while an append ran, ms (requests and streams wait as long) */
+  blockMs = 0;
   constructor(private readonly inner: HistoryWriter) {}
   async idle(): Promise<void> {
     const t0 = performance.now();
@@ -49,9 +52,13 @@ class TimedHistory implements HistoryWriter {
     return this.inner.hasSnapshot(key);
   }
   async write(batch: HistoryBatch): Promise<number> {
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
     const t0 = performance.now();
     const stored = await this.inner.write(batch);
     this.ms += performance.now() - t0;
+    loop.disable();
+    this.blockMs = Math.max(this.blockMs, loop.max / 1e6);
     this.rows += stored;
     return stored;
   }
@@ -121,6 +128,7 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
       history.ms = 0;
       history.rows = 0;
       history.idleMs = 0;
+      history.blockMs = 0;
     }
     // CPU time as well as wall time: on a shared machine the wall clock also counts other
     // processes' turns (DuckDB's own threads count in CPU time too)
@@ -151,7 +159,7 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
   return {
     kind, bytes: bodies[0]!.byteLength, entities: last.entities, stored: last.stored, rejected: last.rejected, events,
     liveMedian: median(toLive), liveP90: p90(toLive), e2eMedian: median(e2e), e2eP90: p90(e2e), e2eCpuMedian: median(e2eCpu), decodeMedian: median(decode),
-    appendRowsPerS: history.rows / (history.ms / 1000), withCheckpointsRowsPerS: history.rows / ((history.ms + checkpointMs) / 1000), checkpointMs, appendMsPerPoll: history.ms / POLLS, appendMedian: median(appendMs), appendP90: p90(appendMs),
+    appendRowsPerS: history.rows / (history.ms / 1000), withCheckpointsRowsPerS: history.rows / ((history.ms + checkpointMs) / 1000), checkpointMs, appendMsPerPoll: history.ms / POLLS, appendMedian: median(appendMs), appendP90: p90(appendMs), appendBlockMs: history.blockMs,
     engineRowsPerS: engineRows / (engineMs.reduce((a, b) => a + b, 0) / 1000), engineMedian: median(engineMs), engineP90: p90(engineMs),
   };
 }
@@ -199,6 +207,7 @@ try {
     console.log(`  end to end, stored (pollOnce: + history queue and append):   ${ms(r.e2eMedian, r.e2eP90)}, CPU ${r.e2eCpuMedian.toFixed(1)} ms`);
     console.log(`    baseline: bare protobufjs decode of the same bytes:          median ${r.decodeMedian.toFixed(1).padStart(6)} ms (end to end ${(r.e2eMedian / r.decodeMedian).toFixed(1)}×)`);
     console.log(`  history append (one transaction per poll):                   ${ms(r.appendMedian, r.appendP90)}, ${Math.round(r.appendRowsPerS).toLocaleString('en-US')} rows/s`);
+    console.log(`    longest the event loop waited during an append (requests and streams wait as long): ${r.appendBlockMs.toFixed(1)} ms`);
     console.log(`    with the checkpoints it ran when idle (${r.checkpointMs.toFixed(0)} ms in all): ${Math.round(r.withCheckpointsRowsPerS).toLocaleString('en-US')} rows/s`);
     console.log(`    baseline: DuckDB INSERT … FROM range(), same rows per txn:  ${ms(r.engineMedian, r.engineP90)}, ${Math.round(r.engineRowsPerS).toLocaleString('en-US')} rows/s `
       + `(append / engine ${(r.appendRowsPerS / r.engineRowsPerS).toFixed(2)}×)`);

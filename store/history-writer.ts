@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
-import { appendColumns, type ColumnDef } from './chunk-append.ts';
+import { setImmediate as turn } from 'node:timers/promises';
+import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
@@ -193,7 +194,8 @@ async function storeBatch(conn: DuckDBConnection, batch: HistoryBatch): Promise<
     if (plan.ofSnapshot && !fresh) continue;
     const appender = await conn.createAppender(plan.table);
     try {
-      appendColumns(appender, plan.columns, rows);
+      // a chunk at a time, letting requests and streams through between them
+      await appendColumnsInSlices(appender, plan.columns, rows, () => turn());
       // flush inside the try so constraint errors surface here and roll the batch back
       appender.flushSync();
     } finally {
