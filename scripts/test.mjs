@@ -8,7 +8,7 @@
 // Coverage is measured here with c8, not by tap: tap records coverage through the inspector,
 // whose source maps (tsx's) came without the original texts, and every .ts file showed as one
 // covered line. With NODE_V8_COVERAGE set, Node writes raw coverage for every process (the
-// bundles, and the children tests start through tsx, whose maps then carry their sources), and
+// test bundles, and the children tests start: the CLI bundle, or the sources through tsx), and
 // c8 maps it back to the .ts files, adding the files no test loads at 0%.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
