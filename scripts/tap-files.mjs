@@ -110,7 +110,7 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
           write(`not ok ${reported} - ${file.name} # ${why}, time=${ms}ms\n`);
           if (stdout.trim()) write(`${indent(stdout)}\n`);
           const stderr = Buffer.concat(err).toString('utf8').trimEnd();
-          if (stderr.trim()) write(`${indent(stderr.split('\n').map((line) => `# stderr: ${line}`).join('\n'))}\n`);
+          if (stderr) write(`${indent(stderr.split('\n').map((line) => `# stderr: ${line}`).join('\n'))}\n`);
           if (bail) stopping = true;
         }
         launch();

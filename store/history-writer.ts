@@ -194,10 +194,9 @@ async function storeBatch(conn: DuckDBConnection, batch: HistoryBatch): Promise<
     if (plan.ofSnapshot && !fresh) continue;
     const appender = await conn.createAppender(plan.table);
     try {
-      // a chunk at a time, letting requests and streams through between them
+      // a chunk at a time, each flushed into the transaction (inside the try, so constraint errors
+      // surface here and roll the batch back), letting requests and streams through between them
       await appendColumnsInSlices(appender, plan.columns, rows, () => turn());
-      // flush inside the try so constraint errors surface here and roll the batch back
-      appender.flushSync();
     } finally {
       try {
         appender.closeSync();
