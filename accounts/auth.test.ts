@@ -25,7 +25,10 @@ t.test('a known key is looked up once, then served from memory', async (t) => {
   const { db, store, clock, queries } = await setup(t);
   const created = await createKey(db, { plan: 'regular', test: true });
   const before = queries();
-  const [a, b] = await Promise.all([store.authenticate(created.key, clock.now), store.authenticate(created.key, clock.now)]);
+  const [a, b] = await Promise.all([
+    store.authenticate(created.key, clock.now),
+    store.authenticate(created.key, clock.now),
+  ]);
   t.equal(queries() - before, 1, 'concurrent first uses share one query');
   t.same(a, { id: created.id, plan: 'regular', test: true, prefix: created.prefix });
   t.equal(a, b);

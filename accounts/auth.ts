@@ -54,7 +54,10 @@ export class KeyStore implements KeyAuthenticator {
   private readonly maxStaleMs: number;
   private readonly log: Logger;
 
-  constructor(private readonly db: Db, private readonly options: KeyStoreOptions) {
+  constructor(
+    private readonly db: Db,
+    private readonly options: KeyStoreOptions,
+  ) {
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxNegative = options.maxNegativeEntries ?? 10_000;
     this.maxStaleMs = options.recheckMs * 3;
@@ -110,7 +113,10 @@ export class KeyStore implements KeyAuthenticator {
     const asked = [...this.entries.values()].filter((e) => e.key !== null);
     if (asked.length === 0) return;
     try {
-      const states = await keyStates(this.db, asked.map((e) => e.key!.id));
+      const states = await keyStates(
+        this.db,
+        asked.map((e) => e.key!.id),
+      );
       for (const entry of asked) {
         if (!entry.key) continue;
         const state = states.get(entry.key.id);
@@ -126,16 +132,18 @@ export class KeyStore implements KeyAuthenticator {
   private lookup(hash: string, nowMs: number): Promise<AuthenticatedKey | null> {
     let pending = this.lookups.get(hash);
     if (!pending) {
-      pending = findKeyByHash(this.db, hash).then((record) => {
-        if (!record) {
-          if (this.unknown.size >= this.maxNegative) this.unknown.clear();
-          this.unknown.set(hash, nowMs + this.negativeTtlMs);
-          return null;
-        }
-        const key = toKey(record);
-        this.entries.set(hash, { key, validatedAtMs: nowMs });
-        return key;
-      }).finally(() => this.lookups.delete(hash));
+      pending = findKeyByHash(this.db, hash)
+        .then((record) => {
+          if (!record) {
+            if (this.unknown.size >= this.maxNegative) this.unknown.clear();
+            this.unknown.set(hash, nowMs + this.negativeTtlMs);
+            return null;
+          }
+          const key = toKey(record);
+          this.entries.set(hash, { key, validatedAtMs: nowMs });
+          return key;
+        })
+        .finally(() => this.lookups.delete(hash));
       this.lookups.set(hash, pending);
     }
     return pending;

@@ -18,10 +18,21 @@ type Print = (line: string) => void;
 
 function table(keys: readonly ApiKeyInfo[]): string[] {
   const header = ['id', 'prefix', 'plan', 'test', 'created_at', 'revoked_at', 'name'];
-  const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.plan, k.test ? 'yes' : 'no', k.created_at,
-    k.revoked_at ?? '-', k.name ?? '']);
+  const rows = keys.map((k) => [
+    k.id,
+    `${k.prefix}…`,
+    k.plan,
+    k.test ? 'yes' : 'no',
+    k.created_at,
+    k.revoked_at ?? '-',
+    k.name ?? '',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -30,7 +41,11 @@ function table(keys: readonly ApiKeyInfo[]): string[] {
  * on the first line (`keys create … | head -1` and `$(…)` get just the key), then what it is.
  */
 export async function runKeysCommand(
-  db: Db, args: readonly string[], print: Print, printError: Print = print, options: KeysCommandOptions = {},
+  db: Db,
+  args: readonly string[],
+  print: Print,
+  printError: Print = print,
+  options: KeysCommandOptions = {},
 ): Promise<number> {
   const json = args.includes('--json');
   const [command, ...rest] = args.filter((a) => a !== '--json');
@@ -55,7 +70,9 @@ export async function runKeysCommand(
         return 0;
       }
       print(created.key);
-      print(`created ${created.id} (${created.plan}${created.test ? ', test' : ''}): the key above is shown once and stored only as a hash, keep it now`);
+      print(
+        `created ${created.id} (${created.plan}${created.test ? ', test' : ''}): the key above is shown once and stored only as a hash, keep it now`,
+      );
       return 0;
     }
     if (command === 'list') {

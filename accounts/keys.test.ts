@@ -2,7 +2,15 @@ import t from 'tap';
 import { Db } from '../store/db.ts';
 import { runKeysCommand } from './keys-cli.ts';
 import {
-  createKey, findKeyByHash, generateKey, hashKey, KEY_PATTERN, keyStates, KeyNotFoundError, listKeys, revokeKey,
+  createKey,
+  findKeyByHash,
+  generateKey,
+  hashKey,
+  KEY_PATTERN,
+  keyStates,
+  KeyNotFoundError,
+  listKeys,
+  revokeKey,
 } from './keys.ts';
 
 t.test('keys are random, well-formed and stored only as hashes', async (t) => {
@@ -63,7 +71,11 @@ t.test('keys CLI', async (t) => {
   const out: string[] = [];
   const print = (line: string) => out.push(line);
   t.equal(await runKeysCommand(db, ['create', '--plan', 'max', '--test', '--name', 'ci'], print), 0);
-  t.match(out.join('\n'), /^tk_test_[A-Za-z0-9]{32}\ncreated key_\w+ \(max, test\): .*shown once/, 'the key alone on the first line');
+  t.match(
+    out.join('\n'),
+    /^tk_test_[A-Za-z0-9]{32}\ncreated key_\w+ \(max, test\): .*shown once/,
+    'the key alone on the first line',
+  );
   t.equal(await runKeysCommand(db, ['create', '--plan=regular', '--name=web'], print), 0);
   out.length = 0;
   t.equal(await runKeysCommand(db, ['list'], print), 0);

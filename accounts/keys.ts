@@ -4,7 +4,14 @@ import { hash, randomBytes } from 'node:crypto';
 import type { Db } from '../store/db.ts';
 import { isPlan, type Plan } from './plans.ts';
 import {
-  insertKeyRow, keyRowByHash, keyRowById, keyRows, keyRowsByIdOrPrefix, keyRowsByIds, revokeKeyRow, type KeyRow,
+  insertKeyRow,
+  keyRowByHash,
+  keyRowById,
+  keyRows,
+  keyRowsByIdOrPrefix,
+  keyRowsByIds,
+  revokeKeyRow,
+  type KeyRow,
 } from './store.ts';
 
 export const KEY_PATTERN = /^tk_(live|test)_[A-Za-z0-9]{32}$/;
@@ -76,7 +83,14 @@ export async function createKey(
   if (name && name.length > 200) throw new Error('key name is longer than 200 characters');
   const key = generateKey(options.test ?? false);
   const id = `key_${randomBytes(8).toString('hex')}`;
-  await insertKeyRow(db, { id, key_hash: hashKey(key), prefix: key.slice(0, PREFIX_CHARS), plan: options.plan, test: options.test ?? false, name });
+  await insertKeyRow(db, {
+    id,
+    key_hash: hashKey(key),
+    prefix: key.slice(0, PREFIX_CHARS),
+    plan: options.plan,
+    test: options.test ?? false,
+    name,
+  });
   const record = await findKey(db, id);
   if (!record) throw new Error(`api key ${id} vanished after insert`);
   return { ...info(record), key };
@@ -120,9 +134,11 @@ export async function revokeKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo>
   const exact = matches.find((row) => row.id === idOrPrefix);
   const target = exact ?? (matches.length === 1 ? matches[0] : undefined);
   if (!target) {
-    throw new KeyNotFoundError(matches.length > 1
-      ? `${matches.length} keys start with ${JSON.stringify(idOrPrefix)}; give the key id`
-      : `no key with id or prefix ${JSON.stringify(idOrPrefix)}`);
+    throw new KeyNotFoundError(
+      matches.length > 1
+        ? `${matches.length} keys start with ${JSON.stringify(idOrPrefix)}; give the key id`
+        : `no key with id or prefix ${JSON.stringify(idOrPrefix)}`,
+    );
   }
   const row = await revokeKeyRow(db, target.id);
   if (!row) throw new KeyNotFoundError(`key ${target.id} vanished while being revoked`);

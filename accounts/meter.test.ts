@@ -4,8 +4,18 @@ import { DbMeter, MemoryMeter, teeMeter, type UsageRecord } from './meter.ts';
 import { logInto } from '../test/support/logs.ts';
 
 const usage = (over: Partial<UsageRecord> = {}): UsageRecord => ({
-  keyId: 'key_1', plan: 'regular', test: false, unit: 'request', quantity: 1, method: 'GET', endpoint: '/api/v1/alerts',
-  status: 200, latencyMs: 1.5, atMs: 1_714_580_000_123, requestId: 'req_1', ...over,
+  keyId: 'key_1',
+  plan: 'regular',
+  test: false,
+  unit: 'request',
+  quantity: 1,
+  method: 'GET',
+  endpoint: '/api/v1/alerts',
+  status: 200,
+  latencyMs: 1.5,
+  atMs: 1_714_580_000_123,
+  requestId: 'req_1',
+  ...over,
 });
 
 t.test('calls are summed per second and appended, live and test apart', async (t) => {
@@ -23,15 +33,21 @@ t.test('calls are summed per second and appended, live and test apart', async (t
   t.equal(meter.pending, 0);
   t.equal(meter.persisted, 6);
   const live = await db.json<Record<string, unknown>>(
-    'SELECT key_id, plan, unit, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max FROM api_usage ORDER BY unit, status, bucket_at');
-  t.same(live.map((r) => [r.key_id, r.unit, r.status, r.calls, r.quantity, r.latency_ms_total, r.latency_ms_max]), [
-    ['key_1', 'connection-minute', 200, 1, 3, 1.5, 1.5],
-    ['key_1', 'request', 200, 2, 2, 5.5, 4],
-    ['key_1', 'request', 200, 1, 1, 1.5, 1.5],
-    [null, 'request', 401, 1, 1, 1.5, 1.5],
-  ]);
+    'SELECT key_id, plan, unit, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max FROM api_usage ORDER BY unit, status, bucket_at',
+  );
+  t.same(
+    live.map((r) => [r.key_id, r.unit, r.status, r.calls, r.quantity, r.latency_ms_total, r.latency_ms_max]),
+    [
+      ['key_1', 'connection-minute', 200, 1, 3, 1.5, 1.5],
+      ['key_1', 'request', 200, 2, 2, 5.5, 4],
+      ['key_1', 'request', 200, 1, 1, 1.5, 1.5],
+      [null, 'request', 401, 1, 1, 1.5, 1.5],
+    ],
+  );
   t.match(String(live[1]!.bucket_at), /^2024-05-01 16:13:20\+00/);
-  const test = await db.all<{ key_id: string; status: number; calls: number }>('SELECT key_id, status, calls FROM api_usage_test');
+  const test = await db.all<{ key_id: string; status: number; calls: number }>(
+    'SELECT key_id, status, calls FROM api_usage_test',
+  );
   t.same(test, [{ key_id: 'key_2', status: 429, calls: 1 }]);
 });
 
@@ -58,7 +74,12 @@ t.test('a full batch flushes early; the timer flushes the rest; close flushes an
 t.test('a failing store keeps buckets (bounded, merged) and reports what was lost', async (t) => {
   const db = await Db.open(':memory:');
   const logged: string[] = [];
-  const meter = new DbMeter(db, { flushMs: 60_000, batchRows: 1_000, maxBufferedRows: 5, log: logInto((m, line) => logged.push(line.table ? `${m} (${String(line.table)})` : m)) });
+  const meter = new DbMeter(db, {
+    flushMs: 60_000,
+    batchRows: 1_000,
+    maxBufferedRows: 5,
+    log: logInto((m, line) => logged.push(line.table ? `${m} (${String(line.table)})` : m)),
+  });
   await db.close();
   for (let i = 0; i < 8; i++) meter.record(usage({ test: i % 2 === 0, atMs: i * 1000 }));
   const flushing = meter.flush();

@@ -76,7 +76,10 @@ export class DbMeter implements Meter {
   private readonly maxBuffered: number;
   private readonly log: Logger;
 
-  constructor(private readonly db: Db, private readonly options: DbMeterOptions) {
+  constructor(
+    private readonly db: Db,
+    private readonly options: DbMeterOptions,
+  ) {
     this.maxBuffered = options.maxBufferedRows ?? 1_000_000;
     this.log = componentLogger(options.log, 'meter');
   }
@@ -93,8 +96,15 @@ export class DbMeter implements Meter {
     }
     const second = Math.floor(u.atMs / 1000);
     let bucket = this.recent.get(u.keyId);
-    if (!bucket || bucket.second !== second || bucket.endpoint !== u.endpoint || bucket.status !== u.status
-      || bucket.method !== u.method || bucket.unit !== u.unit || bucket.test !== u.test) {
+    if (
+      !bucket ||
+      bucket.second !== second ||
+      bucket.endpoint !== u.endpoint ||
+      bucket.status !== u.status ||
+      bucket.method !== u.method ||
+      bucket.unit !== u.unit ||
+      bucket.test !== u.test
+    ) {
       bucket = this.buckets.get(bucketKey(u, second));
       if (bucket) this.recent.set(u.keyId, bucket);
     }
@@ -106,8 +116,18 @@ export class DbMeter implements Meter {
       return;
     }
     bucket = {
-      keyId: u.keyId, plan: u.plan, test: u.test, unit: u.unit, method: u.method, endpoint: u.endpoint, status: u.status,
-      second, calls: 1, quantity: u.quantity, latencyTotal: u.latencyMs, latencyMax: u.latencyMs,
+      keyId: u.keyId,
+      plan: u.plan,
+      test: u.test,
+      unit: u.unit,
+      method: u.method,
+      endpoint: u.endpoint,
+      status: u.status,
+      second,
+      calls: 1,
+      quantity: u.quantity,
+      latencyTotal: u.latencyMs,
+      latencyMax: u.latencyMs,
     };
     this.buckets.set(bucketKey(u, second), bucket);
     this.recent.set(u.keyId, bucket);
@@ -148,7 +168,10 @@ export class DbMeter implements Meter {
     for (const b of batch.values()) (b.test ? test : live).push(b);
     // the appender commits per table; a failing table re-queues only its own rows, so nothing
     // is written twice and the other table still gets its rows
-    for (const [isTest, rows] of [[false, live], [true, test]] as const) {
+    for (const [isTest, rows] of [
+      [false, live],
+      [true, test],
+    ] as const) {
       if (rows.length === 0) continue;
       const table = usageTable(isTest);
       try {

@@ -28,7 +28,8 @@ export interface KeyRow {
 const KEY_COLUMNS = 'id, key_hash, prefix, plan, test, name, created_at, revoked_at';
 
 export async function insertKeyRow(
-  db: Db, row: Pick<KeyRow, 'id' | 'key_hash' | 'prefix' | 'plan' | 'test' | 'name'>,
+  db: Db,
+  row: Pick<KeyRow, 'id' | 'key_hash' | 'prefix' | 'plan' | 'test' | 'name'>,
 ): Promise<void> {
   await db.run(
     `INSERT INTO api_keys (id, key_hash, prefix, plan, test, name, created_at, revoked_at)
@@ -151,7 +152,8 @@ const DAILY_SQL = { live: dailySql(LIVE_USAGE_TABLE), test: dailySql(TEST_USAGE_
 
 /** A key's usage on each UTC day from `firstDay` to `lastDay` (epoch days), days without usage as zeros. */
 export function usageDayRows(
-  db: Db, query: { keyId: string; test: boolean; firstDay: number; lastDay: number },
+  db: Db,
+  query: { keyId: string; test: boolean; firstDay: number; lastDay: number },
 ): Promise<UsageDayRow[]> {
   return db.all<UsageDayRow>(query.test ? DAILY_SQL.test : DAILY_SQL.live, {
     key: query.keyId,

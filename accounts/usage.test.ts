@@ -23,7 +23,14 @@ async function seed(db: Db, rows: Row[]): Promise<void> {
     const calls = r.calls ?? 1;
     await db.run(
       `INSERT INTO ${r.table ?? 'api_usage'} VALUES ($1, 'regular', $2, 'GET', '/api/v1/alerts', $3, to_timestamp($4::DOUBLE / 1000), $5, $6, 1, 1)`,
-      [r.key, r.unit ?? 'request', r.status ?? 200, r.atMs, calls, r.quantity ?? (r.unit === 'connection-minute' ? 1 : calls)],
+      [
+        r.key,
+        r.unit ?? 'request',
+        r.status ?? 200,
+        r.atMs,
+        calls,
+        r.quantity ?? (r.unit === 'connection-minute' ? 1 : calls),
+      ],
     );
   }
 }
@@ -115,7 +122,12 @@ t.test('range length and bounds', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   const one = await dailyUsage(db, { keyId: 'k1', test: false, days: 1, nowMs: NOW });
-  t.same(one, { from: '2024-05-10', to: '2024-05-10', days: [zero('2024-05-10')], totals: { requests: 0, connection_minutes: 0, errors: 0 } });
+  t.same(one, {
+    from: '2024-05-10',
+    to: '2024-05-10',
+    days: [zero('2024-05-10')],
+    totals: { requests: 0, connection_minutes: 0, errors: 0 },
+  });
   const longest = await dailyUsage(db, { keyId: 'k1', test: false, days: USAGE_DAYS_MAX, nowMs: NOW });
   t.equal(longest.days.length, 90);
   t.equal(longest.from, '2024-02-11', 'leap day included');

@@ -8,7 +8,10 @@ export class AdminCallError extends Error {
   override name = 'AdminCallError';
 }
 
-interface Answer { status: number; body: string }
+interface Answer {
+  status: number;
+  body: string;
+}
 
 function call(path: string, method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<Answer> {
   let socket: ReturnType<typeof socketAddress>;
@@ -18,16 +21,23 @@ function call(path: string, method: string, urlPath: string, body?: string, time
     return Promise.reject(err);
   }
   return new Promise<Answer>((resolve, reject) => {
-    const req = request({
-      socketPath: socket.address, method, path: urlPath,
-      headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    if (timeoutMs !== undefined) req.setTimeout(timeoutMs, () => req.destroy(new AdminCallError(`no answer on ${path} within ${timeoutMs} ms`)));
+    const req = request(
+      {
+        socketPath: socket.address,
+        method,
+        path: urlPath,
+        headers:
+          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    if (timeoutMs !== undefined)
+      req.setTimeout(timeoutMs, () => req.destroy(new AdminCallError(`no answer on ${path} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
   }).finally(() => socket.release());
@@ -37,7 +47,7 @@ function call(path: string, method: string, urlPath: string, body?: string, time
 export async function pingAdmin(path: string, timeoutMs = 5_000): Promise<PingAnswer | null> {
   try {
     const answer = await call(path, 'GET', PING_PATH, undefined, timeoutMs);
-    return answer.status === 200 ? JSON.parse(answer.body) as PingAnswer : null;
+    return answer.status === 200 ? (JSON.parse(answer.body) as PingAnswer) : null;
   } catch {
     return null;
   }

@@ -35,8 +35,12 @@ export function capturedIO(): CommandIO & { result(exitCode: number): CommandRes
   const stdout: string[] = [];
   const stderr: string[] = [];
   return {
-    out: (line) => { stdout.push(`${line}\n`); },
-    err: (line) => { stderr.push(`${line}\n`); },
+    out: (line) => {
+      stdout.push(`${line}\n`);
+    },
+    err: (line) => {
+      stderr.push(`${line}\n`);
+    },
     result: (exitCode) => ({ exit_code: exitCode, stdout: stdout.join(''), stderr: stderr.join('') }),
   };
 }

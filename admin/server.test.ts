@@ -21,7 +21,11 @@ function options(path: string, extra: Partial<AdminServerOptions> = {}): AdminSe
     path,
     ping,
     commands: {
-      echo: async (request) => ({ exit_code: request.positionals.length, stdout: `${JSON.stringify(request.values)}\n`, stderr: '' }),
+      echo: async (request) => ({
+        exit_code: request.positionals.length,
+        stdout: `${JSON.stringify(request.values)}\n`,
+        stderr: '',
+      }),
     },
     ...extra,
   };
@@ -34,7 +38,10 @@ t.test('runs commands, answers pings, mode 0600, removes its file on close', asy
   t.same(await pingAdmin(path), ping());
   const result = await runAdminCommand(path, 'echo', { values: { json: true }, positionals: ['a', 'b'] });
   t.same(result, { exit_code: 2, stdout: '{"json":true}\n', stderr: '' });
-  await t.rejects(runAdminCommand(path, 'nope', { values: {}, positionals: [] }), /refused nope: unknown command "nope"/);
+  await t.rejects(
+    runAdminCommand(path, 'nope', { values: {}, positionals: [] }),
+    /refused nope: unknown command "nope"/,
+  );
   t.equal((await adminGet(path, '/metrics')).status, 404, 'no metrics without a registry');
   await server.close();
   t.notOk(existsSync(path), 'socket file removed');
@@ -47,7 +54,10 @@ t.test('a stale socket file is replaced; a live one is never taken over', async 
   // a live listener on `path`, and a socket file left by a process killed while listening
   const live = createServer();
   await new Promise<void>((resolve) => live.listen(path, resolve));
-  const killed = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(`${path}.dead`)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+  const killed = spawnSync(process.execPath, [
+    '-e',
+    `require('net').createServer().listen(${JSON.stringify(`${path}.dead`)}, () => process.kill(process.pid, 'SIGKILL'))`,
+  ]);
   t.equal(killed.signal, 'SIGKILL');
   t.ok(existsSync(`${path}.dead`), 'a killed process leaves its socket file');
   t.notOk(await socketAnswers(`${path}.dead`), 'nobody answers on it');
@@ -75,14 +85,25 @@ t.test('GET /metrics serves the hook in Prometheus text format', async (t) => {
 t.test('close waits for a command in flight', async (t) => {
   const path = join(dir(t), 'svc.sock');
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
-  const server = await startAdminServer(options(path, {
-    commands: { slow: async () => { await gate; return { exit_code: 0, stdout: 'done\n', stderr: '' }; } },
-  }));
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const server = await startAdminServer(
+    options(path, {
+      commands: {
+        slow: async () => {
+          await gate;
+          return { exit_code: 0, stdout: 'done\n', stderr: '' };
+        },
+      },
+    }),
+  );
   const pending = runAdminCommand(path, 'slow', { values: {}, positionals: [] });
   await new Promise((r) => setTimeout(r, 100));
   let closed = false;
-  const closing = server.close().then(() => { closed = true; });
+  const closing = server.close().then(() => {
+    closed = true;
+  });
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(closed, 'still closing while the command runs');
   release();

@@ -5,7 +5,12 @@ import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import {
-  COMMAND_PATH, METRICS_PATH, PING_PATH, type CommandRequest, type CommandResult, type PingAnswer,
+  COMMAND_PATH,
+  METRICS_PATH,
+  PING_PATH,
+  type CommandRequest,
+  type CommandResult,
+  type PingAnswer,
 } from './protocol.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import { socketAddress } from './socket-path.ts';
@@ -55,7 +60,8 @@ async function claim(path: string, address: string): Promise<void> {
   } catch {
     return;
   }
-  if (!stats.isSocket()) throw new AdminSocketInUseError(`${path} exists and is not a socket: move it or set admin.socket`);
+  if (!stats.isSocket())
+    throw new AdminSocketInUseError(`${path} exists and is not a socket: move it or set admin.socket`);
   if (await socketAnswers(address)) {
     throw new AdminSocketInUseError(
       `another process answers on the admin socket ${path}: is a second service configured with the same admin.socket?`,
@@ -85,8 +91,12 @@ function parseRequest(text: string): CommandRequest {
   const body = JSON.parse(text || '{}') as Partial<CommandRequest>;
   const values = body.values ?? {};
   const positionals = body.positionals ?? [];
-  if (typeof values !== 'object' || Array.isArray(values) || !Array.isArray(positionals)
-    || !positionals.every((p) => typeof p === 'string')) {
+  if (
+    typeof values !== 'object' ||
+    Array.isArray(values) ||
+    !Array.isArray(positionals) ||
+    !positionals.every((p) => typeof p === 'string')
+  ) {
     throw new TypeError('expected {"values": {...}, "positionals": [...]}');
   }
   return { values, positionals };
@@ -109,7 +119,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === PING_PATH) return send(res, 200, JSON.stringify(options.ping()));
     if (req.method === 'GET' && url === METRICS_PATH) {
-      if (!options.metricsText) return send(res, 404, JSON.stringify({ error: 'metrics are not available in this build' }));
+      if (!options.metricsText)
+        return send(res, 404, JSON.stringify({ error: 'metrics are not available in this build' }));
       return send(res, 200, await options.metricsText(), 'text/plain; version=0.0.4; charset=utf-8');
     }
     if (req.method === 'POST' && url.startsWith(COMMAND_PATH)) {

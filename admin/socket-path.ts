@@ -36,5 +36,7 @@ export function socketAddress(path: string, cwd: string = process.cwd()): Socket
       },
     };
   }
-  throw new SocketPathError(`the admin socket path ${absolute} is longer than ${SUN_PATH_MAX} bytes: set admin.socket to a shorter path`);
+  throw new SocketPathError(
+    `the admin socket path ${absolute} is longer than ${SUN_PATH_MAX} bytes: set admin.socket to a shorter path`,
+  );
 }

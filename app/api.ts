@@ -62,7 +62,8 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   const log = deps.log ?? defaultLogger();
   const api = deps.config.api;
   const keys = deps.keys ?? new KeyStore(deps.db, { recheckMs: api.key_recheck_ms, clock, log }).start();
-  const meter = deps.meter ?? new DbMeter(deps.db, { flushMs: api.meter_flush_ms, batchRows: api.meter_batch_rows, log }).start();
+  const meter =
+    deps.meter ?? new DbMeter(deps.db, { flushMs: api.meter_flush_ms, batchRows: api.meter_batch_rows, log }).start();
   const limiter = deps.limiter ?? new SlidingWindowLimiter();
   let directory = deps.directory;
   let storeDirectory: StoreDirectory | null = null;
@@ -74,10 +75,13 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   }
   const index = new LiveIndex(deps.live);
   const baseUrl = (deps.config.public_base_url ?? '').replace(/\/+$/, '');
-  const routes = withDocs([
-    ...coreRoutes({ index, directory, thresholds: deps.config.freshness, baseUrl, reliability: deps.reliability }),
-    ...(deps.routes ?? []),
-  ], { serverUrl: deps.config.public_base_url ?? '/' });
+  const routes = withDocs(
+    [
+      ...coreRoutes({ index, directory, thresholds: deps.config.freshness, baseUrl, reliability: deps.reliability }),
+      ...(deps.routes ?? []),
+    ],
+    { serverUrl: deps.config.public_base_url ?? '/' },
+  );
   const app = new App({
     routes,
     keys,

@@ -54,7 +54,10 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
   let keyPublisher: KeyPublisher | null = null;
   const stops: Array<() => Promise<void>> = [];
   return {
-    broker, eventLog, limiter, allowance,
+    broker,
+    eventLog,
+    limiter,
+    allowance,
     async bindKeys(keys, replicaDb) {
       const replica = replicaDb ? await new KeyReplica(broker, replicaDb).start() : null;
       if (replica) stops.push(() => replica.close());
@@ -65,7 +68,11 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
           else void replica.sync().then(() => keys.invalidate?.(keyId));
         },
         // notices missed while the subscription was down apply within api.key_recheck_ms
-        resync: () => log.warn({ component: 'broker' }, 'revocation notices may have been missed; revoked keys apply within api.key_recheck_ms'),
+        resync: () =>
+          log.warn(
+            { component: 'broker' },
+            'revocation notices may have been missed; revoked keys apply within api.key_recheck_ms',
+          ),
       });
     },
     async revoked(keyId) {
@@ -95,7 +102,8 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
       stops.push(() => announcer.close());
     },
     async close() {
-      for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, 'stopping the broker side failed'));
+      for (const stop of stops.reverse())
+        await stop().catch((err: unknown) => log.error({ err }, 'stopping the broker side failed'));
       await allowance.close();
       await eventLog.close();
       await notices?.close();

@@ -31,7 +31,10 @@ const noStatus = {} as StatusPages;
 export function documentedRoutes(): RouteDef[] {
   return [
     ...coreRoutes({
-      index: new LiveIndex(emptyLive), directory: new Directory(), baseUrl: '', thresholds: { stale_after_s: 90, expired_after_s: 300 },
+      index: new LiveIndex(emptyLive),
+      directory: new Directory(),
+      baseUrl: '',
+      thresholds: { stale_after_s: 90, expired_after_s: 300 },
     }),
     ...reliabilityRoutes({ db: noDb, settings: { service_day_end: '04:00' } }),
     ...eventRoutes(noStreams),

@@ -29,7 +29,9 @@ export interface CommandArgs {
 
 /** Accepted by every command: --log-level beats TRANSIT_LOG_LEVEL, which beats the config's log_level. */
 const GLOBAL_OPTIONS: OptionSpec = { 'log-level': { type: 'string' } };
-const GLOBAL_HELP: Record<string, string> = { 'log-level': `${LOG_LEVELS.join('|')} (default info; or TRANSIT_LOG_LEVEL, or log_level in the config)` };
+const GLOBAL_HELP: Record<string, string> = {
+  'log-level': `${LOG_LEVELS.join('|')} (default info; or TRANSIT_LOG_LEVEL, or log_level in the config)`,
+};
 
 export class UsageError extends Error {}
 
@@ -70,13 +72,19 @@ export async function runCommand(cmd: Command, argv: string[], log: Logger = def
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...cmd.options, ...GLOBAL_OPTIONS }, allowPositionals: cmd.allowPositionals ?? false, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...cmd.options, ...GLOBAL_OPTIONS },
+      allowPositionals: cmd.allowPositionals ?? false,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${commandHelp(cmd)}`);
   }
   const { 'log-level': level, ...values } = parsed.values as Record<string, string | boolean | undefined>;
   if (level !== undefined) {
-    if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+    if (!isLogLevel(level))
+      throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
     log.level = level;
   }
   return cmd.run({

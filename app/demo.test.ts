@@ -19,10 +19,14 @@ t.test('the demo config: 127.0.0.1, and a file merged over it', async (t) => {
   t.ok(feeds.includes('demo-vehicles'));
 
   const local = demo.configWith({ webhooks: { allow_private_targets: true }, host: '0.0.0.0' });
-  t.equal(local.webhooks.allow_private_targets, true, 'the file\'s setting applies');
+  t.equal(local.webhooks.allow_private_targets, true, "the file's setting applies");
   t.equal(local.webhooks.timeout_ms, demo.config.webhooks.timeout_ms, 'objects merge key by key');
   t.equal(local.host, '0.0.0.0', '--host (or the file) may open it up');
-  t.same(local.feeds.map((f) => f.id), feeds, 'the demo feeds stay');
+  t.same(
+    local.feeds.map((f) => f.id),
+    feeds,
+    'the demo feeds stay',
+  );
   t.equal(local.db_path, 'data/demo.duckdb');
   t.throws(() => demo.configWith({ port: 'x' }), ConfigError, 'a bad file is refused with its problems');
 });

@@ -27,9 +27,8 @@ export async function startDemo(env: NodeJS.ProcessEnv, overrides: Record<string
   const dir = join(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'), 'seed-1');
   const network = existsSync(join(dir, 'gtfs.zip')) ? loadDemoNetwork(dir) : generateDemoNetwork(dir);
   const simulator = await startSimulator({ network, host: '127.0.0.1', port: 0 });
-  const configWith = (more: Record<string, unknown>) => parseConfig(
-    demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...more }), env,
-  );
+  const configWith = (more: Record<string, unknown>) =>
+    parseConfig(demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...more }), env);
   try {
     return { config: configWith(overrides), simulator, configWith };
   } catch (err) {

@@ -10,6 +10,8 @@ import { setAssetRoot } from '../core/assets.ts';
 setAssetRoot(join(__dirname, '..'));
 import('./main.ts').catch((err: unknown) => {
   // before the app's logger exists: plain stderr, with the stack
-  process.stderr.write(`transit-api: cannot start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(
+    `transit-api: cannot start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exitCode = 1;
 });

@@ -44,11 +44,26 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     const { db, bus } = runtime;
     // feeds age here too: with the ingest node down, freshness says how old this copy is
     live = await BrokerLiveView.open(node.broker, { freshness: config.freshness });
-    streams = await openStreaming({ db, bus, live, config, log, followedLog: node.eventLog, allowance: node.allowance });
+    streams = await openStreaming({
+      db,
+      bus,
+      live,
+      config,
+      log,
+      followedLog: node.eventLog,
+      allowance: node.allowance,
+    });
     const meter = new BrokerMeter(node.broker, { flushMs: config.api.meter_flush_ms }).start();
     streams.useMeter(meter);
     const api = await createApi({
-      db, live, config, log, meter, limiter: node.limiter, streams: streams.provider, routes: [...streams.routes],
+      db,
+      live,
+      config,
+      log,
+      meter,
+      limiter: node.limiter,
+      streams: streams.provider,
+      routes: [...streams.routes],
       // cursors must verify on whichever edge the next page lands: configure signing_secret
       signingSecret: config.signing_secret ?? randomBytes(32),
     });
@@ -63,9 +78,14 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
       log: log.child({ component: 'forward' }),
     });
     const server = await startServer({
-      app, host: config.host, port: config.port, maxBodyBytes: config.api.max_body_bytes,
-      shutdownTimeoutMs: config.api.shutdown_timeout_ms, streamBufferBytes: config.sse.buffer_bytes,
-      sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }), log,
+      app,
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.api.max_body_bytes,
+      shutdownTimeoutMs: config.api.shutdown_timeout_ms,
+      streamBufferBytes: config.sse.buffer_bytes,
+      sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }),
+      log,
     });
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     const url = `http://${host}:${server.port}`;
@@ -74,7 +94,10 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     const edgeStreams = streams;
     const edgeRuntime = runtime;
     return {
-      url, server, node, live: edgeLive,
+      url,
+      server,
+      node,
+      live: edgeLive,
       close() {
         closing ??= (async () => {
           edgeStreams.endStreams();

@@ -9,13 +9,26 @@ async function setup(t: Test) {
   const temp = await openTempDb(t.teardown);
   await seedDay(temp.db);
   await temp.db.close(); // the command opens the database itself
-  const config = parseConfig({ db_path: temp.dbPath, exports: { dir: temp.exportsDir }, reliability: { timezone: TZ } });
+  const config = parseConfig({
+    db_path: temp.dbPath,
+    exports: { dir: temp.exportsDir },
+    reliability: { timezone: TZ },
+  });
   return { ...temp, config };
 }
 
 function fakeTty() {
   const written: string[] = [];
-  return { written, stream: { isTTY: true, write: (s: string) => { written.push(s); return true; } } as unknown as NodeJS.WriteStream };
+  return {
+    written,
+    stream: {
+      isTTY: true,
+      write: (s: string) => {
+        written.push(s);
+        return true;
+      },
+    } as unknown as NodeJS.WriteStream,
+  };
 }
 
 t.test('export command: writes the files, draws progress on a TTY, prints one line per file', async (t) => {
@@ -23,7 +36,8 @@ t.test('export command: writes the files, draws progress on a TTY, prints one li
   const lines: string[] = [];
   const tty = fakeTty();
   const code = await exportCommandRun({ dataset: 'alerts,reliability', from: DAY, format: 'parquet' }, config, {
-    out: (l) => lines.push(l), stream: tty.stream,
+    out: (l) => lines.push(l),
+    stream: tty.stream,
   });
   t.equal(code, 0);
   t.match(lines[0], /service days in America\/New_York/);
@@ -31,11 +45,17 @@ t.test('export command: writes the files, draws progress on a TTY, prints one li
     /^ready +alerts-2024-03-10\.parquet +2 rows +\d+ bytes +sha256 [0-9a-f]{64}$/,
     /^ready +reliability-2024-03-10\.parquet +3 rows/,
   ]);
-  t.ok(tty.written.some((w) => /\[#+\.*\] +\d+%/.test(w)), 'a progress bar was drawn');
+  t.ok(
+    tty.written.some((w) => /\[#+\.*\] +\d+%/.test(w)),
+    'a progress bar was drawn',
+  );
   t.equal(tty.written.at(-1), '\r\x1b[K', 'and cleared');
 
   const again: string[] = [];
-  t.equal(await exportCommandRun({ dataset: 'alerts', from: DAY, format: 'parquet' }, config, { out: (l) => again.push(l) }), 0);
+  t.equal(
+    await exportCommandRun({ dataset: 'alerts', from: DAY, format: 'parquet' }, config, { out: (l) => again.push(l) }),
+    0,
+  );
   t.match(again[1], /^already ready +alerts-2024-03-10\.parquet/);
 
   const db = await Db.open(dbPath);
@@ -49,7 +69,10 @@ t.test('export command: a day not over yet exits 1; bad arguments are usage erro
   t.equal(await exportCommandRun({ from: '2999-01-01' }, config, { out: (l) => lines.push(l) }), 1);
   t.equal(lines.filter((l) => l.startsWith('not ready')).length, 8, 'every dataset and format, each reported');
   await t.rejects(exportCommandRun({ dataset: 'weather', from: DAY }, config), ExportArgsError);
-  await t.rejects(exportCommandRun({ dataset: 'alerts', from: DAY, format: 'csv,parquet' }, config), /unknown format "csv"/);
+  await t.rejects(
+    exportCommandRun({ dataset: 'alerts', from: DAY, format: 'csv,parquet' }, config),
+    /unknown format "csv"/,
+  );
   await t.rejects(exportCommandRun({ dataset: 'all', from: '10/03/2024' }, config), ExportArgsError);
   await t.rejects(exportCommandRun({ dataset: ',', from: DAY }, config), /unknown dataset/);
 });

@@ -5,7 +5,14 @@
 import type { Config } from '../core/config.ts';
 import { Db, dbOptions } from '../store/db.ts';
 import { progressReporter } from './progress.ts';
-import { EXPORT_DATASETS, EXPORT_FORMATS, isExportDataset, isExportFormat, type ExportDataset, type ExportFormat } from '../exports/datasets.ts';
+import {
+  EXPORT_DATASETS,
+  EXPORT_FORMATS,
+  isExportDataset,
+  isExportFormat,
+  type ExportDataset,
+  type ExportFormat,
+} from '../exports/datasets.ts';
 import { recoverExports, runExport, type ExportFileResult } from '../exports/job.ts';
 
 export interface ExportCommandArgs {
@@ -26,14 +33,23 @@ export class ExportArgsError extends Error {
 }
 
 function parseList<T extends string>(
-  value: string | undefined, all: readonly T[], fallback: readonly T[], valid: (v: string) => v is T, what: string,
+  value: string | undefined,
+  all: readonly T[],
+  fallback: readonly T[],
+  valid: (v: string) => v is T,
+  what: string,
 ): T[] {
   if (value === undefined || value === '') return [...fallback];
   if (value === 'all') return [...all];
-  const items = value.split(',').map((v) => v.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   const bad = items.filter((v) => !valid(v));
   if (bad.length || items.length === 0) {
-    throw new ExportArgsError(`unknown ${what} ${bad.map((b) => JSON.stringify(b)).join(', ')}: use ${all.join(', ')} or all`);
+    throw new ExportArgsError(
+      `unknown ${what} ${bad.map((b) => JSON.stringify(b)).join(', ')}: use ${all.join(', ')} or all`,
+    );
   }
   return [...new Set(items as T[])];
 }
@@ -88,8 +104,20 @@ export async function runExportCommand(
   io: ExportCommandIO & { recover: boolean },
 ): Promise<number> {
   const out = io.out ?? ((line: string) => void process.stdout.write(`${line}\n`));
-  const datasets: ExportDataset[] = parseList(args.dataset, EXPORT_DATASETS, EXPORT_DATASETS, isExportDataset, 'dataset');
-  const formats: ExportFormat[] = parseList(args.format, EXPORT_FORMATS, config.exports.formats, isExportFormat, 'format');
+  const datasets: ExportDataset[] = parseList(
+    args.dataset,
+    EXPORT_DATASETS,
+    EXPORT_DATASETS,
+    isExportDataset,
+    'dataset',
+  );
+  const formats: ExportFormat[] = parseList(
+    args.format,
+    EXPORT_FORMATS,
+    config.exports.formats,
+    isExportFormat,
+    'format',
+  );
   const progress = progressReporter('export', io.stream ?? NO_TTY);
   try {
     const recovered = io.recover ? (await recoverExports(db, config.exports.dir)).reset.length : 0;
@@ -97,8 +125,14 @@ export async function runExportCommand(
     let summary;
     try {
       summary = await runExport(db, {
-        dataset: datasets, from: args.from, to: args.to, formats, force: args.force,
-        dir: config.exports.dir, timezone: config.reliability.timezone, serviceDayEnd: config.reliability.service_day_end,
+        dataset: datasets,
+        from: args.from,
+        to: args.to,
+        formats,
+        force: args.force,
+        dir: config.exports.dir,
+        timezone: config.reliability.timezone,
+        serviceDayEnd: config.reliability.service_day_end,
         onProgress: (p) => progress.update(p.manifestId.slice(0, 40), p.done, p.total),
       });
     } catch (err) {
@@ -108,10 +142,19 @@ export async function runExportCommand(
     progress.done();
     const ok = summary.files.every((f) => f.outcome === 'ready' || f.outcome === 'already_ready');
     if (io.json) {
-      out(JSON.stringify({
-        timezone: summary.timezone, dir: config.exports.dir, recovered,
-        files: summary.files.map((f) => ({ id: f.id, outcome: f.outcome, reason: f.reason ?? null, manifest: f.manifest ?? null })),
-      }));
+      out(
+        JSON.stringify({
+          timezone: summary.timezone,
+          dir: config.exports.dir,
+          recovered,
+          files: summary.files.map((f) => ({
+            id: f.id,
+            outcome: f.outcome,
+            reason: f.reason ?? null,
+            manifest: f.manifest ?? null,
+          })),
+        }),
+      );
       return ok ? 0 : 1;
     }
     out(`service days in ${summary.timezone}; files under ${config.exports.dir}`);

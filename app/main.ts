@@ -17,8 +17,17 @@ import { print, printError } from './output.ts';
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
 const COMMANDS: readonly Command[] = [
-  serveCommand, statusCommand, reloadCommand, importGtfsCommand, ingestCommand, replayCommand, keysCommand, reliabilityCommand, exportCommand,
-  snapshotCommand, backupCommand,
+  serveCommand,
+  statusCommand,
+  reloadCommand,
+  importGtfsCommand,
+  ingestCommand,
+  replayCommand,
+  keysCommand,
+  reliabilityCommand,
+  exportCommand,
+  snapshotCommand,
+  backupCommand,
 ];
 
 // one logger for the process; an invalid TRANSIT_LOG_LEVEL is reported by the config check
@@ -26,7 +35,9 @@ const envLevel = process.env.TRANSIT_LOG_LEVEL;
 const log = createLogger({ level: isLogLevel(envLevel) ? envLevel : 'info' });
 setDefaultLogger(log);
 // a crash still ends the process as Node ends it; the log gets one structured line with the stack first
-process.on('uncaughtExceptionMonitor', (err, origin) => log.fatal({ err, origin }, 'uncaught exception: the process ends'));
+process.on('uncaughtExceptionMonitor', (err, origin) =>
+  log.fatal({ err, origin }, 'uncaught exception: the process ends'),
+);
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -53,7 +64,9 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
     if (err instanceof UsageError || err instanceof ConfigError) {
       // the person at the terminal made a mistake: the message, no stack

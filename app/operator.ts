@@ -18,8 +18,12 @@ export function absolutePaths(request: CommandRequest): CommandRequest {
 
 /** Lines to the process's stdout and stderr. */
 export const STDIO: CommandIO = {
-  out: (line) => { process.stdout.write(`${line}\n`); },
-  err: (line) => { process.stderr.write(`${line}\n`); },
+  out: (line) => {
+    process.stdout.write(`${line}\n`);
+  },
+  err: (line) => {
+    process.stderr.write(`${line}\n`);
+  },
 };
 
 /** How long a CLI waits for a service that holds the database to answer on its socket (it may be starting). */
@@ -35,9 +39,11 @@ function lockHint(config: Readonly<Config>, socket: string | null, err: unknown)
   const where = socket
     ? `no transit-api service answers on its admin socket ${socket}`
     : 'the admin socket is disabled in this config (admin.enabled: false)';
-  return `the database ${config.db_path} is held by ${holder} and ${where}. `
-    + 'If that process is a service started with another config, pass the same --config (or TRANSIT_CONFIG); '
-    + 'otherwise stop it and try again.';
+  return (
+    `the database ${config.db_path} is held by ${holder} and ${where}. ` +
+    'If that process is a service started with another config, pass the same --config (or TRANSIT_CONFIG); ' +
+    'otherwise stop it and try again.'
+  );
 }
 
 async function waitForAdmin(socket: string, ms: number): Promise<boolean> {
@@ -76,7 +82,8 @@ function socketOfInvalidFile(path: string | undefined, env: NodeJS.ProcessEnv): 
   let raw: Record<string, unknown> = {};
   try {
     const parsed = readConfigFile(configFile(path, env));
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) raw = parsed as Record<string, unknown>;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      raw = parsed as Record<string, unknown>;
   } catch {
     // unreadable or not JSON: the defaults locate the socket
   }
@@ -94,19 +101,23 @@ export async function operate(name: OperationName, request: CommandRequest, io: 
   try {
     config = loadConfig(request.values.config as string | undefined);
   } catch (err) {
-    const socket = err instanceof ConfigError && OPERATIONS[name].serviceOnly
-      ? socketOfInvalidFile(request.values.config as string | undefined, process.env) : null;
+    const socket =
+      err instanceof ConfigError && OPERATIONS[name].serviceOnly
+        ? socketOfInvalidFile(request.values.config as string | undefined, process.env)
+        : null;
     if (!socket || !(await pingAdmin(socket))) throw err;
     return forward(socket, name, request, io);
   }
   const socket = adminSocketPath(config);
   const remote = () => forward(socket!, name, request, io);
-  if (socket && await pingAdmin(socket)) return remote();
+  if (socket && (await pingAdmin(socket))) return remote();
   const operation = OPERATIONS[name];
   if (operation.serviceOnly) {
-    io.err(socket
-      ? `no transit-api service answers on ${socket}: \`${name}\` acts on a running service`
-      : `\`${name}\` acts on a running service through its admin socket, which this config disables (admin.enabled: false)`);
+    io.err(
+      socket
+        ? `no transit-api service answers on ${socket}: \`${name}\` acts on a running service`
+        : `\`${name}\` acts on a running service through its admin socket, which this config disables (admin.enabled: false)`,
+    );
     return 1;
   }
   let db: Db;
@@ -115,7 +126,7 @@ export async function operate(name: OperationName, request: CommandRequest, io: 
   } catch (err) {
     if (!isLockError(err)) throw err;
     // a service opens the database before its socket: give one that is starting time to answer
-    if (socket && await waitForAdmin(socket, STARTING_SERVICE_WAIT_MS)) return remote();
+    if (socket && (await waitForAdmin(socket, STARTING_SERVICE_WAIT_MS))) return remote();
     io.err(lockHint(config, socket, err));
     return 1;
   }

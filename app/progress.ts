@@ -12,7 +12,9 @@ export function progressReporter(label: string, stream: NodeJS.WriteStream = pro
       const pct = total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 0;
       const width = 24;
       const filled = Math.round((pct / 100) * width);
-      stream.write(`\r${label} ${step.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}%`);
+      stream.write(
+        `\r${label} ${step.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}%`,
+      );
     },
     done(): void {
       if (tty) stream.write('\r\x1b[K');

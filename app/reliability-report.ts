@@ -4,7 +4,14 @@ import type { Mode } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
 import { wallClock } from '../core/dates.ts';
 import {
-  addDays, formatRollupTable, isKnownRoute, isServiceDate, resolveTimezone, rollup, RollupInputError, type RollupGroup,
+  addDays,
+  formatRollupTable,
+  isKnownRoute,
+  isServiceDate,
+  resolveTimezone,
+  rollup,
+  RollupInputError,
+  type RollupGroup,
 } from '../store/reliability/index.ts';
 import { UsageError } from './cli.ts';
 
@@ -36,7 +43,9 @@ export interface ReportOutput {
 export async function printReliabilityReport(db: Db, options: ReportOptions, io: ReportOutput): Promise<number> {
   const { mode, route } = options;
   if (route !== undefined && !(await isKnownRoute(db, mode, route))) {
-    io.err(`unknown ${mode} ${mode === 'rail' ? 'line' : 'route'} ${JSON.stringify(route)}: not in a schedule nor in the retained history`);
+    io.err(
+      `unknown ${mode} ${mode === 'rail' ? 'line' : 'route'} ${JSON.stringify(route)}: not in a schedule nor in the retained history`,
+    );
     return 1;
   }
   const timezone = await resolveTimezone(db, options.settings.timezone);
@@ -45,9 +54,18 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
   if (!isServiceDate(to)) throw new UsageError('--to must be a date as YYYY-MM-DD');
   const from = options.from ?? addDays(to, -(DEFAULT_REPORT_DAYS - 1));
   try {
-    const result = await rollup(db, {
-      mode, group: options.group, from, to, split: options.split, ...(route !== undefined ? { routeId: route } : {}),
-    }, { timezone, serviceDayEnd: options.settings.service_day_end, now });
+    const result = await rollup(
+      db,
+      {
+        mode,
+        group: options.group,
+        from,
+        to,
+        split: options.split,
+        ...(route !== undefined ? { routeId: route } : {}),
+      },
+      { timezone, serviceDayEnd: options.settings.service_day_end, now },
+    );
     io.out(options.json ? `${JSON.stringify(result)}\n` : formatRollupTable(result));
     return 0;
   } catch (err) {

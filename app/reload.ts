@@ -46,7 +46,11 @@ export function diffConfig(running: Readonly<Config>, next: Readonly<Config>): C
       needs.push(key);
     }
   }
-  return { feeds: byId(running.feeds, next.feeds), schedules: byId(running.schedules, next.schedules), needs_restart: needs };
+  return {
+    feeds: byId(running.feeds, next.feeds),
+    schedules: byId(running.schedules, next.schedules),
+    needs_restart: needs,
+  };
 }
 
 export interface ReloaderDeps {
@@ -75,8 +79,13 @@ export function createReloader(deps: ReloaderDeps): () => Promise<ReloadOutcome>
 async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
   const { runtime, log } = deps;
   const outcome: ReloadOutcome = {
-    applied: false, file: deps.file, problems: [], needs_restart: [], failed: [],
-    feeds: { added: [], changed: [], removed: [] }, schedules: { added: [], changed: [], removed: [] },
+    applied: false,
+    file: deps.file,
+    problems: [],
+    needs_restart: [],
+    failed: [],
+    feeds: { added: [], changed: [], removed: [] },
+    schedules: { added: [], changed: [], removed: [] },
   };
   let next: Readonly<Config>;
   try {
@@ -128,14 +137,19 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
   for (const feed of [...diff.feeds.added, ...diff.feeds.changed]) runtime.pipeline.upsertFeed(feed);
   deps.feedsChanged(next.feeds);
   outcome.feeds = {
-    added: diff.feeds.added.map((f) => f.id), changed: diff.feeds.changed.map((f) => f.id), removed: diff.feeds.removed,
+    added: diff.feeds.added.map((f) => f.id),
+    changed: diff.feeds.changed.map((f) => f.id),
+    removed: diff.feeds.removed,
   };
   outcome.needs_restart = diff.needs_restart;
   outcome.applied = true;
   const list = (ids: string[]) => (ids.length ? ids.join(',') : '-');
-  log.info({ reload: outcome }, `reload applied: feeds +${list(outcome.feeds.added)} ~${list(outcome.feeds.changed)} -${list(outcome.feeds.removed)}; `
-    + `schedules +${list(outcome.schedules.added)} ~${list(outcome.schedules.changed)} -${list(outcome.schedules.removed)}`
-    + (outcome.failed.length ? `; failed: ${outcome.failed.join('; ')}` : '')
-    + (outcome.needs_restart.length ? `; needs restart: ${outcome.needs_restart.join(', ')}` : ''));
+  log.info(
+    { reload: outcome },
+    `reload applied: feeds +${list(outcome.feeds.added)} ~${list(outcome.feeds.changed)} -${list(outcome.feeds.removed)}; ` +
+      `schedules +${list(outcome.schedules.added)} ~${list(outcome.schedules.changed)} -${list(outcome.schedules.removed)}` +
+      (outcome.failed.length ? `; failed: ${outcome.failed.join('; ')}` : '') +
+      (outcome.needs_restart.length ? `; needs restart: ${outcome.needs_restart.join(', ')}` : ''),
+  );
   return outcome;
 }

@@ -23,7 +23,11 @@ export function feedScheduleId(config: Readonly<Config>, feed: FeedConfig): stri
 }
 
 export async function refreshReplayedDays(
-  db: Db, config: Readonly<Config>, feed: FeedConfig, window: { from_ms: number; to_ms: number }, now = new Date(),
+  db: Db,
+  config: Readonly<Config>,
+  feed: FeedConfig,
+  window: { from_ms: number; to_ms: number },
+  now = new Date(),
 ): Promise<ReplayReliability> {
   const scheduleId = feedScheduleId(config, feed);
   const rows = await db.all<{ d: string }>(
@@ -41,7 +45,8 @@ export async function refreshReplayedDays(
     await expandMissingDays(db, day, day);
     const [row] = await db.all<{ n: number }>(
       `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = $1 AND service_date = CAST($2 AS DATE)`,
-      [scheduleId, day]);
+      [scheduleId, day],
+    );
     result.scheduled_trips += row?.n ?? 0;
   }
   const timezone = await resolveTimezone(db, config.reliability.timezone);

@@ -46,14 +46,26 @@ export async function ensureSchedules(db: Db, config: Readonly<Config>, log: Log
     if (imported.has(schedule.id)) continue;
     log.info({ schedule: schedule.id, source: schedule.source }, 'importing schedule');
     const { summary, version } = await importScheduleVersion(db, schedule.id, schedule.source, {
-      timezone: config.reliability.timezone, horizonDays: config.reliability.horizon_days,
+      timezone: config.reliability.timezone,
+      horizonDays: config.reliability.horizon_days,
     });
-    log.info({ schedule: schedule.id, version: version.version_id, trips: summary.tables.trips?.rows ?? 0, ms: Math.round(summary.ms) }, 'schedule imported');
+    log.info(
+      {
+        schedule: schedule.id,
+        version: version.version_id,
+        trips: summary.tables.trips?.rows ?? 0,
+        ms: Math.round(summary.ms),
+      },
+      'schedule imported',
+    );
   }
 }
 
 /** A feed uses its own schedule_id, or the only schedule when exactly one is configured. */
-export function scheduleForFeed(config: Readonly<Config> | (() => Readonly<Config>), schedules: ReadonlyMap<string, ScheduleIndex>) {
+export function scheduleForFeed(
+  config: Readonly<Config> | (() => Readonly<Config>),
+  schedules: ReadonlyMap<string, ScheduleIndex>,
+) {
   const current = typeof config === 'function' ? config : () => config;
   return (feed: FeedConfig): ScheduleIndex | undefined => {
     if (feed.schedule_id) return schedules.get(feed.schedule_id);
@@ -87,7 +99,10 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       get config() {
         return current;
       },
-      db, bus, pipeline, schedules,
+      db,
+      bus,
+      pipeline,
+      schedules,
       setConfig(next) {
         current = next;
       },

@@ -15,7 +15,13 @@ import { DbMeter } from '../accounts/meter.ts';
 import { statusRoutes } from '../status/routes.ts';
 import { createStatus } from '../status/index.ts';
 import { scheduleRetention } from '../store/retention.ts';
-import { addDays, expandMissingDays, resolveTimezone, scheduleFinalize, wallClock } from '../store/reliability/index.ts';
+import {
+  addDays,
+  expandMissingDays,
+  resolveTimezone,
+  scheduleFinalize,
+  wallClock,
+} from '../store/reliability/index.ts';
 import { startScheduleRefresh, type ScheduleRefreshJob } from '../store/schedule-refresh.ts';
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks } from '../webhooks/index.ts';
@@ -94,7 +100,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
     if (node) await node.startIngest({ db, bus, live: pipeline.state });
     const streams = await openStreaming({
-      db, bus, live: pipeline.state, config, log,
+      db,
+      bus,
+      live: pipeline.state,
+      config,
+      log,
       ...(node ? { followedLog: node.eventLog, allowance: node.allowance } : {}),
     });
     streaming = streams;
@@ -102,24 +112,41 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // viewers read a topic of the same hub
     const status = await createStatus({ db, live: pipeline.state, config, bus, hub: streams.hub, log });
     stops.push(() => status.stop());
-    const meter = status.wrapMeter(new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log }).start());
+    const meter = status.wrapMeter(
+      new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log }).start(),
+    );
     streams.useMeter(meter);
     // one secret for cursors and download links; without a configured one, links die with the process
     const signingSecret = config.signing_secret ?? randomBytes(32);
-    if (!config.signing_secret) log.warn('signing_secret is not set: cursors and export download links stop working when this process restarts');
+    if (!config.signing_secret)
+      log.warn('signing_secret is not set: cursors and export download links stop working when this process restarts');
     // the account routes show the window the API enforces, so both read the same limiter
     const limiter = node?.limiter ?? new SlidingWindowLimiter();
     const api = await createApi({
-      db, live: pipeline.state, config, log, meter, signingSecret, limiter, requests: metrics,
+      db,
+      live: pipeline.state,
+      config,
+      log,
+      meter,
+      signingSecret,
+      limiter,
+      requests: metrics,
       reliability,
       streams: streams.provider,
       routes: [
-        ...reliabilityRoutes({ db, settings: config.reliability }), ...streams.routes, ...webhookRoutes(webhooks), ...statusRoutes(status),
+        ...reliabilityRoutes({ db, settings: config.reliability }),
+        ...streams.routes,
+        ...webhookRoutes(webhooks),
+        ...statusRoutes(status),
         ...dashboardRoutes(),
         ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streams.connections), log }),
         ...exportRoutes({
-          db, dir: config.exports.dir, secret: signingSecret, ttlS: config.exports.url_ttl_s,
-          baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''), log: log.child({ component: 'exports' }),
+          db,
+          dir: config.exports.dir,
+          secret: signingSecret,
+          ttlS: config.exports.url_ttl_s,
+          baseUrl: (config.public_base_url ?? '').replace(/\/+$/, ''),
+          log: log.child({ component: 'exports' }),
         }),
       ],
     });
@@ -139,9 +166,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     status.setOpenStreams(() => server.openStreams);
     if (node) {
       const broker = node.broker;
-      status.collector.setApiDegraded(() => (broker.state === 'down'
-        ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last live state, until it returns'
-        : null));
+      status.collector.setApiDegraded(() =>
+        broker.state === 'down'
+          ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last live state, until it returns'
+          : null,
+      );
     }
     const schedules = await startScheduleRefresh(db, {
       schedules: config.schedules,
@@ -150,7 +179,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       onSwap(id, index) {
         // the pipeline reads this map on every poll: the next poll matches against the new version
         runtime.schedules.set(id, index);
-        api.reloadDirectory().catch((err: unknown) => log.error({ err }, 'reloading the route directory after a schedule swap failed'));
+        api
+          .reloadDirectory()
+          .catch((err: unknown) => log.error({ err }, 'reloading the route directory after a schedule swap failed'));
       },
       log,
     });
@@ -165,9 +196,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     const reload = createReloader({
       runtime,
       file: options.reloadFrom?.file ?? null,
-      read: options.reloadFrom?.read ?? (() => {
-        throw new ConfigError(['this service was started without a config file to read again']);
-      }),
+      read:
+        options.reloadFrom?.read ??
+        (() => {
+          throw new ConfigError(['this service was started without a config file to read again']);
+        }),
       schedules,
       feedsChanged: (feeds: readonly FeedConfig[]) => status.collector.setFeeds(feeds),
       log,
@@ -178,7 +211,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       keyRevoked: (keyId) => {
         api.keys.invalidate?.(keyId);
         // every other node drops it too
-        node?.revoked(keyId).catch((err: unknown) => log.error({ err }, 'publishing a revocation to the broker failed'));
+        node
+          ?.revoked(keyId)
+          .catch((err: unknown) => log.error({ err }, 'publishing a revocation to the broker failed'));
       },
       async scheduleImported(scheduleId) {
         // the import expanded its days; the pipeline, the route directory and the schedule's
@@ -189,18 +224,26 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       reload,
     };
     // operator commands run here, on this process's database, while it serves
-    const admin = socket === null ? null : await startAdminServer({
-      path: socket,
-      ping: () => ({ pid: process.pid, started_at: startedAt, db_path: config.db_path }),
-      commands: Object.fromEntries(['keys', 'reliability', 'export', 'import-gtfs', 'snapshot', 'backup', 'status', 'reload']
-        .filter(isOperationName)
-        .map((name) => [name, (request) => executeCaptured(name, { db, config: runtime.config, service: hooks }, request)])),
-      metricsText: options.metricsText ?? (() => metrics.metricsText()),
-      log,
-    }).catch(async (err: unknown) => {
-      await server.close();
-      throw err;
-    });
+    const admin =
+      socket === null
+        ? null
+        : await startAdminServer({
+            path: socket,
+            ping: () => ({ pid: process.pid, started_at: startedAt, db_path: config.db_path }),
+            commands: Object.fromEntries(
+              ['keys', 'reliability', 'export', 'import-gtfs', 'snapshot', 'backup', 'status', 'reload']
+                .filter(isOperationName)
+                .map((name) => [
+                  name,
+                  (request) => executeCaptured(name, { db, config: runtime.config, service: hooks }, request),
+                ]),
+            ),
+            metricsText: options.metricsText ?? (() => metrics.metricsText()),
+            log,
+          }).catch(async (err: unknown) => {
+            await server.close();
+            throw err;
+          });
     if (admin) stops.push(() => admin.close());
 
     const retention = scheduleRetention(db, config, log);
@@ -209,7 +252,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => finalize.stop());
     const exportsJob = await scheduleExports(db, bus, config, { log });
     stops.push(() => exportsJob.stop());
-    const snapshot = await scheduleSnapshot(db, config, { log, onSnapshot: metrics.snapshotWritten, onSnapshotFailed: metrics.snapshotFailed });
+    const snapshot = await scheduleSnapshot(db, config, {
+      log,
+      onSnapshot: metrics.snapshotWritten,
+      onSnapshotFailed: metrics.snapshotFailed,
+    });
     stops.push(() => snapshot.stop());
 
     metrics.bind({
@@ -220,8 +267,10 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       dbQueueDepth: () => db.queueDepth,
       historyQueue: () => pipeline.historyQueue(),
     });
-    const metricsServer = config.metrics.port === undefined ? null
-      : await startMetricsServer({ metrics, host: config.metrics.host, port: config.metrics.port, log });
+    const metricsServer =
+      config.metrics.port === undefined
+        ? null
+        : await startMetricsServer({ metrics, host: config.metrics.host, port: config.metrics.port, log });
     if (metricsServer) {
       stops.push(() => metricsServer.close());
       log.info({ url: metricsServer.url }, 'metrics listening');
@@ -247,7 +296,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
           // pending events go out and streams end first: clients resume by id after the restart
           streams.endStreams();
           await server.close();
-          for (const stop of stops.reverse()) await Promise.resolve(stop()).catch((err) => log.error({ err }, 'stopping a job failed'));
+          for (const stop of stops.reverse())
+            await Promise.resolve(stop()).catch((err) => log.error({ err }, 'stopping a job failed'));
           // the event log keeps what the pipeline publishes until it stops, then is persisted
           await pipeline.stop();
           await streams.close().catch((err) => log.error({ err }, 'closing the event streams failed'));
@@ -270,9 +320,10 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
 /** A port that cannot be listened on, with what to do about it in the words of the CLI and config. */
 function explainListenError(err: unknown): never {
   if (!(err instanceof ListenError)) throw err;
-  const fix = err.code === 'EADDRINUSE'
-    ? 'stop the other process (another transit-api serve?) or choose another port'
-    : 'choose another port or host';
+  const fix =
+    err.code === 'EADDRINUSE'
+      ? 'stop the other process (another transit-api serve?) or choose another port'
+      : 'choose another port or host';
   throw new Error(`${err.message}; ${fix} with --port <n>, TRANSIT_PORT or "port" in the config`, { cause: err });
 }
 

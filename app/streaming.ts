@@ -69,19 +69,22 @@ export interface Streaming {
 }
 
 const NO_CHANNELS: readonly string[] = [];
-const channelsOf = (event: DomainEvent): readonly string[] => (event.type === 'reliability.updated' ? [RELIABILITY_CHANNEL] : NO_CHANNELS);
+const channelsOf = (event: DomainEvent): readonly string[] =>
+  event.type === 'reliability.updated' ? [RELIABILITY_CHANNEL] : NO_CHANNELS;
 
 export async function openStreaming(deps: StreamingDeps): Promise<Streaming> {
   const { config } = deps;
   const log = componentLogger(deps.log, 'stream');
-  const eventLog: DuckDbEventLog | FollowedEventLog = deps.followedLog ?? await DuckDbEventLog.open(deps.db, {
-    capacity: config.sse.event_log_size,
-    maxBytes: config.sse.event_log_max_bytes,
-    maxAgeMs: config.sse.event_log_max_age_s * 1000,
-    // the age bound and the id floor follow the API clock (a soak runs it faster)
-    now: deps.clock,
-    log,
-  });
+  const eventLog: DuckDbEventLog | FollowedEventLog =
+    deps.followedLog ??
+    (await DuckDbEventLog.open(deps.db, {
+      capacity: config.sse.event_log_size,
+      maxBytes: config.sse.event_log_max_bytes,
+      maxAgeMs: config.sse.event_log_max_age_s * 1000,
+      // the age bound and the id floor follow the API clock (a soak runs it faster)
+      now: deps.clock,
+      log,
+    }));
   const hub = new StreamHub(hubOptionsFromConfig(config.sse, { log, ...deps.hub }), eventLog).start();
   // each slice of the LiveView is a channel of its own, moved only when its content changes (also
   // when no event is published, e.g. a freshness verdict); reliability results change with

@@ -29,8 +29,15 @@ const BENCHES: BenchRun[] = [
   { name: 'http', script: 'bench/http.ts', env: { BENCH_DURATION_S: '5', BENCH_WARMUP_S: '2', BENCH_ROUNDS: '3' } },
   { name: 'export', script: 'bench/export.ts', env: { ROWS: '1000000', RUNS: '5', FORMATS: 'parquet' } },
   {
-    name: 'fanout', script: 'bench/fanout/run.ts',
-    env: { FANOUT_CONNECTIONS: '10000', FANOUT_RATES: '10,100', FANOUT_SERVERS: 'uws,api', FANOUT_WARMUP_S: '2', FANOUT_WINDOW_S: '6' },
+    name: 'fanout',
+    script: 'bench/fanout/run.ts',
+    env: {
+      FANOUT_CONNECTIONS: '10000',
+      FANOUT_RATES: '10,100',
+      FANOUT_SERVERS: 'uws,api',
+      FANOUT_WARMUP_S: '2',
+      FANOUT_WINDOW_S: '6',
+    },
   },
   { name: 'forward', script: 'bench/forward.ts', env: { REQUESTS: '500' } },
 ];
@@ -40,7 +47,9 @@ const updateAt = args.indexOf('--update');
 const readme = updateAt >= 0 ? args[updateAt + 1] : undefined;
 const wanted = args.filter((a, i) => !a.startsWith('--') && (updateAt < 0 || i !== updateAt + 1));
 const runs = wanted.length ? BENCHES.filter((b) => wanted.includes(b.name)) : BENCHES;
-for (const w of wanted) if (!BENCHES.some((b) => b.name === w)) throw new Error(`unknown bench ${w}; use ${BENCHES.map((b) => b.name).join(', ')}`);
+for (const w of wanted)
+  if (!BENCHES.some((b) => b.name === w))
+    throw new Error(`unknown bench ${w}; use ${BENCHES.map((b) => b.name).join(', ')}`);
 
 const outDir = join(root, 'bench-output');
 mkdirSync(outDir, { recursive: true });
@@ -53,7 +62,10 @@ for (const bench of runs) {
   const t0 = Date.now();
   process.stdout.write(`${bench.name} … `);
   const result = spawnSync(process.execPath, [...(bench.nodeArgs ?? []), '--import', 'tsx', bench.script], {
-    cwd: root, env: { ...process.env, ...bench.env, BENCH_REPORT: reportFile }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+    cwd: root,
+    env: { ...process.env, ...bench.env, BENCH_REPORT: reportFile },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
   });
   writeFileSync(join(outDir, `${bench.name}.log`), `${result.stdout ?? ''}${result.stderr ?? ''}`);
   const ok = result.status === 0;
@@ -62,22 +74,30 @@ for (const bench of runs) {
 }
 
 const figures: BenchFigure[] = existsSync(reportFile)
-  ? readFileSync(reportFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as BenchFigure)
+  ? readFileSync(reportFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as BenchFigure)
   : [];
 const num = (v: number, unit: string): string => {
-  if (unit === 'rows/s' || unit === 'req/s' || unit === 'events/s') return `${Math.round(v).toLocaleString('en-US')} ${unit}`;
+  if (unit === 'rows/s' || unit === 'req/s' || unit === 'events/s')
+    return `${Math.round(v).toLocaleString('en-US')} ${unit}`;
   return `${v.toFixed(v < 10 ? 2 : 1)} ${unit}`;
 };
 const cell = (s: string): string => s.replace(/\|/g, '\\|');
 const lines = [
   '| bench | figure | value | same-run baseline | ratio | target | met |',
   '|---|---|---|---|---|---|---|',
-  ...figures.map((f) => `| ${f.bench} | ${cell(f.figure)} | ${num(f.value, f.unit)} | ${f.baseline ? `${cell(f.baseline)}: ${num(f.baselineValue!, f.unit)}` : '–'} | `
-    + `${f.ratio !== undefined ? `${f.ratio.toFixed(2)}×` : '–'} | ${f.target ? cell(f.target) : '–'} | ${f.met === null ? '–' : f.met ? 'yes' : '**no**'} |`),
+  ...figures.map(
+    (f) =>
+      `| ${f.bench} | ${cell(f.figure)} | ${num(f.value, f.unit)} | ${f.baseline ? `${cell(f.baseline)}: ${num(f.baselineValue!, f.unit)}` : '–'} | ` +
+      `${f.ratio !== undefined ? `${f.ratio.toFixed(2)}×` : '–'} | ${f.target ? cell(f.target) : '–'} | ${f.met === null ? '–' : f.met ? 'yes' : '**no**'} |`,
+  ),
 ];
 const loadAfter = loadavg();
-const footer = `${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs, load average ${loadBefore[0]!.toFixed(1)} before / `
-  + `${loadAfter[0]!.toFixed(1)} after, ${((Date.now() - started) / 60_000).toFixed(1)} minutes (\`npm run bench\`, brief settings in bench/all.ts)`;
+const footer =
+  `${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs, load average ${loadBefore[0]!.toFixed(1)} before / ` +
+  `${loadAfter[0]!.toFixed(1)} after, ${((Date.now() - started) / 60_000).toFixed(1)} minutes (\`npm run bench\`, brief settings in bench/all.ts)`;
 const table = `${lines.join('\n')}\n\n${footer}\n`;
 console.log(`\n${table}`);
 if (failures.length) console.log(`failed: ${failures.join(', ')}`);

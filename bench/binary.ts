@@ -5,7 +5,16 @@
 //   npm run bench:binary                      (builds dist/transit-api first if it is missing)
 //   TRANSIT_BINARY=path RUNS=7 node --import tsx bench/binary.ts
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,7 +34,10 @@ function ensureBinary(): string {
   } catch {
     console.log('dist/transit-api is missing: building it (npm run build:binary)');
     const t0 = performance.now();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-binary.ts'], { cwd: repoRoot, stdio: 'inherit' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-binary.ts'], {
+      cwd: repoRoot,
+      stdio: 'inherit',
+    });
     if (r.status !== 0) throw new Error('build failed');
     console.log(`build: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
@@ -41,7 +53,12 @@ function du(dir: string): number {
   return total;
 }
 
-interface Launcher { name: string; command: string; args: string[]; env: NodeJS.ProcessEnv }
+interface Launcher {
+  name: string;
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
 
 /** CPU seconds (user + system) a process has used so far; null off Linux. */
 function cpuMs(pid: number | undefined): number | null {
@@ -54,14 +71,23 @@ function cpuMs(pid: number | undefined): number | null {
   }
 }
 
-interface Start { ms: number; cpuMs: number | null }
+interface Start {
+  ms: number;
+  cpuMs: number | null;
+}
 
 /** Spawns `serve`, polls /api/v1/alerts from the moment the port is printed, stops it. */
 async function firstRequest(launcher: Launcher, key: string): Promise<Start> {
   const t0 = performance.now();
-  const child = spawn(launcher.command, [...launcher.args, 'serve', '--config', join(work, 'config.json'), '--port', '0'], { cwd: work, env: launcher.env });
+  const child = spawn(
+    launcher.command,
+    [...launcher.args, 'serve', '--config', join(work, 'config.json'), '--port', '0'],
+    { cwd: work, env: launcher.env },
+  );
   let output = '';
-  child.stderr.on('data', (c) => { output += c; });
+  child.stderr.on('data', (c) => {
+    output += c;
+  });
   const url = await new Promise<string>((done, fail) => {
     child.stdout.on('data', (c) => {
       output += c;
@@ -106,7 +132,9 @@ async function main(): Promise<void> {
   const seaLauncher: Launcher = { name: 'binary', command: binary, args: [], env: clean };
   // bin/transit-api.js runs dist/ (npm run build); bench/start compares it with tsx
   const nodeLauncher: Launcher = {
-    name: 'node + dist/ (checkout)', command: process.execPath, args: [join(repoRoot, 'bin', 'transit-api.js')],
+    name: 'node + dist/ (checkout)',
+    command: process.execPath,
+    args: [join(repoRoot, 'bin', 'transit-api.js')],
     env: { PATH: process.env.PATH, HOME: work, TMPDIR: work, TRANSIT_DB: db },
   };
 
@@ -119,7 +147,10 @@ async function main(): Promise<void> {
   const warmVersion = performance.now() - t0;
 
   // The database (migrations) and a key exist before the timed starts, as on a restart.
-  const created = spawnSync(binary, ['keys', 'create', '--plan', 'max', '--name', 'bench'], { env: clean, encoding: 'utf8' });
+  const created = spawnSync(binary, ['keys', 'create', '--plan', 'max', '--name', 'bench'], {
+    env: clean,
+    encoding: 'utf8',
+  });
   const key = /tk_live_\w+/.exec(created.stdout)?.[0];
   if (!key) throw new Error(`keys create failed: ${created.stdout}${created.stderr}`);
 
@@ -145,7 +176,9 @@ async function main(): Promise<void> {
     return known.length ? `, CPU ${fmt(median(known))}` : '';
   };
   const list = (starts: Start[]) => `[${starts.map((s) => fmt(s.ms)).join(', ')}]`;
-  console.log(`start to first served request (serve, 200 on /api/v1/alerts), ${RUNS} runs each; wall (CPU used by then):`);
+  console.log(
+    `start to first served request (serve, 200 on /api/v1/alerts), ${RUNS} runs each; wall (CPU used by then):`,
+  );
   console.log(`  binary, first start (extracts)         ${fmt(coldServe.ms)}${cpu([coldServe])}`);
   console.log(`  binary, later starts (median)          ${fmt(wall(sea))}${cpu(sea)}   ${list(sea)}`);
   console.log(`  node + dist/ in the checkout (median)  ${fmt(wall(node))}${cpu(node)}   ${list(node)}`);

@@ -62,14 +62,18 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
   const fanN = 2_000;
   let delivered = 0;
   let done!: () => void;
-  const allIn = new Promise<void>((res) => { done = res; });
+  const allIn = new Promise<void>((res) => {
+    done = res;
+  });
   const start = (await r.xrevrange(key, '+', '-', 'COUNT', '1'))[0]![0];
   for (const s of subs) {
     void (async () => {
       let last = start;
       let got = 0;
       while (got < fanN) {
-        const res = await s.xread('COUNT', '1000', 'BLOCK', '1000', 'STREAMS', key, last) as Array<[string, Array<[string, string[]]>]> | null;
+        const res = (await s.xread('COUNT', '1000', 'BLOCK', '1000', 'STREAMS', key, last)) as Array<
+          [string, Array<[string, string[]]>]
+        > | null;
         if (!res) continue;
         const now = performance.now();
         for (const [id, fields] of res[0]![1]) {
@@ -99,13 +103,24 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
   for (const c of clients) c.defineCommand('window', { numberOfKeys: 1, lua: REDIS_WINDOW_LUA });
   let allowed = 0;
   t0 = performance.now();
-  await Promise.all(clients.map(async (c) => {
-    for (let i = 0; i < LIMIT_ATTEMPTS / LIMIT_CLIENTS; i++) {
-      const res = await (c as unknown as { window(k: string, now: number, win: number, q: number, m: string): Promise<[number, number, number, number]> })
-        .window('bench:win', 0, WINDOW_MS, QUOTA, 'take');
-      if (res[0] >= 0) allowed++;
-    }
-  }));
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = 0; i < LIMIT_ATTEMPTS / LIMIT_CLIENTS; i++) {
+        const res = await (
+          c as unknown as {
+            window(
+              k: string,
+              now: number,
+              win: number,
+              q: number,
+              m: string,
+            ): Promise<[number, number, number, number]>;
+          }
+        ).window('bench:win', 0, WINDOW_MS, QUOTA, 'take');
+        if (res[0] >= 0) allowed++;
+      }
+    }),
+  );
   f.window = `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed (quota ${QUOTA}), 0 retries (one Lua call each)`;
   clients.forEach((c) => c.disconnect());
   // live-state KV: one hash, pipelined HSET, HGETALL snapshot
@@ -122,9 +137,14 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
   await sub.subscribe('bench:ping');
   const lat: number[] = [];
   let resolveOne!: () => void;
-  sub.on('message', (_ch, msg: string) => { lat.push(performance.now() - Number(msg)); resolveOne(); });
+  sub.on('message', (_ch, msg: string) => {
+    lat.push(performance.now() - Number(msg));
+    resolveOne();
+  });
   for (let i = 0; i < PINGS; i++) {
-    const got = new Promise<void>((res) => { resolveOne = res; });
+    const got = new Promise<void>((res) => {
+      resolveOne = res;
+    });
     await r.publish('bench:ping', String(performance.now()));
     await got;
   }
@@ -152,7 +172,10 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
   f.append = rate(EVENTS, performance.now() - t0);
   // read from an offset: an ordered consumer from the middle
   t0 = performance.now();
-  const oc = await js.consumers.get('BENCH', { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: EVENTS / 2 + 1 });
+  const oc = await js.consumers.get('BENCH', {
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: EVENTS / 2 + 1,
+  });
   let read = 0;
   const msgs = await oc.consume({ max_messages: 1000 });
   for await (const m of msgs) {
@@ -165,21 +188,25 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
   const latencies: number[] = [];
   let delivered = 0;
   let done!: () => void;
-  const allIn = new Promise<void>((res) => { done = res; });
+  const allIn = new Promise<void>((res) => {
+    done = res;
+  });
   const conns = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => connect({ servers: server.url })));
-  await Promise.all(conns.map(async (c) => {
-    const consumer = await jetstream(c).consumers.get('BENCH', { deliver_policy: DeliverPolicy.New });
-    const it = await consumer.consume({ max_messages: 1000 });
-    void (async () => {
-      let got = 0;
-      for await (const m of it) {
-        latencies.push(performance.now() - (JSON.parse(dec.decode(m.data)) as { t: number }).t);
-        if (++got === fanN) break;
-      }
-      delivered += got;
-      if (delivered === fanN * SUBSCRIBERS) done();
-    })();
-  }));
+  await Promise.all(
+    conns.map(async (c) => {
+      const consumer = await jetstream(c).consumers.get('BENCH', { deliver_policy: DeliverPolicy.New });
+      const it = await consumer.consume({ max_messages: 1000 });
+      void (async () => {
+        let got = 0;
+        for await (const m of it) {
+          latencies.push(performance.now() - (JSON.parse(dec.decode(m.data)) as { t: number }).t);
+          if (++got === fanN) break;
+        }
+        delivered += got;
+        if (delivered === fanN * SUBSCRIBERS) done();
+      })();
+    }),
+  );
   await new Promise((res) => setTimeout(res, 300));
   t0 = performance.now();
   for (let i = 0; i < fanN; i += 20) {
@@ -199,26 +226,31 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
   let allowed = 0;
   let retries = 0;
   t0 = performance.now();
-  await Promise.all(clients.map(async (c) => {
-    const kv = await new Kvm(c).open('benchwin');
-    for (let i = 0; i < LIMIT_ATTEMPTS / LIMIT_CLIENTS; i++) {
-      for (;;) {
-        const now = Date.now();
-        const entry = await kv.get('k');
-        const stamps = entry && entry.value.length ? (JSON.parse(dec.decode(entry.value)) as number[]).filter((s) => s > now - WINDOW_MS) : [];
-        if (stamps.length >= QUOTA) break;
-        stamps.push(now);
-        try {
-          if (entry) await kv.update('k', enc.encode(JSON.stringify(stamps)), entry.revision);
-          else await kv.create('k', enc.encode(JSON.stringify(stamps)));
-          allowed++;
-          break;
-        } catch {
-          retries++;
+  await Promise.all(
+    clients.map(async (c) => {
+      const kv = await new Kvm(c).open('benchwin');
+      for (let i = 0; i < LIMIT_ATTEMPTS / LIMIT_CLIENTS; i++) {
+        for (;;) {
+          const now = Date.now();
+          const entry = await kv.get('k');
+          const stamps =
+            entry && entry.value.length
+              ? (JSON.parse(dec.decode(entry.value)) as number[]).filter((s) => s > now - WINDOW_MS)
+              : [];
+          if (stamps.length >= QUOTA) break;
+          stamps.push(now);
+          try {
+            if (entry) await kv.update('k', enc.encode(JSON.stringify(stamps)), entry.revision);
+            else await kv.create('k', enc.encode(JSON.stringify(stamps)));
+            allowed++;
+            break;
+          } catch {
+            retries++;
+          }
         }
       }
-    }
-  }));
+    }),
+  );
   f.window = `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed (quota ${QUOTA}), ${retries} CAS retries`;
   await Promise.all(clients.map((c) => c.close()));
   // live-state KV: put, then read every key back (what an edge does at start)
@@ -260,7 +292,9 @@ async function main(): Promise<void> {
     const missing = brokerMissing(kind);
     if (missing) throw new Error(missing);
   }
-  out(`# bench/broker: ${EVENTS} events of ~${PAYLOAD.length + 40} B, ${SUBSCRIBERS} subscriber nodes, ${LIMIT_CLIENTS} limiter clients, node ${process.version}`);
+  out(
+    `# bench/broker: ${EVENTS} events of ~${PAYLOAD.length + 40} B, ${SUBSCRIBERS} subscriber nodes, ${LIMIT_CLIENTS} limiter clients, node ${process.version}`,
+  );
   out(`# ${brokerVersion('redis')}`);
   out(`# ${brokerVersion('nats')}`);
   const results: Array<[string, Figures]> = [];

@@ -54,7 +54,9 @@ try {
       'veh-' || (i % 5000), TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${ROWS - half})::BIGINT)
     FROM range(${ROWS - half}) t(i)`);
   await db.run('CHECKPOINT');
-  console.log(`generated ${ROWS.toLocaleString('en')} rows (${half.toLocaleString('en')} vehicle positions, ${(ROWS - half).toLocaleString('en')} arrivals) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `generated ${ROWS.toLocaleString('en')} rows (${half.toLocaleString('en')} vehicle positions, ${(ROWS - half).toLocaleString('en')} arrivals) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   // the same rows, written by hand rather than taken from exports/datasets.ts
   const between = `TIMESTAMPTZ '${window.start.toISOString()}' AND observed_at < TIMESTAMPTZ '${window.end.toISOString()}'`;
@@ -67,7 +69,11 @@ try {
     'ndjson.gz': 'FORMAT json, COMPRESSION gzip',
   };
 
-  interface Timing { ms: number; cpuMs: number; bytes: number }
+  interface Timing {
+    ms: number;
+    cpuMs: number;
+    bytes: number;
+  }
   const cpuMs = (since: NodeJS.CpuUsage): number => {
     const used = process.cpuUsage(since);
     return (used.user + used.system) / 1000;
@@ -94,7 +100,13 @@ try {
     const cpu = process.cpuUsage();
     const started = performance.now();
     const summary = await runExport(db, {
-      dataset: 'realtime', from: DAY, formats: [format], dir: exportsDir, timezone: TZ, now: () => LATER, force: true,
+      dataset: 'realtime',
+      from: DAY,
+      formats: [format],
+      dir: exportsDir,
+      timezone: TZ,
+      now: () => LATER,
+      force: true,
     });
     const ms = performance.now() - started;
     const cpuUsed = cpuMs(cpu);
@@ -109,7 +121,9 @@ try {
   const rate = (ms: number): string => `${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`;
   const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
-  console.log(`runs per figure: ${RUNS} after ${WARMUP} warm-up, interleaved raw/job; 2 files per run (arrivals, vehicle_positions)`);
+  console.log(
+    `runs per figure: ${RUNS} after ${WARMUP} warm-up, interleaved raw/job; 2 files per run (arrivals, vehicle_positions)`,
+  );
   for (const format of FORMATS) {
     for (let w = 0; w < WARMUP; w++) {
       await rawCopy(format); // page cache, code paths
@@ -126,13 +140,29 @@ try {
     const cpu = { raw: median(raw.map((x) => x.cpuMs)), job: median(ours.map((x) => x.cpuMs)) };
     const ratio = best.raw / best.job;
     const target = format === 'parquet' ? ` (target ≥ 0.90: ${ratio >= 0.9 ? 'met' : 'NOT met'})` : '';
-    console.log(`${format.padEnd(10)} raw COPY   fastest ${s(best.raw)} = ${rate(best.raw)}; median ${s(mid.raw)}; CPU ${s(cpu.raw)}; ${(raw[0]!.bytes / 1e6).toFixed(1)} MB`);
-    console.log(`${''.padEnd(10)} export job fastest ${s(best.job)} = ${rate(best.job)}; median ${s(mid.job)}; CPU ${s(cpu.job)}; ${(ours[0]!.bytes / 1e6).toFixed(1)} MB`);
-    console.log(`${''.padEnd(10)} ratio job/raw throughput: fastest ${ratio.toFixed(2)}x${target}, median ${(mid.raw / mid.job).toFixed(2)}x, CPU ${(cpu.raw / cpu.job).toFixed(2)}x`);
-    report({ bench: 'export', figure: `${ROWS.toLocaleString('en')} rows to ${format} through the job (fastest run)`, value: ROWS / (best.job / 1000), unit: 'rows/s',
-      baseline: 'raw DuckDB COPY', baselineValue: ROWS / (best.raw / 1000), ratio, ...(format === 'parquet' ? { target: '≥ 0.9×' } : {}),
-      met: format === 'parquet' ? ratio >= 0.9 : null });
-    console.log(`${''.padEnd(10)} every run, ms: raw ${raw.map((x) => Math.round(x.ms)).join(', ')}; job ${ours.map((x) => Math.round(x.ms)).join(', ')}`);
+    console.log(
+      `${format.padEnd(10)} raw COPY   fastest ${s(best.raw)} = ${rate(best.raw)}; median ${s(mid.raw)}; CPU ${s(cpu.raw)}; ${(raw[0]!.bytes / 1e6).toFixed(1)} MB`,
+    );
+    console.log(
+      `${''.padEnd(10)} export job fastest ${s(best.job)} = ${rate(best.job)}; median ${s(mid.job)}; CPU ${s(cpu.job)}; ${(ours[0]!.bytes / 1e6).toFixed(1)} MB`,
+    );
+    console.log(
+      `${''.padEnd(10)} ratio job/raw throughput: fastest ${ratio.toFixed(2)}x${target}, median ${(mid.raw / mid.job).toFixed(2)}x, CPU ${(cpu.raw / cpu.job).toFixed(2)}x`,
+    );
+    report({
+      bench: 'export',
+      figure: `${ROWS.toLocaleString('en')} rows to ${format} through the job (fastest run)`,
+      value: ROWS / (best.job / 1000),
+      unit: 'rows/s',
+      baseline: 'raw DuckDB COPY',
+      baselineValue: ROWS / (best.raw / 1000),
+      ratio,
+      ...(format === 'parquet' ? { target: '≥ 0.9×' } : {}),
+      met: format === 'parquet' ? ratio >= 0.9 : null,
+    });
+    console.log(
+      `${''.padEnd(10)} every run, ms: raw ${raw.map((x) => Math.round(x.ms)).join(', ')}; job ${ours.map((x) => Math.round(x.ms)).join(', ')}`,
+    );
   }
 } finally {
   await db.close();

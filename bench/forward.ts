@@ -27,17 +27,30 @@ function get(url: string, key: string): Promise<number> {
     const t0 = performance.now();
     request(url, { agent, headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' } }, (res) => {
       res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`${url}: ${res.statusCode}`))));
-    }).on('error', reject).end();
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`${url}: ${res.statusCode}`)),
+      );
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const redis = await startBroker('redis');
 const dir = mkdtempSync(join(tmpdir(), 'bench-forward-'));
-const base = { host: '127.0.0.1', port: 0, signing_secret: 'bench-secret-0123456789abcdef', broker: { url: redis.url, prefix: 'bf:' }, log_level: 'warn' };
-const ingest = await startService(parseConfig({ ...base, role: 'ingest', db_path: join(dir, 'ingest.duckdb') }), { poll: false });
+const base = {
+  host: '127.0.0.1',
+  port: 0,
+  signing_secret: 'bench-secret-0123456789abcdef',
+  broker: { url: redis.url, prefix: 'bf:' },
+  log_level: 'warn',
+};
+const ingest = await startService(parseConfig({ ...base, role: 'ingest', db_path: join(dir, 'ingest.duckdb') }), {
+  poll: false,
+});
 const edge = await startEdge(parseConfig({ ...base, role: 'edge' }));
 try {
   const key = (await createKey(ingest.runtime.db, { plan: 'max', name: 'bench' })).key;
@@ -55,14 +68,29 @@ try {
   }
   direct.sort((a, b) => a - b);
   forwarded.sort((a, b) => a - b);
-  const line = (name: string, s: number[]) => `${name.padEnd(28)} p50 ${pct(s, 0.5).toFixed(3)} ms  p99 ${pct(s, 0.99).toFixed(3)} ms`;
+  const line = (name: string, s: number[]) =>
+    `${name.padEnd(28)} p50 ${pct(s, 0.5).toFixed(3)} ms  p99 ${pct(s, 0.99).toFixed(3)} ms`;
   console.log(`GET ${path}, ${REQUESTS} each, alternating, one at a time`);
   console.log(line('ingest node directly', direct));
   console.log(line('through an edge', forwarded));
-  console.log(`added by the hop: p50 +${(pct(forwarded, 0.5) - pct(direct, 0.5)).toFixed(3)} ms, p99 +${(pct(forwarded, 0.99) - pct(direct, 0.99)).toFixed(3)} ms`);
-  report({ bench: 'forward', figure: 'history request through an edge, p50', value: pct(forwarded, 0.5), unit: 'ms', baseline: 'the ingest node directly',
-    baselineValue: pct(direct, 0.5), ratio: pct(forwarded, 0.5) / pct(direct, 0.5), met: null });
-  console.log(`load average before/after: ${load0.map((l) => l.toFixed(2)).join(' ')} / ${loadavg().map((l) => l.toFixed(2)).join(' ')} on 2 CPUs`);
+  console.log(
+    `added by the hop: p50 +${(pct(forwarded, 0.5) - pct(direct, 0.5)).toFixed(3)} ms, p99 +${(pct(forwarded, 0.99) - pct(direct, 0.99)).toFixed(3)} ms`,
+  );
+  report({
+    bench: 'forward',
+    figure: 'history request through an edge, p50',
+    value: pct(forwarded, 0.5),
+    unit: 'ms',
+    baseline: 'the ingest node directly',
+    baselineValue: pct(direct, 0.5),
+    ratio: pct(forwarded, 0.5) / pct(direct, 0.5),
+    met: null,
+  });
+  console.log(
+    `load average before/after: ${load0.map((l) => l.toFixed(2)).join(' ')} / ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} on 2 CPUs`,
+  );
 } finally {
   agent.destroy();
   await edge.close();

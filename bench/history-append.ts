@@ -46,7 +46,10 @@ await db.run('DELETE FROM vehicle_positions');
 // CPU time next to wall time: on a shared machine wall time mostly measures the neighbours
 let t0 = performance.now();
 let c0 = process.cpuUsage();
-const cpuMs = (): number => { const u = process.cpuUsage(c0); return (u.user + u.system) / 1000; };
+const cpuMs = (): number => {
+  const u = process.cpuUsage(c0);
+  return (u.user + u.system) / 1000;
+};
 for (let i = 0; i < rows.length; i += BATCH) {
   await writer.write({ vehicles: rows.slice(i, i + BATCH), arrivals: [], trips: [], alertVersions: [], polls: [] });
 }
@@ -59,16 +62,27 @@ const ts = (ms: number): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(Bi
 for (let i = 0; i < rows.length; i += BATCH) {
   await db.append('vehicle_positions', (a) => {
     for (const r of rows.slice(i, i + BATCH)) {
-      a.appendVarchar(r.feed_id); a.appendVarchar(r.vehicle_id);
-      if (r.route_id === null) a.appendNull(); else a.appendVarchar(r.route_id);
-      if (r.trip_id === null) a.appendNull(); else a.appendVarchar(r.trip_id);
-      if (r.mode === null) a.appendNull(); else a.appendVarchar(r.mode);
-      a.appendDouble(r.lat); a.appendDouble(r.lon);
-      if (r.bearing === null) a.appendNull(); else a.appendDouble(r.bearing);
-      if (r.speed_mps === null) a.appendNull(); else a.appendDouble(r.speed_mps);
-      if (r.stop_id === null) a.appendNull(); else a.appendVarchar(r.stop_id);
-      if (r.current_status === null) a.appendNull(); else a.appendVarchar(r.current_status);
-      a.appendTimestampTZ(ts(r.timestamp_ms)); a.appendTimestampTZ(ts(r.observed_ms)); a.appendVarchar(r.position_source);
+      a.appendVarchar(r.feed_id);
+      a.appendVarchar(r.vehicle_id);
+      if (r.route_id === null) a.appendNull();
+      else a.appendVarchar(r.route_id);
+      if (r.trip_id === null) a.appendNull();
+      else a.appendVarchar(r.trip_id);
+      if (r.mode === null) a.appendNull();
+      else a.appendVarchar(r.mode);
+      a.appendDouble(r.lat);
+      a.appendDouble(r.lon);
+      if (r.bearing === null) a.appendNull();
+      else a.appendDouble(r.bearing);
+      if (r.speed_mps === null) a.appendNull();
+      else a.appendDouble(r.speed_mps);
+      if (r.stop_id === null) a.appendNull();
+      else a.appendVarchar(r.stop_id);
+      if (r.current_status === null) a.appendNull();
+      else a.appendVarchar(r.current_status);
+      a.appendTimestampTZ(ts(r.timestamp_ms));
+      a.appendTimestampTZ(ts(r.observed_ms));
+      a.appendVarchar(r.position_source);
       a.endRow();
     }
   });
@@ -141,7 +155,8 @@ for (const per of (process.env.TXN_GROUPS ?? '1,4,12,1,4,12').split(',').map(Num
   for (let i = 0; i < splitRows; i += per * BATCH) {
     await db.transaction(async (c) => {
       const appender = await c.createAppender('vehicle_positions');
-      for (let k = i; k < Math.min(splitRows, i + per * BATCH); k += BATCH) appendColumns(appender, VEHICLE_COLUMNS, rows.slice(k, k + BATCH));
+      for (let k = i; k < Math.min(splitRows, i + per * BATCH); k += BATCH)
+        appendColumns(appender, VEHICLE_COLUMNS, rows.slice(k, k + BATCH));
       appender.flushSync();
       appender.closeSync();
     });
@@ -159,12 +174,21 @@ console.log(`vehicle_positions, ${ROWS.toLocaleString('en')} rows in batches of 
 console.log(line('history writer (data chunks, one transaction per batch)', writerMs, writerCpu));
 console.log(line('baseline: row-by-row appender', baselineMs, baselineCpu));
 console.log(line('ceiling: DuckDB INSERT … FROM range(), no JS', engineMs, engineCpu));
-console.log(`  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ${(engineMs / writerMs).toFixed(2)}x`);
+console.log(
+  `  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ${(engineMs / writerMs).toFixed(2)}x`,
+);
 console.log(`  rows stored ${count!.n}`);
-const per = (ms: number, n: number): string => `${(ms / (n / BATCH)).toFixed(1)} ms a batch (${Math.round(n / (ms / 1000)).toLocaleString('en')} rows/s)`;
-console.log(`where a batch of ${BATCH} goes (${splitRows.toLocaleString('en')} rows): JS packing chunks + appendDataChunk ${per(split.fill, splitRows)}, `
-  + `flush ${per(split.flush, splitRows)}, commit ${per(split.commit, splitRows)}`);
+const per = (ms: number, n: number): string =>
+  `${(ms / (n / BATCH)).toFixed(1)} ms a batch (${Math.round(n / (ms / 1000)).toLocaleString('en')} rows/s)`;
+console.log(
+  `where a batch of ${BATCH} goes (${splitRows.toLocaleString('en')} rows): JS packing chunks + appendDataChunk ${per(split.fill, splitRows)}, ` +
+    `flush ${per(split.flush, splitRows)}, commit ${per(split.commit, splitRows)}`,
+);
 const typedRows = 2 * Math.min(ROWS, 20 * BATCH);
-console.log(`column types (engine, ${typedRows.toLocaleString('en')} rows each, with checkpoints): VARCHAR ${Math.round(typedRows / (typed.bench_plain! / 1000)).toLocaleString('en')} rows/s, `
-  + `ENUM mode/current_status/position_source ${Math.round(typedRows / (typed.bench_enum! / 1000)).toLocaleString('en')} rows/s`);
-console.log(`batches of ${BATCH} per transaction, each run with its checkpoint: ${grouped.map((g) => `${g.batches}: ${Math.round(splitRows / (g.ms / 1000)).toLocaleString('en')} rows/s`).join(', ')}`);
+console.log(
+  `column types (engine, ${typedRows.toLocaleString('en')} rows each, with checkpoints): VARCHAR ${Math.round(typedRows / (typed.bench_plain! / 1000)).toLocaleString('en')} rows/s, ` +
+    `ENUM mode/current_status/position_source ${Math.round(typedRows / (typed.bench_enum! / 1000)).toLocaleString('en')} rows/s`,
+);
+console.log(
+  `batches of ${BATCH} per transaction, each run with its checkpoint: ${grouped.map((g) => `${g.batches}: ${Math.round(splitRows / (g.ms / 1000)).toLocaleString('en')} rows/s`).join(', ')}`,
+);

@@ -48,14 +48,25 @@ if (pin) spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { st
 function benchLive(): LiveView {
   const modes: Mode[] = ['rail', 'bus', 'streetcar'];
   const alerts: Alert[] = Array.from({ length: ALERTS }, (_, i) => ({
-    id: `bench:alert-${i}`, feed_id: 'bench', entity_id: `alert-${i}`, modes: [modes[i % 3]!], status: 'active',
-    impact: 'significant_delays', cause: 'technical_problem', severity: 'WARNING',
+    id: `bench:alert-${i}`,
+    feed_id: 'bench',
+    entity_id: `alert-${i}`,
+    modes: [modes[i % 3]!],
+    status: 'active',
+    impact: 'significant_delays',
+    cause: 'technical_problem',
+    severity: 'WARNING',
     header: { en: `Delays of up to ${10 + (i % 30)} minutes on route ${i % 120}` },
     description: { en: 'A disabled train is causing delays. Expect longer travel times while crews work to clear it.' },
     url: { en: `https://example.com/alerts/${i}` },
     active_periods: [{ start_ms: 1_714_570_000_000, end_ms: 1_714_600_000_000 }],
-    routes: [String(i % 120)], stations: [`place-${i % 80}`], trips: [], version: 1,
-    first_seen_ms: 1_714_570_000_000 + i * 1000, updated_ms: 1_714_570_000_000 + i * 1000, resolved_ms: null,
+    routes: [String(i % 120)],
+    stations: [`place-${i % 80}`],
+    trips: [],
+    version: 1,
+    first_seen_ms: 1_714_570_000_000 + i * 1000,
+    updated_ms: 1_714_570_000_000 + i * 1000,
+    resolved_ms: null,
   }));
   const feeds: FeedHealth[] = [];
   return { vehicles: () => [], arrivals: () => [], alerts: () => alerts, feeds: () => feeds, version: 1 };
@@ -80,7 +91,15 @@ function toMs(text: string): number {
 }
 
 function runWrk(port: number, script: string, seconds: number): Promise<WrkResult> {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}${PATH}`];
+  const args = [
+    '-t1',
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    '--latency',
+    '-s',
+    script,
+    `http://127.0.0.1:${port}${PATH}`,
+  ];
   const command = pin ? 'taskset' : 'wrk';
   const cpuBefore = process.cpuUsage();
   const child = spawn(command, pin ? ['-c', '1', 'wrk', ...args] : args);
@@ -121,26 +140,40 @@ const unmeasuredServer = await startServer({ app: unmeasured.app, host: '127.0.0
 const brokerSkip = process.env.BENCH_BROKER === '0' ? 'BENCH_BROKER=0' : brokerMissing('redis');
 const redis = brokerSkip ? null : await startBroker('redis');
 const broker = redis ? await new Broker({ url: redis.url, prefix: 'bench:' }).ready() : null;
-const sharedApi = broker ? await createApi({ db, live: benchLive(), config, directory: new Directory(), requests: new ServiceMetrics(), limiter: new BrokerRateLimiter(broker) }) : null;
+const sharedApi = broker
+  ? await createApi({
+      db,
+      live: benchLive(),
+      config,
+      directory: new Directory(),
+      requests: new ServiceMetrics(),
+      limiter: new BrokerRateLimiter(broker),
+    })
+  : null;
 const sharedServer = sharedApi ? await startServer({ app: sharedApi.app, host: '127.0.0.1', port: 0 }) : null;
 if (brokerSkip) console.log(`shared limiter not measured: ${brokerSkip}`);
 
 // enough Max keys that none reaches 6,000 requests in the run
-const keyCount = Math.max(20, Math.ceil(ROUNDS * (WARMUP_S + DURATION_S) * 80_000 / 5_000));
+const keyCount = Math.max(20, Math.ceil((ROUNDS * (WARMUP_S + DURATION_S) * 80_000) / 5_000));
 const keys: string[] = [];
 for (let i = 0; i < keyCount; i++) keys.push((await createKey(db, { plan: 'max', name: `bench ${i}` })).key);
 const script = join(dir, 'keys.lua');
-writeFileSync(script, `local keys = { ${keys.map((k) => `"${k}"`).join(', ')} }
+writeFileSync(
+  script,
+  `local keys = { ${keys.map((k) => `"${k}"`).join(', ')} }
 local n = #keys
 local i = 0
 request = function()
   i = i + 1
   return wrk.format("GET", nil, { ["Authorization"] = "Bearer " .. keys[(i % n) + 1] })
 end
-`);
+`,
+);
 
 // the baseline answers the same status, headers and body the real server produced
-const sample = await fetch(`http://127.0.0.1:${server.port}${PATH}`, { headers: { authorization: `Bearer ${keys[0]}` } });
+const sample = await fetch(`http://127.0.0.1:${server.port}${PATH}`, {
+  headers: { authorization: `Bearer ${keys[0]}` },
+});
 const body = Buffer.from(await sample.arrayBuffer());
 if (sample.status !== 200) throw new Error(`sample request answered ${sample.status}: ${body.toString()}`);
 const sampleHeaders = [...sample.headers].filter(([name]) => !['content-length', 'date', 'uwebsockets'].includes(name));
@@ -153,13 +186,21 @@ baseline.get('/*', (res) => {
   });
 });
 const baselinePort: number = await new Promise((resolve, reject) => {
-  baseline.listen('127.0.0.1', 0, (socket) => (socket ? resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket)) : reject(new Error('baseline listen failed'))));
+  baseline.listen('127.0.0.1', 0, (socket) =>
+    socket
+      ? resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket))
+      : reject(new Error('baseline listen failed')),
+  );
 });
 
-console.log(`GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`);
-const row = (name: string, r: WrkResult) => `  ${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   `
-  + `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
-const loadAverage = () => spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
+console.log(
+  `GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`,
+);
+const row = (name: string, r: WrkResult) =>
+  `  ${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   ` +
+  `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+const loadAverage = () =>
+  spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -168,7 +209,13 @@ const median = (values: number[]) => {
 
 // Rounds interleave the three servers, so a burst of other work on the machine lands on all of
 // them alike; each round's ratio is against its own baseline, and the median of those is the figure.
-interface Round { base: WrkResult; withoutMetrics: WrkResult; real: WrkResult; shared: WrkResult | null; load: string }
+interface Round {
+  base: WrkResult;
+  withoutMetrics: WrkResult;
+  real: WrkResult;
+  shared: WrkResult | null;
+  load: string;
+}
 const rounds: Round[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   // the first round warms each server up longer (JIT, caches); later ones only re-open connections
@@ -191,7 +238,9 @@ for (let i = 0; i < ROUNDS; i++) {
   console.log(row('transit-api without metrics', withoutMetrics));
   console.log(row('transit-api (auth, limits, meter, metrics)', real));
   if (shared) console.log(row('… with the windows shared in Redis', shared));
-  console.log(`  ratio ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency`);
+  console.log(
+    `  ratio ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency`,
+  );
 }
 await api.meter.flush();
 await unmeasured.meter.flush();
@@ -202,33 +251,63 @@ const efficiency = median(rounds.map((r) => r.base.cpuUsPerRequest / r.real.cpuU
 const metricsRatio = median(rounds.map((r) => r.real.rps / r.withoutMetrics.rps));
 const metricsCpu = median(rounds.map((r) => r.real.cpuUsPerRequest - r.withoutMetrics.cpuUsPerRequest));
 const real = rounds.map((r) => r.real);
-console.log(`median of ${ROUNDS} rounds: ratio ${ratio.toFixed(2)}× baseline req/s (rounds ${rounds.map((r) => (r.real.rps / r.base.rps).toFixed(2)).join(', ')}), `
-  + `${efficiency.toFixed(2)}× baseline CPU efficiency; transit-api ${median(real.map((r) => r.rps)).toFixed(0)} req/s, `
-  + `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; `
-  + `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ${Number(metered[0]!.n)}; `
-  + `load average ${loadAverage()} (figures below the bare tool's mean other processes share the CPUs)`);
+console.log(
+  `median of ${ROUNDS} rounds: ratio ${ratio.toFixed(2)}× baseline req/s (rounds ${rounds.map((r) => (r.real.rps / r.base.rps).toFixed(2)).join(', ')}), ` +
+    `${efficiency.toFixed(2)}× baseline CPU efficiency; transit-api ${median(real.map((r) => r.rps)).toFixed(0)} req/s, ` +
+    `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; ` +
+    `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ${Number(metered[0]!.n)}; ` +
+    `load average ${loadAverage()} (figures below the bare tool's mean other processes share the CPUs)`,
+);
 const sharedRounds = rounds.filter((r) => r.shared);
 if (sharedRounds.length) {
-  console.log(`shared limiter (Redis, one Lua call per request) against the in-memory one: `
-    + `${median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)).toFixed(2)}× req/s, `
-    + `+${median(sharedRounds.map((r) => r.shared!.cpuUsPerRequest - r.real.cpuUsPerRequest)).toFixed(1)} µs CPU/req in this process, `
-    + `p50 ${median(sharedRounds.map((r) => toMs(r.shared!.p50))).toFixed(2)} ms against ${median(sharedRounds.map((r) => toMs(r.real.p50))).toFixed(2)} ms `
-    + `(Redis's own CPU is not counted: it runs unpinned beside wrk)`);
+  console.log(
+    `shared limiter (Redis, one Lua call per request) against the in-memory one: ` +
+      `${median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)).toFixed(2)}× req/s, ` +
+      `+${median(sharedRounds.map((r) => r.shared!.cpuUsPerRequest - r.real.cpuUsPerRequest)).toFixed(1)} µs CPU/req in this process, ` +
+      `p50 ${median(sharedRounds.map((r) => toMs(r.shared!.p50))).toFixed(2)} ms against ${median(sharedRounds.map((r) => toMs(r.real.p50))).toFixed(2)} ms ` +
+      `(Redis's own CPU is not counted: it runs unpinned beside wrk)`,
+  );
 }
 const p99 = median(real.map((r) => toMs(r.p99)));
 const rps = median(real.map((r) => r.rps));
 const all2xx = real.every((r) => r.non2xx === 0);
 const baseRps = median(rounds.map((r) => r.base.rps));
-report({ bench: 'http', figure: 'GET /api/v1/alerts?limit=20, req/s (median of rounds)', value: rps, unit: 'req/s', baseline: 'bare uWS sending the same bytes',
-  baselineValue: baseRps, ratio, target: '≥ 0.65× (aim 0.8×), ≥ 20k req/s', met: ratio >= 0.65 && rps >= 20_000 && all2xx });
-report({ bench: 'http', figure: 'GET /api/v1/alerts?limit=20, p99', value: p99, unit: 'ms', target: '< 10 ms', met: p99 < 10 });
+report({
+  bench: 'http',
+  figure: 'GET /api/v1/alerts?limit=20, req/s (median of rounds)',
+  value: rps,
+  unit: 'req/s',
+  baseline: 'bare uWS sending the same bytes',
+  baselineValue: baseRps,
+  ratio,
+  target: '≥ 0.65× (aim 0.8×), ≥ 20k req/s',
+  met: ratio >= 0.65 && rps >= 20_000 && all2xx,
+});
+report({
+  bench: 'http',
+  figure: 'GET /api/v1/alerts?limit=20, p99',
+  value: p99,
+  unit: 'ms',
+  target: '< 10 ms',
+  met: p99 < 10,
+});
 if (sharedRounds.length) {
   const sharedRps = median(sharedRounds.map((r) => r.shared!.rps));
-  report({ bench: 'http', figure: 'same with the shared (Redis) limiter, req/s', value: sharedRps, unit: 'req/s', baseline: 'the in-memory limiter',
-    baselineValue: median(sharedRounds.map((r) => r.real.rps)), ratio: median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)), met: null });
+  report({
+    bench: 'http',
+    figure: 'same with the shared (Redis) limiter, req/s',
+    value: sharedRps,
+    unit: 'req/s',
+    baseline: 'the in-memory limiter',
+    baselineValue: median(sharedRounds.map((r) => r.real.rps)),
+    ratio: median(sharedRounds.map((r) => r.shared!.rps / r.real.rps)),
+    met: null,
+  });
 }
-console.log(`targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ${ratio >= 0.8 ? 'met' : 'not yet'}); `
-  + `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${all2xx ? 'yes' : 'NO'}`);
+console.log(
+  `targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ${ratio >= 0.8 ? 'met' : 'not yet'}); ` +
+    `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${all2xx ? 'yes' : 'NO'}`,
+);
 
 (baseline as unknown as { close(): void }).close();
 await server.close();

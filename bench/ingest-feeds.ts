@@ -6,7 +6,8 @@ export const TRIPS = Number(process.env.TRIPS ?? 1_500);
 export const STOPS = Number(process.env.STOPS ?? 25);
 export const NOW_S = Math.floor(Date.UTC(2024, 4, 2, 16) / 1000);
 const SERVICE_DATE = '20240502';
-const hhmmss = (s: number) => [Math.floor(s / 3600), Math.floor(s / 60) % 60, s % 60].map((n) => String(n).padStart(2, '0')).join(':');
+const hhmmss = (s: number) =>
+  [Math.floor(s / 3600), Math.floor(s / 60) % 60, s % 60].map((n) => String(n).padStart(2, '0')).join(':');
 
 // ---- generated network: routes, trips with STOPS stops each ----
 export const schedule = fakeSchedule({
@@ -14,8 +15,15 @@ export const schedule = fakeSchedule({
   routes: Array.from({ length: 120 }, (_, r) => ({ route_id: `r${r}`, route_type: r < 10 ? 1 : 3 })),
   stops: Array.from({ length: 2_000 }, (_, s) => ({ stop_id: `s${s}`, parent: s % 2 ? `st${s >> 1}` : undefined })),
   trips: Array.from({ length: Math.max(TRIPS, VEHICLES) }, (_, i) => ({ trip_id: `t${i}`, route_id: `r${i % 120}` })),
-  stopTimes: Object.fromEntries(Array.from({ length: TRIPS }, (_, i) => [`t${i}`,
-    Array.from({ length: STOPS }, (_, k) => [`s${(i * 7 + k) % 2_000}`, hhmmss(11 * 3600 + (i % 240) * 60 + k * 120)] as [string, string])])),
+  stopTimes: Object.fromEntries(
+    Array.from({ length: TRIPS }, (_, i) => [
+      `t${i}`,
+      Array.from(
+        { length: STOPS },
+        (_, k) => [`s${(i * 7 + k) % 2_000}`, hhmmss(11 * 3600 + (i % 240) * 60 + k * 120)] as [string, string],
+      ),
+    ]),
+  ),
 });
 
 export function vehicleFeed(variant: number): Uint8Array {
@@ -26,8 +34,16 @@ export function vehicleFeed(variant: number): Uint8Array {
       vehicle: {
         trip: { trip_id: `t${i}`, route_id: `r${i % 120}`, start_date: SERVICE_DATE, schedule_relationship: 0 },
         vehicle: { id: `bus-${i}`, label: `${1000 + i}` },
-        position: { latitude: 42.2 + (i % 1000) / 5e3 + variant / 1e5, longitude: -71.1 - (i % 997) / 5e3, bearing: i % 360, speed: (i % 25) / 2 },
-        current_stop_sequence: i % 30, stop_id: `s${i % 2_000}`, current_status: 2, timestamp: NOW_S - (i % 30) + variant,
+        position: {
+          latitude: 42.2 + (i % 1000) / 5e3 + variant / 1e5,
+          longitude: -71.1 - (i % 997) / 5e3,
+          bearing: i % 360,
+          speed: (i % 25) / 2,
+        },
+        current_stop_sequence: i % 30,
+        stop_id: `s${i % 2_000}`,
+        current_status: 2,
+        timestamp: NOW_S - (i % 30) + variant,
       },
     })),
   });

@@ -23,13 +23,17 @@ const POLLS = Number(process.env.POLLS ?? 20);
 const WARMUP = 5;
 const config = testConfig({ feeds: [{ id: KIND, kind: 'gtfs-rt', url: 'http://bench.invalid/' }] });
 const feed = config.feeds[0]!;
-const bodies = Array.from({ length: WARMUP + POLLS }, (_, i) => (KIND === 'vehicles' ? vehicleFeed(i) : tripUpdateFeed(i)));
+const bodies = Array.from({ length: WARMUP + POLLS }, (_, i) =>
+  KIND === 'vehicles' ? vehicleFeed(i) : tripUpdateFeed(i),
+);
 const dir = mkdtempSync(join(tmpdir(), 'bench-phases-'));
 const db = await Db.open(process.env.DB === 'memory' ? ':memory:' : join(dir, 'bench.duckdb'));
 const history = createHistoryWriter(db);
 const bus = new InMemoryEventBus({ log: createLogger() });
 let events = 0;
-bus.subscribe((b) => { events += b.length; });
+bus.subscribe((b) => {
+  events += b.length;
+});
 const state = new LiveState({ config, bus, now: () => NOW_S * 1000 + 2_000, scheduleFor: () => schedule });
 const phases = ['hash', 'decode', 'normalize', 'hasSnapshot', 'state+events', 'events delivered', 'append'] as const;
 const times: Record<string, number[]> = Object.fromEntries(phases.map((p) => [p, []]));
@@ -44,8 +48,15 @@ try {
     t.push(performance.now());
     const polled = NOW_S * 1000 + 2_000 + i * 1000;
     const rows = normalizeFeedMessage(decoded.message, {
-      feed_id: KIND, observed_ms: polled, schedule, timezone: schedule.timezone, default_mode: null,
-      freshness: config.freshness, delay: config.delay, rejects: new RejectTally(), matcher: new TripMatcher(feed.trip_matching),
+      feed_id: KIND,
+      observed_ms: polled,
+      schedule,
+      timezone: schedule.timezone,
+      default_mode: null,
+      freshness: config.freshness,
+      delay: config.delay,
+      rejects: new RejectTally(),
+      matcher: new TripMatcher(feed.trip_matching),
     });
     t.push(performance.now());
     await history.hasSnapshot({ feed_id: KIND, body_sha256: hash });
@@ -56,8 +67,18 @@ try {
     await new Promise<void>((resolve) => queueMicrotask(resolve));
     t.push(performance.now());
     await history.write({
-      vehicles: rows.vehicles, arrivals: rows.arrivals, trips: rows.trips, alertVersions: versions, polls: [poll],
-      snapshot: { feed_id: KIND, body_sha256: hash, header_timestamp_ms: rows.header_timestamp_ms, observed_ms: polled, source: 'poll' },
+      vehicles: rows.vehicles,
+      arrivals: rows.arrivals,
+      trips: rows.trips,
+      alertVersions: versions,
+      polls: [poll],
+      snapshot: {
+        feed_id: KIND,
+        body_sha256: hash,
+        header_timestamp_ms: rows.header_timestamp_ms,
+        observed_ms: polled,
+        source: 'poll',
+      },
     });
     t.push(performance.now());
     if (i >= WARMUP) phases.forEach((p, k) => times[p]!.push(t[k + 1]! - t[k]!));
@@ -67,5 +88,12 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const q = (xs: number[], f: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * f)]!;
-console.log(`${KIND}: ${POLLS} polls, ${events} events, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-for (const p of phases) console.log(`  ${p.padEnd(18)} median ${q(times[p]!, 0.5).toFixed(1).padStart(6)} ms  p90 ${q(times[p]!, 0.9).toFixed(1).padStart(6)} ms`);
+console.log(
+  `${KIND}: ${POLLS} polls, ${events} events, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+for (const p of phases)
+  console.log(
+    `  ${p.padEnd(18)} median ${q(times[p]!, 0.5).toFixed(1).padStart(6)} ms  p90 ${q(times[p]!, 0.9).toFixed(1).padStart(6)} ms`,
+  );

@@ -68,7 +68,11 @@ class TimedHistory implements HistoryWriter {
  * DuckDB writing `rows` rows per table itself in one transaction, shaped like ours (same tables,
  * similar strings, numbers and timestamps), under another feed id: the engine's own bulk path.
  */
-async function engineInsert(db: Db, rows: { vehicles: number; arrivals: number; trips: number }, seed: number): Promise<number> {
+async function engineInsert(
+  db: Db,
+  rows: { vehicles: number; arrivals: number; trips: number },
+  seed: number,
+): Promise<number> {
   const t0 = performance.now();
   const ts = (col: string) => `make_timestamptz(${NOW_S * 1_000_000} + ${col})`;
   await db.transaction(async (c) => {
@@ -94,10 +98,19 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
 
 async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[], db: Db) {
-  const bare = new protobuf.Root().loadSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'pipeline', 'gtfs-realtime.proto'), { keepCase: true })
+  const bare = new protobuf.Root()
+    .loadSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'pipeline', 'gtfs-realtime.proto'), {
+      keepCase: true,
+    })
     .lookupType('transit_realtime.FeedMessage');
   let n = 0;
-  const fetch: FetchFn = async () => ({ kind: 'body', body: bodies[n++ % bodies.length]!, http_status: 200, etag: null, last_modified: null });
+  const fetch: FetchFn = async () => ({
+    kind: 'body',
+    body: bodies[n++ % bodies.length]!,
+    http_status: 200,
+    etag: null,
+    last_modified: null,
+  });
   const history = new TimedHistory(createHistoryWriter(db));
   const bus = new InMemoryEventBus();
   let events = 0;
@@ -106,7 +119,12 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
   });
   const pipeline = createPipeline({
     config: testConfig({ feeds: [{ id: kind, kind: 'gtfs-rt', url: 'http://bench.invalid/' }] }),
-    bus, history, scheduleFor: () => schedule, now: () => NOW_S * 1000 + 2_000, fetch, log: createLogger(),
+    bus,
+    history,
+    scheduleFor: () => schedule,
+    now: () => NOW_S * 1000 + 2_000,
+    fetch,
+    log: createLogger(),
   });
 
   const e2e: number[] = [];
@@ -157,10 +175,28 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
   const checkpointMs = history.idleMs;
   if (last?.status !== 'ok') throw new Error(`bench poll not ok: ${JSON.stringify(last)}`);
   return {
-    kind, bytes: bodies[0]!.byteLength, entities: last.entities, stored: last.stored, rejected: last.rejected, events,
-    liveMedian: median(toLive), liveP90: p90(toLive), e2eMedian: median(e2e), e2eP90: p90(e2e), e2eCpuMedian: median(e2eCpu), decodeMedian: median(decode),
-    appendRowsPerS: history.rows / (history.ms / 1000), withCheckpointsRowsPerS: history.rows / ((history.ms + checkpointMs) / 1000), checkpointMs, appendMsPerPoll: history.ms / POLLS, appendMedian: median(appendMs), appendP90: p90(appendMs), appendBlockMs: history.blockMs,
-    engineRowsPerS: engineRows / (engineMs.reduce((a, b) => a + b, 0) / 1000), engineMedian: median(engineMs), engineP90: p90(engineMs),
+    kind,
+    bytes: bodies[0]!.byteLength,
+    entities: last.entities,
+    stored: last.stored,
+    rejected: last.rejected,
+    events,
+    liveMedian: median(toLive),
+    liveP90: p90(toLive),
+    e2eMedian: median(e2e),
+    e2eP90: p90(e2e),
+    e2eCpuMedian: median(e2eCpu),
+    decodeMedian: median(decode),
+    appendRowsPerS: history.rows / (history.ms / 1000),
+    withCheckpointsRowsPerS: history.rows / ((history.ms + checkpointMs) / 1000),
+    checkpointMs,
+    appendMsPerPoll: history.ms / POLLS,
+    appendMedian: median(appendMs),
+    appendP90: p90(appendMs),
+    appendBlockMs: history.blockMs,
+    engineRowsPerS: engineRows / (engineMs.reduce((a, b) => a + b, 0) / 1000),
+    engineMedian: median(engineMs),
+    engineP90: p90(engineMs),
   };
 }
 
@@ -174,14 +210,20 @@ async function benchReplay(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array
   bodies.forEach((body, i) => writeFileSync(join(folder, `snapshot-${String(i).padStart(4, '0')}.pb`), body));
   const feedId = `${kind}-replay`;
   const pipeline = createPipeline({
-    config: testConfig({ feeds: [{ id: feedId, kind: 'gtfs-rt', url: 'http://bench.invalid/', allow_old_snapshots: true }] }),
-    bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule, log: createLogger(),
+    config: testConfig({
+      feeds: [{ id: feedId, kind: 'gtfs-rt', url: 'http://bench.invalid/', allow_old_snapshots: true }],
+    }),
+    bus: new InMemoryEventBus(),
+    history: createHistoryWriter(db),
+    scheduleFor: () => schedule,
+    log: createLogger(),
   });
   const t0 = performance.now();
   const summary = await replaySnapshots(pipeline, feedId, scanSnapshots(listFiles([folder])));
   const seconds = (performance.now() - t0) / 1000;
   await pipeline.stop();
-  if (summary.outcomes.ok !== bodies.length) throw new Error(`replay did not store every snapshot: ${JSON.stringify(summary.outcomes)}`);
+  if (summary.outcomes.ok !== bodies.length)
+    throw new Error(`replay did not store every snapshot: ${JSON.stringify(summary.outcomes)}`);
   return { snapshotsPerS: summary.snapshots / seconds, rowsPerS: summary.rows_stored / seconds };
 }
 
@@ -191,53 +233,124 @@ const db = await Db.open(process.env.DB === 'memory' ? ':memory:' : join(dir, 'b
 // the baseline's own file (same schema): its WAL and checkpoints do not land in the pipeline's commits
 const engineDb = await Db.open(process.env.DB === 'memory' ? ':memory:' : join(dir, 'engine.duckdb'));
 try {
-  console.log(`bench/ingest: ${VEHICLES} vehicles, ${TRIPS} trips × ${STOPS} stops, ${POLLS} polls after ${WARMUP} warm-up, `
-    + `${PACE_MS ? `${PACE_MS} ms apart` : 'back to back'}, DuckDB ${db.path}`);
+  console.log(
+    `bench/ingest: ${VEHICLES} vehicles, ${TRIPS} trips × ${STOPS} stops, ${POLLS} polls after ${WARMUP} warm-up, ` +
+      `${PACE_MS ? `${PACE_MS} ms apart` : 'back to back'}, DuckDB ${db.path}`,
+  );
   // one snapshot per poll: a body polled twice is a duplicate and not stored again (idempotent history)
   const vehicleBodies = Array.from({ length: WARMUP + POLLS }, (_, i) => vehicleFeed(i));
   const tripBodies = Array.from({ length: WARMUP + POLLS }, (_, i) => tripUpdateFeed(i));
   const results = [
-    { ...await benchFeed('vehicles', vehicleBodies, db), replay: await benchReplay('vehicles', vehicleBodies, db, join(dir, 'archive')) },
-    { ...await benchFeed('trip_updates', tripBodies, db), replay: await benchReplay('trip_updates', tripBodies, db, join(dir, 'archive')) },
+    {
+      ...(await benchFeed('vehicles', vehicleBodies, db)),
+      replay: await benchReplay('vehicles', vehicleBodies, db, join(dir, 'archive')),
+    },
+    {
+      ...(await benchFeed('trip_updates', tripBodies, db)),
+      replay: await benchReplay('trip_updates', tripBodies, db, join(dir, 'archive')),
+    },
   ];
-  const ms = (median: number, p90: number) => `median ${median.toFixed(1).padStart(6)} ms, p90 ${p90.toFixed(1).padStart(6)} ms`;
+  const ms = (median: number, p90: number) =>
+    `median ${median.toFixed(1).padStart(6)} ms, p90 ${p90.toFixed(1).padStart(6)} ms`;
   for (const r of results) {
-    console.log(`\n${r.kind}: ${(r.bytes / 1024).toFixed(0)} KB, ${r.entities} entities → ${r.stored} rows stored per poll, ${r.events} events in total, rejected ${JSON.stringify(r.rejected)}`);
+    console.log(
+      `\n${r.kind}: ${(r.bytes / 1024).toFixed(0)} KB, ${r.entities} entities → ${r.stored} rows stored per poll, ${r.events} events in total, rejected ${JSON.stringify(r.rejected)}`,
+    );
     console.log(`  to the live state and its events (where a timed poll ends):  ${ms(r.liveMedian, r.liveP90)}`);
-    console.log(`  end to end, stored (pollOnce: + history queue and append):   ${ms(r.e2eMedian, r.e2eP90)}, CPU ${r.e2eCpuMedian.toFixed(1)} ms`);
-    console.log(`    baseline: bare protobufjs decode of the same bytes:          median ${r.decodeMedian.toFixed(1).padStart(6)} ms (end to end ${(r.e2eMedian / r.decodeMedian).toFixed(1)}×)`);
-    console.log(`  history append (one transaction per poll):                   ${ms(r.appendMedian, r.appendP90)}, ${Math.round(r.appendRowsPerS).toLocaleString('en-US')} rows/s`);
-    console.log(`    longest the event loop waited during an append (requests and streams wait as long): ${r.appendBlockMs.toFixed(1)} ms`);
-    console.log(`    with the checkpoints it ran when idle (${r.checkpointMs.toFixed(0)} ms in all): ${Math.round(r.withCheckpointsRowsPerS).toLocaleString('en-US')} rows/s`);
-    console.log(`    baseline: DuckDB INSERT … FROM range(), same rows per txn:  ${ms(r.engineMedian, r.engineP90)}, ${Math.round(r.engineRowsPerS).toLocaleString('en-US')} rows/s `
-      + `(append / engine ${(r.appendRowsPerS / r.engineRowsPerS).toFixed(2)}×)`);
+    console.log(
+      `  end to end, stored (pollOnce: + history queue and append):   ${ms(r.e2eMedian, r.e2eP90)}, CPU ${r.e2eCpuMedian.toFixed(1)} ms`,
+    );
+    console.log(
+      `    baseline: bare protobufjs decode of the same bytes:          median ${r.decodeMedian.toFixed(1).padStart(6)} ms (end to end ${(r.e2eMedian / r.decodeMedian).toFixed(1)}×)`,
+    );
+    console.log(
+      `  history append (one transaction per poll):                   ${ms(r.appendMedian, r.appendP90)}, ${Math.round(r.appendRowsPerS).toLocaleString('en-US')} rows/s`,
+    );
+    console.log(
+      `    longest the event loop waited during an append (requests and streams wait as long): ${r.appendBlockMs.toFixed(1)} ms`,
+    );
+    console.log(
+      `    with the checkpoints it ran when idle (${r.checkpointMs.toFixed(0)} ms in all): ${Math.round(r.withCheckpointsRowsPerS).toLocaleString('en-US')} rows/s`,
+    );
+    console.log(
+      `    baseline: DuckDB INSERT … FROM range(), same rows per txn:  ${ms(r.engineMedian, r.engineP90)}, ${Math.round(r.engineRowsPerS).toLocaleString('en-US')} rows/s ` +
+        `(append / engine ${(r.appendRowsPerS / r.engineRowsPerS).toFixed(2)}×)`,
+    );
     const livePerS = 1000 / r.e2eMedian;
-    console.log(`  replay of the same ${WARMUP + POLLS} snapshots as files: ${r.replay.snapshotsPerS.toFixed(1)} snapshots/s, `
-      + `${Math.round(r.replay.rowsPerS).toLocaleString('en-US')} rows/s (live polls back to back: ${livePerS.toFixed(1)}/s; `
-      + `replay / live ${(r.replay.snapshotsPerS / livePerS).toFixed(2)}×)`);
+    console.log(
+      `  replay of the same ${WARMUP + POLLS} snapshots as files: ${r.replay.snapshotsPerS.toFixed(1)} snapshots/s, ` +
+        `${Math.round(r.replay.rowsPerS).toLocaleString('en-US')} rows/s (live polls back to back: ${livePerS.toFixed(1)}/s; ` +
+        `replay / live ${(r.replay.snapshotsPerS / livePerS).toFixed(2)}×)`,
+    );
   }
-  const [vehicles, tripUpdates] = results as [typeof results[0], typeof results[0]];
+  const [vehicles, tripUpdates] = results as [(typeof results)[0], (typeof results)[0]];
   const semi = getHeapSpaceStatistics().find((sp) => sp.space_name === 'new_space')?.space_size ?? 0;
-  console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs; young generation ${(semi / 2 ** 20).toFixed(0)} MiB`);
+  console.log(
+    `\nload average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${cpus().length} CPUs; young generation ${(semi / 2 ** 20).toFixed(0)} MiB`,
+  );
   const verdict = (ok: boolean) => (ok ? 'met' : 'MISS');
-  report({ bench: 'ingest', figure: '5,000-vehicle poll, end to end p90', value: vehicles.e2eP90, unit: 'ms', baseline: 'protobufjs decode alone (median)',
-    baselineValue: vehicles.decodeMedian, ratio: vehicles.e2eP90 / vehicles.decodeMedian, target: '< 60 ms', met: vehicles.e2eP90 < 60 });
-  report({ bench: 'ingest', figure: '5,000-vehicle poll, to the live state (median)', value: vehicles.liveMedian, unit: 'ms', baseline: 'protobufjs decode alone (median)',
-    baselineValue: vehicles.decodeMedian, ratio: vehicles.liveMedian / vehicles.decodeMedian, target: '< 25 ms', met: vehicles.liveMedian < 25 });
+  report({
+    bench: 'ingest',
+    figure: '5,000-vehicle poll, end to end p90',
+    value: vehicles.e2eP90,
+    unit: 'ms',
+    baseline: 'protobufjs decode alone (median)',
+    baselineValue: vehicles.decodeMedian,
+    ratio: vehicles.e2eP90 / vehicles.decodeMedian,
+    target: '< 60 ms',
+    met: vehicles.e2eP90 < 60,
+  });
+  report({
+    bench: 'ingest',
+    figure: '5,000-vehicle poll, to the live state (median)',
+    value: vehicles.liveMedian,
+    unit: 'ms',
+    baseline: 'protobufjs decode alone (median)',
+    baselineValue: vehicles.decodeMedian,
+    ratio: vehicles.liveMedian / vehicles.decodeMedian,
+    target: '< 25 ms',
+    met: vehicles.liveMedian < 25,
+  });
   for (const r of results) {
-    report({ bench: 'ingest', figure: `history appends, ${r.kind}`, value: r.appendRowsPerS, unit: 'rows/s', baseline: 'DuckDB INSERT … FROM range(), same rows per transaction',
-      baselineValue: r.engineRowsPerS, ratio: r.appendRowsPerS / r.engineRowsPerS, target: '≥ 500k rows/s', met: r.appendRowsPerS >= 500_000 });
+    report({
+      bench: 'ingest',
+      figure: `history appends, ${r.kind}`,
+      value: r.appendRowsPerS,
+      unit: 'rows/s',
+      baseline: 'DuckDB INSERT … FROM range(), same rows per transaction',
+      baselineValue: r.engineRowsPerS,
+      ratio: r.appendRowsPerS / r.engineRowsPerS,
+      target: '≥ 500k rows/s',
+      met: r.appendRowsPerS >= 500_000,
+    });
   }
-  report({ bench: 'ingest', figure: 'trip-updates poll, end to end p90 ÷ median', value: tripUpdates.e2eP90, unit: 'ms', baseline: 'its median',
-    baselineValue: tripUpdates.e2eMedian, ratio: tripUpdates.e2eP90 / tripUpdates.e2eMedian, target: 'p90 < 2× median', met: tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian });
+  report({
+    bench: 'ingest',
+    figure: 'trip-updates poll, end to end p90 ÷ median',
+    value: tripUpdates.e2eP90,
+    unit: 'ms',
+    baseline: 'its median',
+    baselineValue: tripUpdates.e2eMedian,
+    ratio: tripUpdates.e2eP90 / tripUpdates.e2eMedian,
+    target: 'p90 < 2× median',
+    met: tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian,
+  });
   console.log('targets:');
-  console.log(`  5,000-vehicle poll p90 end to end < 60 ms: ${vehicles.e2eP90.toFixed(1)} ms ${verdict(vehicles.e2eP90 < 60)}; `
-    + `to live < 25 ms: median ${vehicles.liveMedian.toFixed(1)} ms ${verdict(vehicles.liveMedian < 25)}`);
-  console.log(`  history appends ≥ 500k rows/s: ${results.map((r) => `${r.kind} ${Math.round(r.appendRowsPerS / 1000)}k (engine ${Math.round(r.engineRowsPerS / 1000)}k)`).join(', ')} `
-    + `${verdict(results.every((r) => r.appendRowsPerS >= 500_000))}`);
-  console.log(`  trip-updates poll p90 < 2× median: end to end ${tripUpdates.e2eP90.toFixed(1)} / ${tripUpdates.e2eMedian.toFixed(1)} ms `
-    + `${verdict(tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian)}; to live ${tripUpdates.liveP90.toFixed(1)} / ${tripUpdates.liveMedian.toFixed(1)} ms `
-    + `${verdict(tripUpdates.liveP90 < 2 * tripUpdates.liveMedian)}`);
+  console.log(
+    `  5,000-vehicle poll p90 end to end < 60 ms: ${vehicles.e2eP90.toFixed(1)} ms ${verdict(vehicles.e2eP90 < 60)}; ` +
+      `to live < 25 ms: median ${vehicles.liveMedian.toFixed(1)} ms ${verdict(vehicles.liveMedian < 25)}`,
+  );
+  console.log(
+    `  history appends ≥ 500k rows/s: ${results.map((r) => `${r.kind} ${Math.round(r.appendRowsPerS / 1000)}k (engine ${Math.round(r.engineRowsPerS / 1000)}k)`).join(', ')} ` +
+      `${verdict(results.every((r) => r.appendRowsPerS >= 500_000))}`,
+  );
+  console.log(
+    `  trip-updates poll p90 < 2× median: end to end ${tripUpdates.e2eP90.toFixed(1)} / ${tripUpdates.e2eMedian.toFixed(1)} ms ` +
+      `${verdict(tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian)}; to live ${tripUpdates.liveP90.toFixed(1)} / ${tripUpdates.liveMedian.toFixed(1)} ms ` +
+      `${verdict(tripUpdates.liveP90 < 2 * tripUpdates.liveMedian)}`,
+  );
 } finally {
   await db.close();
   await engineDb.close();

@@ -31,7 +31,8 @@ const SHAPES = {
       i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN i % 800 END, 2, ${TS}, ${TS} + INTERVAL 1 SECOND, 1`,
   },
   numbersOnly: {
-    columns: 'lat DOUBLE, lon DOUBLE, bearing DOUBLE, speed_mps DOUBLE, position_at TIMESTAMPTZ, observed_at TIMESTAMPTZ',
+    columns:
+      'lat DOUBLE, lon DOUBLE, bearing DOUBLE, speed_mps DOUBLE, position_at TIMESTAMPTZ, observed_at TIMESTAMPTZ',
     values: `40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, ${TS}, ${TS} + INTERVAL 1 SECOND`,
   },
 } as const;
@@ -48,7 +49,9 @@ try {
       await db.run('CHECKPOINT');
       const t0 = performance.now();
       for (let i = 0; i < ROWS; i += BATCH) {
-        await db.run(`INSERT INTO ${name} SELECT ${SHAPES[name].values} FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`);
+        await db.run(
+          `INSERT INTO ${name} SELECT ${SHAPES[name].values} FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`,
+        );
       }
       await db.run('CHECKPOINT');
       const rate = ROWS / ((performance.now() - t0) / 1000);
@@ -61,14 +64,30 @@ try {
 }
 
 const fmt = (n: number): string => `${Math.round(n).toLocaleString('en')} rows/s`;
-console.log(`DuckDB's own INSERT … FROM range(), ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, each run with its checkpoint, `
-  + `${dir ? 'database file' : 'in memory'}, best of ${RUNS}:`);
+console.log(
+  `DuckDB's own INSERT … FROM range(), ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, each run with its checkpoint, ` +
+    `${dir ? 'database file' : 'in memory'}, best of ${RUNS}:`,
+);
 console.log(`  vehicle_positions as stored (8 of 14 columns text)   ${fmt(best.text!)}`);
-console.log(`  the same rows, integer keys and one-byte codes        ${fmt(best.integerKeys!)} (${(best.integerKeys! / best.text!).toFixed(2)}×)`);
-console.log(`  the numeric columns alone                             ${fmt(best.numbersOnly!)} (${(best.numbersOnly! / best.text!).toFixed(2)}×)`);
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on 2 CPUs`);
+console.log(
+  `  the same rows, integer keys and one-byte codes        ${fmt(best.integerKeys!)} (${(best.integerKeys! / best.text!).toFixed(2)}×)`,
+);
+console.log(
+  `  the numeric columns alone                             ${fmt(best.numbersOnly!)} (${(best.numbersOnly! / best.text!).toFixed(2)}×)`,
+);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on 2 CPUs`,
+);
 report({
-  bench: 'row-shapes', figure: 'engine ceiling: DuckDB INSERT of vehicle rows as stored (text ids)', value: best.text!, unit: 'rows/s',
-  baseline: 'same rows with integer keys', baselineValue: best.integerKeys!, ratio: best.text! / best.integerKeys!,
-  target: '≥ 500k rows/s (the appends\' target)', met: best.text! >= 500_000,
+  bench: 'row-shapes',
+  figure: 'engine ceiling: DuckDB INSERT of vehicle rows as stored (text ids)',
+  value: best.text!,
+  unit: 'rows/s',
+  baseline: 'same rows with integer keys',
+  baselineValue: best.integerKeys!,
+  ratio: best.text! / best.integerKeys!,
+  target: "≥ 500k rows/s (the appends' target)",
+  met: best.text! >= 500_000,
 });

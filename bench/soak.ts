@@ -53,9 +53,18 @@ if (!existsSync(CAPTURE)) {
 
 // ---- the replayed feed ----------------------------------------------------------------------
 
-interface Stu { arrival?: { time?: number }; departure?: { time?: number } }
-interface Entity { trip_update?: { timestamp?: number; trip: { start_date?: string }; stop_time_update?: Stu[] }; vehicle?: { timestamp?: number } }
-interface Message { header: { timestamp: number }; entity: Entity[] }
+interface Stu {
+  arrival?: { time?: number };
+  departure?: { time?: number };
+}
+interface Entity {
+  trip_update?: { timestamp?: number; trip: { start_date?: string }; stop_time_update?: Stu[] };
+  vehicle?: { timestamp?: number };
+}
+interface Message {
+  header: { timestamp: number };
+  entity: Entity[];
+}
 
 const codec = feedMessageCodec();
 const decoded = decodeFeedMessage(readFileSync(CAPTURE));
@@ -63,7 +72,9 @@ if (!decoded.ok) throw new Error(`${CAPTURE}: ${decoded.error}`);
 const message = codec.toObject(decoded.message as never, { longs: Number }) as Message;
 const captureS = message.header.timestamp;
 // the capture's times, kept apart so each replay is the capture shifted, plus each trip's offset
-const baseTimes = message.entity.map((e) => (e.trip_update?.stop_time_update ?? []).map((u) => [u.arrival?.time, u.departure?.time] as const));
+const baseTimes = message.entity.map((e) =>
+  (e.trip_update?.stop_time_update ?? []).map((u) => [u.arrival?.time, u.departure?.time] as const),
+);
 const baseStamps = message.entity.map((e) => [e.trip_update?.timestamp, e.vehicle?.timestamp] as const);
 /** per trip: from which stop its current delay applies, and how much (s); most trips keep theirs between polls */
 const offsets = message.entity.map(() => ({ from: 0, delayS: 0 }));
@@ -92,7 +103,8 @@ function replay(nowMs: number): Uint8Array {
     if (tu.trip.start_date) tu.trip.start_date = startDate;
     const updates = tu.stop_time_update ?? [];
     // about one trip in ten moves: a new delay from a random stop on
-    if (updates.length && random() < 0.1) offsets[i] = { from: Math.floor(random() * updates.length), delayS: Math.round((random() - 0.3) * 240) };
+    if (updates.length && random() < 0.1)
+      offsets[i] = { from: Math.floor(random() * updates.length), delayS: Math.round((random() - 0.3) * 240) };
     const { from, delayS } = offsets[i]!;
     updates.forEach((u, k) => {
       const [arrival, departure] = baseTimes[i]![k]!;
@@ -127,11 +139,23 @@ const { db, bus, pipeline } = runtime;
 const streaming = await openStreaming({ db, bus, live: pipeline.state, config, clock, log });
 const status = await createStatus({ db, live: pipeline.state, config, bus, hub: streaming.hub, log });
 const api = await createApi({
-  db, live: pipeline.state, config, clock, log, streams: streaming.provider, routes: [...streaming.routes, ...statusRoutes(status)],
+  db,
+  live: pipeline.state,
+  config,
+  clock,
+  log,
+  streams: streaming.provider,
+  routes: [...streaming.routes, ...statusRoutes(status)],
 });
 streaming.useMeter(api.meter);
 const budget = sendBudgetFromConfig(config.sse);
-const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, sendBudget: budget });
+const server = await startServer({
+  app: api.app,
+  host: '127.0.0.1',
+  port: 0,
+  streamBufferBytes: config.sse.buffer_bytes,
+  sendBudget: budget,
+});
 status.setOpenStreams(() => server.openStreams);
 await status.start();
 
@@ -150,8 +174,15 @@ bus.subscribe((batch: readonly DomainEvent[]) => {
 
 // ---- clients ---------------------------------------------------------------------------------
 
-interface Client { socket: Socket; bytes: number; closed: boolean; lastId: string | null }
-const keys = await Promise.all(Array.from({ length: READERS + STALLED }, () => createKey(db, { plan: 'max', name: 'soak' })));
+interface Client {
+  socket: Socket;
+  bytes: number;
+  closed: boolean;
+  lastId: string | null;
+}
+const keys = await Promise.all(
+  Array.from({ length: READERS + STALLED }, () => createKey(db, { plan: 'max', name: 'soak' })),
+);
 const ID_LINE = Buffer.from('\nid: ');
 function client(path: string, key: string | null, reads: boolean, lastId: string | null = null): Client {
   const socket = connect(server.port, '127.0.0.1');
@@ -208,30 +239,67 @@ function reopenCut(): void {
 
 const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 async function tableFigures(): Promise<{ logRows: number; logBytes: number; arrivals: number; duckdb: number }> {
-  const [log] = await db.all<{ n: bigint; b: bigint | null }>('SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log');
+  const [log] = await db.all<{ n: bigint; b: bigint | null }>(
+    'SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log',
+  );
   const [arr] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals');
   // DuckDB's buffer pool and other allocations: part of RSS, bounded by store.memory_limit
   const [mem] = await db.all<{ b: bigint | null }>('SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory()');
-  return { logRows: Number(log!.n), logBytes: Number(log!.b ?? 0), arrivals: Number(arr!.n), duckdb: Number(mem!.b ?? 0) };
+  return {
+    logRows: Number(log!.n),
+    logBytes: Number(log!.b ?? 0),
+    arrivals: Number(arr!.n),
+    duckdb: Number(mem!.b ?? 0),
+  };
 }
 const mb = (n: number) => (n / MiB).toFixed(1);
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
-console.log(`soak: ${POLLS} polls of ${CAPTURE.replace(`${FIXTURES}/`, '')} every ${INTERVAL_MS / 1000} s of virtual time (${(POLLS * INTERVAL_MS / 3_600_000).toFixed(1)} h), `
-  + `${READERS} + 1 reading and ${stalledPaths.length} stalled SSE clients, database ${dbPath}`);
-console.log(`limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${config.sse.event_log_max_age_s} s / ${config.sse.event_log_size} events, `
-  + `send budget ${mb(config.sse.send_budget_bytes)} MiB, stall ${config.sse.stall_timeout_s} s, DuckDB memory_limit ${config.store.memory_limit}`);
-console.log([
-  pad('poll', 5), pad('virtual', 6), pad('ms/poll', 7), pad('ev/poll', 7), pad('arr KB/poll', 11), pad('db MiB', 7), pad('wal MiB', 7),
-  pad('hist rows', 10), pad('log MiB', 7), pad('log ev', 7), pad('tbl rows', 8), pad('tbl MiB', 7), pad('heap MiB', 8), pad('duckdb MiB', 10), pad('rss MiB', 7),
-  pad('held KiB', 8), pad('cut b/s/slow', 12), pad('read MiB', 8),
-].join(' '));
+console.log(
+  `soak: ${POLLS} polls of ${CAPTURE.replace(`${FIXTURES}/`, '')} every ${INTERVAL_MS / 1000} s of virtual time (${((POLLS * INTERVAL_MS) / 3_600_000).toFixed(1)} h), ` +
+    `${READERS} + 1 reading and ${stalledPaths.length} stalled SSE clients, database ${dbPath}`,
+);
+console.log(
+  `limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${config.sse.event_log_max_age_s} s / ${config.sse.event_log_size} events, ` +
+    `send budget ${mb(config.sse.send_budget_bytes)} MiB, stall ${config.sse.stall_timeout_s} s, DuckDB memory_limit ${config.store.memory_limit}`,
+);
+console.log(
+  [
+    pad('poll', 5),
+    pad('virtual', 6),
+    pad('ms/poll', 7),
+    pad('ev/poll', 7),
+    pad('arr KB/poll', 11),
+    pad('db MiB', 7),
+    pad('wal MiB', 7),
+    pad('hist rows', 10),
+    pad('log MiB', 7),
+    pad('log ev', 7),
+    pad('tbl rows', 8),
+    pad('tbl MiB', 7),
+    pad('heap MiB', 8),
+    pad('duckdb MiB', 10),
+    pad('rss MiB', 7),
+    pad('held KiB', 8),
+    pad('cut b/s/slow', 12),
+    pad('read MiB', 8),
+  ].join(' '),
+);
 
 const started = performance.now();
 let windowStart = performance.now();
 let windowEvents = 0;
 let windowArrivalBytes = 0;
-const rows: Array<{ poll: number; db: number; heap: number; rss: number; log: number; tbl: number; hist: number; duckdb: number }> = [];
+const rows: Array<{
+  poll: number;
+  db: number;
+  heap: number;
+  rss: number;
+  log: number;
+  tbl: number;
+  hist: number;
+  duckdb: number;
+}> = [];
 for (let poll = 1; poll <= POLLS; poll++) {
   virtual.now += INTERVAL_MS;
   const result = await pipeline.ingestSnapshot('mbta-tu', replay(virtual.now), { observed_ms: virtual.now });
@@ -251,16 +319,38 @@ for (let poll = 1; poll <= POLLS; poll++) {
   const evPerPoll = (events - windowEvents) / n;
   const arrKb = (arrivalBytes - windowArrivalBytes) / n / 1024;
   const row = {
-    poll, db: fileBytes(dbPath), heap: mem.heapUsed, rss: mem.rss, log: streaming.eventLog.bytes, tbl: t.logBytes, hist: t.arrivals, duckdb: t.duckdb,
+    poll,
+    db: fileBytes(dbPath),
+    heap: mem.heapUsed,
+    rss: mem.rss,
+    log: streaming.eventLog.bytes,
+    tbl: t.logBytes,
+    hist: t.arrivals,
+    duckdb: t.duckdb,
   };
   rows.push(row);
-  console.log([
-    pad(poll, 5), pad(`${((poll * INTERVAL_MS) / 3_600_000).toFixed(1)}h`, 6), pad(msPerPoll.toFixed(0), 7), pad(evPerPoll.toFixed(0), 7),
-    pad(arrKb.toFixed(0), 11), pad(mb(row.db), 7), pad(mb(fileBytes(`${dbPath}.wal`)), 7), pad(t.arrivals, 10),
-    pad(mb(row.log), 7), pad(streaming.eventLog.size, 7), pad(t.logRows, 8), pad(mb(t.logBytes), 7),
-    pad(mb(mem.heapUsed), 8), pad(mb(t.duckdb), 10), pad(mb(mem.rss), 7), pad((b.bufferedBytes / 1024).toFixed(0), 8),
-    pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12), pad(mb(readBefore + readers[0]!.bytes), 8),
-  ].join(' '));
+  console.log(
+    [
+      pad(poll, 5),
+      pad(`${((poll * INTERVAL_MS) / 3_600_000).toFixed(1)}h`, 6),
+      pad(msPerPoll.toFixed(0), 7),
+      pad(evPerPoll.toFixed(0), 7),
+      pad(arrKb.toFixed(0), 11),
+      pad(mb(row.db), 7),
+      pad(mb(fileBytes(`${dbPath}.wal`)), 7),
+      pad(t.arrivals, 10),
+      pad(mb(row.log), 7),
+      pad(streaming.eventLog.size, 7),
+      pad(t.logRows, 8),
+      pad(mb(t.logBytes), 7),
+      pad(mb(mem.heapUsed), 8),
+      pad(mb(t.duckdb), 10),
+      pad(mb(mem.rss), 7),
+      pad((b.bufferedBytes / 1024).toFixed(0), 8),
+      pad(`${b.cutForBudget}/${b.cutForStall}/${streaming.hub.stats().closed.slow}`, 12),
+      pad(mb(readBefore + readers[0]!.bytes), 8),
+    ].join(' '),
+  );
   windowStart = performance.now();
   windowEvents = events;
   windowArrivalBytes = arrivalBytes;
@@ -280,7 +370,10 @@ const reopenStarted = performance.now();
 const again = await Db.open(dbPath, dbOptions(config.store));
 const openMs = performance.now() - reopenStarted;
 const restored = await DuckDbEventLog.open(again, {
-  capacity: config.sse.event_log_size, maxBytes: config.sse.event_log_max_bytes, maxAgeMs: config.sse.event_log_max_age_s * 1000, now: clock,
+  capacity: config.sse.event_log_size,
+  maxBytes: config.sse.event_log_max_bytes,
+  maxAgeMs: config.sse.event_log_max_age_s * 1000,
+  now: clock,
 });
 const reloadMs = performance.now() - reopenStarted - openMs;
 await restored.close();
@@ -291,14 +384,22 @@ const at = (share: number) => rows[Math.min(rows.length - 1, Math.max(0, Math.ro
 const warm = at(0.25);
 const end = rows[rows.length - 1]!;
 const growth = (key: 'db' | 'heap' | 'rss' | 'log' | 'tbl' | 'duckdb') => `${mb(warm[key])} → ${mb(end[key])} MiB`;
-console.log(`\n${POLLS} polls in ${elapsedS.toFixed(0)} s (${(elapsedS * 1000 / POLLS).toFixed(0)} ms per poll); ${events} events, `
-  + `${arrivalEvents} arrival.updated averaging ${(arrivalBytes / Math.max(1, arrivalEvents)).toFixed(0)} bytes of data`);
-console.log(`from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ${growth('heap')}, `
-  + `DuckDB ${growth('duckdb')}, RSS ${growth('rss')}`);
-console.log(`database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} `
-  + `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`);
-console.log(`stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, `
-  + `event log of ${restored.restoredRows} events (${mb(restored.bytes)} MiB) read back in ${reloadMs.toFixed(0)} ms`);
+console.log(
+  `\n${POLLS} polls in ${elapsedS.toFixed(0)} s (${((elapsedS * 1000) / POLLS).toFixed(0)} ms per poll); ${events} events, ` +
+    `${arrivalEvents} arrival.updated averaging ${(arrivalBytes / Math.max(1, arrivalEvents)).toFixed(0)} bytes of data`,
+);
+console.log(
+  `from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ${growth('heap')}, ` +
+    `DuckDB ${growth('duckdb')}, RSS ${growth('rss')}`,
+);
+console.log(
+  `database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} ` +
+    `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`,
+);
+console.log(
+  `stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, ` +
+    `event log of ${restored.restoredRows} events (${mb(restored.bytes)} MiB) read back in ${reloadMs.toFixed(0)} ms`,
+);
 console.log('(a shared machine: other agents run beside this one; figures are indicative)');
 if (!process.env.SOAK_DIR) rmSync(dir, { recursive: true, force: true });
 process.exit(0);

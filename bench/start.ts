@@ -19,15 +19,25 @@ const RUNS = Number(process.env.RUNS ?? 5);
 const IDLE_S = Number(process.env.IDLE_S ?? 10);
 const work = mkdtempSync(join(tmpdir(), 'bench-start-'));
 
-interface Variant { name: string; args: string[] }
+interface Variant {
+  name: string;
+  args: string[];
+}
 
 const VARIANTS: Variant[] = [
   { name: 'built (node bin/transit-api.js → dist/)', args: [join(repoRoot, 'bin', 'transit-api.js')] },
   // tsx by its resolved URL: the servers run in a scratch folder, where `--import tsx` finds nothing
-  { name: 'tsx (node --import tsx app/main.ts)', args: ['--import', import.meta.resolve('tsx'), join(repoRoot, 'app', 'main.ts')] },
+  {
+    name: 'tsx (node --import tsx app/main.ts)',
+    args: ['--import', import.meta.resolve('tsx'), join(repoRoot, 'app', 'main.ts')],
+  },
 ];
 
-interface Sample { startMs: number; cpuMs: number | null; idleRssMiB: number | null }
+interface Sample {
+  startMs: number;
+  cpuMs: number | null;
+  idleRssMiB: number | null;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -62,7 +72,8 @@ async function start(variant: Variant, idleS: number): Promise<Sample> {
   const port = await freePort();
   const t0 = performance.now();
   const child = spawn(process.execPath, [...variant.args, 'serve', '--demo', '--port', String(port)], {
-    cwd: work, env: { ...process.env, TRANSIT_DEMO_DIR: join(work, 'demo'), TRANSIT_CONFIG: '', TRANSIT_DB: '', NODE_OPTIONS: '' },
+    cwd: work,
+    env: { ...process.env, TRANSIT_DEMO_DIR: join(work, 'demo'), TRANSIT_CONFIG: '', TRANSIT_DB: '', NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -108,16 +119,37 @@ async function main(): Promise<void> {
     for (const variant of VARIANTS) samples.get(variant)!.push(await start(variant, IDLE_S));
   }
 
-  const fmt = (v: number | null, unit: string, digits = 0) => (v === null || Number.isNaN(v) ? 'n/a' : `${v.toFixed(digits)} ${unit}`);
+  const fmt = (v: number | null, unit: string, digits = 0) =>
+    v === null || Number.isNaN(v) ? 'n/a' : `${v.toFixed(digits)} ${unit}`;
   const of = (variant: Variant, pick: (s: Sample) => number | null) => {
-    const known = samples.get(variant)!.map(pick).filter((v): v is number => v !== null && !Number.isNaN(v));
+    const known = samples
+      .get(variant)!
+      .map(pick)
+      .filter((v): v is number => v !== null && !Number.isNaN(v));
     return known.length ? median(known) : null;
   };
-  console.log(`serve --demo, ${RUNS} restarts each (alternating), idle RSS over the last ${Math.ceil(IDLE_S / 2)} of ${IDLE_S} s; medians:`);
+  console.log(
+    `serve --demo, ${RUNS} restarts each (alternating), idle RSS over the last ${Math.ceil(IDLE_S / 2)} of ${IDLE_S} s; medians:`,
+  );
   for (const variant of VARIANTS) {
-    const list = samples.get(variant)!.map((s) => s.startMs.toFixed(0)).join(', ');
-    console.log(`  ${variant.name.padEnd(42)} start to first request ${fmt(of(variant, (s) => s.startMs), 'ms').padStart(8)}`
-      + `   CPU by then ${fmt(of(variant, (s) => s.cpuMs), 'ms').padStart(8)}   idle RSS ${fmt(of(variant, (s) => s.idleRssMiB), 'MiB', 1).padStart(9)}   [${list} ms]`);
+    const list = samples
+      .get(variant)!
+      .map((s) => s.startMs.toFixed(0))
+      .join(', ');
+    console.log(
+      `  ${variant.name.padEnd(42)} start to first request ${fmt(
+        of(variant, (s) => s.startMs),
+        'ms',
+      ).padStart(8)}` +
+        `   CPU by then ${fmt(
+          of(variant, (s) => s.cpuMs),
+          'ms',
+        ).padStart(8)}   idle RSS ${fmt(
+          of(variant, (s) => s.idleRssMiB),
+          'MiB',
+          1,
+        ).padStart(9)}   [${list} ms]`,
+    );
   }
   const [built, tsx] = VARIANTS as [Variant, Variant];
   const ratio = (pick: (s: Sample) => number | null) => {
@@ -126,8 +158,14 @@ async function main(): Promise<void> {
     return a === null || b === null ? 'n/a' : `${(a / b).toFixed(2)}×`;
   };
   const rssDiff = (of(tsx, (s) => s.idleRssMiB) ?? Number.NaN) - (of(built, (s) => s.idleRssMiB) ?? Number.NaN);
-  console.log(`  built / tsx: start ${ratio((s) => s.startMs)}, CPU ${ratio((s) => s.cpuMs)}, idle RSS ${ratio((s) => s.idleRssMiB)} (${fmt(rssDiff, 'MiB', 1)} less)`);
-  console.log(`  load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} on ${cpus().length} CPUs (other processes share them: compare within this run)`);
+  console.log(
+    `  built / tsx: start ${ratio((s) => s.startMs)}, CPU ${ratio((s) => s.cpuMs)}, idle RSS ${ratio((s) => s.idleRssMiB)} (${fmt(rssDiff, 'MiB', 1)} less)`,
+  );
+  console.log(
+    `  load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} on ${cpus().length} CPUs (other processes share them: compare within this run)`,
+  );
 }
 
 main()

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 
 const bundle = fileURLToPath(new URL('../dist/transit-api.cjs', import.meta.url));
 if (!existsSync(bundle)) {
-  process.stderr.write('transit-api: dist/transit-api.cjs is missing: run `npm run build` (npm install and npm ci run it)\n');
+  process.stderr.write(
+    'transit-api: dist/transit-api.cjs is missing: run `npm run build` (npm install and npm ci run it)\n',
+  );
   process.exit(1);
 }
 createRequire(import.meta.url)(bundle);

@@ -5,7 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../core/errors.ts';
-import { ALLOWANCE_RETRY_AFTER_S, StreamAllowance, type StreamAllowanceStore, type StreamLease } from '../stream/allowance.ts';
+import {
+  ALLOWANCE_RETRY_AFTER_S,
+  StreamAllowance,
+  type StreamAllowanceStore,
+  type StreamLease,
+} from '../stream/allowance.ts';
 import type { Broker } from './redis.ts';
 
 /** KEYS[1] the key's lease hash; ARGV: leaseId, limit, ttlMs. Returns {1|0, open leases}. */
@@ -51,7 +56,10 @@ export class BrokerStreamAllowance implements StreamAllowanceStore {
   /** while the broker is away each node counts its own streams (per-node allowance) */
   private readonly local = new StreamAllowance();
 
-  constructor(private readonly broker: Broker, options: { leaseTtlMs?: number } = {}) {
+  constructor(
+    private readonly broker: Broker,
+    options: { leaseTtlMs?: number } = {},
+  ) {
     this.ttlMs = options.leaseTtlMs ?? 30_000;
     this.scripts = broker.redis as Scripts;
     broker.redis.defineCommand('transitLease', { numberOfKeys: 1, lua: ACQUIRE_LUA });
@@ -65,7 +73,8 @@ export class BrokerStreamAllowance implements StreamAllowanceStore {
   }
 
   async acquire(keyId: string, limit: number, planName = 'this'): Promise<StreamLease> {
-    if (limit <= 0) throw new ApiError('forbidden_plan', `The ${planName} plan does not include event streams; upgrade to open one.`);
+    if (limit <= 0)
+      throw new ApiError('forbidden_plan', `The ${planName} plan does not include event streams; upgrade to open one.`);
     // a request never waits for a broker that is away
     if (this.broker.state !== 'up') return this.local.acquire(keyId, limit, planName);
     const leaseId = randomBytes(9).toString('base64url');
@@ -75,7 +84,10 @@ export class BrokerStreamAllowance implements StreamAllowanceStore {
       throw new ApiError(
         'sse_allowance_exceeded',
         `This key already has ${open} of ${limit} concurrent event streams open; close one first.`,
-        { members: { open_streams: open, allowed_streams: limit }, headers: { 'Retry-After': String(ALLOWANCE_RETRY_AFTER_S) } },
+        {
+          members: { open_streams: open, allowed_streams: limit },
+          headers: { 'Retry-After': String(ALLOWANCE_RETRY_AFTER_S) },
+        },
       );
     }
     this.held.set(leaseId, hash);

@@ -6,7 +6,12 @@
 import type { Redis } from 'ioredis';
 import type { DomainEvent, EventBus, Unsubscribe } from '../core/events.ts';
 import {
-  decodeStoredEvent, encodeEventPayload, EVENT_OVERHEAD_BYTES, MemoryEventLog, type EventLog, type StoredEvent,
+  decodeStoredEvent,
+  encodeEventPayload,
+  EVENT_OVERHEAD_BYTES,
+  MemoryEventLog,
+  type EventLog,
+  type StoredEvent,
 } from '../stream/event-log.ts';
 import type { Broker } from './redis.ts';
 
@@ -81,7 +86,10 @@ export class BrokerEventPublisher {
   dropped = 0;
   rejected = 0;
 
-  constructor(private readonly broker: Broker, private readonly bounds: BrokerLogBounds) {
+  constructor(
+    private readonly broker: Broker,
+    private readonly bounds: BrokerLogBounds,
+  ) {
     broker.redis.defineCommand('transitAppendEvents', { numberOfKeys: 2, lua: APPEND_LUA });
   }
 
@@ -123,7 +131,9 @@ export class BrokerEventPublisher {
 
   private kick(): void {
     if (this.sending || this.retryTimer || this.queue.length === 0) return;
-    this.sending = this.sendOnce().finally(() => { this.sending = null; });
+    this.sending = this.sendOnce().finally(() => {
+      this.sending = null;
+    });
   }
 
   private async sendOnce(): Promise<void> {
@@ -131,8 +141,16 @@ export class BrokerEventPublisher {
     const batch = this.queue.slice(0, 1000);
     const keys = eventLogKeys(this.broker);
     try {
-      const cmd = this.broker.redis as Redis & { transitAppendEvents(...args: Array<string | number>): Promise<[string, number]> };
-      await cmd.transitAppendEvents(keys.stream, keys.counter, this.bounds.capacity, this.bounds.maxAgeMs ?? 0, ...batch);
+      const cmd = this.broker.redis as Redis & {
+        transitAppendEvents(...args: Array<string | number>): Promise<[string, number]>;
+      };
+      await cmd.transitAppendEvents(
+        keys.stream,
+        keys.counter,
+        this.bounds.capacity,
+        this.bounds.maxAgeMs ?? 0,
+        ...batch,
+      );
       this.queue.splice(0, batch.length);
       this.appended += batch.length;
       if (this.queue.length) queueMicrotask(() => this.kick());
@@ -187,7 +205,10 @@ export class BrokerEventLog implements EventLog {
   rebuilds = 0;
   corrupt = 0;
 
-  private constructor(private readonly broker: Broker, private readonly options: BrokerEventLogOptions) {
+  private constructor(
+    private readonly broker: Broker,
+    private readonly options: BrokerEventLogOptions,
+  ) {
     this.options = { ...options };
     this.mirror = this.emptyMirror([]);
     this.reader = broker.connection('event-log-reader');
@@ -250,7 +271,13 @@ export class BrokerEventLog implements EventLog {
   /** Reads the retained tail again: newest first until the count and byte bounds. */
   async rebuild(): Promise<void> {
     const { stream } = eventLogKeys(this.broker);
-    const newestFirst = await this.broker.redis.xrevrange(stream, '+', '-', 'COUNT', this.options.capacity) as Entry[];
+    const newestFirst = (await this.broker.redis.xrevrange(
+      stream,
+      '+',
+      '-',
+      'COUNT',
+      this.options.capacity,
+    )) as Entry[];
     const maxBytes = this.options.maxBytes ?? Number.POSITIVE_INFINITY;
     const restored: StoredEvent[] = [];
     let bytes = 0;
@@ -286,8 +313,15 @@ export class BrokerEventLog implements EventLog {
       const after = this.mirror.latestId;
       let res: Array<[string, Entry[]]> | null;
       try {
-        res = await this.reader.xread('COUNT', 1000, 'BLOCK', this.options.blockMs ?? 2000, 'STREAMS', stream,
-          after === null ? '0-0' : `${after}-0`) as Array<[string, Entry[]]> | null;
+        res = (await this.reader.xread(
+          'COUNT',
+          1000,
+          'BLOCK',
+          this.options.blockMs ?? 2000,
+          'STREAMS',
+          stream,
+          after === null ? '0-0' : `${after}-0`,
+        )) as Array<[string, Entry[]]> | null;
       } catch (err) {
         if (!this.running) return;
         this.broker.log.debug({ err }, 'event log read failed; retrying');
@@ -325,4 +359,3 @@ export class BrokerEventLog implements EventLog {
     }
   }
 }
-

@@ -17,7 +17,10 @@ export function ingestAddressKey(broker: Broker): string {
 export class IngestAnnouncer {
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly broker: Broker, private readonly url: string) {}
+  constructor(
+    private readonly broker: Broker,
+    private readonly url: string,
+  ) {}
 
   async start(): Promise<this> {
     await this.announce();
@@ -31,10 +34,14 @@ export class IngestAnnouncer {
     this.timer = null;
     // gone now rather than when the key expires: edges answer 503 without trying
     if (this.broker.state === 'up') {
-      await this.broker.redis.eval(
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-        1, ingestAddressKey(this.broker), this.url,
-      ).catch(() => undefined);
+      await this.broker.redis
+        .eval(
+          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+          1,
+          ingestAddressKey(this.broker),
+          this.url,
+        )
+        .catch(() => undefined);
     }
   }
 

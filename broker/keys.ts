@@ -22,14 +22,34 @@ export function keyKeys(broker: Broker): { rows: string; channel: string } {
 }
 
 async function readRows(db: Db): Promise<string> {
-  const rows = await db.all<{ id: string; key_hash: string; prefix: string; plan: string; test: boolean; name: string | null; created: string; revoked: string | null }>(
+  const rows = await db.all<{
+    id: string;
+    key_hash: string;
+    prefix: string;
+    plan: string;
+    test: boolean;
+    name: string | null;
+    created: string;
+    revoked: string | null;
+  }>(
     `SELECT id, key_hash, prefix, plan, test, name, strftime(created_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS created,
             strftime(revoked_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS revoked
      FROM api_keys ORDER BY id`,
   );
-  return JSON.stringify(rows.map((r): KeyRow => ({
-    id: r.id, key_hash: r.key_hash, prefix: r.prefix, plan: r.plan, test: r.test, name: r.name, created_at: r.created, revoked_at: r.revoked,
-  })));
+  return JSON.stringify(
+    rows.map(
+      (r): KeyRow => ({
+        id: r.id,
+        key_hash: r.key_hash,
+        prefix: r.prefix,
+        plan: r.plan,
+        test: r.test,
+        name: r.name,
+        created_at: r.created,
+        revoked_at: r.revoked,
+      }),
+    ),
+  );
 }
 
 /** The ingest node's side: checks the table on a timer (keys changed by SQL too) and on demand. */
@@ -38,7 +58,11 @@ export class KeyPublisher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
 
-  constructor(private readonly broker: Broker, private readonly db: Db, private readonly options: { intervalMs?: number } = {}) {}
+  constructor(
+    private readonly broker: Broker,
+    private readonly db: Db,
+    private readonly options: { intervalMs?: number } = {},
+  ) {}
 
   start(): this {
     this.timer ??= setInterval(() => void this.sync(), this.options.intervalMs ?? 2000);
@@ -75,7 +99,11 @@ export class KeyReplica {
   private running: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly broker: Broker, private readonly db: Db, private readonly options: { intervalMs?: number } = {}) {}
+  constructor(
+    private readonly broker: Broker,
+    private readonly db: Db,
+    private readonly options: { intervalMs?: number } = {},
+  ) {}
 
   async start(): Promise<this> {
     const sub = this.broker.connection('api-keys');

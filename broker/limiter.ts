@@ -11,7 +11,13 @@ import { REDIS_REFUND_LUA, REDIS_WINDOW_LUA } from './redis-scripts.ts';
 
 type WindowReply = [taken: number, count: number, oldest: number, now: number];
 type Scripts = Redis & {
-  transitWindow(key: string, nowMs: number, windowMs: number, quota: number, mode: 'take' | 'peek'): Promise<WindowReply>;
+  transitWindow(
+    key: string,
+    nowMs: number,
+    windowMs: number,
+    quota: number,
+    mode: 'take' | 'peek',
+  ): Promise<WindowReply>;
   transitRefund(key: string, stamp: number): Promise<number>;
 };
 
@@ -23,7 +29,10 @@ export class BrokerRateLimiter implements RateLimiter {
   /** decisions taken by the fallback since start (the broker was down) */
   fallbackDecisions = 0;
 
-  constructor(private readonly broker: Broker, options: { fallback?: RateLimiter } = {}) {
+  constructor(
+    private readonly broker: Broker,
+    options: { fallback?: RateLimiter } = {},
+  ) {
     this.local = options.fallback ?? new SlidingWindowLimiter();
     this.scripts = broker.redis as Scripts;
     broker.redis.defineCommand('transitWindow', { numberOfKeys: 1, lua: REDIS_WINDOW_LUA });
@@ -56,18 +65,30 @@ export class BrokerRateLimiter implements RateLimiter {
     // a request never waits for a broker that is away: the node's own window answers
     if (this.broker.state === 'up') {
       try {
-        const [taken, count, oldest, now] = await this.scripts.transitWindow(this.windowKey(keyId), 0, WINDOW_MS, quota, mode);
+        const [taken, count, oldest, now] = await this.scripts.transitWindow(
+          this.windowKey(keyId),
+          0,
+          WINDOW_MS,
+          quota,
+          mode,
+        );
         const allowed = mode === 'peek' || taken >= 0;
         const resetMs = count > 0 && oldest >= 0 ? Math.max(0, oldest + WINDOW_MS - now) : 0;
         return {
-          allowed, limit: quota, remaining: Math.max(0, quota - count), resetMs,
-          retryAfterMs: allowed ? 0 : Math.max(1, resetMs), takenAtMs: taken >= 0 ? taken : null,
+          allowed,
+          limit: quota,
+          remaining: Math.max(0, quota - count),
+          resetMs,
+          retryAfterMs: allowed ? 0 : Math.max(1, resetMs),
+          takenAtMs: taken >= 0 ? taken : null,
         };
       } catch (err) {
         this.broker.log.warn({ err }, 'shared rate window unavailable; this node counts alone');
       }
     }
-    const decision = await (mode === 'take' ? this.local.take(keyId, plan, nowMs) : this.local.peek(keyId, plan, nowMs));
+    const decision = await (mode === 'take'
+      ? this.local.take(keyId, plan, nowMs)
+      : this.local.peek(keyId, plan, nowMs));
     this.localDecisions.add(decision);
     this.fallbackDecisions++;
     return decision;

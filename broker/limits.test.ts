@@ -22,13 +22,19 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
   const server = await startBroker('redis');
   const a = await new Broker({ url: server.url, prefix: 'l:', log: logs.logger }).ready();
   const b = await new Broker({ url: server.url, prefix: 'l:', log: logs.logger }).ready();
-  t.teardown(async () => { await a.close(); await b.close(); await server.close(); });
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+    await server.close();
+  });
 
   await t.test('700 requests of one Regular key over two nodes: exactly 600 allowed', async (t) => {
     const la = new BrokerRateLimiter(a);
     const lb = new BrokerRateLimiter(b);
     const now = Date.now();
-    const decisions = await Promise.all(Array.from({ length: 700 }, (_, i) => (i % 2 ? la : lb).take('key_r', 'regular', now)));
+    const decisions = await Promise.all(
+      Array.from({ length: 700 }, (_, i) => (i % 2 ? la : lb).take('key_r', 'regular', now)),
+    );
     t.equal(decisions.filter((d) => d.allowed).length, 600);
     const refused = decisions.find((d) => !d.allowed)!;
     t.equal(refused.remaining, 0);
@@ -45,7 +51,10 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
   await t.test('a third stream of a Regular key is refused across nodes; leases free on release', async (t) => {
     const sa = new BrokerStreamAllowance(a, { leaseTtlMs: 2000 }).start();
     const sb = new BrokerStreamAllowance(b, { leaseTtlMs: 2000 }).start();
-    t.teardown(async () => { await sa.close(); await sb.close(); });
+    t.teardown(async () => {
+      await sa.close();
+      await sb.close();
+    });
     const one = await sa.acquire('key_s', 2, 'regular');
     await sb.acquire('key_s', 2, 'regular');
     const third = await sa.acquire('key_s', 2, 'regular').catch((e: unknown) => e);
@@ -59,11 +68,14 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
     t.ok(again, 'the released slot is free on the other node');
     // leases stay while renewed past their ttl
     await new Promise((r) => setTimeout(r, 2500));
-    t.ok((await sa.acquire('key_s', 2, 'regular').catch((e: unknown) => e)) instanceof ApiError, 'renewed leases still count');
+    t.ok(
+      (await sa.acquire('key_s', 2, 'regular').catch((e: unknown) => e)) instanceof ApiError,
+      'renewed leases still count',
+    );
     // a node that dies stops renewing: its leases expire
     await sb.close();
     await new Promise((r) => setTimeout(r, 2300));
-    t.ok(await sa.acquire('key_s', 2, 'regular'), 'a dead node\'s leases expired');
+    t.ok(await sa.acquire('key_s', 2, 'regular'), "a dead node's leases expired");
   });
 
   await t.test('a revocation reaches every node', async (t) => {
@@ -71,7 +83,10 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
     const seenB: string[] = [];
     const na = await revocationNotices(a, { revoked: (k) => seenA.push(k), resync: () => seenA.push('*') });
     const nb = await revocationNotices(b, { revoked: (k) => seenB.push(k), resync: () => seenB.push('*') });
-    t.teardown(async () => { await na.close(); await nb.close(); });
+    t.teardown(async () => {
+      await na.close();
+      await nb.close();
+    });
     // pushed to each node's subscription (pub/sub latency: bench/broker.ts), not polled
     await na.publish('key_x');
     await until(() => seenA.includes('key_x') && seenB.includes('key_x'), 'both nodes');
@@ -79,33 +94,40 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
   });
 });
 
-t.test('the broker down: each node counts alone, and the shared window returns with it', { skip: missing }, async (t) => {
-  const server = await startBroker('redis');
-  const a = await new Broker({ url: server.url, prefix: 'f:', log: logs.logger }).ready();
-  t.teardown(async () => { await a.close(); await server.close(); });
-  const limiter = new BrokerRateLimiter(a);
-  const seen: string[] = [];
-  const notices = await revocationNotices(a, { revoked: (k) => seen.push(k), resync: () => seen.push('*') });
-  t.teardown(() => notices.close());
-  const now = Date.now();
-  for (let i = 0; i < 10; i++) await limiter.take('key_f', 'free', now);
-  await server.stop();
-  await until(() => a.state === 'down', 'the lost connection');
-  const local = await limiter.take('key_f', 'free', now);
-  t.ok(local.allowed, 'per-node window while the broker is away');
-  t.equal(limiter.fallbackDecisions, 1);
-  await limiter.refund('key_f', local);
-  const streams = new BrokerStreamAllowance(a);
-  const lease = await streams.acquire('key_f2', 2, 'regular');
-  t.equal(streams.openStreams('key_f2'), 1, 'a stream slot counted on this node while the broker is away');
-  lease.release();
-  t.equal(streams.openStreams('key_f2'), 0);
-  await server.restart();
-  await until(() => a.state === 'up', 'the reconnect');
-  const shared = await limiter.take('key_f', 'free', now);
-  t.equal(shared.remaining, shared.limit - 11, 'the shared window again, with what it counted before');
-  await until(() => seen.includes('*'), 'the resync after missed notices');
-});
+t.test(
+  'the broker down: each node counts alone, and the shared window returns with it',
+  { skip: missing },
+  async (t) => {
+    const server = await startBroker('redis');
+    const a = await new Broker({ url: server.url, prefix: 'f:', log: logs.logger }).ready();
+    t.teardown(async () => {
+      await a.close();
+      await server.close();
+    });
+    const limiter = new BrokerRateLimiter(a);
+    const seen: string[] = [];
+    const notices = await revocationNotices(a, { revoked: (k) => seen.push(k), resync: () => seen.push('*') });
+    t.teardown(() => notices.close());
+    const now = Date.now();
+    for (let i = 0; i < 10; i++) await limiter.take('key_f', 'free', now);
+    await server.stop();
+    await until(() => a.state === 'down', 'the lost connection');
+    const local = await limiter.take('key_f', 'free', now);
+    t.ok(local.allowed, 'per-node window while the broker is away');
+    t.equal(limiter.fallbackDecisions, 1);
+    await limiter.refund('key_f', local);
+    const streams = new BrokerStreamAllowance(a);
+    const lease = await streams.acquire('key_f2', 2, 'regular');
+    t.equal(streams.openStreams('key_f2'), 1, 'a stream slot counted on this node while the broker is away');
+    lease.release();
+    t.equal(streams.openStreams('key_f2'), 0);
+    await server.restart();
+    await until(() => a.state === 'up', 'the reconnect');
+    const shared = await limiter.take('key_f', 'free', now);
+    t.equal(shared.remaining, shared.limit - 11, 'the shared window again, with what it counted before');
+    await until(() => seen.includes('*'), 'the resync after missed notices');
+  },
+);
 
 t.test('a broker that does not answer at start fails the start and leaves no reconnect loop', async (t) => {
   const broker = new Broker({ url: 'redis://127.0.0.1:1', prefix: 'x:', log: logs.logger });

@@ -27,7 +27,11 @@ export class LiveStatePublisher {
   private readonly epoch = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   published = 0;
 
-  constructor(private readonly broker: Broker, private readonly live: LiveView, private readonly options: { intervalMs?: number } = {}) {}
+  constructor(
+    private readonly broker: Broker,
+    private readonly live: LiveView,
+    private readonly options: { intervalMs?: number } = {},
+  ) {}
 
   start(): this {
     this.timer ??= setInterval(() => void this.publish(), this.options.intervalMs ?? 250);
@@ -47,7 +51,11 @@ export class LiveStatePublisher {
     this.busy = true;
     try {
       const version = this.live.version;
-      const slices: Record<string, unknown> = { arrivals: this.live.arrivals(), alerts: this.live.alerts(), feeds: this.live.feeds() };
+      const slices: Record<string, unknown> = {
+        arrivals: this.live.arrivals(),
+        alerts: this.live.alerts(),
+        feeds: this.live.feeds(),
+      };
       for (const mode of MODES) slices[`vehicles:${mode}`] = this.live.vehicles(mode);
       const changed: string[] = [];
       for (const name of SLICES) {
@@ -59,7 +67,11 @@ export class LiveStatePublisher {
       }
       const { hash, channel } = liveKeys(this.broker);
       if (changed.length) {
-        await this.broker.redis.multi().hset(hash, ...changed, 'version', `${this.epoch}.${version}`).publish(channel, `${this.epoch}.${version}`).exec();
+        await this.broker.redis
+          .multi()
+          .hset(hash, ...changed, 'version', `${this.epoch}.${version}`)
+          .publish(channel, `${this.epoch}.${version}`)
+          .exec();
         this.published++;
       }
       this.lastVersion = version;
@@ -87,7 +99,10 @@ export class BrokerLiveView implements LiveView {
   /** the ingest node's version of what this copy holds */
   sourceVersion: string | null = null;
 
-  private constructor(private readonly broker: Broker, private readonly options: { freshness?: Config['freshness']; ageEveryMs?: number }) {
+  private constructor(
+    private readonly broker: Broker,
+    private readonly options: { freshness?: Config['freshness']; ageEveryMs?: number },
+  ) {
     this.sub = broker.connection('live-state');
   }
 
@@ -96,7 +111,10 @@ export class BrokerLiveView implements LiveView {
    * node's and this node's own from the feed's header time: a copy no one updates any more (the
    * ingest node is down) turns stale, then expired, as the feeds would.
    */
-  static async open(broker: Broker, options: { freshness?: Config['freshness']; ageEveryMs?: number } = {}): Promise<BrokerLiveView> {
+  static async open(
+    broker: Broker,
+    options: { freshness?: Config['freshness']; ageEveryMs?: number } = {},
+  ): Promise<BrokerLiveView> {
     const view = new BrokerLiveView(broker, options);
     if (options.freshness) {
       view.ager = setInterval(() => view.age(), options.ageEveryMs ?? 1000);
@@ -135,9 +153,11 @@ export class BrokerLiveView implements LiveView {
 
   /** Reads the hash again (announcements are coalesced: one read at a time, one after it). */
   reload(): Promise<void> {
-    this.loading = this.loading.then(() => this.readAll()).catch((err: unknown) => {
-      this.broker.log.warn({ err }, 'reading the live state from the broker failed; serving the last copy');
-    });
+    this.loading = this.loading
+      .then(() => this.readAll())
+      .catch((err: unknown) => {
+        this.broker.log.warn({ err }, 'reading the live state from the broker failed; serving the last copy');
+      });
     return this.loading;
   }
 

@@ -11,7 +11,20 @@ import type { Db } from '../store/db.ts';
 import type { Broker } from './redis.ts';
 
 /** One bucket as it travels: [keyId, plan, test, unit, method, endpoint, status, second, calls, quantity, latencyTotal, latencyMax] */
-type WireBucket = [string | null, string | null, 0 | 1, string, string, string, number, number, number, number, number, number];
+type WireBucket = [
+  string | null,
+  string | null,
+  0 | 1,
+  string,
+  string,
+  string,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+];
 
 /**
  * KEYS[1] the usage stream, KEYS[2] the batch's marker; ARGV: rows (JSON), marker ttl ms.
@@ -41,7 +54,10 @@ export class BrokerMeter implements Meter {
   sent = 0;
   dropped = 0;
 
-  constructor(private readonly broker: Broker, private readonly options: { flushMs: number; maxBufferedRows?: number }) {
+  constructor(
+    private readonly broker: Broker,
+    private readonly options: { flushMs: number; maxBufferedRows?: number },
+  ) {
     broker.redis.defineCommand('transitUsageOnce', { numberOfKeys: 2, lua: APPEND_ONCE_LUA });
   }
 
@@ -70,7 +86,20 @@ export class BrokerMeter implements Meter {
       this.dropped++;
       return;
     }
-    this.buckets.set(key, [u.keyId, u.plan, u.test ? 1 : 0, u.unit, u.method, u.endpoint, u.status, second, 1, u.quantity, u.latencyMs, u.latencyMs]);
+    this.buckets.set(key, [
+      u.keyId,
+      u.plan,
+      u.test ? 1 : 0,
+      u.unit,
+      u.method,
+      u.endpoint,
+      u.status,
+      second,
+      1,
+      u.quantity,
+      u.latencyMs,
+      u.latencyMs,
+    ]);
   }
 
   flush(): Promise<void> {
@@ -84,7 +113,8 @@ export class BrokerMeter implements Meter {
     await this.flush();
     this.closed = true;
     for (const batch of this.unsent) for (const b of batch.rows) this.dropped += b[8];
-    if (this.unsent.length) this.broker.log.error({ calls: this.dropped }, 'metered calls could not reach the broker at shutdown');
+    if (this.unsent.length)
+      this.broker.log.error({ calls: this.dropped }, 'metered calls could not reach the broker at shutdown');
     this.unsent = [];
   }
 
@@ -93,13 +123,23 @@ export class BrokerMeter implements Meter {
       this.unsent.push({ id: `${this.node}:${++this.batchSeq}`, rows: [...this.buckets.values()] });
       this.buckets = new Map();
     }
-    const cmd = this.broker.redis as Redis & { transitUsageOnce(stream: string, marker: string, rows: string, ttlMs: number): Promise<string | null> };
+    const cmd = this.broker.redis as Redis & {
+      transitUsageOnce(stream: string, marker: string, rows: string, ttlMs: number): Promise<string | null>;
+    };
     while (this.unsent.length && this.broker.state === 'up') {
       const batch = this.unsent[0]!;
       try {
-        await cmd.transitUsageOnce(usageStreamKey(this.broker), this.broker.key(`usage:sent:${batch.id}`), JSON.stringify(batch.rows), 86_400_000);
+        await cmd.transitUsageOnce(
+          usageStreamKey(this.broker),
+          this.broker.key(`usage:sent:${batch.id}`),
+          JSON.stringify(batch.rows),
+          86_400_000,
+        );
       } catch (err) {
-        this.broker.log.warn({ err, batches: this.unsent.length }, 'sending usage to the broker failed; kept for the next flush');
+        this.broker.log.warn(
+          { err, batches: this.unsent.length },
+          'sending usage to the broker failed; kept for the next flush',
+        );
         return;
       }
       this.unsent.shift();
@@ -119,12 +159,18 @@ export class BrokerUsageIngest {
   persisted = 0;
   lastId = '0-0';
 
-  constructor(private readonly broker: Broker, private readonly db: Db, private readonly options: { blockMs?: number } = {}) {
+  constructor(
+    private readonly broker: Broker,
+    private readonly db: Db,
+    private readonly options: { blockMs?: number } = {},
+  ) {
     this.reader = broker.connection('usage-reader');
   }
 
   async start(): Promise<this> {
-    const rows = await this.db.all<{ last_id: string }>('SELECT last_id FROM broker_offsets WHERE stream = $1', [usageStreamKey(this.broker)]);
+    const rows = await this.db.all<{ last_id: string }>('SELECT last_id FROM broker_offsets WHERE stream = $1', [
+      usageStreamKey(this.broker),
+    ]);
     this.lastId = rows[0]?.last_id ?? '0-0';
     this.running = true;
     this.loop = this.follow();
@@ -142,7 +188,15 @@ export class BrokerUsageIngest {
     while (this.running) {
       let res: Array<[string, Entry[]]> | null;
       try {
-        res = await this.reader.xread('COUNT', 500, 'BLOCK', this.options.blockMs ?? 1000, 'STREAMS', stream, this.lastId) as Array<[string, Entry[]]> | null;
+        res = (await this.reader.xread(
+          'COUNT',
+          500,
+          'BLOCK',
+          this.options.blockMs ?? 1000,
+          'STREAMS',
+          stream,
+          this.lastId,
+        )) as Array<[string, Entry[]]> | null;
       } catch (err) {
         if (!this.running) return;
         this.broker.log.debug({ err }, 'usage read failed; retrying');
@@ -175,7 +229,10 @@ export class BrokerUsageIngest {
     const last = entries[entries.length - 1]![0];
     let calls = 0;
     await this.db.transaction(async (c) => {
-      for (const [table, rows] of [[LIVE_USAGE_TABLE, live], [TEST_USAGE_TABLE, test]] as const) {
+      for (const [table, rows] of [
+        [LIVE_USAGE_TABLE, live],
+        [TEST_USAGE_TABLE, test],
+      ] as const) {
         for (let i = 0; i < rows.length; i += 200) {
           const chunk = rows.slice(i, i + 200);
           const params: Array<string | number | null> = [];
@@ -186,7 +243,10 @@ export class BrokerUsageIngest {
             const p = (n: number) => `$${at + n}`;
             return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, to_timestamp(${p(7)}::BIGINT), ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`;
           });
-          await c.run(`INSERT INTO ${table} (key_id, plan, unit, method, endpoint, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max) VALUES ${values.join(', ')}`, params);
+          await c.run(
+            `INSERT INTO ${table} (key_id, plan, unit, method, endpoint, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max) VALUES ${values.join(', ')}`,
+            params,
+          );
         }
       }
       await c.run(

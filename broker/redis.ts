@@ -95,7 +95,10 @@ export class Broker {
     if (state === this.current) return;
     this.current = state;
     if (state === 'down') this.downSinceMs = Date.now();
-    this.log[state === 'down' ? 'warn' : 'info']({ url: redactUrl(this.options.url) }, state === 'down' ? 'broker connection lost' : 'broker connected');
+    this.log[state === 'down' ? 'warn' : 'info'](
+      { url: redactUrl(this.options.url) },
+      state === 'down' ? 'broker connection lost' : 'broker connected',
+    );
     for (const listener of this.listeners) listener(state);
   }
 }

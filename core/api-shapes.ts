@@ -4,7 +4,15 @@
 // data (core/event-schemas.ts) carries the same fields under the same names and formats.
 import { z } from 'zod';
 import 'zod-openapi';
-import { ALERT_STATUSES, DELAY_STATES, FRESHNESS, MODES, POLL_STATUSES, POSITION_SOURCES, TRIP_RELATIONSHIPS } from './types.ts';
+import {
+  ALERT_STATUSES,
+  DELAY_STATES,
+  FRESHNESS,
+  MODES,
+  POLL_STATUSES,
+  POSITION_SOURCES,
+  TRIP_RELATIONSHIPS,
+} from './types.ts';
 
 // Date supports ±8.64e15 ms; feed data beyond it (a seconds field read as ms) must not throw
 const MAX_DATE_MS = 8.64e15;
@@ -34,36 +42,49 @@ export function isoOr(ms: number, fallbackMs: number): string {
   return iso(ms) ?? iso(fallbackMs) ?? new Date(0).toISOString();
 }
 
-export const timestamp = (description: string) => z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
-export const nullableTimestamp = (description: string) => z.string().nullable().meta({ description, format: 'date-time' });
+export const timestamp = (description: string) =>
+  z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
+export const nullableTimestamp = (description: string) =>
+  z.string().nullable().meta({ description, format: 'date-time' });
 
 export const ModeSchema = z.enum(MODES).meta({ id: 'Mode', description: 'Transit mode.' });
 export const FreshnessSchema = z.enum(FRESHNESS).meta({
   id: 'Freshness',
-  description: 'Age of the source data: `fresh` below the stale threshold (90 s by default), `stale` below the expired threshold (300 s), else `expired`.',
+  description:
+    'Age of the source data: `fresh` below the stale threshold (90 s by default), `stale` below the expired threshold (300 s), else `expired`.',
 });
 export const DelayStateSchema = z.enum(DELAY_STATES).meta({
   id: 'DelayState',
-  description: '`early` below -60 s, `late` above 300 s (configurable), `canceled`/`skipped` from the trip update, `unknown` without a prediction.',
+  description:
+    '`early` below -60 s, `late` above 300 s (configurable), `canceled`/`skipped` from the trip update, `unknown` without a prediction.',
 });
 export const TripRelationshipSchema = z.enum(TRIP_RELATIONSHIPS);
 
 /** An alert's fields; REST's `Alert` adds `freshness` (how fresh its feed is at response time). */
 export const alertFields = {
-  id: z.string().meta({ description: 'Stable id: source and the feed\'s entity id.', example: 'mbta-alerts:alert-3456' }),
+  id: z
+    .string()
+    .meta({ description: "Stable id: source and the feed's entity id.", example: 'mbta-alerts:alert-3456' }),
   source: z.string().meta({ description: 'Feed id the alert came from.' }),
   entity_id: z.string(),
   modes: z.array(ModeSchema),
   status: z.enum(ALERT_STATUSES).meta({
     description: '`upcoming` before its active period, `active`, `resolved` once it left the feed or its period ended.',
   }),
-  impact: z.string().meta({ description: 'GTFS-RT effect in lower case: no_service, reduced_service, significant_delays, detour, …', example: 'significant_delays' }),
+  impact: z
+    .string()
+    .meta({
+      description: 'GTFS-RT effect in lower case: no_service, reduced_service, significant_delays, detour, …',
+      example: 'significant_delays',
+    }),
   cause: z.string().meta({ example: 'technical_problem' }),
   severity: z.string().nullable(),
   header: z.record(z.string(), z.string()).meta({ description: 'Text by language tag (empty tag: unspecified).' }),
   description: z.record(z.string(), z.string()),
   url: z.record(z.string(), z.string()),
-  active_periods: z.array(z.object({ start: nullableTimestamp('Open start when null.'), end: nullableTimestamp('Open end when null.') })),
+  active_periods: z.array(
+    z.object({ start: nullableTimestamp('Open start when null.'), end: nullableTimestamp('Open end when null.') }),
+  ),
   routes: z.array(z.string()).meta({ description: 'Bus and streetcar route ids and rail line ids it informs.' }),
   stations: z.array(z.string()),
   trips: z.array(z.string()),
@@ -73,26 +94,35 @@ export const alertFields = {
   resolved_at: nullableTimestamp('When it was resolved.'),
 };
 
-export const AlertSchema = z.object({
-  ...alertFields,
-  freshness: FreshnessSchema.meta({
-    description: 'Freshness of the feed the alert comes from: from a `stale` or `expired` feed the alert may have changed or ended since it was last seen.',
-  }),
-}).meta({ id: 'Alert' });
+export const AlertSchema = z
+  .object({
+    ...alertFields,
+    freshness: FreshnessSchema.meta({
+      description:
+        'Freshness of the feed the alert comes from: from a `stale` or `expired` feed the alert may have changed or ended since it was last seen.',
+    }),
+  })
+  .meta({ id: 'Alert' });
 
-export const SourceFreshnessSchema = z.object({
-  source: z.string().meta({ description: 'Feed id.' }),
-  kind: z.enum(['gtfs-rt', 'alerts-json']),
-  freshness: FreshnessSchema,
-  header_timestamp: nullableTimestamp('Timestamp in the feed header of the last good poll.'),
-  last_poll_at: nullableTimestamp('Last poll attempt.'),
-  last_success_at: nullableTimestamp('Last poll that returned usable data.'),
-  last_status: z.enum(POLL_STATUSES).nullable().meta({
-    description: 'ok, unchanged, duplicate (a snapshot stored before), http_error, timeout, network_error, too_large, decode_error, '
-      + 'or rejected (decoded, but unusable: header outside the freshness bounds, or every entity rejected).',
-  }),
-  last_error: z.string().nullable(),
-}).meta({ id: 'SourceFreshness' });
+export const SourceFreshnessSchema = z
+  .object({
+    source: z.string().meta({ description: 'Feed id.' }),
+    kind: z.enum(['gtfs-rt', 'alerts-json']),
+    freshness: FreshnessSchema,
+    header_timestamp: nullableTimestamp('Timestamp in the feed header of the last good poll.'),
+    last_poll_at: nullableTimestamp('Last poll attempt.'),
+    last_success_at: nullableTimestamp('Last poll that returned usable data.'),
+    last_status: z
+      .enum(POLL_STATUSES)
+      .nullable()
+      .meta({
+        description:
+          'ok, unchanged, duplicate (a snapshot stored before), http_error, timeout, network_error, too_large, decode_error, ' +
+          'or rejected (decoded, but unusable: header outside the freshness bounds, or every entity rejected).',
+      }),
+    last_error: z.string().nullable(),
+  })
+  .meta({ id: 'SourceFreshness' });
 
 /** A vehicle's fields; REST's `VehiclePosition` adds `age_s`, `freshness` and `delay_s` (response time, joined). */
 export const vehicleFields = {
@@ -101,10 +131,13 @@ export const vehicleFields = {
   vehicle_id: z.string(),
   route_id: z.string().nullable(),
   trip_id: z.string().nullable(),
-  lat: z.number().meta({ description: 'WGS 84 degrees: the vehicle\'s own fix, or its stop\'s when `position_source` is `stop`.' }),
+  lat: z
+    .number()
+    .meta({ description: "WGS 84 degrees: the vehicle's own fix, or its stop's when `position_source` is `stop`." }),
   lon: z.number(),
   position_source: z.enum(POSITION_SOURCES).meta({
-    description: '`gps`: the feed\'s coordinates. `stop`: the feed gave none (NYCT subway), so the vehicle is placed at `stop_id` (the stop it is at or heading to) with the schedule\'s coordinates of that stop.',
+    description:
+      "`gps`: the feed's coordinates. `stop`: the feed gave none (NYCT subway), so the vehicle is placed at `stop_id` (the stop it is at or heading to) with the schedule's coordinates of that stop.",
   }),
   bearing: z.number().nullable(),
   speed_mps: z.number().nullable(),
@@ -114,20 +147,29 @@ export const vehicleFields = {
   observed_at: timestamp('When the poll that saw it ran.'),
 };
 
-export const VehicleSchema = z.object({
-  ...vehicleFields,
-  age_s: z.number().int().meta({ description: 'Seconds between the position\'s timestamp and this response.' }),
-  freshness: FreshnessSchema,
-  delay_s: z.number().int().nullable().meta({ description: 'Delay of its trip at the next stop, where a trip update gives one.' }),
-}).meta({ id: 'VehiclePosition' });
+export const VehicleSchema = z
+  .object({
+    ...vehicleFields,
+    age_s: z.number().int().meta({ description: "Seconds between the position's timestamp and this response." }),
+    freshness: FreshnessSchema,
+    delay_s: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Delay of its trip at the next stop, where a trip update gives one.' }),
+  })
+  .meta({ id: 'VehiclePosition' });
 
 /** A predicted stop's fields; REST's `RailArrival` adds `station_name` (from the schedule) and `freshness`. */
 export const arrivalFields = {
-  id: z.string().meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
+  id: z
+    .string()
+    .meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
   trip_id: z.string(),
   trip_instance: z.string().nullable().meta({
-    description: 'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',
+    description:
+      'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',
   }),
   line: z.string().nullable().meta({ description: 'Rail line id; null when neither feed nor schedule names it.' }),
   station_id: z.string().meta({ description: 'Parent station, or the stop when it has none.' }),
@@ -145,28 +187,30 @@ export const arrivalFields = {
   observed_at: timestamp('When the poll that produced it ran.'),
 };
 
-export const RailArrivalSchema = z.object({
-  id: arrivalFields.id,
-  source: arrivalFields.source,
-  trip_id: arrivalFields.trip_id,
-  trip_instance: arrivalFields.trip_instance,
-  line: arrivalFields.line,
-  station_id: arrivalFields.station_id,
-  station_name: z.string().nullable(),
-  stop_id: arrivalFields.stop_id,
-  stop_sequence: arrivalFields.stop_sequence,
-  direction_id: arrivalFields.direction_id,
-  service_date: arrivalFields.service_date,
-  scheduled_at: arrivalFields.scheduled_at,
-  predicted_at: arrivalFields.predicted_at,
-  delay_s: arrivalFields.delay_s,
-  delay_state: arrivalFields.delay_state,
-  trip_relationship: arrivalFields.trip_relationship,
-  in_schedule: arrivalFields.in_schedule,
-  vehicle_id: arrivalFields.vehicle_id,
-  observed_at: arrivalFields.observed_at,
-  freshness: FreshnessSchema,
-}).meta({ id: 'RailArrival' });
+export const RailArrivalSchema = z
+  .object({
+    id: arrivalFields.id,
+    source: arrivalFields.source,
+    trip_id: arrivalFields.trip_id,
+    trip_instance: arrivalFields.trip_instance,
+    line: arrivalFields.line,
+    station_id: arrivalFields.station_id,
+    station_name: z.string().nullable(),
+    stop_id: arrivalFields.stop_id,
+    stop_sequence: arrivalFields.stop_sequence,
+    direction_id: arrivalFields.direction_id,
+    service_date: arrivalFields.service_date,
+    scheduled_at: arrivalFields.scheduled_at,
+    predicted_at: arrivalFields.predicted_at,
+    delay_s: arrivalFields.delay_s,
+    delay_state: arrivalFields.delay_state,
+    trip_relationship: arrivalFields.trip_relationship,
+    in_schedule: arrivalFields.in_schedule,
+    vehicle_id: arrivalFields.vehicle_id,
+    observed_at: arrivalFields.observed_at,
+    freshness: FreshnessSchema,
+  })
+  .meta({ id: 'RailArrival' });
 
 export type ApiAlert = z.input<typeof AlertSchema>;
 export type ApiRailArrival = z.input<typeof RailArrivalSchema>;

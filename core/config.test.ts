@@ -37,15 +37,23 @@ t.test('every problem is listed by path', async (t) => {
 });
 
 t.test('duplicate feed ids and inverted freshness are refused', async (t) => {
-  t.throws(() => parseConfig({
-    feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x' }, { id: 'a', kind: 'gtfs-rt', url: 'http://y' }],
-  }), /duplicate feed id/);
+  t.throws(
+    () =>
+      parseConfig({
+        feeds: [
+          { id: 'a', kind: 'gtfs-rt', url: 'http://x' },
+          { id: 'a', kind: 'gtfs-rt', url: 'http://y' },
+        ],
+      }),
+    /duplicate feed id/,
+  );
   t.throws(() => parseConfig({ freshness: { stale_after_s: 100, expired_after_s: 50 } }), /expired_after_s/);
   t.throws(() => parseConfig({}, { TRANSIT_PORT: 'abc' }), /TRANSIT_PORT/);
 });
 
 t.test('feeds[].trip_matching: auto by default, one strategy or several in order', async (t) => {
-  const feed = (trip_matching?: unknown) => parseConfig({ feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x', trip_matching }] }).feeds[0]!.trip_matching;
+  const feed = (trip_matching?: unknown) =>
+    parseConfig({ feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x', trip_matching }] }).feeds[0]!.trip_matching;
   t.equal(feed(), 'auto');
   t.equal(feed('nyct'), 'nyct');
   t.same(feed(['start', 'exact']), ['start', 'exact']);
@@ -56,16 +64,25 @@ t.test('feeds[].trip_matching: auto by default, one strategy or several in order
 t.test('log_level: from the file, TRANSIT_LOG_LEVEL over it, unknown levels refused', async (t) => {
   t.equal(parseConfig({}).log_level, 'info');
   t.equal(parseConfig({ log_level: 'warn' }).log_level, 'warn');
-  t.equal(parseConfig({ log_level: 'warn' }, { TRANSIT_LOG_LEVEL: 'debug' }).log_level, 'debug', 'the environment beats the file');
+  t.equal(
+    parseConfig({ log_level: 'warn' }, { TRANSIT_LOG_LEVEL: 'debug' }).log_level,
+    'debug',
+    'the environment beats the file',
+  );
   t.throws(() => parseConfig({}, { TRANSIT_LOG_LEVEL: 'loud' }), /TRANSIT_LOG_LEVEL: must be one of/);
   t.throws(() => parseConfig({ log_level: 'loud' }), /log_level/);
 });
 
 t.test('schedules[].refresh_cron: daily by default, checked with node-cron', async (t) => {
   t.equal(parseConfig({ schedules: [{ id: 'm', source: 'm.zip' }] }).schedules[0]!.refresh_cron, '41 3 * * *');
-  t.equal(parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: '*/30 * * * *' }] }).schedules[0]!.refresh_cron, '*/30 * * * *');
-  t.throws(() => parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: 'every day' }] }),
-    /schedules\.0\.refresh_cron: not a valid cron expression/);
+  t.equal(
+    parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: '*/30 * * * *' }] }).schedules[0]!.refresh_cron,
+    '*/30 * * * *',
+  );
+  t.throws(
+    () => parseConfig({ schedules: [{ id: 'm', source: 'm.zip', refresh_cron: 'every day' }] }),
+    /schedules\.0\.refresh_cron: not a valid cron expression/,
+  );
 });
 
 t.test('every cron key is checked with node-cron when the config is read', async (t) => {
@@ -73,17 +90,25 @@ t.test('every cron key is checked with node-cron when the config is read', async
   const err = (() => {
     try {
       parseConfig({
-        prune_cron: bad, exports: { cron: bad }, snapshot: { cron: bad }, reliability: { finalize_cron: bad },
+        prune_cron: bad,
+        exports: { cron: bad },
+        snapshot: { cron: bad },
+        reliability: { finalize_cron: bad },
       });
     } catch (e) {
       return e as { problems: string[] };
     }
     return null;
   })();
-  t.strictSame(err?.problems.map((p) => p.split(':')[0]).sort(), ['exports.cron', 'prune_cron', 'reliability.finalize_cron', 'snapshot.cron']);
+  t.strictSame(err?.problems.map((p) => p.split(':')[0]).sort(), [
+    'exports.cron',
+    'prune_cron',
+    'reliability.finalize_cron',
+    'snapshot.cron',
+  ]);
 });
 
-t.test('a section left out or given in part takes each key\'s own default (written once)', async (t) => {
+t.test("a section left out or given in part takes each key's own default (written once)", async (t) => {
   const all = parseConfig({});
   const part = parseConfig({ sse: { ping_interval_s: 5 }, exports: { dir: 'x' } });
   t.equal(part.sse.ping_interval_s, 5);

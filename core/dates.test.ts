@@ -1,8 +1,28 @@
 import t from 'tap';
 import {
-  addDays, candidateServiceDates, completeThrough, dateRange, daysBetween, epochDay, formatGtfsTime, gtfsDate, isoDate, isoWeekday, isoWeekLabel, dateOfEpochDay,
-  isServiceDate, isTimeZone, localDate, parseClock, parseGtfsTime, parseStartDate, serviceDayOriginMs, wallClock, weekday,
-  weekdayOfEpochDay, zoneOffsetMs,
+  addDays,
+  candidateServiceDates,
+  completeThrough,
+  dateRange,
+  daysBetween,
+  epochDay,
+  formatGtfsTime,
+  gtfsDate,
+  isoDate,
+  isoWeekday,
+  isoWeekLabel,
+  dateOfEpochDay,
+  isServiceDate,
+  isTimeZone,
+  localDate,
+  parseClock,
+  parseGtfsTime,
+  parseStartDate,
+  serviceDayOriginMs,
+  wallClock,
+  weekday,
+  weekdayOfEpochDay,
+  zoneOffsetMs,
 } from './dates.ts';
 
 t.test('offsets from UTC, east positive, DST and odd offsets included', async (t) => {
@@ -41,7 +61,11 @@ t.test('service dates are calendar strings', async (t) => {
 
 t.test('the day over boundary follows the local wall clock on DST change days', async (t) => {
   const tz = 'America/Chicago';
-  t.same(wallClock(new Date('2024-03-10T08:30:00Z'), tz), { date: '2024-03-10', minutes: 3 * 60 + 30 }, '03:30 CDT, after the jump');
+  t.same(
+    wallClock(new Date('2024-03-10T08:30:00Z'), tz),
+    { date: '2024-03-10', minutes: 3 * 60 + 30 },
+    '03:30 CDT, after the jump',
+  );
   // spring forward: 2024-03-10 has 23 hours; day 03-09 ends at 04:00 CDT on 03-10 (09:00Z)
   t.equal(completeThrough(new Date('2024-03-10T08:59:00Z'), tz, '04:00'), '2024-03-08');
   t.equal(completeThrough(new Date('2024-03-10T09:00:00Z'), tz, '04:00'), '2024-03-09');
@@ -124,12 +148,19 @@ t.test('epoch days, as DuckDB stores DATE', async (t) => {
 t.test('ISO weeks are labeled as DuckDB labels them, across year boundaries', async (t) => {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const conn = await (await DuckDBInstance.create(':memory:')).connect();
-  const reader = await conn.runAndReadAll(`SELECT strftime(d, '%Y-%m-%d') AS d, strftime(d, '%G-W%V') AS w, isodow(d) AS dow
+  const reader =
+    await conn.runAndReadAll(`SELECT strftime(d, '%Y-%m-%d') AS d, strftime(d, '%G-W%V') AS w, isodow(d) AS dow
     FROM range(DATE '2019-12-20', DATE '2027-01-12', INTERVAL 1 DAY) AS t(d)`);
-  const wrong = reader.getRowObjectsJS().filter((r) => isoWeekLabel(r.d as string) !== r.w || isoWeekday(r.d as string) !== Number(r.dow));
+  const wrong = reader
+    .getRowObjectsJS()
+    .filter((r) => isoWeekLabel(r.d as string) !== r.w || isoWeekday(r.d as string) !== Number(r.dow));
   t.same(wrong, [], 'every day of seven years');
   const days = reader.getRowObjectsJS().map((r) => r.d as string);
-  t.same(days.filter((d) => dateOfEpochDay(epochDay(d)!) !== d), [], 'dates from day numbers');
+  t.same(
+    days.filter((d) => dateOfEpochDay(epochDay(d)!) !== d),
+    [],
+    'dates from day numbers',
+  );
   for (const d of ['1000-01-01', '1600-02-29', '1969-12-31', '1970-01-01', '2000-02-29', '2100-03-01', '9999-12-31']) {
     t.equal(dateOfEpochDay(epochDay(d)!), d);
   }

@@ -23,7 +23,9 @@ function utcMidnight(date: string, re = YMD): number | null {
 function requireDate(date: string): number {
   const ms = utcMidnight(date);
   if (ms !== null) return ms;
-  throw new RangeError(YMD.test(date) ? `no such date: ${date}` : `not a date (YYYY-MM-DD or YYYYMMDD): ${JSON.stringify(date)}`);
+  throw new RangeError(
+    YMD.test(date) ? `no such date: ${date}` : `not a date (YYYY-MM-DD or YYYYMMDD): ${JSON.stringify(date)}`,
+  );
 }
 
 const isoOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -172,8 +174,14 @@ function formatter(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz, hourCycle: 'h23',
-      year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     });
     formatters.set(tz, f);
   }

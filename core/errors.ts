@@ -30,7 +30,9 @@ export const ERRORS = {
   range_not_satisfiable: { status: 416, title: 'Range not satisfiable' },
   // the IETF RateLimit draft registers this problem type for an exhausted quota
   rate_limited: {
-    status: 429, title: 'Rate limit exceeded', type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+    status: 429,
+    title: 'Rate limit exceeded',
+    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
   },
   sse_allowance_exceeded: { status: 429, title: 'Event stream allowance exceeded' },
   headers_too_large: { status: 431, title: 'Request header fields too large' },
@@ -43,7 +45,10 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-export interface ParameterProblem { parameter: string; detail: string }
+export interface ParameterProblem {
+  parameter: string;
+  detail: string;
+}
 
 export class ApiError extends Error {
   readonly status: number;

@@ -5,7 +5,13 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import {
-  alertFields, arrivalFields, ModeSchema, SourceFreshnessSchema, timestamp, TripRelationshipSchema, vehicleFields,
+  alertFields,
+  arrivalFields,
+  ModeSchema,
+  SourceFreshnessSchema,
+  timestamp,
+  TripRelationshipSchema,
+  vehicleFields,
 } from './api-shapes.ts';
 import { EXPORT_DATASETS, EXPORT_FORMATS, FRESHNESS } from './types.ts';
 
@@ -19,12 +25,14 @@ export const EventAlertSchema = z.object(alertFields).meta({
 
 export const EventVehicleSchema = z.object(vehicleFields).meta({
   id: 'EventVehicle',
-  description: 'The vehicle as `GET /api/v1/{mode}/realtime` shows it, without `age_s`, `freshness` (response time) and `delay_s` (joined from trip updates at response time).',
+  description:
+    'The vehicle as `GET /api/v1/{mode}/realtime` shows it, without `age_s`, `freshness` (response time) and `delay_s` (joined from trip updates at response time).',
 });
 
 export const EventArrivalSchema = z.object(arrivalFields).meta({
   id: 'EventArrival',
-  description: 'A predicted stop as `GET /api/v1/rail/realtime` shows it, without `station_name` (joined from the schedule) and `freshness` (response time). `line` is null on bus and streetcar trips.',
+  description:
+    'A predicted stop as `GET /api/v1/rail/realtime` shows it, without `station_name` (joined from the schedule) and `freshness` (response time). `line` is null on bus and streetcar trips.',
 });
 
 const tripScope = {
@@ -33,48 +41,77 @@ const tripScope = {
   line: z.string().nullable().meta({ description: 'Rail line id; null on bus and streetcar trips (see `route_id`).' }),
 };
 
-export const ArrivalUpdateSchema = z.object({
-  source: z.string().meta({ description: 'Feed id.' }),
-  trip_id: z.string(),
-  trip_instance: arrivalFields.trip_instance,
-  ...tripScope,
-  direction_id: z.number().int().nullable(),
-  service_date: z.string().nullable().meta({ format: 'date' }),
-  trip_relationship: TripRelationshipSchema,
-  partial: z.boolean().meta({ description: 'false when `arrivals` is the trip\'s whole list (first sight of the trip, or every stop changed).' }),
-  stop_count: z.number().int().meta({ description: 'Stops the trip now predicts.' }),
-  arrivals: z.array(EventArrivalSchema).meta({ description: 'New or changed rows; merge by `(stop_sequence, stop_id)`.' }),
-  removed_stops: z.array(z.object({ stop_id: z.string(), stop_sequence: z.number().int().nullable() }))
-    .meta({ description: 'Stops no longer predicted.' }),
-}).meta({ id: 'ArrivalUpdate' });
+export const ArrivalUpdateSchema = z
+  .object({
+    source: z.string().meta({ description: 'Feed id.' }),
+    trip_id: z.string(),
+    trip_instance: arrivalFields.trip_instance,
+    ...tripScope,
+    direction_id: z.number().int().nullable(),
+    service_date: z.string().nullable().meta({ format: 'date' }),
+    trip_relationship: TripRelationshipSchema,
+    partial: z
+      .boolean()
+      .meta({
+        description: "false when `arrivals` is the trip's whole list (first sight of the trip, or every stop changed).",
+      }),
+    stop_count: z.number().int().meta({ description: 'Stops the trip now predicts.' }),
+    arrivals: z
+      .array(EventArrivalSchema)
+      .meta({ description: 'New or changed rows; merge by `(stop_sequence, stop_id)`.' }),
+    removed_stops: z
+      .array(z.object({ stop_id: z.string(), stop_sequence: z.number().int().nullable() }))
+      .meta({ description: 'Stops no longer predicted.' }),
+  })
+  .meta({ id: 'ArrivalUpdate' });
 
-export const TripCancellationSchema = z.object({
-  source: z.string().meta({ description: 'Feed id.' }),
-  trip_id: z.string(),
-  service_date: z.string().meta({ format: 'date' }),
-  ...tripScope,
-  trip_relationship: z.enum(['canceled', 'deleted']),
-  in_schedule: z.boolean(),
-  observed_at: timestamp('When the poll that saw it ran.'),
-}).meta({ id: 'TripCancellation' });
+export const TripCancellationSchema = z
+  .object({
+    source: z.string().meta({ description: 'Feed id.' }),
+    trip_id: z.string(),
+    service_date: z.string().meta({ format: 'date' }),
+    ...tripScope,
+    trip_relationship: z.enum(['canceled', 'deleted']),
+    in_schedule: z.boolean(),
+    observed_at: timestamp('When the poll that saw it ran.'),
+  })
+  .meta({ id: 'TripCancellation' });
 
-export const FeedFreshnessChangeSchema = z.object({
-  ...SourceFreshnessSchema.shape,
-  previous_freshness: z.enum(FRESHNESS).meta({ description: 'The feed\'s freshness before this change.' }),
-}).meta({ id: 'FeedFreshnessChange', description: 'The feed as `freshness.sources` lists it, and its previous freshness.' });
+export const FeedFreshnessChangeSchema = z
+  .object({
+    ...SourceFreshnessSchema.shape,
+    previous_freshness: z.enum(FRESHNESS).meta({ description: "The feed's freshness before this change." }),
+  })
+  .meta({
+    id: 'FeedFreshnessChange',
+    description: 'The feed as `freshness.sources` lists it, and its previous freshness.',
+  });
 
-export const ReliabilityUpdateSchema = z.object({
-  service_date: z.string().meta({ format: 'date' }),
-  final: z.literal(true).meta({ description: 'The day is over and its figures will not change.' }),
-  trips: z.number().int().meta({ description: 'Trips stored for the day (scheduled trips plus trips seen outside the schedule).' }),
-  routes: z.array(z.object({
-    mode: ModeSchema.nullable(),
-    route_id: z.string().nullable().meta({ description: 'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen without a route.' }),
-    scheduled: z.number().int(),
-    delivered: z.number().int(),
-    canceled: z.number().int(),
-  })),
-}).meta({ id: 'ReliabilityUpdate' });
+export const ReliabilityUpdateSchema = z
+  .object({
+    service_date: z.string().meta({ format: 'date' }),
+    final: z.literal(true).meta({ description: 'The day is over and its figures will not change.' }),
+    trips: z
+      .number()
+      .int()
+      .meta({ description: 'Trips stored for the day (scheduled trips plus trips seen outside the schedule).' }),
+    routes: z.array(
+      z.object({
+        mode: ModeSchema.nullable(),
+        route_id: z
+          .string()
+          .nullable()
+          .meta({
+            description:
+              'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen without a route.',
+          }),
+        scheduled: z.number().int(),
+        delivered: z.number().int(),
+        canceled: z.number().int(),
+      }),
+    ),
+  })
+  .meta({ id: 'ReliabilityUpdate' });
 
 const exportFields = {
   id: z.string().meta({ description: 'The export file id, as `GET /api/v1/history/exports` lists it.' }),
@@ -84,31 +121,50 @@ const exportFields = {
   format: z.enum(EXPORT_FORMATS),
 };
 
-export const ExportReadySchema = z.object({
-  ...exportFields,
-  rows: z.number().int().nullable(),
-  bytes: z.number().int().nullable(),
-  sha256: z.string().nullable(),
-  created_at: z.string().nullable().meta({ description: 'When the file was completed.' }),
-}).meta({ id: 'ExportReady' });
+export const ExportReadySchema = z
+  .object({
+    ...exportFields,
+    rows: z.number().int().nullable(),
+    bytes: z.number().int().nullable(),
+    sha256: z.string().nullable(),
+    created_at: z.string().nullable().meta({ description: 'When the file was completed.' }),
+  })
+  .meta({ id: 'ExportReady' });
 
-export const ExportFailedSchema = z.object({
-  ...exportFields,
-  error: z.string().nullable(),
-  attempts: z.number().int(),
-}).meta({ id: 'ExportFailed' });
+export const ExportFailedSchema = z
+  .object({
+    ...exportFields,
+    error: z.string().nullable(),
+    attempts: z.number().int(),
+  })
+  .meta({ id: 'ExportFailed' });
 
 /** Each event type: its data and what it announces. Order is the documents' order. */
 export const EVENT_DATA = {
   'alert.created': { data: EventAlertSchema, description: 'An alert appeared in a feed.' },
-  'alert.updated': { data: EventAlertSchema, description: 'An alert changed (content, or status upcoming → active); `version` increments.' },
-  'alert.resolved': { data: EventAlertSchema, description: 'An alert left its feed, its active period ended, or its feed was removed.' },
+  'alert.updated': {
+    data: EventAlertSchema,
+    description: 'An alert changed (content, or status upcoming → active); `version` increments.',
+  },
+  'alert.resolved': {
+    data: EventAlertSchema,
+    description: 'An alert left its feed, its active period ended, or its feed was removed.',
+  },
   'vehicle.position': { data: EventVehicleSchema, description: 'A vehicle reported a new position (or changed trip).' },
-  'arrival.updated': { data: ArrivalUpdateSchema, description: 'A trip\'s predictions changed: its new or changed stops, and the stops it no longer predicts.' },
-  'trip.canceled': { data: TripCancellationSchema, description: 'A trip is canceled or deleted (announced once per trip and service date).' },
+  'arrival.updated': {
+    data: ArrivalUpdateSchema,
+    description: "A trip's predictions changed: its new or changed stops, and the stops it no longer predicts.",
+  },
+  'trip.canceled': {
+    data: TripCancellationSchema,
+    description: 'A trip is canceled or deleted (announced once per trip and service date).',
+  },
   'feed.stale': { data: FeedFreshnessChangeSchema, description: 'A feed became `stale` or `expired`.' },
   'feed.recovered': { data: FeedFreshnessChangeSchema, description: 'A stale or expired feed is `fresh` again.' },
-  'reliability.updated': { data: ReliabilityUpdateSchema, description: 'A service day was finalized: its scheduled, delivered and canceled trips per route.' },
+  'reliability.updated': {
+    data: ReliabilityUpdateSchema,
+    description: 'A service day was finalized: its scheduled, delivered and canceled trips per route.',
+  },
   'export.ready': { data: ExportReadySchema, description: 'A history export file is ready to download.' },
   'export.failed': { data: ExportFailedSchema, description: 'A history export file failed.' },
 } as const;
@@ -120,20 +176,25 @@ export type EventData<K extends EventType> = z.output<(typeof EVENT_DATA)[K]['da
 
 function envelope<K extends EventType>(type: K) {
   const { data, description } = EVENT_DATA[type];
-  return z.object({
-    version: z.literal(EVENT_VERSION).meta({ description: 'Version of the envelope and data shapes.' }),
-    id: z.string().meta({
-      description: 'Unique id of the event, the same on the stream and in webhooks (where it is also the `webhook-id`). '
-        + 'Not the stream\'s resume id (the SSE `id:` line).',
-      example: 'evt_4kq0n2c1b7a9x3',
-    }),
-    type: z.literal(type),
-    timestamp: timestamp('When the service observed the change.'),
-    modes: z.array(ModeSchema).meta({ description: 'Modes the event concerns (empty: service-wide).' }),
-    routes: z.array(z.string()).meta({ description: 'Bus and streetcar route ids the event concerns (the `route` filter).' }),
-    lines: z.array(z.string()).meta({ description: 'Rail line ids the event concerns (the `line` filter).' }),
-    data,
-  }).meta({ id: `Event.${type}`, description });
+  return z
+    .object({
+      version: z.literal(EVENT_VERSION).meta({ description: 'Version of the envelope and data shapes.' }),
+      id: z.string().meta({
+        description:
+          'Unique id of the event, the same on the stream and in webhooks (where it is also the `webhook-id`). ' +
+          "Not the stream's resume id (the SSE `id:` line).",
+        example: 'evt_4kq0n2c1b7a9x3',
+      }),
+      type: z.literal(type),
+      timestamp: timestamp('When the service observed the change.'),
+      modes: z.array(ModeSchema).meta({ description: 'Modes the event concerns (empty: service-wide).' }),
+      routes: z
+        .array(z.string())
+        .meta({ description: 'Bus and streetcar route ids the event concerns (the `route` filter).' }),
+      lines: z.array(z.string()).meta({ description: 'Rail line ids the event concerns (the `line` filter).' }),
+      data,
+    })
+    .meta({ id: `Event.${type}`, description });
 }
 
 export const EVENT_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type, envelope(type)])) as {
@@ -141,8 +202,14 @@ export const EVENT_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type,
 };
 
 /** Any event, as sent on the stream and to webhooks. */
-export const EventSchema = z.discriminatedUnion('type', EVENT_TYPES.map((t) => EVENT_SCHEMAS[t]) as unknown as [
-  (typeof EVENT_SCHEMAS)[EventType], ...Array<(typeof EVENT_SCHEMAS)[EventType]>,
-]).meta({ id: 'Event', description: 'Any event: the envelope, with `data` by `type`.' });
+export const EventSchema = z
+  .discriminatedUnion(
+    'type',
+    EVENT_TYPES.map((t) => EVENT_SCHEMAS[t]) as unknown as [
+      (typeof EVENT_SCHEMAS)[EventType],
+      ...Array<(typeof EVENT_SCHEMAS)[EventType]>,
+    ],
+  )
+  .meta({ id: 'Event', description: 'Any event: the envelope, with `data` by `type`.' });
 
 export type EventEnvelope<K extends EventType = EventType> = { [T in K]: z.output<(typeof EVENT_SCHEMAS)[T]> }[K];

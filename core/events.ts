@@ -42,9 +42,20 @@ export function newEventId(): string {
 }
 
 /** Builds an event whose data is checked, at compile time, against its type's schema. */
-export function domainEvent<K extends EventType>(type: K, atMs: number, scope: EventScope, data: EventData<K>): DomainEvent<K> {
+export function domainEvent<K extends EventType>(
+  type: K,
+  atMs: number,
+  scope: EventScope,
+  data: EventData<K>,
+): DomainEvent<K> {
   return {
-    id: newEventId(), type, at_ms: atMs, modes: [...scope.modes], routes: [...(scope.routes ?? [])], lines: [...(scope.lines ?? [])], data,
+    id: newEventId(),
+    type,
+    at_ms: atMs,
+    modes: [...scope.modes],
+    routes: [...(scope.routes ?? [])],
+    lines: [...(scope.lines ?? [])],
+    data,
   } as DomainEvent<K>;
 }
 

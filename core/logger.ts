@@ -35,15 +35,18 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.pretty ?? process.stderr.isTTY === true) {
     // in-process and synchronous, not a worker-thread transport: a bundled runtime cannot resolve
     // a transport's module by name, and a crash must not lose the last lines
-    return pino(opts, pretty({
-      sync: true,
-      destination: 2,
-      colorize: process.stderr.isTTY === true,
-      translateTime: 'SYS:HH:MM:ss.l',
-      singleLine: true,
-      ignore: 'pid,hostname,component',
-      messageFormat: '{if component}{component}: {end}{msg}',
-    }));
+    return pino(
+      opts,
+      pretty({
+        sync: true,
+        destination: 2,
+        colorize: process.stderr.isTTY === true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        singleLine: true,
+        ignore: 'pid,hostname,component',
+        messageFormat: '{if component}{component}: {end}{msg}',
+      }),
+    );
   }
   return pino(opts, pino.destination({ dest: 2, sync: true }));
 }
@@ -59,7 +62,9 @@ let fallback: Logger | null = null;
  * with setDefaultLogger, so --log-level reaches them too.
  */
 export function defaultLogger(): Logger {
-  fallback ??= createLogger({ level: isLogLevel(process.env.TRANSIT_LOG_LEVEL) ? process.env.TRANSIT_LOG_LEVEL : 'info' });
+  fallback ??= createLogger({
+    level: isLogLevel(process.env.TRANSIT_LOG_LEVEL) ? process.env.TRANSIT_LOG_LEVEL : 'info',
+  });
   return fallback;
 }
 

@@ -47,7 +47,10 @@ export function nyctKey(origin: number, route: string, direction: string): strin
  * else from an `mta_trip_id` column, the origin then taken from the trip's first departure.
  */
 export function nyctStaticKey(
-  tripId: string, mtaTripId: string | null, routeId: string, firstDepartureS: number | null,
+  tripId: string,
+  mtaTripId: string | null,
+  routeId: string,
+  firstDepartureS: number | null,
 ): { key: string; path: string | null } | null {
   // the column, when present, is the agency's own id; a trip id only looks like one by its shape
   const parsed = (mtaTripId ? parseNyctTripId(mtaTripId) : null) ?? parseNyctTripId(tripId);

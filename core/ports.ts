@@ -1,5 +1,14 @@
 // The seams between pipeline, store and http. Each side depends on these shapes only.
-import type { Alert, Arrival, FeedPoll, Freshness, Mode, TripMatching, TripObservation, VehiclePosition } from './types.ts';
+import type {
+  Alert,
+  Arrival,
+  FeedPoll,
+  Freshness,
+  Mode,
+  TripMatching,
+  TripObservation,
+  VehiclePosition,
+} from './types.ts';
 
 export interface ScheduledTrip {
   schedule_id: string;
@@ -136,7 +145,15 @@ export interface FeedHealth {
  * health (it moves on every poll, last_poll_ms at least); `freshness` only when a feed's verdict
  * changes or a feed is added or removed.
  */
-export const LIVE_SLICES = ['alerts', 'arrivals', 'vehicles:rail', 'vehicles:bus', 'vehicles:streetcar', 'feeds', 'freshness'] as const;
+export const LIVE_SLICES = [
+  'alerts',
+  'arrivals',
+  'vehicles:rail',
+  'vehicles:bus',
+  'vehicles:streetcar',
+  'feeds',
+  'freshness',
+] as const;
 export type LiveSlice = (typeof LIVE_SLICES)[number];
 
 /** Read-only view of the current state, for http. Arrays are snapshots: do not mutate. */

@@ -19,7 +19,14 @@ export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
 /** How a trip in a TripUpdate relates to the static schedule (GTFS-RT TripDescriptor). */
 export const TRIP_RELATIONSHIPS = [
-  'scheduled', 'added', 'unscheduled', 'canceled', 'replacement', 'duplicated', 'deleted', 'new',
+  'scheduled',
+  'added',
+  'unscheduled',
+  'canceled',
+  'replacement',
+  'duplicated',
+  'deleted',
+  'new',
 ] as const;
 export type TripRelationship = (typeof TRIP_RELATIONSHIPS)[number];
 
@@ -88,7 +95,10 @@ export interface TripObservation {
   observed_ms: number;
 }
 
-export interface ActivePeriod { start_ms: number | null; end_ms: number | null }
+export interface ActivePeriod {
+  start_ms: number | null;
+  end_ms: number | null;
+}
 
 export interface Alert {
   /** `${feed_id}:${entity_id}`: stable across polls */
@@ -120,7 +130,15 @@ export interface Alert {
  * snapshot is unusable as a whole (header outside the freshness bounds, or every entity rejected).
  */
 export const POLL_STATUSES = [
-  'ok', 'unchanged', 'duplicate', 'http_error', 'timeout', 'network_error', 'too_large', 'decode_error', 'rejected',
+  'ok',
+  'unchanged',
+  'duplicate',
+  'http_error',
+  'timeout',
+  'network_error',
+  'too_large',
+  'decode_error',
+  'rejected',
 ] as const;
 export type PollStatus = (typeof POLL_STATUSES)[number];
 
@@ -131,11 +149,26 @@ export const isSuccessfulPoll = (status: PollStatus | null): boolean =>
 
 /** Why a feed row (or a whole body) was rejected. A closed set so counts stay comparable. */
 export const REJECT_REASONS = [
-  'not_protobuf', 'base64_body', 'truncated_body', 'http_error', 'timeout', 'too_large',
-  'network_error', 'header_timestamp_ms', 'timestamp_future', 'timestamp_too_old',
-  'lat_lon_out_of_range', 'missing_entity_id', 'duplicate_trip', 'duplicate_entity',
-  'missing_trip', 'missing_vehicle', 'invalid_alerts_json', 'no_position',
-  'missing_stop', 'duplicate_stop_time',
+  'not_protobuf',
+  'base64_body',
+  'truncated_body',
+  'http_error',
+  'timeout',
+  'too_large',
+  'network_error',
+  'header_timestamp_ms',
+  'timestamp_future',
+  'timestamp_too_old',
+  'lat_lon_out_of_range',
+  'missing_entity_id',
+  'duplicate_trip',
+  'duplicate_entity',
+  'missing_trip',
+  'missing_vehicle',
+  'invalid_alerts_json',
+  'no_position',
+  'missing_stop',
+  'duplicate_stop_time',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 

@@ -9,30 +9,82 @@ import { defineRoute } from '../http/route.ts';
 
 const routes = [
   defineRoute({
-    id: 'createEndpoint', method: 'POST', path: '/api/v1/webhooks/endpoints', summary: 'Register <an> endpoint', tags: ['Webhooks'],
-    auth: 'key', meter: 'request', successStatus: 201, errors: ['unsafe_target'],
-    body: z.object({ url: z.string().meta({ example: 'https://example.com/hook' }), description: z.string().optional(), retries: z.number().int(), enabled: z.boolean(), kinds: z.array(z.string()), mode: z.enum(['bus', 'rail']), filters: z.object({ modes: z.array(z.string()) }) }),
+    id: 'createEndpoint',
+    method: 'POST',
+    path: '/api/v1/webhooks/endpoints',
+    summary: 'Register <an> endpoint',
+    tags: ['Webhooks'],
+    auth: 'key',
+    meter: 'request',
+    successStatus: 201,
+    errors: ['unsafe_target'],
+    body: z.object({
+      url: z.string().meta({ example: 'https://example.com/hook' }),
+      description: z.string().optional(),
+      retries: z.number().int(),
+      enabled: z.boolean(),
+      kinds: z.array(z.string()),
+      mode: z.enum(['bus', 'rail']),
+      filters: z.object({ modes: z.array(z.string()) }),
+    }),
     response: z.object({ id: z.string(), secret: z.string().meta({ description: 'Shown once.' }) }),
     handler: () => ({ id: 'x', secret: 'y' }),
   }),
   defineRoute({
-    id: 'listExports', method: 'GET', path: '/api/v1/history/exports', summary: 'Exports', tags: ['Exports'], auth: 'key',
-    meter: 'request', plan: 'max', testKeys: false, paginated: true, response: z.object({ data: z.array(z.string()) }),
+    id: 'listExports',
+    method: 'GET',
+    path: '/api/v1/history/exports',
+    summary: 'Exports',
+    tags: ['Exports'],
+    auth: 'key',
+    meter: 'request',
+    plan: 'max',
+    testKeys: false,
+    paginated: true,
+    response: z.object({ data: z.array(z.string()) }),
     handler: () => ({ data: [] }),
   }),
   defineRoute({
-    id: 'eventStream', method: 'GET', path: '/api/v1/events/stream', summary: 'Events', tags: ['Streams'], auth: 'key',
-    meter: 'connection-minute', stream: true, response: z.string(), handler: () => '',
+    id: 'eventStream',
+    method: 'GET',
+    path: '/api/v1/events/stream',
+    summary: 'Events',
+    tags: ['Streams'],
+    auth: 'key',
+    meter: 'connection-minute',
+    stream: true,
+    response: z.string(),
+    handler: () => '',
   }),
   defineRoute({
-    id: 'busReliability', method: 'GET', path: '/api/v1/bus/{route_id}/reliability', summary: 'Reliability', tags: ['Bus'],
-    auth: 'key', meter: 'request', sse: true, testKeys: false, params: z.object({ route_id: z.string().meta({ example: '39' }) }),
-    query: z.object({ group: z.enum(['day', 'week']).optional(), from: z.string().meta({ description: 'First day.' }) }),
-    response: z.object({ data: z.array(z.object({ delivered_pct: z.number().nullable() })) }), handler: () => ({ data: [] }),
+    id: 'busReliability',
+    method: 'GET',
+    path: '/api/v1/bus/{route_id}/reliability',
+    summary: 'Reliability',
+    tags: ['Bus'],
+    auth: 'key',
+    meter: 'request',
+    sse: true,
+    testKeys: false,
+    params: z.object({ route_id: z.string().meta({ example: '39' }) }),
+    query: z.object({
+      group: z.enum(['day', 'week']).optional(),
+      from: z.string().meta({ description: 'First day.' }),
+    }),
+    response: z.object({ data: z.array(z.object({ delivered_pct: z.number().nullable() })) }),
+    handler: () => ({ data: [] }),
   }),
   defineRoute({
-    id: 'statusPage', method: 'GET', path: '/status', summary: 'Status', tags: ['Status'], auth: 'none', meter: null,
-    contentType: 'text/html; charset=utf-8', response: z.string(), handler: () => '',
+    id: 'statusPage',
+    method: 'GET',
+    path: '/status',
+    summary: 'Status',
+    tags: ['Status'],
+    auth: 'none',
+    meter: null,
+    contentType: 'text/html; charset=utf-8',
+    response: z.string(),
+    handler: () => '',
   }),
 ];
 
@@ -65,7 +117,7 @@ t.test('OpenAPI operations carry plan, meter, security and error responses', asy
   t.match(toYaml(doc), /^openapi: 3\.1\.0/);
 });
 
-t.test('the route table\'s order does not change the document (served and committed are one file)', async (t) => {
+t.test("the route table's order does not change the document (served and committed are one file)", async (t) => {
   const once = toYaml(buildOpenApi(routes));
   t.equal(toYaml(buildOpenApi([...routes].reverse())), once);
   t.equal(toYaml(buildOpenApi([routes[2]!, routes[0]!, routes[4]!, routes[1]!, routes[3]!])), once);
@@ -75,16 +127,29 @@ t.test('the operation model, docs page and LLM guides', async (t) => {
   const doc = buildOpenApi(routes);
   const ops = operations(doc);
   // the canonical order: declared tags first (Bus, Webhooks, Status), then the others by name
-  t.same(ops.map((o) => o.id), ['busReliability', 'createEndpoint', 'statusPage', 'listExports', 'eventStream']);
+  t.same(
+    ops.map((o) => o.id),
+    ['busReliability', 'createEndpoint', 'statusPage', 'listExports', 'eventStream'],
+  );
   const op = (id: string) => ops.find((o) => o.id === id)!;
   const create = op('createEndpoint');
-  t.match(create.curl[0], /^curl -X POST -H "Authorization: Bearer \$TRANSIT_API_KEY" -H 'Content-Type: application\/json' -d '\{"url":"https:\/\/example.com\/hook","retries":1,"enabled":true,"kinds":\[\],"mode":"bus","filters":\{"modes":\[\]\}\}' "\$BASE_URL\/api\/v1\/webhooks\/endpoints"$/);
+  t.match(
+    create.curl[0],
+    /^curl -X POST -H "Authorization: Bearer \$TRANSIT_API_KEY" -H 'Content-Type: application\/json' -d '\{"url":"https:\/\/example.com\/hook","retries":1,"enabled":true,"kinds":\[\],"mode":"bus","filters":\{"modes":\[\]\}\}' "\$BASE_URL\/api\/v1\/webhooks\/endpoints"$/,
+  );
   const rel = op('busReliability');
-  t.match(rel.curl[0], /\/api\/v1\/bus\/39\/reliability\?from=example"$/, 'path examples and required query parameters');
+  t.match(
+    rel.curl[0],
+    /\/api\/v1\/bus\/39\/reliability\?from=example"$/,
+    'path examples and required query parameters',
+  );
   t.match(rel.curl[1], /curl -N .* -H 'Accept: text\/event-stream'/);
   t.match(op('listExports').curl[0], /\?limit=20"$/);
   t.equal(op('statusPage').curl[0], 'curl "$BASE_URL/status"');
-  t.match(create.responses.find((r) => r.status === '201')!.fields, [{ name: 'id', type: 'string' }, { name: 'secret', description: 'Shown once.' }]);
+  t.match(create.responses.find((r) => r.status === '201')!.fields, [
+    { name: 'id', type: 'string' },
+    { name: 'secret', description: 'Shown once.' },
+  ]);
 
   const html = renderDocsPage(doc);
   t.match(html, /Register &lt;an&gt; endpoint/, 'summaries are escaped');

@@ -35,7 +35,10 @@ export interface DocEvents {
 
 export const eventAnchor = (type: string) => `event-${type.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
-const componentName = (value: unknown) => String((value as Json | undefined)?.$ref ?? '').split('/').pop() ?? '';
+const componentName = (value: unknown) =>
+  String((value as Json | undefined)?.$ref ?? '')
+    .split('/')
+    .pop() ?? '';
 
 /** A field's type, spelling out an enumeration behind a reference (`"rail" | "bus" | …` rather than `Mode`). */
 function fieldType(doc: Json, schemaRef: unknown): string {
@@ -75,9 +78,12 @@ function paragraphs(text: string): [string, string] {
 }
 
 export function eventsModel(doc: Json): DocEvents {
-  const webhooks = Object.entries((doc.webhooks ?? {}) as Json).map(([type, item]) => ({ type, op: (item as Json).post as Json }));
+  const webhooks = Object.entries((doc.webhooks ?? {}) as Json).map(([type, item]) => ({
+    type,
+    op: (item as Json).post as Json,
+  }));
   const types = webhooks.map(({ type, op }): DocEventType => {
-    const bodyRef = ((((op.requestBody as Json).content as Json)['application/json'] as Json).schema);
+    const bodyRef = (((op.requestBody as Json).content as Json)['application/json'] as Json).schema;
     const envelope = resolve(doc, bodyRef);
     const data = (envelope.properties as Json).data;
     return {
@@ -92,12 +98,22 @@ export function eventsModel(doc: Json): DocEvents {
   const first = webhooks[0];
   const envelope = first
     ? fieldsOf(doc, (((first.op.requestBody as Json).content as Json)['application/json'] as Json).schema, '', 2)
-      .map((f) => (f.name === 'type' ? { ...f, type: 'string', description: 'The event type (below); the SSE event name on the stream.' } : f))
-      .map((f) => (f.name === 'data' ? { ...f, type: 'object', description: 'By `type`: the fields each type lists below.' } : f))
+        .map((f) =>
+          f.name === 'type'
+            ? { ...f, type: 'string', description: 'The event type (below); the SSE event name on the stream.' }
+            : f,
+        )
+        .map((f) =>
+          f.name === 'data' ? { ...f, type: 'object', description: 'By `type`: the fields each type lists below.' } : f,
+        )
     : [];
-  const headers = ((first?.op.parameters ?? []) as Json[]).filter((p) => p.in === 'header').map((p) => ({
-    name: String(p.name), type: typeName(doc, p.schema), description: String(p.description ?? ''),
-  }));
+  const headers = ((first?.op.parameters ?? []) as Json[])
+    .filter((p) => p.in === 'header')
+    .map((p) => ({
+      name: String(p.name),
+      type: typeName(doc, p.schema),
+      description: String(p.description ?? ''),
+    }));
   return {
     envelope,
     types,
@@ -105,8 +121,10 @@ export function eventsModel(doc: Json): DocEvents {
     webhooks: {
       delivery: paragraphs(String(first?.op.description ?? ''))[1],
       headers,
-      responses: Object.entries((first?.op.responses ?? {}) as Json)
-        .map(([status, r]) => ({ status, description: String((r as Json).description ?? '') })),
+      responses: Object.entries((first?.op.responses ?? {}) as Json).map(([status, r]) => ({
+        status,
+        description: String((r as Json).description ?? ''),
+      })),
     },
   };
 }
@@ -117,7 +135,9 @@ function streamOperation(doc: Json, types: Set<string>): DocEvents['stream'] {
     for (const [method, raw] of Object.entries(item as Json)) {
       const op = raw as Json;
       for (const response of Object.values((op.responses ?? {}) as Json)) {
-        const events = ((((resolve(doc, response).content ?? {}) as Json)['text/event-stream'] ?? {}) as Json)['x-sse-events'] as Json | undefined;
+        const events = ((((resolve(doc, response).content ?? {}) as Json)['text/event-stream'] ?? {}) as Json)[
+          'x-sse-events'
+        ] as Json | undefined;
         if (!events || !Object.keys(events).some((name) => types.has(name))) continue;
         return {
           operationId: String(op.operationId ?? ''),
@@ -136,17 +156,19 @@ function streamOperation(doc: Json, types: Set<string>): DocEvents['stream'] {
 export function eventsProse(model: DocEvents): { intro: string; stream: string; webhooks: string } {
   const stream = model.stream;
   return {
-    intro: `${model.types.length} event types. Each is one envelope, \`data\` by \`type\`: the same JSON on the event stream `
-      + 'and as a webhook body. Its `id` names the event on both channels (every delivery of it has it as `webhook-id`); '
-      + '`routes` holds bus and streetcar route ids and `lines` rail line ids, as the `route` and `line` filters take them. '
-      + 'A change of `version` announces an incompatible change of the shapes.',
+    intro:
+      `${model.types.length} event types. Each is one envelope, \`data\` by \`type\`: the same JSON on the event stream ` +
+      'and as a webhook body. Its `id` names the event on both channels (every delivery of it has it as `webhook-id`); ' +
+      '`routes` holds bus and streetcar route ids and `lines` rail line ids, as the `route` and `line` filters take them. ' +
+      'A change of `version` announces an incompatible change of the shapes.',
     stream: stream
-      ? `\`${stream.method} ${stream.path}\` sends each event as one message: \`event:\` its type, `
-        + '`data:` the envelope on one line, `id:` its position in the stream (not the envelope\'s `id`). To resume, send the '
-        + 'last position received as `Last-Event-ID` (or `last_event_id`): the events after it are replayed, then live ones follow. '
-        + `A position the stream no longer holds gets \`event: reset\` and the header \`Last-Event-ID: earliest\`. ${stream.resetDescription}`
+      ? `\`${stream.method} ${stream.path}\` sends each event as one message: \`event:\` its type, ` +
+        "`data:` the envelope on one line, `id:` its position in the stream (not the envelope's `id`). To resume, send the " +
+        'last position received as `Last-Event-ID` (or `last_event_id`): the events after it are replayed, then live ones follow. ' +
+        `A position the stream no longer holds gets \`event: reset\` and the header \`Last-Event-ID: earliest\`. ${stream.resetDescription}`
       : '',
-    webhooks: 'Each event is a `POST` of the envelope to every enabled endpoint whose filters match it. '
-      + model.webhooks.delivery,
+    webhooks:
+      'Each event is a `POST` of the envelope to every enabled endpoint whose filters match it. ' +
+      model.webhooks.delivery,
   };
 }

@@ -10,7 +10,11 @@ type Json = Record<string, unknown>;
 
 function info(doc: Json): { title: string; version: string; description: string } {
   const i = (doc.info ?? {}) as Json;
-  return { title: String(i.title ?? 'API'), version: String(i.version ?? ''), description: String(i.description ?? '') };
+  return {
+    title: String(i.title ?? 'API'),
+    version: String(i.version ?? ''),
+    description: String(i.description ?? ''),
+  };
 }
 
 export function renderLlmsTxt(doc: Json): string {
@@ -37,7 +41,7 @@ export function renderLlmsTxt(doc: Json): string {
     '- [OpenAPI document](/openapi.yaml): the authority for every endpoint, parameter and field',
     '- [Full guide for LLMs](/llms-full.txt): every operation with parameters, fields and examples',
     '- [Rendered reference](/docs): the same operations as HTML',
-    '- [Events](/docs#events): the event envelope and every event type\'s fields, on the stream and as webhooks',
+    "- [Events](/docs#events): the event envelope and every event type's fields, on the stream and as webhooks",
     '',
   ];
   for (const tag of tags) {
@@ -59,15 +63,20 @@ export function renderLlmsFullTxt(doc: Json): string {
     if (op.parameters.length) {
       lines.push('Parameters:');
       for (const p of op.parameters) {
-        lines.push(`- \`${p.name}\` (${p.in}, ${p.type}${p.required ? ', required' : ''}): ${p.description.replace(/\n+/g, ' ')}`);
+        lines.push(
+          `- \`${p.name}\` (${p.in}, ${p.type}${p.required ? ', required' : ''}): ${p.description.replace(/\n+/g, ' ')}`,
+        );
       }
       lines.push('');
     }
     lines.push('Responses:');
     for (const r of op.responses) {
-      lines.push(`- ${r.status}: ${r.description.replace(/\n+/g, ' ')}${r.contentTypes.length ? ` (${r.contentTypes.join(', ')})` : ''}`);
+      lines.push(
+        `- ${r.status}: ${r.description.replace(/\n+/g, ' ')}${r.contentTypes.length ? ` (${r.contentTypes.join(', ')})` : ''}`,
+      );
       if (r.status.startsWith('2')) {
-        for (const f of r.fields) lines.push(`  - \`${f.name}\`: ${f.type}${f.description ? `. ${f.description.replace(/\n+/g, ' ')}` : ''}`);
+        for (const f of r.fields)
+          lines.push(`  - \`${f.name}\`: ${f.type}${f.description ? `. ${f.description.replace(/\n+/g, ' ')}` : ''}`);
       }
     }
     lines.push('', 'Example:', '```sh', ...op.curl, '```', '');
@@ -88,10 +97,25 @@ function eventLines(doc: Json): string[] {
     lines.push(`**On the stream.** ${prose.stream}`, '');
     if (events.stream.reset.length) lines.push('`reset` data fields:', ...events.stream.reset.map(fieldLine), '');
   }
-  lines.push(`**As webhooks.** ${prose.webhooks}`, '', 'Webhook headers:', ...events.webhooks.headers.map(fieldLine), '', 'Your answer:');
+  lines.push(
+    `**As webhooks.** ${prose.webhooks}`,
+    '',
+    'Webhook headers:',
+    ...events.webhooks.headers.map(fieldLine),
+    '',
+    'Your answer:',
+  );
   lines.push(...events.webhooks.responses.map((r) => `- ${r.status}: ${r.description}`), '');
   for (const e of events.types) {
-    lines.push(`### ${e.type}`, '', e.description, '', `Schema \`${e.schema}\`; \`data\` (\`${e.dataSchema}\`) fields:`, ...e.data.map(fieldLine), '');
+    lines.push(
+      `### ${e.type}`,
+      '',
+      e.description,
+      '',
+      `Schema \`${e.schema}\`; \`data\` (\`${e.dataSchema}\`) fields:`,
+      ...e.data.map(fieldLine),
+      '',
+    );
   }
   return lines;
 }

@@ -37,7 +37,8 @@ export function resolve(doc: Json, value: unknown, depth = 0): Json {
   const ref = (value as Json).$ref;
   if (typeof ref === 'string' && ref.startsWith('#/') && depth < 8) {
     let target: unknown = doc;
-    for (const part of ref.slice(2).split('/')) target = (target as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    for (const part of ref.slice(2).split('/'))
+      target = (target as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
     return resolve(doc, target, depth + 1);
   }
   return value as Json;
@@ -78,10 +79,13 @@ function curlFor(doc: Json, method: string, path: string, op: Json, params: DocP
   const full = `$BASE_URL${url}${qs.length ? `?${qs.join('&')}` : ''}`;
   const auth = ((op.security as unknown[] | undefined) ?? []).length > 0;
   const lines = [
-    `curl${method === 'GET' ? '' : ` -X ${method}`}${auth ? ' -H "Authorization: Bearer $TRANSIT_API_KEY"' : ''}`
-      + `${op.requestBody ? ` -H 'Content-Type: application/json' -d '${JSON.stringify(bodyExample(doc, op))}'` : ''} "${full}"`,
+    `curl${method === 'GET' ? '' : ` -X ${method}`}${auth ? ' -H "Authorization: Bearer $TRANSIT_API_KEY"' : ''}` +
+      `${op.requestBody ? ` -H 'Content-Type: application/json' -d '${JSON.stringify(bodyExample(doc, op))}'` : ''} "${full}"`,
   ];
-  if (sse) lines.push(`curl -N${auth ? ' -H "Authorization: Bearer $TRANSIT_API_KEY"' : ''} -H 'Accept: text/event-stream' "${full}"`);
+  if (sse)
+    lines.push(
+      `curl -N${auth ? ' -H "Authorization: Bearer $TRANSIT_API_KEY"' : ''} -H 'Accept: text/event-stream' "${full}"`,
+    );
   return lines;
 }
 

@@ -5,7 +5,10 @@
 // from its route, the stream form of JSON endpoints (reset/add/update/remove) from their body.
 import { z } from 'zod';
 import {
-  createSchema, type CreateDocumentOptions, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject,
+  createSchema,
+  type CreateDocumentOptions,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
 } from 'zod-openapi';
 import { EVENT_DATA, EVENT_SCHEMAS, EVENT_TYPES } from '../core/event-schemas.ts';
 import { streamKindOf } from '../http/streams.ts';
@@ -14,11 +17,19 @@ import type { RouteDef } from '../http/types.ts';
 type Json = Record<string, unknown>;
 
 const SIGNATURE_HEADERS = z.object({
-  'webhook-id': z.string().meta({ description: 'The event\'s `id`; the same on every retry of this delivery.', example: 'evt_4kq0n2c1b7a9x3' }),
-  'webhook-timestamp': z.string().meta({ description: 'Unix seconds when this attempt was signed.', example: '1714585521' }),
+  'webhook-id': z
+    .string()
+    .meta({
+      description: "The event's `id`; the same on every retry of this delivery.",
+      example: 'evt_4kq0n2c1b7a9x3',
+    }),
+  'webhook-timestamp': z
+    .string()
+    .meta({ description: 'Unix seconds when this attempt was signed.', example: '1714585521' }),
   'webhook-signature': z.string().meta({
-    description: 'Space-separated `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with each of the '
-      + 'endpoint\'s secrets (two while a rotated secret is still honoured). Verify with any Standard Webhooks library.',
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with each of the ' +
+      "endpoint's secrets (two while a rotated secret is still honoured). Verify with any Standard Webhooks library.",
     example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
   }),
 });
@@ -32,10 +43,11 @@ export function eventWebhooks(): ZodOpenApiPathsObject {
     const operation: ZodOpenApiOperationObject = {
       operationId: operationIdOf(type),
       summary: `${type} event`,
-      description: `${EVENT_DATA[type].description}\n\nDelivered to endpoints whose \`filters.event_types\` include it, as the `
-        + 'event envelope (the same JSON the event stream sends), signed per Standard Webhooks. Answer 2xx within 15 s; '
-        + 'anything else is retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter); 410 disables the '
-        + 'endpoint; `Retry-After` is honoured on 429 and 503.',
+      description:
+        `${EVENT_DATA[type].description}\n\nDelivered to endpoints whose \`filters.event_types\` include it, as the ` +
+        'event envelope (the same JSON the event stream sends), signed per Standard Webhooks. Answer 2xx within 15 s; ' +
+        'anything else is retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter); 410 disables the ' +
+        'endpoint; `Retry-After` is honoured on 429 and 503.',
       tags: ['Webhooks'],
       security: [],
       requestParams: { header: SIGNATURE_HEADERS },
@@ -76,20 +88,39 @@ export function jsonStreamEvents(def: RouteDef): Readonly<Record<string, z.ZodTy
   const known = byType.get(itemType);
   if (known) return known;
   const data = def.response instanceof z.ZodObject ? (def.response.shape as Record<string, z.ZodType>).data : undefined;
-  const element = data instanceof z.ZodArray && data.element instanceof z.ZodObject && 'id' in data.element.shape
-    ? data.element as z.ZodObject : undefined;
+  const element =
+    data instanceof z.ZodArray && data.element instanceof z.ZodObject && 'id' in data.element.shape
+      ? (data.element as z.ZodObject)
+      : undefined;
   // named after the element (or body) when that is a component; inline otherwise
   const base = idOf(element ?? def.response);
   const named = (suffix: string) => (base ? { id: `${base}${suffix}` } : {});
-  const type = z.literal(itemType).meta({ description: 'The stream\'s item type: with `id`, what identifies the item.' });
+  const type = z
+    .literal(itemType)
+    .meta({ description: "The stream's item type: with `id`, what identifies the item." });
   const item = element
-    ? element.extend({ type }).meta({ ...named('StreamItem'), description: 'One item of `data`, with its `type`: sent as `add` when it enters the result, as `update` when it changes.' })
-    : z.object({ type, id: z.string().meta({ description: 'The request path.' }), data: data ?? def.response })
-      .meta({ ...named('StreamItem'), description: 'The whole result as one item: sent as `update` when it changes.' });
-  const removed = z.object({
-    id: element ? (element.shape as Record<string, z.ZodType>).id! : z.string(),
-    type,
-  }).meta({ ...named('StreamItemRemoval'), description: 'Sent as `remove` when the item with this `id` and `type` leaves the result.' });
+    ? element
+        .extend({ type })
+        .meta({
+          ...named('StreamItem'),
+          description:
+            'One item of `data`, with its `type`: sent as `add` when it enters the result, as `update` when it changes.',
+        })
+    : z
+        .object({ type, id: z.string().meta({ description: 'The request path.' }), data: data ?? def.response })
+        .meta({
+          ...named('StreamItem'),
+          description: 'The whole result as one item: sent as `update` when it changes.',
+        });
+  const removed = z
+    .object({
+      id: element ? (element.shape as Record<string, z.ZodType>).id! : z.string(),
+      type,
+    })
+    .meta({
+      ...named('StreamItemRemoval'),
+      description: 'Sent as `remove` when the item with this `id` and `type` leaves the result.',
+    });
   const events = { reset: def.response, add: item, update: item, remove: removed };
   byType.set(itemType, events);
   return events;
@@ -103,13 +134,15 @@ export function streamEventComponents(routes: readonly RouteDef[]): Record<strin
   const webhookBodies = new Set<z.ZodType>(Object.values(EVENT_SCHEMAS));
   const out: Record<string, z.ZodType> = {};
   for (const def of routes) {
-    for (const schema of Object.values(def.streamEvents ?? {})) if (!webhookBodies.has(schema)) out[metaId(schema)] = schema;
+    for (const schema of Object.values(def.streamEvents ?? {}))
+      if (!webhookBodies.has(schema)) out[metaId(schema)] = schema;
   }
   return out;
 }
 
-const STREAM_BODY = 'A text/event-stream body: messages of `id:`, `event:` (the event name) and `data:` (one line of JSON, '
-  + 'whose schema by event name is in `x-sse-events`), separated by blank lines, and `: ping` comments.';
+const STREAM_BODY =
+  'A text/event-stream body: messages of `id:`, `event:` (the event name) and `data:` (one line of JSON, ' +
+  'whose schema by event name is in `x-sse-events`), separated by blank lines, and `: ping` comments.';
 
 /**
  * Names each SSE event's data schema on the text/event-stream media type of stream routes. The

@@ -7,32 +7,36 @@ import { eventsModel, eventsProse, type DocEvents, type DocField } from './event
 
 /** The little Markdown the descriptions use: paragraphs, `- ` lists, `code`, **bold**. */
 export function markdown(text: string): string {
-  const inline = (s: string) => escapeHtml(s)
-    .replace(/`([^`]+)`/g, '<code>$1</code>')
-    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
-  return text.split(/\n{2,}/).map((block) => {
-    // consecutive `- ` lines form a list; other lines stay prose, in their order
-    let html = '';
-    let prose: string[] = [];
-    let items: string[] = [];
-    const flush = () => {
-      if (prose.length) html += `<p>${prose.map(inline).join('<br>')}</p>`;
-      if (items.length) html += `<ul>${items.map((l) => `<li>${inline(l)}</li>`).join('')}</ul>`;
-      prose = [];
-      items = [];
-    };
-    for (const line of block.split('\n')) {
-      if (line.startsWith('- ')) {
-        if (prose.length) flush();
-        items.push(line.slice(2));
-      } else {
-        if (items.length) flush();
-        prose.push(line);
+  const inline = (s: string) =>
+    escapeHtml(s)
+      .replace(/`([^`]+)`/g, '<code>$1</code>')
+      .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
+  return text
+    .split(/\n{2,}/)
+    .map((block) => {
+      // consecutive `- ` lines form a list; other lines stay prose, in their order
+      let html = '';
+      let prose: string[] = [];
+      let items: string[] = [];
+      const flush = () => {
+        if (prose.length) html += `<p>${prose.map(inline).join('<br>')}</p>`;
+        if (items.length) html += `<ul>${items.map((l) => `<li>${inline(l)}</li>`).join('')}</ul>`;
+        prose = [];
+        items = [];
+      };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('- ')) {
+          if (prose.length) flush();
+          items.push(line.slice(2));
+        } else {
+          if (items.length) flush();
+          prose.push(line);
+        }
       }
-    }
-    flush();
-    return html;
-  }).join('\n');
+      flush();
+      return html;
+    })
+    .join('\n');
 }
 
 function anchor(op: DocOperation): string {
@@ -41,14 +45,22 @@ function anchor(op: DocOperation): string {
 
 function operationHtml(op: DocOperation): string {
   const params = op.parameters.length
-    ? `<table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>${op.parameters.map((p) => `
+    ? `<table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>${op.parameters
+        .map(
+          (p) => `
         <tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td>
-        <td>${escapeHtml(p.in)}</td><td><code>${escapeHtml(p.type)}</code></td><td>${markdown(p.description)}</td></tr>`).join('')}
+        <td>${escapeHtml(p.in)}</td><td><code>${escapeHtml(p.type)}</code></td><td>${markdown(p.description)}</td></tr>`,
+        )
+        .join('')}
       </tbody></table>`
     : '<p class="muted">No parameters.</p>';
-  const responses = `<table><thead><tr><th>Status</th><th>Description</th><th>Content</th></tr></thead><tbody>${op.responses.map((r) => `
+  const responses = `<table><thead><tr><th>Status</th><th>Description</th><th>Content</th></tr></thead><tbody>${op.responses
+    .map(
+      (r) => `
       <tr><td><span class="status s${escapeHtml(r.status[0] ?? '')}">${escapeHtml(r.status)}</span></td><td>${markdown(r.description)}</td>
-      <td>${r.contentTypes.map((c) => `<code>${escapeHtml(c)}</code>`).join(' ')}</td></tr>`).join('')}
+      <td>${r.contentTypes.map((c) => `<code>${escapeHtml(c)}</code>`).join(' ')}</td></tr>`,
+    )
+    .join('')}
     </tbody></table>`;
   return `
   <section class="operation" id="${anchor(op)}" data-operation="${escapeHtml(op.id)}">
@@ -63,8 +75,12 @@ function operationHtml(op: DocOperation): string {
 
 function fieldsTable(fields: readonly DocField[], caption: string): string {
   if (!fields.length) return '';
-  return `<table aria-label="${escapeHtml(caption)}"><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${fields.map((f) => `
-      <tr><td><code>${escapeHtml(f.name)}</code></td><td><code>${escapeHtml(f.type)}</code></td><td>${markdown(f.description)}</td></tr>`).join('')}
+  return `<table aria-label="${escapeHtml(caption)}"><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${fields
+    .map(
+      (f) => `
+      <tr><td><code>${escapeHtml(f.name)}</code></td><td><code>${escapeHtml(f.type)}</code></td><td>${markdown(f.description)}</td></tr>`,
+    )
+    .join('')}
     </tbody></table>`;
 }
 
@@ -76,7 +92,12 @@ function eventsHtml(events: DocEvents): string {
     ? `<h3 id="events-stream">Event stream</h3>${markdown(prose.stream)}${events.stream.reset.length ? `<h4>reset</h4>${fieldsTable(events.stream.reset, 'reset fields')}` : ''}
     <p>Filters, limits and resume details: <a href="#op-${escapeHtml(events.stream.operationId)}">${events.stream.method} ${escapeHtml(events.stream.path)}</a>.</p>`
     : '';
-  const responses = events.webhooks.responses.map((r) => `<tr><td><span class="status s${escapeHtml(r.status[0] ?? '')}">${escapeHtml(r.status)}</span></td><td>${markdown(r.description)}</td></tr>`).join('');
+  const responses = events.webhooks.responses
+    .map(
+      (r) =>
+        `<tr><td><span class="status s${escapeHtml(r.status[0] ?? '')}">${escapeHtml(r.status)}</span></td><td>${markdown(r.description)}</td></tr>`,
+    )
+    .join('');
   return `
   <section id="events" class="events">
     <h2>Events</h2>
@@ -86,13 +107,17 @@ function eventsHtml(events: DocEvents): string {
     <h3 id="events-webhooks">Webhooks</h3>${markdown(prose.webhooks)}
     <h4>Headers</h4>${fieldsTable(events.webhooks.headers, 'webhook headers')}
     <h4>Your answer</h4><table><thead><tr><th>Status</th><th>Effect</th></tr></thead><tbody>${responses}</tbody></table>
-    ${events.types.map((e) => `
+    ${events.types
+      .map(
+        (e) => `
     <section class="event" id="${e.anchor}" data-event-type="${escapeHtml(e.type)}">
       <h3><code>${escapeHtml(e.type)}</code></h3>
       ${markdown(e.description)}
       <p class="muted">Schema <code>${escapeHtml(e.schema)}</code>; <code>data</code> is <code>${escapeHtml(e.dataSchema)}</code>.</p>
       ${fieldsTable(e.data, `${e.type} data fields`)}
-    </section>`).join('')}
+    </section>`,
+      )
+      .join('')}
   </section>`;
 }
 
@@ -137,9 +162,19 @@ export function renderDocsPage(doc: Record<string, unknown>): string {
   const events = eventsModel(doc);
   const info = (doc.info ?? {}) as { title?: string; version?: string; description?: string };
   const tags = [...new Set(ops.map((o) => o.tags[0] ?? 'Other'))];
-  const nav = tags.map((tag) => `<h2>${escapeHtml(tag)}</h2>${ops.filter((o) => (o.tags[0] ?? 'Other') === tag)
-    .map((o) => `<a href="#${anchor(o)}">${o.method} ${escapeHtml(o.path)}</a>`).join('')}`).join('')
-    + (events.types.length ? `<h2><a href="#events">Event types</a></h2>${events.types.map((e) => `<a href="#${e.anchor}">${escapeHtml(e.type)}</a>`).join('')}` : '');
+  const nav =
+    tags
+      .map(
+        (tag) =>
+          `<h2>${escapeHtml(tag)}</h2>${ops
+            .filter((o) => (o.tags[0] ?? 'Other') === tag)
+            .map((o) => `<a href="#${anchor(o)}">${o.method} ${escapeHtml(o.path)}</a>`)
+            .join('')}`,
+      )
+      .join('') +
+    (events.types.length
+      ? `<h2><a href="#events">Event types</a></h2>${events.types.map((e) => `<a href="#${e.anchor}">${escapeHtml(e.type)}</a>`).join('')}`
+      : '');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">

@@ -36,22 +36,36 @@ export function docRoutes(table: () => readonly RouteDef[], options: { serverUrl
   const llms = once(() => renderLlmsTxt(doc()));
   const llmsFull = once(() => renderLlmsFullTxt(doc()));
   const text = (description: string) => z.string().meta({ description });
-  const page = (id: string, path: string, summary: string, type: string, body: () => string, schema: z.ZodType = text(summary)): RouteDef => defineRoute({
-    id,
-    method: 'GET',
-    path,
-    summary,
-    tags: ['Documentation'],
-    auth: 'none',
-    meter: null,
-    contentType: type,
-    response: schema,
-    handler: () => new Reply(200, type, body(), CACHE),
-  });
+  const page = (
+    id: string,
+    path: string,
+    summary: string,
+    type: string,
+    body: () => string,
+    schema: z.ZodType = text(summary),
+  ): RouteDef =>
+    defineRoute({
+      id,
+      method: 'GET',
+      path,
+      summary,
+      tags: ['Documentation'],
+      auth: 'none',
+      meter: null,
+      contentType: type,
+      response: schema,
+      handler: () => new Reply(200, type, body(), CACHE),
+    });
   return [
     page('getOpenApiYaml', '/openapi.yaml', 'OpenAPI 3.1 document (YAML)', 'application/yaml', yaml),
-    page('getOpenApiJson', '/openapi.json', 'OpenAPI 3.1 document (JSON)', 'application/json', json,
-      z.record(z.string(), z.unknown()).meta({ description: 'The OpenAPI document as JSON.' })),
+    page(
+      'getOpenApiJson',
+      '/openapi.json',
+      'OpenAPI 3.1 document (JSON)',
+      'application/json',
+      json,
+      z.record(z.string(), z.unknown()).meta({ description: 'The OpenAPI document as JSON.' }),
+    ),
     page('getDocs', '/docs', 'Rendered API reference', 'text/html; charset=utf-8', html),
     page('getLlmsTxt', '/llms.txt', 'Short guide for LLMs', 'text/plain; charset=utf-8', llms),
     page('getLlmsFullTxt', '/llms-full.txt', 'Expanded guide for LLMs', 'text/plain; charset=utf-8', llmsFull),

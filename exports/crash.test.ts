@@ -8,9 +8,7 @@ import t, { type Test } from 'tap';
 import { Db } from '../store/db.ts';
 import { recoverExports, runExport } from './job.ts';
 import { listManifests, type ExportManifest } from './manifests.ts';
-import {
-  DAY, LATER, TZ, openTempDb, readParquetFile, seedDay, seedManyPositions,
-} from '../test/support/exports.ts';
+import { DAY, LATER, TZ, openTempDb, readParquetFile, seedDay, seedManyPositions } from '../test/support/exports.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..');
@@ -38,7 +36,9 @@ const countLines = (text: Buffer): number => {
 
 const tempFiles = (dir: string): string[] => {
   try {
-    return readdirSync(dir, { recursive: true }).map(String).filter((n) => n.includes('.tmp-'));
+    return readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((n) => n.includes('.tmp-'));
   } catch {
     return [];
   }
@@ -50,9 +50,14 @@ t.test('kill -9 during an export: no incomplete file is ever listed, and a resta
   await seedManyPositions(db, POSITIONS);
   await db.close();
 
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test', 'support', 'export-child.ts'), dbPath, exportsDir], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'test', 'support', 'export-child.ts'), dbPath, exportsDir],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const seen: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
@@ -89,7 +94,10 @@ t.test('kill -9 during an export: no incomplete file is ever listed, and a resta
   t.teardown(() => reopened.close());
   const afterCrash = (await listManifests(reopened, { limit: 100 })).items;
   t.equal(afterCrash.length, 4, 'the four files of the day were queued');
-  t.notOk(afterCrash.some((m) => m.id === BIG_FILE && m.state === 'ready'), 'the file being written is not listed ready');
+  t.notOk(
+    afterCrash.some((m) => m.id === BIG_FILE && m.state === 'ready'),
+    'the file being written is not listed ready',
+  );
   checkReadyFiles(t, exportsDir, afterCrash);
 
   const recovered = await recoverExports(reopened, exportsDir);
@@ -97,12 +105,21 @@ t.test('kill -9 during an export: no incomplete file is ever listed, and a resta
   t.same(tempFiles(exportsDir), [], 'stray temporary files are deleted');
   t.same(recovered.requeued, [], 'no ready file was damaged');
 
-  const rerun = await runExport(reopened, { dataset: 'realtime', from: DAY, dir: exportsDir, timezone: TZ, now: () => LATER });
+  const rerun = await runExport(reopened, {
+    dataset: 'realtime',
+    from: DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => LATER,
+  });
   const outcomes = Object.fromEntries(rerun.files.map((f) => [f.id, f.outcome]));
   t.equal(outcomes[BIG_FILE], 'ready', 'the rerun completes the interrupted file');
   t.ok(rerun.files.every((f) => f.outcome === 'ready' || f.outcome === 'already_ready'));
   const final = (await listManifests(reopened, { limit: 100 })).items;
-  t.same(final.map((m) => m.state), ['ready', 'ready', 'ready', 'ready']);
+  t.same(
+    final.map((m) => m.state),
+    ['ready', 'ready', 'ready', 'ready'],
+  );
   t.equal(final.find((m) => m.id === BIG_FILE)!.rows, POSITIONS + 3);
   checkReadyFiles(t, exportsDir, final);
 });

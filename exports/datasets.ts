@@ -55,18 +55,33 @@ const inWindow = (column: string, day: ServiceDayWindow): string =>
 export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
   reliability: {
     name: 'reliability',
-    description: 'one row per trip and finalized service day: scheduled trips and trips seen but not scheduled, with their outcome',
+    description:
+      'one row per trip and finalized service day: scheduled trips and trips seen but not scheduled, with their outcome',
     readiness: 'finalized',
-    parts: [{
-      dataset: 'reliability',
-      part: 'trip_outcomes',
-      table: 'trip_outcomes',
-      columns: cols(
-        'service_date', 'mode', 'route_id', 'trip_id', 'schedule_id', 'in_schedule', 'outcome', 'restored',
-        'duplicated', 'skipped_stops', 'observations', 'first_seen_at', 'last_seen_at', 'scheduled_start_at',
-      ),
-      where: (day) => `service_date = ${dateLiteral(day.date)}`,
-    }],
+    parts: [
+      {
+        dataset: 'reliability',
+        part: 'trip_outcomes',
+        table: 'trip_outcomes',
+        columns: cols(
+          'service_date',
+          'mode',
+          'route_id',
+          'trip_id',
+          'schedule_id',
+          'in_schedule',
+          'outcome',
+          'restored',
+          'duplicated',
+          'skipped_stops',
+          'observations',
+          'first_seen_at',
+          'last_seen_at',
+          'scheduled_start_at',
+        ),
+        where: (day) => `service_date = ${dateLiteral(day.date)}`,
+      },
+    ],
   },
   realtime: {
     name: 'realtime',
@@ -78,20 +93,48 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         part: 'arrivals',
         table: 'arrivals',
         columns: cols(
-          'feed_id', 'trip_id', 'route_id', 'mode', 'station_id', 'stop_id', 'stop_sequence', 'direction_id',
-          'service_date', 'scheduled_at', 'predicted_at', 'delay_s', 'delay_state', 'trip_relationship',
-          'in_schedule', 'vehicle_id', 'observed_at', 'trip_instance',
+          'feed_id',
+          'trip_id',
+          'route_id',
+          'mode',
+          'station_id',
+          'stop_id',
+          'stop_sequence',
+          'direction_id',
+          'service_date',
+          'scheduled_at',
+          'predicted_at',
+          'delay_s',
+          'delay_state',
+          'trip_relationship',
+          'in_schedule',
+          'vehicle_id',
+          'observed_at',
+          'trip_instance',
         ),
         // the feed's service date when it names one; otherwise the poll's instant decides
-        where: (day) => `(service_date = ${dateLiteral(day.date)} OR (service_date IS NULL AND ${inWindow('observed_at', day)}))`,
+        where: (day) =>
+          `(service_date = ${dateLiteral(day.date)} OR (service_date IS NULL AND ${inWindow('observed_at', day)}))`,
       },
       {
         dataset: 'realtime',
         part: 'vehicle_positions',
         table: 'vehicle_positions',
         columns: cols(
-          'feed_id', 'vehicle_id', 'route_id', 'trip_id', 'mode', 'lat', 'lon', 'bearing', 'speed_mps', 'stop_id',
-          'current_status', 'position_at', 'observed_at', 'position_source',
+          'feed_id',
+          'vehicle_id',
+          'route_id',
+          'trip_id',
+          'mode',
+          'lat',
+          'lon',
+          'bearing',
+          'speed_mps',
+          'stop_id',
+          'current_status',
+          'position_at',
+          'observed_at',
+          'position_source',
         ),
         where: (day) => inWindow('observed_at', day),
       },
@@ -101,22 +144,36 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
     name: 'alerts',
     description: 'every version of every alert recorded during the service day',
     readiness: 'window_over',
-    parts: [{
-      dataset: 'alerts',
-      part: 'alert_versions',
-      table: 'alert_versions',
-      columns: [
-        ...cols('alert_id', 'feed_id', 'entity_id', 'version', 'status', 'modes', 'impact', 'cause', 'severity',
-          'header', 'description', 'url'),
-        {
-          name: 'active_periods',
-          ndjson: `list_transform(active_periods, p -> {'start_at': ${isoText('p.start_at')}, 'end_at': ${isoText('p.end_at')}})`,
-        },
-        ...cols('routes', 'stations', 'trips', 'first_seen_at', 'updated_at', 'resolved_at'),
-      ],
-      where: (day) => inWindow('updated_at', day),
-      orderBy: 'updated_at, alert_id, version',
-    }],
+    parts: [
+      {
+        dataset: 'alerts',
+        part: 'alert_versions',
+        table: 'alert_versions',
+        columns: [
+          ...cols(
+            'alert_id',
+            'feed_id',
+            'entity_id',
+            'version',
+            'status',
+            'modes',
+            'impact',
+            'cause',
+            'severity',
+            'header',
+            'description',
+            'url',
+          ),
+          {
+            name: 'active_periods',
+            ndjson: `list_transform(active_periods, p -> {'start_at': ${isoText('p.start_at')}, 'end_at': ${isoText('p.end_at')}})`,
+          },
+          ...cols('routes', 'stations', 'trips', 'first_seen_at', 'updated_at', 'resolved_at'),
+        ],
+        where: (day) => inWindow('updated_at', day),
+        orderBy: 'updated_at, alert_id, version',
+      },
+    ],
   },
 };
 
@@ -130,7 +187,10 @@ export function partSelect(part: DatasetPart, day: ServiceDayWindow, format: Exp
   return `SELECT ${list.join(', ')} FROM ${quoteIdent(part.table)} WHERE ${part.where(day)}${order}`;
 }
 
-export const FILE_EXTENSIONS: Readonly<Record<ExportFormat, string>> = { parquet: '.parquet', 'ndjson.gz': '.ndjson.gz' };
+export const FILE_EXTENSIONS: Readonly<Record<ExportFormat, string>> = {
+  parquet: '.parquet',
+  'ndjson.gz': '.ndjson.gz',
+};
 
 /** `realtime-2024-05-01-arrivals.parquet`; single-part datasets leave the part out. */
 export function exportFileName(part: DatasetPart, date: string, format: ExportFormat): string {

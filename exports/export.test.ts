@@ -7,8 +7,19 @@ import { exportClaimed, runExport } from './job.ts';
 import { contentTypeFor, exportFilePath, readyExport } from './files.ts';
 import { claimManifests, enqueueManifests, listManifests, manifestKeys, type ExportManifest } from './manifests.ts';
 import {
-  DAY, EXPECTED_DAY_ROWS, LATER, NEXT_DAY, TZ, expectedArrowType, normalizeRow, openTempDb, parquetRows,
-  readNdjsonGz, readParquetFile, seedDay, stableKey,
+  DAY,
+  EXPECTED_DAY_ROWS,
+  LATER,
+  NEXT_DAY,
+  TZ,
+  expectedArrowType,
+  normalizeRow,
+  openTempDb,
+  parquetRows,
+  readNdjsonGz,
+  readParquetFile,
+  seedDay,
+  stableKey,
 } from '../test/support/exports.ts';
 
 const sortRows = (rows: Record<string, unknown>[]) => rows.map(stableKey).sort();
@@ -29,8 +40,13 @@ t.test('every file of two service days reads back through parquet-wasm and gunzi
   bus.subscribe((batch) => events.push(...batch));
 
   const summary = await runExport(db, {
-    dataset: ['reliability', 'realtime', 'alerts'], from: DAY, to: NEXT_DAY, dir: exportsDir, timezone: TZ,
-    now: () => LATER, bus,
+    dataset: ['reliability', 'realtime', 'alerts'],
+    from: DAY,
+    to: NEXT_DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => LATER,
+    bus,
   });
   t.equal(summary.timezone, TZ);
   const outcomes = Object.fromEntries(summary.files.map((f) => [f.id, f.outcome]));
@@ -63,7 +79,12 @@ t.test('every file of two service days reads back through parquet-wasm and gunzi
     } else {
       const { lines, rows } = readNdjsonGz(path);
       t.equal(lines.length, m.rows, `${m.id}: one line per row`);
-      for (const row of rows) t.same(Object.keys(row), m.schema!.map((c) => c.name), `${m.id}: keys in schema order`);
+      for (const row of rows)
+        t.same(
+          Object.keys(row),
+          m.schema!.map((c) => c.name),
+          `${m.id}: keys in schema order`,
+        );
     }
     if (m.service_date === DAY) byPart.set(m.part, { ...byPart.get(m.part), [m.format]: m });
   }
@@ -73,13 +94,21 @@ t.test('every file of two service days reads back through parquet-wasm and gunzi
     const schema = parquet.schema!;
     t.same(formats['ndjson.gz']!.schema, schema, `${part}: both formats record one schema`);
     t.equal(parquet.rows, EXPECTED_DAY_ROWS[part as keyof typeof EXPECTED_DAY_ROWS], `${part}: rows of the day only`);
-    const fromParquet = parquetRows(readParquetFile(join(exportsDir, parquet.file_path))).map((r) => normalizeRow(r, schema));
-    const fromNdjson = readNdjsonGz(join(exportsDir, formats['ndjson.gz']!.file_path)).rows.map((r) => normalizeRow(r, schema));
+    const fromParquet = parquetRows(readParquetFile(join(exportsDir, parquet.file_path))).map((r) =>
+      normalizeRow(r, schema),
+    );
+    const fromNdjson = readNdjsonGz(join(exportsDir, formats['ndjson.gz']!.file_path)).rows.map((r) =>
+      normalizeRow(r, schema),
+    );
     const fromDb = (await db.all(SOURCE_OF_DAY[part]!)).map((r) => normalizeRow(r, schema));
     t.same(sortRows(fromParquet), sortRows(fromDb), `${part}: Parquet rows equal the database rows`);
     t.same(sortRows(fromNdjson), sortRows(fromDb), `${part}: NDJSON rows equal the database rows`);
   }
-  t.same(readdirSync(join(exportsDir, 'realtime')).filter((n) => n.includes('.tmp-')), [], 'no temporary files left');
+  t.same(
+    readdirSync(join(exportsDir, 'realtime')).filter((n) => n.includes('.tmp-')),
+    [],
+    'no temporary files left',
+  );
 });
 
 t.test('columns are typed: instants as TIMESTAMPTZ, ids and enums as VARCHAR, lists and structs native', async (t) => {
@@ -89,34 +118,64 @@ t.test('columns are typed: instants as TIMESTAMPTZ, ids and enums as VARCHAR, li
   const [ndjson, parquet] = (await listManifests(db, { limit: 10, dataset: 'alerts' })).items;
   const types = Object.fromEntries(parquet!.schema!.map((c) => [c.name, c.type]));
   t.match(types, {
-    alert_id: 'VARCHAR', status: 'VARCHAR', impact: 'VARCHAR', version: 'INTEGER', modes: 'VARCHAR[]',
-    header: 'STRUCT("language" VARCHAR, "text" VARCHAR)[]', updated_at: 'TIMESTAMP WITH TIME ZONE',
+    alert_id: 'VARCHAR',
+    status: 'VARCHAR',
+    impact: 'VARCHAR',
+    version: 'INTEGER',
+    modes: 'VARCHAR[]',
+    header: 'STRUCT("language" VARCHAR, "text" VARCHAR)[]',
+    updated_at: 'TIMESTAMP WITH TIME ZONE',
     active_periods: 'STRUCT(start_at TIMESTAMP WITH TIME ZONE, end_at TIMESTAMP WITH TIME ZONE)[]',
   });
   const { rows } = readNdjsonGz(join(exportsDir, ndjson!.file_path));
   const second = rows.find((r) => r.version === 2)!;
   t.equal(second.updated_at, '2024-03-10T10:00:00.500000Z', 'top-level instants are ISO 8601 UTC with microseconds');
-  t.same(second.active_periods, [
-    { start_at: '2024-03-10T06:00:00.000000Z', end_at: '2024-03-10T10:00:00.000000Z' },
-    { start_at: null, end_at: '2024-03-12T00:00:00.000000Z' },
-  ], 'nested instants render the same way');
-  t.same((rows.find((r) => r.version === 1)!.header as unknown[])[0], {
-    language: 'en', text: 'Line 1: "no" service\nthrough \'Main\'',
-  }, 'quotes and newlines survive as structured JSON, not a JSON string');
+  t.same(
+    second.active_periods,
+    [
+      { start_at: '2024-03-10T06:00:00.000000Z', end_at: '2024-03-10T10:00:00.000000Z' },
+      { start_at: null, end_at: '2024-03-12T00:00:00.000000Z' },
+    ],
+    'nested instants render the same way',
+  );
+  t.same(
+    (rows.find((r) => r.version === 1)!.header as unknown[])[0],
+    {
+      language: 'en',
+      text: 'Line 1: "no" service\nthrough \'Main\'',
+    },
+    'quotes and newlines survive as structured JSON, not a JSON string',
+  );
 });
 
 t.test('a second run keeps ready files unless forced; force rewrites them', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
   await seedDay(db);
-  const opts = { dataset: 'realtime' as const, from: DAY, dir: exportsDir, timezone: TZ, formats: ['parquet' as const], now: () => LATER };
+  const opts = {
+    dataset: 'realtime' as const,
+    from: DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    formats: ['parquet' as const],
+    now: () => LATER,
+  };
   const first = await runExport(db, opts);
-  t.same(first.files.map((f) => f.outcome), ['ready', 'ready']);
+  t.same(
+    first.files.map((f) => f.outcome),
+    ['ready', 'ready'],
+  );
   const again = await runExport(db, opts);
-  t.same(again.files.map((f) => f.outcome), ['already_ready', 'already_ready']);
+  t.same(
+    again.files.map((f) => f.outcome),
+    ['already_ready', 'already_ready'],
+  );
   await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, lat, lon, position_at, observed_at)
     VALUES ('feed-1', 'late', 1, 1, '2024-03-10T12:00:00Z', '2024-03-10T12:00:00Z')`);
   const forced = await runExport(db, { ...opts, force: true });
-  t.same(forced.files.map((f) => f.outcome), ['ready', 'ready']);
+  t.same(
+    forced.files.map((f) => f.outcome),
+    ['ready', 'ready'],
+  );
   const positions = forced.files.find((f) => f.part === 'vehicle_positions')!.manifest!;
   t.equal(positions.rows, 4, 'the rewrite includes the new row');
   t.equal(positions.attempts, 2);
@@ -127,9 +186,16 @@ t.test('a day that is not over yet is not exported', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
   await seedDay(db);
   const summary = await runExport(db, {
-    dataset: 'alerts', from: NEXT_DAY, dir: exportsDir, timezone: TZ, now: () => new Date('2024-03-12T07:59:00Z'),
+    dataset: 'alerts',
+    from: NEXT_DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => new Date('2024-03-12T07:59:00Z'),
   });
-  t.same(summary.files.map((f) => f.outcome), ['not_ready', 'not_ready']);
+  t.same(
+    summary.files.map((f) => f.outcome),
+    ['not_ready', 'not_ready'],
+  );
   t.match(summary.files[0]!.reason, /runs until 2024-03-12T08:00:00.000Z/);
   t.same((await listManifests(db, { limit: 10 })).items, [], 'no manifest row for it');
   t.notOk(existsSync(join(exportsDir, 'alerts')));
@@ -158,17 +224,30 @@ t.test('a file that cannot be written ends failed with its error and an export.f
   // the export folder is a file, so creating the dataset folder fails
   const dir = join(root, 'transit.duckdb');
   const summary = await runExport(db, { dataset: 'alerts', from: DAY, dir, timezone: TZ, now: () => LATER, bus });
-  t.same(summary.files.map((f) => f.outcome), ['failed', 'failed']);
+  t.same(
+    summary.files.map((f) => f.outcome),
+    ['failed', 'failed'],
+  );
   t.match(summary.files[0], { manifest: { state: 'failed', error: /EEXIST|ENOTDIR/, attempts: 1, rows: null } });
   await new Promise((r) => setImmediate(r));
-  t.same(events.map((e) => e.type), ['export.failed', 'export.failed']);
+  t.same(
+    events.map((e) => e.type),
+    ['export.failed', 'export.failed'],
+  );
   t.match(events[0]!.data, { id: /^alerts-2024-03-10/, error: /EEXIST|ENOTDIR/, attempts: 1 });
 });
 
 t.test('download helpers: only ready files, never outside the export folder', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
   await seedDay(db);
-  await runExport(db, { dataset: 'alerts', from: DAY, dir: exportsDir, timezone: TZ, now: () => LATER, formats: ['parquet'] });
+  await runExport(db, {
+    dataset: 'alerts',
+    from: DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => LATER,
+    formats: ['parquet'],
+  });
   const found = await readyExport(db, exportsDir, `alerts-${DAY}.parquet`);
   t.equal(found?.path, join(exportsDir, 'alerts', `alerts-${DAY}.parquet`));
   t.equal(found?.manifest.state, 'ready');
@@ -191,13 +270,30 @@ t.test('when no export connection can be opened, claimed files end failed rather
   const ids = await enqueueManifests(db, manifestKeys('alerts', DAY, ['parquet', 'ndjson.gz']));
   const claimed = await claimManifests(db, ids);
   const broken = new Proxy(db, {
-    get: (target, prop) => (prop === 'connect' ? () => Promise.reject(new Error('no connections left')) : Reflect.get(target, prop, target)),
+    get: (target, prop) =>
+      prop === 'connect' ? () => Promise.reject(new Error('no connections left')) : Reflect.get(target, prop, target),
   });
   const steps: string[] = [];
-  const results = await exportClaimed({
-    db: broken, dir: exportsDir, timezone: TZ, serviceDayEnd: '04:00', onProgress: (p) => steps.push(`${p.step} ${p.done}/${p.total}`),
-  }, claimed);
-  t.same(results.map((r) => [r.outcome, r.reason]), [['failed', 'no connections left'], ['failed', 'no connections left']]);
+  const results = await exportClaimed(
+    {
+      db: broken,
+      dir: exportsDir,
+      timezone: TZ,
+      serviceDayEnd: '04:00',
+      onProgress: (p) => steps.push(`${p.step} ${p.done}/${p.total}`),
+    },
+    claimed,
+  );
+  t.same(
+    results.map((r) => [r.outcome, r.reason]),
+    [
+      ['failed', 'no connections left'],
+      ['failed', 'no connections left'],
+    ],
+  );
   t.same(steps, ['failed 1/2', 'failed 2/2']);
-  t.same((await listManifests(db, { limit: 10 })).items.map((m) => m.state), ['failed', 'failed']);
+  t.same(
+    (await listManifests(db, { limit: 10 })).items.map((m) => m.state),
+    ['failed', 'failed'],
+  );
 });

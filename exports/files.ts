@@ -16,12 +16,17 @@ export function contentTypeFor(format: ExportFormat): string {
 export function exportFilePath(dir: string, manifest: Pick<ExportManifest, 'file_path'>): string {
   const root = resolve(dir);
   const path = resolve(root, manifest.file_path);
-  if (!path.startsWith(root + sep)) throw new RangeError(`export file path escapes the export folder: ${manifest.file_path}`);
+  if (!path.startsWith(root + sep))
+    throw new RangeError(`export file path escapes the export folder: ${manifest.file_path}`);
   return path;
 }
 
 /** The manifest and file of a downloadable (ready) export, or null. */
-export async function readyExport(db: Db, dir: string, manifestId: string): Promise<{ manifest: ExportManifest; path: string } | null> {
+export async function readyExport(
+  db: Db,
+  dir: string,
+  manifestId: string,
+): Promise<{ manifest: ExportManifest; path: string } | null> {
   const manifest = await getManifest(db, manifestId);
   if (!manifest || manifest.state !== 'ready') return null;
   return { manifest, path: exportFilePath(dir, manifest) };

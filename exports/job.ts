@@ -5,18 +5,47 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { domainEvent, type DomainEvent, type EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
-import { daysBetween, isServiceDate, parseClock, dateRange, serviceDayWindow, type ServiceDayWindow } from '../core/dates.ts';
+import {
+  daysBetween,
+  isServiceDate,
+  parseClock,
+  dateRange,
+  serviceDayWindow,
+  type ServiceDayWindow,
+} from '../core/dates.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
 import {
-  DATASETS, EXPORT_FORMATS, isExportDataset, isExportFormat, partSelect,
-  type ExportDataset, type ExportFormat,
+  DATASETS,
+  EXPORT_FORMATS,
+  isExportDataset,
+  isExportFormat,
+  partSelect,
+  type ExportDataset,
+  type ExportFormat,
 } from './datasets.ts';
 import {
-  claimManifests, enqueueAndClaim, getManifest, manifestId, manifestKeyOf, manifestKeys, manifestsInState, markFailed, markReady,
-  requeueManifests, resetRunning, type ExportManifest, type ManifestKey, type SchemaColumn,
+  claimManifests,
+  enqueueAndClaim,
+  getManifest,
+  manifestId,
+  manifestKeyOf,
+  manifestKeys,
+  manifestsInState,
+  markFailed,
+  markReady,
+  requeueManifests,
+  resetRunning,
+  type ExportManifest,
+  type ManifestKey,
+  type SchemaColumn,
 } from './manifests.ts';
 import {
-  copyToTemp, describeSelect, finishExportFile, prepareExportConnection, removeStrayTempFiles, type CopiedFile,
+  copyToTemp,
+  describeSelect,
+  finishExportFile,
+  prepareExportConnection,
+  removeStrayTempFiles,
+  type CopiedFile,
 } from './writer.ts';
 
 export const MAX_EXPORT_RANGE_DAYS = 400;
@@ -83,30 +112,55 @@ export interface ExportRunSummary {
 
 export function exportEvent(manifest: ExportManifest, atMs: number): DomainEvent<'export.ready' | 'export.failed'> {
   const common = {
-    id: manifest.id, dataset: manifest.dataset, part: manifest.part,
-    service_date: manifest.service_date, format: manifest.format,
+    id: manifest.id,
+    dataset: manifest.dataset,
+    part: manifest.part,
+    service_date: manifest.service_date,
+    format: manifest.format,
   };
   const scope = { modes: [] };
   return manifest.state === 'ready'
-    ? domainEvent('export.ready', atMs, scope, { ...common, rows: manifest.rows, bytes: manifest.bytes, sha256: manifest.sha256, created_at: manifest.created_at })
+    ? domainEvent('export.ready', atMs, scope, {
+        ...common,
+        rows: manifest.rows,
+        bytes: manifest.bytes,
+        sha256: manifest.sha256,
+        created_at: manifest.created_at,
+      })
     : domainEvent('export.failed', atMs, scope, { ...common, error: manifest.error, attempts: manifest.attempts });
 }
 
 /** Why `date` cannot be exported yet for `dataset`, or null when its rows are complete. */
 export async function notReadyReason(
-  db: Db, dataset: ExportDataset, day: ServiceDayWindow, now: Date,
+  db: Db,
+  dataset: ExportDataset,
+  day: ServiceDayWindow,
+  now: Date,
 ): Promise<string | null> {
   if (DATASETS[dataset].readiness === 'finalized') {
-    const rows = await db.all('SELECT 1 FROM reliability_finalized WHERE service_date = $date::DATE', { date: day.date });
+    const rows = await db.all('SELECT 1 FROM reliability_finalized WHERE service_date = $date::DATE', {
+      date: day.date,
+    });
     return rows.length > 0 ? null : `service day ${day.date} is not finalized by the reliability job yet`;
   }
   return now >= day.end ? null : `service day ${day.date} runs until ${day.end.toISOString()}`;
 }
 
-function resultOf(key: ManifestKey, outcome: FileOutcome, manifest: ExportManifest | null, reason?: string): ExportFileResult {
+function resultOf(
+  key: ManifestKey,
+  outcome: FileOutcome,
+  manifest: ExportManifest | null,
+  reason?: string,
+): ExportFileResult {
   return {
-    id: manifestId(key), dataset: key.part.dataset, part: key.part.part, service_date: key.date,
-    format: key.format, outcome, manifest, ...(reason === undefined ? {} : { reason }),
+    id: manifestId(key),
+    dataset: key.part.dataset,
+    part: key.part.part,
+    service_date: key.date,
+    format: key.format,
+    outcome,
+    manifest,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
 
@@ -116,7 +170,10 @@ function resultOf(key: ManifestKey, outcome: FileOutcome, manifest: ExportManife
  * While DuckDB copies one file, the previous one is finished (fsync, hash, rename, manifest):
  * that work needs no export connection, and durability then costs the job almost no time.
  */
-export async function exportClaimed(settings: ExportSettings, claimed: readonly ExportManifest[]): Promise<ExportFileResult[]> {
+export async function exportClaimed(
+  settings: ExportSettings,
+  claimed: readonly ExportManifest[],
+): Promise<ExportFileResult[]> {
   const now = settings.now ?? (() => new Date());
   const groups = new Map<string, ExportManifest[]>();
   for (const m of claimed) {
@@ -161,8 +218,12 @@ export async function exportClaimed(settings: ExportSettings, claimed: readonly 
               await conn.run('BEGIN TRANSACTION');
               continue;
             }
-            finishing = finishOne(settings, manifest, copied.file, now)
-              .then((result) => settle(manifest, result), (err: unknown) => { finishError = { err }; });
+            finishing = finishOne(settings, manifest, copied.file, now).then(
+              (result) => settle(manifest, result),
+              (err: unknown) => {
+                finishError = { err };
+              },
+            );
           }
         } finally {
           await conn.run('ROLLBACK').catch(() => undefined);
@@ -184,7 +245,10 @@ export async function exportClaimed(settings: ExportSettings, claimed: readonly 
 }
 
 async function recordFailure(
-  settings: ExportSettings, manifest: ExportManifest, err: unknown, now: () => Date,
+  settings: ExportSettings,
+  manifest: ExportManifest,
+  err: unknown,
+  now: () => Date,
 ): Promise<ExportFileResult> {
   const outcome = await markFailed(settings.db, manifest.id, err instanceof Error ? err.message : String(err), now());
   if (outcome) settings.bus?.publish(exportEvent(outcome, now().getTime()));
@@ -194,7 +258,11 @@ async function recordFailure(
 type CopyOutcome = { ok: true; file: CopiedFile } | { ok: false; error: unknown };
 
 /** DESCRIBE for the schema, then COPY to a temporary file: the part that needs the export connection. */
-async function copyOne(settings: ExportSettings, conn: DuckDBConnection, manifest: ExportManifest): Promise<CopyOutcome> {
+async function copyOne(
+  settings: ExportSettings,
+  conn: DuckDBConnection,
+  manifest: ExportManifest,
+): Promise<CopyOutcome> {
   try {
     const key = manifestKeyOf(manifest);
     const day = serviceDayWindow(manifest.service_date, settings.timezone, settings.serviceDayEnd);
@@ -213,7 +281,10 @@ async function copyOne(settings: ExportSettings, conn: DuckDBConnection, manifes
 
 /** fsync, hash, rename, then the manifest row turns ready and export.ready is published. */
 async function finishOne(
-  settings: ExportSettings, manifest: ExportManifest, copied: CopiedFile, now: () => Date,
+  settings: ExportSettings,
+  manifest: ExportManifest,
+  copied: CopiedFile,
+  now: () => Date,
 ): Promise<ExportFileResult> {
   let ready: ExportManifest;
   try {
@@ -231,12 +302,14 @@ function validateRun(options: RunExportOptions): { datasets: ExportDataset[]; fo
     throw new RangeError(`dataset must be one of ${Object.keys(DATASETS).join(', ')}`);
   }
   const formats = [...(options.formats ?? EXPORT_FORMATS)];
-  if (formats.length === 0 || !formats.every(isExportFormat)) throw new RangeError(`format must be one of ${EXPORT_FORMATS.join(', ')}`);
+  if (formats.length === 0 || !formats.every(isExportFormat))
+    throw new RangeError(`format must be one of ${EXPORT_FORMATS.join(', ')}`);
   const to = options.to ?? options.from;
   if (!isServiceDate(options.from)) throw new RangeError(`from must be a date (YYYY-MM-DD): ${options.from}`);
   if (!isServiceDate(to)) throw new RangeError(`to must be a date (YYYY-MM-DD): ${to}`);
   if (to < options.from) throw new RangeError('to must not be before from');
-  if (daysBetween(options.from, to) >= MAX_EXPORT_RANGE_DAYS) throw new RangeError(`at most ${MAX_EXPORT_RANGE_DAYS} days per run`);
+  if (daysBetween(options.from, to) >= MAX_EXPORT_RANGE_DAYS)
+    throw new RangeError(`at most ${MAX_EXPORT_RANGE_DAYS} days per run`);
   parseClock(options.serviceDayEnd ?? '04:00');
   return { datasets: [...new Set(datasets)], formats: [...new Set(formats)], to };
 }
@@ -312,7 +385,10 @@ export async function recoverExports(db: Db, dir: string, now = new Date()): Pro
   const removedTempFiles = await removeStrayTempFiles(dir);
   const requeued: string[] = [];
   for (const m of await manifestsInState(db, 'ready')) {
-    const size = await stat(join(dir, m.file_path)).then((s) => s.size, () => null);
+    const size = await stat(join(dir, m.file_path)).then(
+      (s) => s.size,
+      () => null,
+    );
     if (size === null || size !== m.bytes) requeued.push(m.id);
   }
   await requeueManifests(db, requeued, now);

@@ -4,14 +4,24 @@ import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { isServiceDate } from '../core/dates.ts';
 import {
-  DATASETS, exportFileName, exportRelativePath, findPart, isExportDataset, isExportFormat,
-  type DatasetPart, type ExportDataset, type ExportFormat,
+  DATASETS,
+  exportFileName,
+  exportRelativePath,
+  findPart,
+  isExportDataset,
+  isExportFormat,
+  type DatasetPart,
+  type ExportDataset,
+  type ExportFormat,
 } from './datasets.ts';
 
 export const MANIFEST_STATES = ['pending', 'running', 'ready', 'failed'] as const;
 export type ManifestState = (typeof MANIFEST_STATES)[number];
 
-export interface SchemaColumn { name: string; type: string }
+export interface SchemaColumn {
+  name: string;
+  type: string;
+}
 
 export interface ExportManifest {
   /** the file name, e.g. alerts-2024-05-01.ndjson.gz */
@@ -106,7 +116,11 @@ function fromRow(r: ManifestRow): ExportManifest {
   };
 }
 
-export interface ManifestKey { part: DatasetPart; date: string; format: ExportFormat }
+export interface ManifestKey {
+  part: DatasetPart;
+  date: string;
+  format: ExportFormat;
+}
 
 export function manifestId(key: ManifestKey): string {
   return exportFileName(key.part, key.date, key.format);
@@ -118,42 +132,65 @@ export function manifestKeyOf(m: ExportManifest): ManifestKey {
   return { part, date: m.service_date, format: m.format };
 }
 
-interface QueueOptions { force?: boolean; now?: Date }
+interface QueueOptions {
+  force?: boolean;
+  now?: Date;
+}
 
 /** Set-based, so queuing a month of files costs three statements, not two per file. */
 async function enqueueOn(c: DuckDBConnection, keys: readonly ManifestKey[], options: QueueOptions): Promise<string[]> {
   const now = (options.now ?? new Date()).toISOString();
   const ids = listValue(keys.map(manifestId));
-  await c.run(`INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
+  await c.run(
+    `INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
       attempts, queued_at, updated_at)
     SELECT unnest($ids), unnest($datasets), unnest($parts), unnest($dates)::DATE, unnest($formats), 'pending',
       unnest($paths), 0, $now::TIMESTAMPTZ, $now::TIMESTAMPTZ
-    ON CONFLICT DO NOTHING`, {
-    ids,
-    datasets: listValue(keys.map((k) => k.part.dataset)),
-    parts: listValue(keys.map((k) => k.part.part)),
-    dates: listValue(keys.map((k) => k.date)),
-    formats: listValue(keys.map((k) => k.format)),
-    paths: listValue(keys.map((k) => exportRelativePath(k.part, k.date, k.format))),
-    now,
-  });
-  await c.run(`UPDATE export_manifests SET state = 'pending', error = NULL, queued_at = $now::TIMESTAMPTZ,
+    ON CONFLICT DO NOTHING`,
+    {
+      ids,
+      datasets: listValue(keys.map((k) => k.part.dataset)),
+      parts: listValue(keys.map((k) => k.part.part)),
+      dates: listValue(keys.map((k) => k.date)),
+      formats: listValue(keys.map((k) => k.format)),
+      paths: listValue(keys.map((k) => exportRelativePath(k.part, k.date, k.format))),
+      now,
+    },
+  );
+  await c.run(
+    `UPDATE export_manifests SET state = 'pending', error = NULL, queued_at = $now::TIMESTAMPTZ,
       updated_at = $now::TIMESTAMPTZ
-    WHERE list_contains($ids, manifest_id) AND list_contains($requeue, state)`, {
-    ids, requeue: listValue(options.force ? ['failed', 'ready'] : ['failed']), now,
-  });
-  const pending = new Set((await c.runAndReadAll(`SELECT manifest_id FROM export_manifests
-    WHERE list_contains($ids, manifest_id) AND state = 'pending'`, { ids })).getRowObjectsJS().map((r) => String(r.manifest_id)));
+    WHERE list_contains($ids, manifest_id) AND list_contains($requeue, state)`,
+    {
+      ids,
+      requeue: listValue(options.force ? ['failed', 'ready'] : ['failed']),
+      now,
+    },
+  );
+  const pending = new Set(
+    (
+      await c.runAndReadAll(
+        `SELECT manifest_id FROM export_manifests
+    WHERE list_contains($ids, manifest_id) AND state = 'pending'`,
+        { ids },
+      )
+    )
+      .getRowObjectsJS()
+      .map((r) => String(r.manifest_id)),
+  );
   return [...new Set(keys.map(manifestId))].filter((id) => pending.has(id));
 }
 
 async function claimOn(c: DuckDBConnection, ids: readonly string[], now: Date): Promise<ExportManifest[]> {
   if (ids.length === 0) return [];
-  const reader = await c.runAndReadAll(`UPDATE export_manifests
+  const reader = await c.runAndReadAll(
+    `UPDATE export_manifests
     SET state = 'running', attempts = attempts + 1, started_at = $now::TIMESTAMPTZ, updated_at = $now::TIMESTAMPTZ,
       error = NULL
     WHERE state = 'pending' AND list_contains($ids, manifest_id)
-    RETURNING ${COLUMNS}`, { ids: listValue([...ids]), now: now.toISOString() });
+    RETURNING ${COLUMNS}`,
+    { ids: listValue([...ids]), now: now.toISOString() },
+  );
   return (reader.getRowObjectsJS() as unknown as ManifestRow[]).map(fromRow);
 }
 
@@ -161,7 +198,11 @@ async function claimOn(c: DuckDBConnection, ids: readonly string[], now: Date): 
  * Queues files: missing rows are inserted as pending; failed rows (and ready ones when `force`)
  * go back to pending. Running rows are left alone. Returns the ids now pending.
  */
-export async function enqueueManifests(db: Db, keys: readonly ManifestKey[], options: QueueOptions = {}): Promise<string[]> {
+export async function enqueueManifests(
+  db: Db,
+  keys: readonly ManifestKey[],
+  options: QueueOptions = {},
+): Promise<string[]> {
   if (keys.length === 0) return [];
   return db.transaction((c) => enqueueOn(c, keys, options));
 }
@@ -173,47 +214,71 @@ export async function claimManifests(db: Db, ids: readonly string[], now = new D
 }
 
 /** enqueueManifests then claimManifests in one transaction (one commit): what a manual run owns. */
-export async function enqueueAndClaim(db: Db, keys: readonly ManifestKey[], options: QueueOptions = {}): Promise<ExportManifest[]> {
+export async function enqueueAndClaim(
+  db: Db,
+  keys: readonly ManifestKey[],
+  options: QueueOptions = {},
+): Promise<ExportManifest[]> {
   if (keys.length === 0) return [];
   return db.transaction(async (c) => claimOn(c, await enqueueOn(c, keys, options), options.now ?? new Date()));
 }
 
-export interface CompletedFile { rows: number; bytes: number; sha256: string; schema: SchemaColumn[] }
+export interface CompletedFile {
+  rows: number;
+  bytes: number;
+  sha256: string;
+  schema: SchemaColumn[];
+}
 
 export async function markReady(db: Db, id: string, file: CompletedFile, now = new Date()): Promise<ExportManifest> {
-  const rows = await db.all<ManifestRow>(`UPDATE export_manifests
+  const rows = await db.all<ManifestRow>(
+    `UPDATE export_manifests
     SET state = 'ready', "rows" = $rows, bytes = $bytes, sha256 = $sha, "schema" = $schema::JSON::STRUCT(name VARCHAR, type VARCHAR)[],
       error = NULL, created_at = $now::TIMESTAMPTZ, updated_at = $now::TIMESTAMPTZ
     WHERE manifest_id = $id AND state = 'running'
-    RETURNING ${COLUMNS}`, {
-    id, rows: BigInt(file.rows), bytes: BigInt(file.bytes), sha: file.sha256,
-    schema: JSON.stringify(file.schema), now: now.toISOString(),
-  });
+    RETURNING ${COLUMNS}`,
+    {
+      id,
+      rows: BigInt(file.rows),
+      bytes: BigInt(file.bytes),
+      sha: file.sha256,
+      schema: JSON.stringify(file.schema),
+      now: now.toISOString(),
+    },
+  );
   if (!rows[0]) throw new Error(`export manifest ${id} is not running`);
   return fromRow(rows[0]);
 }
 
 export async function markFailed(db: Db, id: string, error: string, now = new Date()): Promise<ExportManifest | null> {
-  const rows = await db.all<ManifestRow>(`UPDATE export_manifests
+  const rows = await db.all<ManifestRow>(
+    `UPDATE export_manifests
     SET state = 'failed', error = $error, updated_at = $now::TIMESTAMPTZ
     WHERE manifest_id = $id AND state = 'running'
-    RETURNING ${COLUMNS}`, { id, error: error.slice(0, 2_000), now: now.toISOString() });
+    RETURNING ${COLUMNS}`,
+    { id, error: error.slice(0, 2_000), now: now.toISOString() },
+  );
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
 /** Start-up: rows a crash left running go back to pending. Returns their ids. */
 export async function resetRunning(db: Db, now = new Date()): Promise<string[]> {
-  const rows = await db.all<{ manifest_id: string }>(`UPDATE export_manifests
+  const rows = await db.all<{ manifest_id: string }>(
+    `UPDATE export_manifests
     SET state = 'pending', updated_at = $now::TIMESTAMPTZ WHERE state = 'running' RETURNING manifest_id`,
-  { now: now.toISOString() });
+    { now: now.toISOString() },
+  );
   return rows.map((r) => r.manifest_id);
 }
 
 /** Ready rows whose file is gone or has another size go back to pending (they are no longer listed). */
 export async function requeueManifests(db: Db, ids: readonly string[], now = new Date()): Promise<void> {
   if (ids.length === 0) return;
-  await db.run(`UPDATE export_manifests SET state = 'pending', error = NULL, updated_at = $now::TIMESTAMPTZ
-    WHERE list_contains($ids, manifest_id)`, { ids: listValue([...ids]), now: now.toISOString() });
+  await db.run(
+    `UPDATE export_manifests SET state = 'pending', error = NULL, updated_at = $now::TIMESTAMPTZ
+    WHERE list_contains($ids, manifest_id)`,
+    { ids: listValue([...ids]), now: now.toISOString() },
+  );
 }
 
 export async function getManifest(db: Db, id: string): Promise<ExportManifest | null> {
@@ -223,9 +288,12 @@ export async function getManifest(db: Db, id: string): Promise<ExportManifest | 
 
 /** Rows in one state, oldest service day first (recovery and the daily job). */
 export async function manifestsInState(db: Db, state: ManifestState, sinceDate?: string): Promise<ExportManifest[]> {
-  const rows = await db.all<ManifestRow>(`SELECT ${COLUMNS} FROM export_manifests
+  const rows = await db.all<ManifestRow>(
+    `SELECT ${COLUMNS} FROM export_manifests
     WHERE state = $state AND ($since IS NULL OR service_date >= $since::DATE)
-    ORDER BY service_date, manifest_id`, { state, since: sinceDate ?? null });
+    ORDER BY service_date, manifest_id`,
+    { state, since: sinceDate ?? null },
+  );
   return rows.map(fromRow);
 }
 
@@ -233,12 +301,16 @@ function validateQuery(q: ManifestQuery): void {
   if (!Number.isInteger(q.limit) || q.limit < 1 || q.limit > MAX_MANIFEST_PAGE) {
     throw new RangeError(`limit must be an integer from 1 to ${MAX_MANIFEST_PAGE}`);
   }
-  if (q.dataset !== undefined && !isExportDataset(q.dataset)) throw new RangeError(`unknown dataset ${String(q.dataset)}`);
+  if (q.dataset !== undefined && !isExportDataset(q.dataset))
+    throw new RangeError(`unknown dataset ${String(q.dataset)}`);
   if (q.format !== undefined && !isExportFormat(q.format)) throw new RangeError(`unknown format ${String(q.format)}`);
   if (q.state !== undefined && !(MANIFEST_STATES as readonly string[]).includes(q.state)) {
     throw new RangeError(`unknown state ${String(q.state)}`);
   }
-  for (const [name, value] of [['from', q.from], ['to', q.to]] as const) {
+  for (const [name, value] of [
+    ['from', q.from],
+    ['to', q.to],
+  ] as const) {
     if (value !== undefined && !isServiceDate(value)) throw new RangeError(`${name} must be a date (YYYY-MM-DD)`);
   }
   if (q.cursor !== undefined) {
@@ -255,7 +327,8 @@ function validateQuery(q: ManifestQuery): void {
  */
 export async function listManifests(db: Db, query: ManifestQuery): Promise<ManifestPage> {
   validateQuery(query);
-  const rows = await db.all<ManifestRow>(`SELECT ${COLUMNS} FROM export_manifests
+  const rows = await db.all<ManifestRow>(
+    `SELECT ${COLUMNS} FROM export_manifests
     WHERE ($dataset IS NULL OR dataset = $dataset)
       AND ($format IS NULL OR format = $format)
       AND ($state IS NULL OR state = $state)
@@ -264,16 +337,18 @@ export async function listManifests(db: Db, query: ManifestQuery): Promise<Manif
       AND ($after_date IS NULL OR service_date < $after_date::DATE
         OR (service_date = $after_date::DATE AND manifest_id > $after_id))
     ORDER BY service_date DESC, manifest_id
-    LIMIT $limit`, {
-    dataset: query.dataset ?? null,
-    format: query.format ?? null,
-    state: query.state ?? null,
-    from: query.from ?? null,
-    to: query.to ?? null,
-    after_date: query.cursor?.[0] ?? null,
-    after_id: query.cursor?.[1] ?? null,
-    limit: query.limit + 1,
-  });
+    LIMIT $limit`,
+    {
+      dataset: query.dataset ?? null,
+      format: query.format ?? null,
+      state: query.state ?? null,
+      from: query.from ?? null,
+      to: query.to ?? null,
+      after_date: query.cursor?.[0] ?? null,
+      after_id: query.cursor?.[1] ?? null,
+      limit: query.limit + 1,
+    },
+  );
   const items = rows.slice(0, query.limit).map(fromRow);
   const last = items[items.length - 1];
   return { items, next_cursor: rows.length > query.limit && last ? [last.service_date, last.id] : null };

@@ -8,9 +8,21 @@ import type { EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
 import { addDays, completeThrough } from '../core/dates.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
-import { recoverExports, runPending, type ExportFileResult, type ExportProgress, type ExportSettings, type RecoverySummary } from './job.ts';
 import {
-  enqueueManifests, manifestId, manifestKeyOf, manifestKeys, manifestsInState, type ManifestKey,
+  recoverExports,
+  runPending,
+  type ExportFileResult,
+  type ExportProgress,
+  type ExportSettings,
+  type RecoverySummary,
+} from './job.ts';
+import {
+  enqueueManifests,
+  manifestId,
+  manifestKeyOf,
+  manifestKeys,
+  manifestsInState,
+  type ManifestKey,
 } from './manifests.ts';
 
 export interface ExportScheduler {
@@ -54,7 +66,10 @@ export async function dueKeys(db: Db, config: ExportJobConfig, lastDay: string):
  * `exports.enabled: false` only the recovery runs.
  */
 export async function scheduleExports(
-  db: Db, bus: EventBus, config: ExportJobConfig, options: ExportSchedulerOptions = {},
+  db: Db,
+  bus: EventBus,
+  config: ExportJobConfig,
+  options: ExportSchedulerOptions = {},
 ): Promise<ExportScheduler> {
   if (!cron.validate(config.exports.cron)) {
     throw new RangeError(`exports.cron is not a valid cron expression: ${config.exports.cron}`);
@@ -64,7 +79,12 @@ export async function scheduleExports(
   const timezone = await resolveTimezone(db, config.reliability.timezone);
   const recovered = await recoverExports(db, config.exports.dir, now());
   const settings: ExportSettings = {
-    db, dir: config.exports.dir, timezone, serviceDayEnd: config.reliability.service_day_end, bus, now,
+    db,
+    dir: config.exports.dir,
+    timezone,
+    serviceDayEnd: config.reliability.service_day_end,
+    bus,
+    now,
     onProgress: options.onProgress,
   };
 
@@ -84,16 +104,27 @@ export async function scheduleExports(
 
   if (!config.exports.enabled) {
     // no schedule and no start-up pass; recovery above still ran, and runOnce works on demand
-    return { timezone, recovered, runOnce, async stop() { await chain; } };
+    return {
+      timezone,
+      recovered,
+      runOnce,
+      async stop() {
+        await chain;
+      },
+    };
   }
 
-  const task: ScheduledTask = cron.schedule(config.exports.cron, async () => {
-    try {
-      await runOnce();
-    } catch (err) {
-      log.error({ err }, 'daily pass failed');
-    }
-  }, { timezone, name: 'history-exports', noOverlap: true });
+  const task: ScheduledTask = cron.schedule(
+    config.exports.cron,
+    async () => {
+      try {
+        await runOnce();
+      } catch (err) {
+        log.error({ err }, 'daily pass failed');
+      }
+    },
+    { timezone, name: 'history-exports', noOverlap: true },
+  );
 
   // reliability files of a day wait in `pending` until the reliability job finalizes that day
   const unsubscribe = bus.subscribe((events) => {

@@ -68,7 +68,8 @@ export function verifyDownload(
   // compare the text, not decoded bytes: base64 has spare bits, and an altered character must fail
   const expected = Buffer.from(mac(keyOf(secret), manifestId, expiresS).toString('base64url'), 'utf8');
   const actual = Buffer.from(signature, 'utf8');
-  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return { ok: false, reason: 'bad_signature' };
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected))
+    return { ok: false, reason: 'bad_signature' };
   if (nowMs >= expiresS * 1000) return { ok: false, reason: 'expired' };
   return { ok: true, manifestId, expiresS };
 }

@@ -18,7 +18,10 @@ import { inTransaction, quoteIdent, sqlString } from '../store/sql.ts';
  */
 export const PRIVATE_TABLE = /^(api_|webhook_)/;
 
-export interface SnapshotTable { name: string; rows: number }
+export interface SnapshotTable {
+  name: string;
+  rows: number;
+}
 
 export interface SnapshotSummary {
   path: string;
@@ -48,23 +51,39 @@ async function fsyncFile(path: string): Promise<void> {
  * of this process interleaves, and inside one transaction, so every table is read as of the same
  * instant. Adds a `snapshot_info` table (taken_at, source, tables).
  */
-export async function writeSnapshot(db: Db, targetPath: string, options: SnapshotOptions = {}): Promise<SnapshotSummary> {
+export async function writeSnapshot(
+  db: Db,
+  targetPath: string,
+  options: SnapshotOptions = {},
+): Promise<SnapshotSummary> {
   const exclude = options.exclude ?? ((t: string) => PRIVATE_TABLE.test(t));
   const takenAt = (options.now ?? (() => new Date()))();
   return writeCopy(db, targetPath, takenAt, async (c, source, alias) => {
-    const names = (await c.runAndReadAll(`SELECT table_name FROM duckdb_tables()
-      WHERE database_name = $db AND schema_name = 'main' AND NOT temporary ORDER BY table_name`, { db: source }))
-      .getRowObjectsJS().map((r) => String(r.table_name)).filter((t) => !exclude(t));
+    const names = (
+      await c.runAndReadAll(
+        `SELECT table_name FROM duckdb_tables()
+      WHERE database_name = $db AND schema_name = 'main' AND NOT temporary ORDER BY table_name`,
+        { db: source },
+      )
+    )
+      .getRowObjectsJS()
+      .map((r) => String(r.table_name))
+      .filter((t) => !exclude(t));
     const copied: SnapshotTable[] = [];
     for (const name of names) {
       const result = await c.runAndReadAll(`CREATE TABLE ${quoteIdent(alias)}.main.${quoteIdent(name)} AS
         SELECT * FROM ${quoteIdent(source)}.main.${quoteIdent(name)}`);
       copied.push({ name, rows: Number(result.getRowObjectsJS()[0]?.Count ?? 0) });
     }
-    await c.run(`CREATE TABLE ${quoteIdent(alias)}.main.snapshot_info AS
-      SELECT $taken::TIMESTAMPTZ AS taken_at, $source::VARCHAR AS source, $tables::VARCHAR[] AS tables`, {
-      taken: takenAt.toISOString(), source: db.path, tables: listValue(copied.map((t) => t.name)),
-    });
+    await c.run(
+      `CREATE TABLE ${quoteIdent(alias)}.main.snapshot_info AS
+      SELECT $taken::TIMESTAMPTZ AS taken_at, $source::VARCHAR AS source, $tables::VARCHAR[] AS tables`,
+      {
+        taken: takenAt.toISOString(),
+        source: db.path,
+        tables: listValue(copied.map((t) => t.name)),
+      },
+    );
     return copied;
   });
 }
@@ -75,12 +94,21 @@ export async function writeSnapshot(db: Db, targetPath: string, options: Snapsho
  * DATABASE in one transaction, through the snapshot's temp file, checkpoint and rename. The
  * file is a working database: stop the service, put it at `db_path`, start again.
  */
-export async function writeBackup(db: Db, targetPath: string, options: Pick<SnapshotOptions, 'now'> = {}): Promise<SnapshotSummary> {
+export async function writeBackup(
+  db: Db,
+  targetPath: string,
+  options: Pick<SnapshotOptions, 'now'> = {},
+): Promise<SnapshotSummary> {
   const takenAt = (options.now ?? (() => new Date()))();
   return writeCopy(db, targetPath, takenAt, async (c, source, alias) => {
     await c.run(`COPY FROM DATABASE ${quoteIdent(source)} TO ${quoteIdent(alias)}`);
-    const names = (await c.runAndReadAll(`SELECT schema_name, table_name FROM duckdb_tables()
-      WHERE database_name = $db AND NOT temporary ORDER BY schema_name, table_name`, { db: alias })).getRowObjectsJS();
+    const names = (
+      await c.runAndReadAll(
+        `SELECT schema_name, table_name FROM duckdb_tables()
+      WHERE database_name = $db AND NOT temporary ORDER BY schema_name, table_name`,
+        { db: alias },
+      )
+    ).getRowObjectsJS();
     const copied: SnapshotTable[] = [];
     for (const r of names) {
       // counted at the source, in the transaction that copied it: with other connections open,
@@ -100,12 +128,14 @@ export async function writeBackup(db: Db, targetPath: string, options: Pick<Snap
  * one, never a partial one.
  */
 async function writeCopy(
-  db: Db, targetPath: string, takenAt: Date,
+  db: Db,
+  targetPath: string,
+  takenAt: Date,
   fill: (c: DuckDBConnection, source: string, alias: string) => Promise<SnapshotTable[]>,
 ): Promise<SnapshotSummary> {
   const started = performance.now();
   const target = resolve(targetPath);
-  if (resolve(db.path) === target) throw new RangeError('the copy\'s path must differ from the database path');
+  if (resolve(db.path) === target) throw new RangeError("the copy's path must differ from the database path");
   await mkdir(dirname(target), { recursive: true });
   const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const alias = `snapshot_${randomBytes(4).toString('hex')}`;
@@ -154,7 +184,9 @@ export interface SnapshotJobOptions extends SnapshotOptions {
  * next time. With `snapshot.enabled: false` nothing is scheduled (runOnce still works).
  */
 export async function scheduleSnapshot(
-  db: Db, config: Pick<Readonly<Config>, 'snapshot'>, options: SnapshotJobOptions = {},
+  db: Db,
+  config: Pick<Readonly<Config>, 'snapshot'>,
+  options: SnapshotJobOptions = {},
 ): Promise<SnapshotJob> {
   const { path, cron: expression } = config.snapshot;
   if (!cron.validate(expression)) throw new RangeError(`snapshot.cron is not a valid cron expression: ${expression}`);
@@ -162,24 +194,39 @@ export async function scheduleSnapshot(
   let running: Promise<SnapshotSummary> | null = null;
   const runOnce = (): Promise<SnapshotSummary> => {
     running ??= writeSnapshot(db, path, options)
-      .then((summary) => {
-        options.onSnapshot?.(summary);
-        return summary;
-      }, (err: unknown) => {
-        options.onSnapshotFailed?.(err);
-        throw err;
-      })
-      .finally(() => { running = null; });
+      .then(
+        (summary) => {
+          options.onSnapshot?.(summary);
+          return summary;
+        },
+        (err: unknown) => {
+          options.onSnapshotFailed?.(err);
+          throw err;
+        },
+      )
+      .finally(() => {
+        running = null;
+      });
     return running;
   };
-  if (!config.snapshot.enabled) return { runOnce, async stop() { await running?.catch(() => undefined); } };
-  const task: ScheduledTask = cron.schedule(expression, async () => {
-    try {
-      await runOnce();
-    } catch (err) {
-      log.error({ err }, 'writing the analyst snapshot failed');
-    }
-  }, { name: 'analyst-snapshot', noOverlap: true });
+  if (!config.snapshot.enabled)
+    return {
+      runOnce,
+      async stop() {
+        await running?.catch(() => undefined);
+      },
+    };
+  const task: ScheduledTask = cron.schedule(
+    expression,
+    async () => {
+      try {
+        await runOnce();
+      } catch (err) {
+        log.error({ err }, 'writing the analyst snapshot failed');
+      }
+    },
+    { name: 'analyst-snapshot', noOverlap: true },
+  );
   if (options.runAtStart) await runOnce().catch((err: unknown) => log.error({ err }, 'first snapshot failed'));
   return {
     runOnce,

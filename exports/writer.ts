@@ -66,7 +66,12 @@ export interface ExportFileRequest {
 }
 
 /** A complete COPY under its temporary name, not yet durable nor visible. */
-export interface CopiedFile { temp: string; finalPath: string; rows: number; schema: SchemaColumn[] }
+export interface CopiedFile {
+  temp: string;
+  finalPath: string;
+  rows: number;
+  schema: SchemaColumn[];
+}
 
 /** Step 1: DuckDB's COPY to a temporary name beside the final one. Removes the temp file on error. */
 export async function copyToTemp(conn: DuckDBConnection, req: ExportFileRequest): Promise<CopiedFile> {

@@ -95,7 +95,13 @@ export class App {
       bytes = response.omitBody ? Buffer.alloc(0) : Buffer.from(response.body);
     }
     const text = bytes.toString('utf8');
-    const result: InjectResponse = { status: response.status, headers: out, body: text, bytes, json: () => JSON.parse(text) };
+    const result: InjectResponse = {
+      status: response.status,
+      headers: out,
+      body: text,
+      bytes,
+      json: () => JSON.parse(text),
+    };
     if (response.stream) {
       const sink = new MemorySink();
       response.stream.start(sink);

@@ -38,12 +38,14 @@ export function bundleBrowserScript(repoRoot: string, entry: BrowserEntry): Brow
 
 /** The module the production bundle holds instead of this one: the scripts as string constants. */
 export function prebuiltScripts(scripts: Readonly<Record<BrowserEntry, string>>): string {
-  return `const SCRIPTS = ${JSON.stringify(scripts)};\n`
-    + 'export function browserScript(entry) {\n'
-    + '  const code = SCRIPTS[entry];\n'
-    + "  if (code === undefined) throw new Error('no browser script was built for ' + entry);\n"
-    + '  return code;\n'
-    + '}\n';
+  return (
+    `const SCRIPTS = ${JSON.stringify(scripts)};\n` +
+    'export function browserScript(entry) {\n' +
+    '  const code = SCRIPTS[entry];\n' +
+    "  if (code === undefined) throw new Error('no browser script was built for ' + entry);\n" +
+    '  return code;\n' +
+    '}\n'
+  );
 }
 
 const built = new Map<BrowserEntry, string>();

@@ -9,10 +9,7 @@ export interface ByteRange {
   end: number;
 }
 
-export type RangeDecision =
-  | { kind: 'full' }
-  | { kind: 'partial'; range: ByteRange }
-  | { kind: 'unsatisfiable' };
+export type RangeDecision = { kind: 'full' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 
 const SINGLE_RANGE = /^bytes[ \t]*=[ \t]*(\d*)[ \t]*-[ \t]*(\d*)[ \t]*$/i;
 // 16 digits stay below 2^53: no byte position is rounded
@@ -24,9 +21,7 @@ const MAX_DIGITS = 16;
  * If-Range that does not match the current ETag also gives the whole file, so a client never
  * splices bytes of two different files.
  */
-export function decideRange(
-  header: string | undefined, size: number, etag: string, ifRange?: string,
-): RangeDecision {
+export function decideRange(header: string | undefined, size: number, etag: string, ifRange?: string): RangeDecision {
   if (header === undefined) return { kind: 'full' };
   if (ifRange !== undefined && ifRange.trim() !== etag) return { kind: 'full' };
   const m = SINGLE_RANGE.exec(header);

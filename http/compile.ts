@@ -6,31 +6,47 @@ import { idKindOf, intParam, type IdKind } from './params.ts';
 import type { RouteDef } from './types.ts';
 
 export const limitParam = intParam({
-  description: `Page size, 1 to the plan's maximum (Free ${PLAN_LIMITS.free.max_page_size}, Regular `
-    + `${PLAN_LIMITS.regular.max_page_size}, Max ${PLAN_LIMITS.max.max_page_size}); above it the answer is `
-    + `400 limit_exceeds_plan, never a silently shorter page. Default ${DEFAULT_PAGE_SIZE}.`,
+  description:
+    `Page size, 1 to the plan's maximum (Free ${PLAN_LIMITS.free.max_page_size}, Regular ` +
+    `${PLAN_LIMITS.regular.max_page_size}, Max ${PLAN_LIMITS.max.max_page_size}); above it the answer is ` +
+    `400 limit_exceeds_plan, never a silently shorter page. Default ${DEFAULT_PAGE_SIZE}.`,
   min: 1,
   default: DEFAULT_PAGE_SIZE,
 }).optional();
 
-export const cursorParam = z.string().meta({
-  description: 'Opaque cursor from `meta.next_cursor` of the previous page. It is bound to the endpoint and '
-    + 'filters it came from; changing them (except `limit`) or altering it gives 400 invalid_cursor.',
-}).optional();
+export const cursorParam = z
+  .string()
+  .meta({
+    description:
+      'Opaque cursor from `meta.next_cursor` of the previous page. It is bound to the endpoint and ' +
+      'filters it came from; changing them (except `limit`) or altering it gives 400 invalid_cursor.',
+  })
+  .optional();
 
-export const formatParam = z.enum(['sse']).meta({
-  description: 'Selects the event-stream representation (same as `Accept: text/event-stream`).',
-}).optional();
+export const formatParam = z
+  .enum(['sse'])
+  .meta({
+    description: 'Selects the event-stream representation (same as `Accept: text/event-stream`).',
+  })
+  .optional();
 
-export const apiKeyParam = z.string().meta({
-  description: 'API key for event streams only (`format=sse` or `Accept: text/event-stream` here), since browsers\' '
-    + 'EventSource cannot send headers. A JSON request must use `Authorization: Bearer`: with only `api_key` it is 401 '
-    + '`unauthorized`, with both 400 `invalid_parameter`.',
-}).optional();
+export const apiKeyParam = z
+  .string()
+  .meta({
+    description:
+      "API key for event streams only (`format=sse` or `Accept: text/event-stream` here), since browsers' " +
+      'EventSource cannot send headers. A JSON request must use `Authorization: Bearer`: with only `api_key` it is 401 ' +
+      '`unauthorized`, with both 400 `invalid_parameter`.',
+  })
+  .optional();
 
-export const lastEventIdParam = z.string().max(200).meta({
-  description: 'Resume an event stream after this event id (same as the Last-Event-ID header).',
-}).optional();
+export const lastEventIdParam = z
+  .string()
+  .max(200)
+  .meta({
+    description: 'Resume an event stream after this event id (same as the Last-Event-ID header).',
+  })
+  .optional();
 
 export interface CompiledRoute {
   readonly def: RouteDef;
@@ -54,7 +70,8 @@ export function fullQuerySchema(def: RouteDef): z.ZodObject {
   if (def.paginated) shape = { ...shape, limit: limitParam, cursor: cursorParam };
   if (def.sse) shape = { ...shape, format: formatParam };
   // a public stream takes no key and starts from the current state, so it has neither parameter
-  if ((def.sse || def.stream) && def.auth === 'key') shape = { ...shape, api_key: apiKeyParam, last_event_id: lastEventIdParam };
+  if ((def.sse || def.stream) && def.auth === 'key')
+    shape = { ...shape, api_key: apiKeyParam, last_event_id: lastEventIdParam };
   return z.object(shape).strict();
 }
 

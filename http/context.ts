@@ -45,8 +45,10 @@ export class Context implements RequestContext {
       if (value === null) delete values[name];
       else values[name] = value;
     }
-    const qs = Object.keys(values).sort()
-      .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(values[n]!)}`).join('&');
+    const qs = Object.keys(values)
+      .sort()
+      .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(values[n]!)}`)
+      .join('&');
     return qs ? `${this.base}?${qs}` : this.base;
   }
 }

@@ -5,7 +5,8 @@ t.test('round trip, scope binding and tampering', async (t) => {
   const codec = new CursorCodec('0123456789abcdef0123');
   const cursor = codec.encode('listAlerts\n/api/v1/alerts\nmode=bus', [-1700, 'feed:a']);
   t.same(codec.decode('listAlerts\n/api/v1/alerts\nmode=bus', cursor), [-1700, 'feed:a']);
-  const bad = (c: string, scope = 'listAlerts\n/api/v1/alerts\nmode=bus') => t.throws(() => codec.decode(scope, c), { code: 'invalid_cursor' });
+  const bad = (c: string, scope = 'listAlerts\n/api/v1/alerts\nmode=bus') =>
+    t.throws(() => codec.decode(scope, c), { code: 'invalid_cursor' });
   bad(cursor, 'listAlerts\n/api/v1/alerts\nmode=rail');
   bad(`${cursor}x`);
   bad(`x${cursor}`);
@@ -18,7 +19,11 @@ t.test('round trip, scope binding and tampering', async (t) => {
   bad(other.encode('listAlerts\n/api/v1/alerts\nmode=bus', [1]), 'listAlerts\n/api/v1/alerts\nmode=bus');
   // validly signed but not JSON, or not an array of scalars
   const signer = codec as unknown as { sign(scope: string, payload: string): Buffer };
-  for (const payload of [Buffer.from('not json').toString('base64url'), Buffer.from('{"a":1}').toString('base64url'), Buffer.from('[[1]]').toString('base64url')]) {
+  for (const payload of [
+    Buffer.from('not json').toString('base64url'),
+    Buffer.from('{"a":1}').toString('base64url'),
+    Buffer.from('[[1]]').toString('base64url'),
+  ]) {
     bad(`${payload}.${signer.sign('s', payload).toString('base64url')}`, 's');
   }
   t.throws(() => new CursorCodec('short'), /at least 16 bytes/);

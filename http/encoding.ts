@@ -55,7 +55,7 @@ function parse(header: string): ContentCoding {
   if (q.has('x-gzip')) q.set('gzip', Math.max(q.get('gzip') ?? 0, q.get('x-gzip')!));
   const star = q.get('*');
   // identity not listed: acceptable (unless `*;q=0`), but after any coding the client listed
-  const weight = (c: ContentCoding): number => q.get(c) ?? (c === 'identity' ? star ?? 0.001 : star ?? 0);
+  const weight = (c: ContentCoding): number => q.get(c) ?? (c === 'identity' ? (star ?? 0.001) : (star ?? 0));
   let best: ContentCoding = 'identity';
   let bestWeight = 0;
   for (const c of CODINGS) {

@@ -38,7 +38,9 @@ function disposition(filename: string): string {
  * is missing or not the size catalogued; the caller decides what that means for its catalogue.
  */
 export async function fileDownload(
-  file: StoredFile, requestHeaders: Readonly<Record<string, string>>, extraHeaders: HeaderList = [],
+  file: StoredFile,
+  requestHeaders: Readonly<Record<string, string>>,
+  extraHeaders: HeaderList = [],
 ): Promise<FileReply | Reply> {
   const etag = `"${file.sha256}"`;
   const headers: HeaderList = [
@@ -58,17 +60,24 @@ export async function fileDownload(
   });
   try {
     const { size } = await handle.stat();
-    if (size !== file.bytes) throw new FileMismatchError(`${file.path} has ${size} bytes, the catalogue says ${file.bytes}`);
+    if (size !== file.bytes)
+      throw new FileMismatchError(`${file.path} has ${size} bytes, the catalogue says ${file.bytes}`);
     const decision = decideRange(requestHeaders.range, size, etag, requestHeaders['if-range']);
     if (decision.kind === 'unsatisfiable') {
-      throw new ApiError('range_not_satisfiable', `The file has ${size} bytes; the requested range starts past its end.`, {
-        headers: { 'Content-Range': `bytes */${size}` },
-      });
+      throw new ApiError(
+        'range_not_satisfiable',
+        `The file has ${size} bytes; the requested range starts past its end.`,
+        {
+          headers: { 'Content-Range': `bytes */${size}` },
+        },
+      );
     }
     if (decision.kind === 'partial') {
       const { start, end } = decision.range;
-      return new FileReply(206, file.contentType, { handle, start, length: end - start + 1 },
-        [...headers, ['Content-Range', contentRange(decision.range, size)]]);
+      return new FileReply(206, file.contentType, { handle, start, length: end - start + 1 }, [
+        ...headers,
+        ['Content-Range', contentRange(decision.range, size)],
+      ]);
     }
     return new FileReply(200, file.contentType, { handle, start: 0, length: size }, headers);
   } catch (err) {

@@ -18,8 +18,17 @@ import type { ApiRequest, ApiResponse, PipedBody } from './types.ts';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and what the edge sets itself: never passed on. */
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade',
-  'proxy-authenticate', 'proxy-authorization', 'host', 'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'host',
+  'content-length',
 ]);
 
 export interface ForwardOptions {
@@ -41,7 +50,10 @@ export class ForwardingHandler implements Handler {
   forwarded = 0;
   failed = 0;
 
-  constructor(private readonly local: Handler, private readonly options: ForwardOptions) {}
+  constructor(
+    private readonly local: Handler,
+    private readonly options: ForwardOptions,
+  ) {}
 
   handle(req: ApiRequest): Promise<ApiResponse> {
     if (this.options.servesLocally(req.method, req.path)) return this.local.handle(req);
@@ -81,13 +93,26 @@ export class ForwardingHandler implements Handler {
     } catch (err) {
       this.failed++;
       this.options.log?.warn({ err, path: req.path }, 'forwarding to the ingest node failed');
-      return this.unavailable(req, requestId, 'The ingest node, which serves this path, is not answering; retry shortly.');
+      return this.unavailable(
+        req,
+        requestId,
+        'The ingest node, which serves this path, is not answering; retry shortly.',
+      );
     }
   }
 
-  private send(url: URL, method: string, headers: Record<string, string>, body: Uint8Array | undefined): Promise<IncomingMessage> {
+  private send(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: Uint8Array | undefined,
+  ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const out = httpRequest(url, { method, headers, agent: this.agent, timeout: this.options.timeoutMs ?? 10_000 }, resolve);
+      const out = httpRequest(
+        url,
+        { method, headers, agent: this.agent, timeout: this.options.timeoutMs ?? 10_000 },
+        resolve,
+      );
       out.on('timeout', () => out.destroy(new Error(`no answer within ${this.options.timeoutMs ?? 10_000} ms`)));
       out.on('error', reject);
       out.end(body);
@@ -108,7 +133,13 @@ export class ForwardingHandler implements Handler {
       upstream.resume();
       // HEAD: the length a GET would send (the socket layer writes it from the piped body's length)
       if (req.method === 'HEAD' && length !== null && Number.isSafeInteger(length)) {
-        return { status, headers, body: '', omitBody: true, piped: { length, next: async () => null, cancel: () => undefined } };
+        return {
+          status,
+          headers,
+          body: '',
+          omitBody: true,
+          piped: { length, next: async () => null, cancel: () => undefined },
+        };
       }
       return { status, headers, body: '', omitBody: req.method === 'HEAD' };
     }

@@ -13,8 +13,18 @@ const WINDOW_S = WINDOW_MS / 1000;
 
 /** Headers a browser app may read from a cross-origin response. */
 export const EXPOSED_HEADERS = [
-  'X-API-Version', 'X-Meter-Unit', 'X-Request-Id', 'X-RateLimit-Policy', 'RateLimit-Policy', 'RateLimit',
-  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Last-Event-ID',
+  'X-API-Version',
+  'X-Meter-Unit',
+  'X-Request-Id',
+  'X-RateLimit-Policy',
+  'RateLimit-Policy',
+  'RateLimit',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'ETag',
+  'Last-Event-ID',
 ].join(', ');
 
 // shared tuples: every response lists them, none is ever modified

@@ -38,10 +38,16 @@ function refuse(code: ErrorCode, detail: string): ApiError {
 /** The refusal a request head deserves, or null when it may go on to the pipeline. */
 export function checkRequestHead(head: RequestHead): ApiError | null {
   if (head.targetBytes > MAX_TARGET_BYTES) {
-    return refuse('uri_too_long', `The request target is ${head.targetBytes} bytes; this server reads at most ${MAX_TARGET_BYTES}.`);
+    return refuse(
+      'uri_too_long',
+      `The request target is ${head.targetBytes} bytes; this server reads at most ${MAX_TARGET_BYTES}.`,
+    );
   }
   if (head.headerBytes > MAX_HEADER_BYTES) {
-    return refuse('headers_too_large', `The header section is ${head.headerBytes} bytes; this server reads at most ${MAX_HEADER_BYTES}.`);
+    return refuse(
+      'headers_too_large',
+      `The header section is ${head.headerBytes} bytes; this server reads at most ${MAX_HEADER_BYTES}.`,
+    );
   }
   if (head.hostRepeated) return refuse('malformed_request', 'The request has more than one Host header.');
   const length = head.headers['content-length'];
@@ -51,10 +57,14 @@ export function checkRequestHead(head: RequestHead): ApiError | null {
   }
   const coding = head.headers['transfer-encoding'];
   if (coding !== undefined) {
-    if (length !== undefined) return refuse('malformed_request', 'A request must not carry both Content-Length and Transfer-Encoding.');
+    if (length !== undefined)
+      return refuse('malformed_request', 'A request must not carry both Content-Length and Transfer-Encoding.');
     const normalized = coding.trim().toLowerCase();
     if (normalized !== 'chunked') {
-      return refuse('not_implemented', `Transfer-Encoding ${JSON.stringify(normalized)} is not supported; send chunked or a Content-Length.`);
+      return refuse(
+        'not_implemented',
+        `Transfer-Encoding ${JSON.stringify(normalized)} is not supported; send chunked or a Content-Length.`,
+      );
     }
   }
   return null;
@@ -62,5 +72,8 @@ export function checkRequestHead(head: RequestHead): ApiError | null {
 
 /** The refusal of a body that stopped arriving. */
 export function bodyTimeout(): ApiError {
-  return refuse('request_timeout', `The request body stopped arriving for ${BODY_IDLE_TIMEOUT_MS / 1000} s; it was not processed.`);
+  return refuse(
+    'request_timeout',
+    `The request body stopped arriving for ${BODY_IDLE_TIMEOUT_MS / 1000} s; it was not processed.`,
+  );
 }

@@ -20,11 +20,16 @@ export class ListenError extends Error {
 
 function describe(code: string | null): string {
   switch (code) {
-    case 'EADDRINUSE': return 'the port is already in use by another process';
-    case 'EACCES': return 'not allowed to listen on this port (ports below 1024 need privileges)';
-    case 'EADDRNOTAVAIL': return 'this host address does not belong to the machine';
-    case null: return 'the reason is unknown (the port looked free when checked again)';
-    default: return code;
+    case 'EADDRINUSE':
+      return 'the port is already in use by another process';
+    case 'EACCES':
+      return 'not allowed to listen on this port (ports below 1024 need privileges)';
+    case 'EADDRNOTAVAIL':
+      return 'this host address does not belong to the machine';
+    case null:
+      return 'the reason is unknown (the port looked free when checked again)';
+    default:
+      return code;
   }
 }
 

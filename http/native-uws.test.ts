@@ -20,7 +20,10 @@ const script = `
 
 t.test('the JS fallback is refused', async (t) => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: root, env: { ...process.env, UWS_USE_FALLBACK: 'true' }, encoding: 'utf8', timeout: 60_000,
+    cwd: root,
+    env: { ...process.env, UWS_USE_FALLBACK: 'true' },
+    encoding: 'utf8',
+    timeout: 60_000,
   });
   t.equal(run.status, 3, run.stderr);
   t.match(run.stdout, /REFUSED: uWebSockets\.js did not load its native binary/);

@@ -9,18 +9,22 @@ const MAX_LIST_ITEMS = 50;
 
 /** An identifier from a feed or schedule: any printable text up to 200 characters. */
 export function idValue(description: string, example?: string) {
-  return z.string()
-    .min(1, 'must not be empty')
-    .max(MAX_VALUE_LENGTH, `must be at most ${MAX_VALUE_LENGTH} characters`)
-    // eslint-disable-next-line no-control-regex
-    .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
-    .meta({ description, ...(example !== undefined ? { example } : {}) });
+  return (
+    z
+      .string()
+      .min(1, 'must not be empty')
+      .max(MAX_VALUE_LENGTH, `must be at most ${MAX_VALUE_LENGTH} characters`)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+      .meta({ description, ...(example !== undefined ? { example } : {}) })
+  );
 }
 
 /** A non-negative decimal integer without sign, spaces or exponent. */
 export function intParam(options: { description: string; min: number; max?: number; default?: number }) {
   const { description, min, max } = options;
-  return z.string()
+  return z
+    .string()
     .regex(/^[0-9]{1,9}$/, 'must be a whole number')
     .transform(Number)
     .pipe(max === undefined ? z.number().int().min(min) : z.number().int().min(min).max(max))
@@ -46,7 +50,8 @@ export function enumListParam<const T extends readonly [string, ...string[]]>(va
   // escaped: event types are dotted, and an unescaped `.` would let `alertXcreated` match
   const alternatives = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const pattern = `^(${alternatives})(,(${alternatives}))*$`;
-  return z.string()
+  return z
+    .string()
     .max(MAX_VALUE_LENGTH * 4)
     .transform((raw) => [...new Set(raw.split(','))])
     .pipe(z.array(z.enum(values)).max(MAX_LIST_ITEMS))
@@ -75,8 +80,11 @@ export function idKindOf(schema: z.ZodType): IdKind | undefined {
 
 /** Comma-separated identifiers: `route=39,66`. With a kind, an id the server does not know is 404. */
 export function idListParam(description: string, example?: string, kind?: IdKind) {
-  const unknown = kind ? ' An id this server does not know (in no imported schedule and not in the live data) is 404 `not_found`.' : '';
-  const schema = z.string()
+  const unknown = kind
+    ? ' An id this server does not know (in no imported schedule and not in the live data) is 404 `not_found`.'
+    : '';
+  const schema = z
+    .string()
     .max(MAX_VALUE_LENGTH * 8)
     .transform((raw) => [...new Set(raw.split(','))])
     .pipe(z.array(idValue(description)).min(1).max(MAX_LIST_ITEMS, `at most ${MAX_LIST_ITEMS} values`))

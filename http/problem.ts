@@ -53,7 +53,10 @@ export function problemDocument(err: ApiError, requestId: string, instance: stri
 }
 
 export function renderProblem(err: ApiError, requestId: string, instance: string): RenderedProblem {
-  const headers: HeaderList = [['Content-Type', PROBLEM_CONTENT_TYPE], ['Cache-Control', 'no-store']];
+  const headers: HeaderList = [
+    ['Content-Type', PROBLEM_CONTENT_TYPE],
+    ['Cache-Control', 'no-store'],
+  ];
   for (const [name, value] of Object.entries(err.extra.headers ?? {})) headers.push([name, value]);
   if (err.status === 401 && !err.extra.headers?.['WWW-Authenticate']) {
     headers.push(['WWW-Authenticate', 'Bearer realm="transit-api"']);

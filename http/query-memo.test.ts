@@ -6,9 +6,21 @@ import { QueryMemo, scopeQuery } from './query-memo.ts';
 import type { RouteDef } from './types.ts';
 
 const def = (id: string): RouteDef => ({
-  id, method: 'GET', path: `/api/v1/${id}`, summary: id, tags: ['test'], auth: 'key', meter: 'request',
-  query: z.object({ route: z.string().optional(), limit: z.coerce.number().int().min(1).max(100).optional(), cursor: z.string().optional() }),
-  response: z.object({}), paginated: true, handler: () => ({}),
+  id,
+  method: 'GET',
+  path: `/api/v1/${id}`,
+  summary: id,
+  tags: ['test'],
+  auth: 'key',
+  meter: 'request',
+  query: z.object({
+    route: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+    cursor: z.string().optional(),
+  }),
+  response: z.object({}),
+  paginated: true,
+  handler: () => ({}),
 });
 
 t.test('a query is parsed and validated once per route and raw string', async (t) => {
@@ -24,7 +36,7 @@ t.test('a query is parsed and validated once per route and raw string', async (t
   t.equal(memo.size, 2, 'a query that failed validation is not kept');
 });
 
-t.test('bounded: past the limit the oldest entry goes, the same route\'s first', async (t) => {
+t.test("bounded: past the limit the oldest entry goes, the same route's first", async (t) => {
   const memo = new QueryMemo(3);
   const a = compileRoute(def('a'));
   const b = compileRoute(def('b'));

@@ -30,7 +30,10 @@ export class QueryMemo {
     if (!byQuery) this.byRoute.set(compiled, (byQuery = new Map()));
     let entry = byQuery.get(raw);
     if (!entry) {
-      const parsed: ParsedQuery & { scope: string } = { ...parseQuery(raw, compiled.allowedQuery, compiled.hints), scope: '' };
+      const parsed: ParsedQuery & { scope: string } = {
+        ...parseQuery(raw, compiled.allowedQuery, compiled.hints),
+        scope: '',
+      };
       parsed.scope = scopeQuery(parsed, compiled.pagingNames);
       entry = { parsed, query: Object.freeze(validate(compiled.query, parsed.values) as Record<string, unknown>) };
       if (this.count >= this.maxEntries) this.forgetOne(byQuery);
@@ -53,6 +56,9 @@ export class QueryMemo {
 
 /** The query's parameters but `excluded` ones, in one canonical order: what a cursor or stream is scoped to. */
 export function scopeQuery(parsed: ParsedQuery, excluded: ReadonlySet<string>): string {
-  return Object.keys(parsed.values).filter((n) => !excluded.has(n)).sort()
-    .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(parsed.values[n]!)}`).join('&');
+  return Object.keys(parsed.values)
+    .filter((n) => !excluded.has(n))
+    .sort()
+    .map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(parsed.values[n]!)}`)
+    .join('&');
 }

@@ -9,7 +9,11 @@ import type { ApiRequest } from './types.ts';
 
 /** The request's key, checked; throws 401 problems for a missing, malformed or unknown key. */
 export function authenticateRequest(
-  keys: KeyAuthenticator, req: ApiRequest, stream: boolean, sseCapable: boolean, nowMs: number,
+  keys: KeyAuthenticator,
+  req: ApiRequest,
+  stream: boolean,
+  sseCapable: boolean,
+  nowMs: number,
 ): AuthenticatedKey | Promise<AuthenticatedKey> {
   const header = req.headers.authorization;
   let token: string | null = null;
@@ -25,13 +29,17 @@ export function authenticateRequest(
   }
   if (token === null) {
     if (req.query.includes('api_key') && new URLSearchParams(req.query).has('api_key')) {
-      throw new ApiError('unauthorized', sseCapable
-        ? 'api_key in the query is accepted on event streams only (format=sse or Accept: text/event-stream); '
-          + 'for JSON send the key as Authorization: Bearer <key>.'
-        : 'api_key in the query is accepted on event streams only, and this endpoint has none; '
-          + 'send the key as Authorization: Bearer <key>.', {
-        errors: [{ parameter: 'api_key', detail: 'accepted only on event streams; use Authorization: Bearer' }],
-      });
+      throw new ApiError(
+        'unauthorized',
+        sseCapable
+          ? 'api_key in the query is accepted on event streams only (format=sse or Accept: text/event-stream); ' +
+              'for JSON send the key as Authorization: Bearer <key>.'
+          : 'api_key in the query is accepted on event streams only, and this endpoint has none; ' +
+              'send the key as Authorization: Bearer <key>.',
+        {
+          errors: [{ parameter: 'api_key', detail: 'accepted only on event streams; use Authorization: Bearer' }],
+        },
+      );
     }
     throw new ApiError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
   }
@@ -49,9 +57,11 @@ function validKey(key: AuthenticatedKey | null): AuthenticatedKey {
 }
 
 export function rateLimited(key: AuthenticatedKey, decision: RateDecision): ApiError {
-  return new ApiError('rate_limited',
+  return new ApiError(
+    'rate_limited',
     `This key's ${key.plan} plan allows ${decision.limit} requests per 5 minutes; retry after the window moves on.`,
-    { members: { 'violated-policies': [WINDOW_POLICY_NAME] } });
+    { members: { 'violated-policies': [WINDOW_POLICY_NAME] } },
+  );
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;

@@ -17,11 +17,24 @@ import type { Meter } from '../accounts/meter.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes } from '../accounts/plans.ts';
 import { renderProblem, toApiError } from './problem.ts';
 import {
-  compressible, etagOf, matchesIfNoneMatch, representation, ResponseCache, type CachedBody, type Representation,
+  compressible,
+  etagOf,
+  matchesIfNoneMatch,
+  representation,
+  ResponseCache,
+  type CachedBody,
+  type Representation,
 } from './response-cache.ts';
 import { Router, type RouteMatch } from './router.ts';
 import {
-  FileReply, Reply, StreamReply, type ApiRequest, type ApiResponse, type PageRequest, type RequestContext, type RouteDef,
+  FileReply,
+  Reply,
+  StreamReply,
+  type ApiRequest,
+  type ApiResponse,
+  type PageRequest,
+  type RequestContext,
+  type RouteDef,
   type StreamProvider,
 } from './types.ts';
 import { parseJsonBody, validate, type ParsedQuery } from './validate.ts';
@@ -54,7 +67,10 @@ const JSON_TYPE = 'application/json';
 const JSON_CONTENT_TYPE: [string, string] = ['Content-Type', JSON_TYPE];
 const REVALIDATE: [string, string] = ['Cache-Control', 'private, no-cache'];
 const VARY: [string, string] = ['Vary', 'Accept-Encoding'];
-const CODED: Record<'br' | 'gzip', [string, string]> = { br: ['Content-Encoding', 'br'], gzip: ['Content-Encoding', 'gzip'] };
+const CODED: Record<'br' | 'gzip', [string, string]> = {
+  br: ['Content-Encoding', 'br'],
+  gzip: ['Content-Encoding', 'gzip'],
+};
 const API_PREFIX = '/api/';
 
 /** Per-request facts the final metering and header steps need, whatever happened before. */
@@ -73,7 +89,6 @@ interface RequestState {
   /** over the limit, let through only to see whether it is a 304 */
   limited?: boolean;
 }
-
 
 export class RequestPipeline {
   private readonly router = new Router<CompiledRoute>();
@@ -129,7 +144,11 @@ export class RequestPipeline {
     } catch (err) {
       return this.finish(req, state, null, err);
     }
-    if (pending instanceof Promise) return pending.then((r) => this.finish(req, state, r, null), (err: unknown) => this.finish(req, state, null, err));
+    if (pending instanceof Promise)
+      return pending.then(
+        (r) => this.finish(req, state, r, null),
+        (err: unknown) => this.finish(req, state, null, err),
+      );
     return this.finish(req, state, pending, null);
   }
 
@@ -178,7 +197,13 @@ export class RequestPipeline {
     if (wantsStream && def.meter !== null) state.unit = 'connection-minute';
 
     if (!isApi) return this.routed(req, state, match, head, wantsStream);
-    const authenticated = authenticateRequest(this.options.keys, req, wantsStream, !!def && (def.sse === true || def.stream === true), state.startedMs);
+    const authenticated = authenticateRequest(
+      this.options.keys,
+      req,
+      wantsStream,
+      !!def && (def.sse === true || def.stream === true),
+      state.startedMs,
+    );
     if (authenticated instanceof Promise) {
       return authenticated.then((key) => this.limited(req, state, match, head, wantsStream, key));
     }
@@ -192,7 +217,12 @@ export class RequestPipeline {
    * still gets its 304: it would not have counted.
    */
   private limited(
-    req: ApiRequest, state: RequestState, match: RouteMatch<CompiledRoute>, head: boolean, wantsStream: boolean, key: AuthenticatedKey,
+    req: ApiRequest,
+    state: RequestState,
+    match: RouteMatch<CompiledRoute>,
+    head: boolean,
+    wantsStream: boolean,
+    key: AuthenticatedKey,
   ): ApiResponse | Promise<ApiResponse> {
     state.key = key;
     const def = match.kind === 'found' ? match.route.def : undefined;
@@ -222,7 +252,11 @@ export class RequestPipeline {
 
   /** After the key and the window: the route's own checks, then the cache, the handler or the stream. */
   private routed(
-    req: ApiRequest, state: RequestState, match: RouteMatch<CompiledRoute>, head: boolean, wantsStream: boolean,
+    req: ApiRequest,
+    state: RequestState,
+    match: RouteMatch<CompiledRoute>,
+    head: boolean,
+    wantsStream: boolean,
   ): ApiResponse | Promise<ApiResponse> {
     if (match.kind === 'method_not_allowed') {
       throw new ApiError('method_not_allowed', `${state.method} is not allowed on ${req.path}`, {
@@ -249,30 +283,51 @@ export class RequestPipeline {
     const { parsed, query } = entry;
     if (!wantsStream && parsed.values.api_key !== undefined) {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
-        errors: [{ parameter: 'api_key', detail: compiled.hints.api_key ?? 'accepted only on event streams; use Authorization: Bearer' }],
+        errors: [
+          {
+            parameter: 'api_key',
+            detail: compiled.hints.api_key ?? 'accepted only on event streams; use Authorization: Bearer',
+          },
+        ],
       });
     }
     const known = this.options.knownIds;
-    if (known) for (const { name, kind } of compiled.idParams) {
-      const ids = query[name] as readonly string[] | undefined;
-      if (ids) assertKnownIds(known, name, kind, ids);
-    }
+    if (known)
+      for (const { name, kind } of compiled.idParams) {
+        const ids = query[name] as readonly string[] | undefined;
+        if (ids) assertKnownIds(known, name, kind, ids);
+      }
     if (compiled.def.body) {
-      return this.parseBody(req, compiled).then((body) => this.answer(req, state, compiled, entry, params, body, head, wantsStream));
+      return this.parseBody(req, compiled).then((body) =>
+        this.answer(req, state, compiled, entry, params, body, head, wantsStream),
+      );
     }
     return this.answer(req, state, compiled, entry, params, undefined, head, wantsStream);
   }
 
   private answer(
-    req: ApiRequest, state: RequestState, compiled: CompiledRoute, entry: QueryEntry, params: Record<string, string>, body: unknown,
-    head: boolean, wantsStream: boolean,
+    req: ApiRequest,
+    state: RequestState,
+    compiled: CompiledRoute,
+    entry: QueryEntry,
+    params: Record<string, string>,
+    body: unknown,
+    head: boolean,
+    wantsStream: boolean,
   ): ApiResponse | Promise<ApiResponse> {
     const def = compiled.def;
     const { parsed, query } = entry;
     // the plan's page size is checked first: a cached page does not tell who may read it
     const limit = def.paginated ? this.pageLimit(query, state) : 0;
 
-    if (wantsStream) return this.openStream(compiled, this.context(req, state, compiled, parsed, query, params, body, limit), state, req, parsed);
+    if (wantsStream)
+      return this.openStream(
+        compiled,
+        this.context(req, state, compiled, parsed, query, params, body, limit),
+        state,
+        req,
+        parsed,
+      );
     if (def.stream) throw new ApiError('not_acceptable', 'This endpoint is an event stream.');
 
     const cacheSpec = def.cache;
@@ -280,25 +335,46 @@ export class RequestPipeline {
     let token = '';
     if (cacheSpec) {
       // a path without parameters is the route's own: its key is made once per query
-      cacheKey = def.params ? `${def.id}\n${req.path}\n${parsed.normalized}` : (entry.cacheKey ??= `${def.id}\n${def.path}\n${parsed.normalized}`);
+      cacheKey = def.params
+        ? `${def.id}\n${req.path}\n${parsed.normalized}`
+        : (entry.cacheKey ??= `${def.id}\n${def.path}\n${parsed.normalized}`);
       token = String(cacheSpec.version());
       // a cursor is checked (and its signature computed) only on a miss: a cached page was made
       // from the same cursor, checked then, and a cursor's check never changes
       const hit = this.cache.get(cacheKey, token, state.startedMs);
       if (hit) return this.cachedResponse(state, req, hit, head);
     }
-    return this.render(req, state, compiled, this.context(req, state, compiled, parsed, query, params, body, limit), head, cacheKey, token);
+    return this.render(
+      req,
+      state,
+      compiled,
+      this.context(req, state, compiled, parsed, query, params, body, limit),
+      head,
+      cacheKey,
+      token,
+    );
   }
 
   /** A cache miss or an uncached route: the handler's result, serialized (and cached when it may be). */
   private async render(
-    req: ApiRequest, state: RequestState, compiled: CompiledRoute, ctx: RequestContext, head: boolean, cacheKey: string, token: string,
+    req: ApiRequest,
+    state: RequestState,
+    compiled: CompiledRoute,
+    ctx: RequestContext,
+    head: boolean,
+    cacheKey: string,
+    token: string,
   ): Promise<ApiResponse> {
     const def = compiled.def;
     const cacheSpec = def.cache;
     const result = await def.handler(ctx);
     if (result instanceof Reply) {
-      return { status: result.status, headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers], body: result.body, omitBody: head };
+      return {
+        status: result.status,
+        headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers],
+        body: result.body,
+        omitBody: head,
+      };
     }
     if (result instanceof FileReply) {
       return {
@@ -313,7 +389,13 @@ export class RequestPipeline {
     const bytes = Buffer.from(JSON.stringify(result), 'utf8');
     const status = def.successStatus ?? 200;
     if (cacheSpec && status === 200) {
-      const cached = this.cache.set(cacheKey, token, bytes, cacheSpec.ttlMs ?? Number.POSITIVE_INFINITY, state.startedMs);
+      const cached = this.cache.set(
+        cacheKey,
+        token,
+        bytes,
+        cacheSpec.ttlMs ?? Number.POSITIVE_INFINITY,
+        state.startedMs,
+      );
       return this.cachedResponse(state, req, cached, head);
     }
     return this.jsonResponse(state, req, bytes, status === 200 ? etagOf(bytes) : null, head, status);
@@ -323,23 +405,36 @@ export class RequestPipeline {
    * A cached body in the coding the request accepts (compressed once per body and coding), with
    * `Vary: Accept-Encoding` wherever the answer depends on it.
    */
-  private cachedResponse(state: RequestState, req: ApiRequest, cached: CachedBody, head: boolean): ApiResponse | Promise<ApiResponse> {
+  private cachedResponse(
+    state: RequestState,
+    req: ApiRequest,
+    cached: CachedBody,
+    head: boolean,
+  ): ApiResponse | Promise<ApiResponse> {
     const coding = negotiateEncoding(req.headers['accept-encoding']);
     const rep = representation(cached, coding);
     const vary = compressible(cached.body);
     if (rep instanceof Promise) {
-      return rep.then((made) => this.jsonResponse(state, req, made.body, made.etag, head, 200, vary, made),
+      return rep.then(
+        (made) => this.jsonResponse(state, req, made.body, made.etag, head, 200, vary, made),
         // compression failing is no reason to fail the request
         (err: unknown) => {
           this.log.error({ err, request_id: state.requestId }, 'compressing a response failed');
           return this.jsonResponse(state, req, cached.body, cached.etag, head, 200, vary);
-        });
+        },
+      );
     }
     return this.jsonResponse(state, req, rep.body, rep.etag, head, 200, vary, rep);
   }
 
   private jsonResponse(
-    state: RequestState, req: ApiRequest, body: Buffer, etag: string | null, head: boolean, status = 200, vary = false,
+    state: RequestState,
+    req: ApiRequest,
+    body: Buffer,
+    etag: string | null,
+    head: boolean,
+    status = 200,
+    vary = false,
     rep?: Representation,
   ): ApiResponse {
     if (etag && matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
@@ -351,7 +446,9 @@ export class RequestPipeline {
       // a revalidation costs the client nothing: give the request back to the window
       if (state.key && state.decision?.takenAtMs != null) {
         const decision = state.decision;
-        void Promise.resolve(this.options.limiter.refund(state.key.id, decision)).catch((err) => this.log.error({ err, request_id: state.requestId }, 'refund failed'));
+        void Promise.resolve(this.options.limiter.refund(state.key.id, decision)).catch((err) =>
+          this.log.error({ err, request_id: state.requestId }, 'refund failed'),
+        );
         state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
       }
       const notModified = this.headers(state);
@@ -394,8 +491,14 @@ export class RequestPipeline {
   }
 
   private context(
-    req: ApiRequest, state: RequestState, compiled: CompiledRoute, parsed: ParsedQuery & { scope: string },
-    query: Record<string, unknown>, params: Record<string, string>, body: unknown, limit: number,
+    req: ApiRequest,
+    state: RequestState,
+    compiled: CompiledRoute,
+    parsed: ParsedQuery & { scope: string },
+    query: Record<string, unknown>,
+    params: Record<string, string>,
+    body: unknown,
+    limit: number,
   ): RequestContext {
     let page: PageRequest | null = null;
     if (compiled.def.paginated) {
@@ -404,12 +507,29 @@ export class RequestPipeline {
       const after = cursor === undefined ? null : this.options.cursors.decode(scope, cursor);
       page = new PageCursor(limit, after, this.options.cursors, scope);
     }
-    return new Context(state.requestId, state.startedMs, state.method, req.path, query, params, body, state.key,
-      req.headers, page, parsed.values, `${this.options.baseUrl ?? ''}${req.path}`, compiled.streamNames);
+    return new Context(
+      state.requestId,
+      state.startedMs,
+      state.method,
+      req.path,
+      query,
+      params,
+      body,
+      state.key,
+      req.headers,
+      page,
+      parsed.values,
+      `${this.options.baseUrl ?? ''}${req.path}`,
+      compiled.streamNames,
+    );
   }
 
   private async openStream(
-    compiled: CompiledRoute, ctx: RequestContext, state: RequestState, req: ApiRequest, parsed: ParsedQuery,
+    compiled: CompiledRoute,
+    ctx: RequestContext,
+    state: RequestState,
+    req: ApiRequest,
+    parsed: ParsedQuery,
   ): Promise<ApiResponse> {
     const def = compiled.def;
     const lastEventId = req.headers['last-event-id'] ?? (ctx.query.last_event_id as string | undefined) ?? null;
@@ -430,7 +550,12 @@ export class RequestPipeline {
     }
     if (!(reply instanceof StreamReply)) throw new Error(`${def.id} did not answer with a StreamReply`);
     const headers = this.headers(state);
-    headers.push(['Content-Type', 'text/event-stream'], ['Cache-Control', 'no-store'], ['X-Accel-Buffering', 'no'], ...reply.headers);
+    headers.push(
+      ['Content-Type', 'text/event-stream'],
+      ['Cache-Control', 'no-store'],
+      ['X-Accel-Buffering', 'no'],
+      ...reply.headers,
+    );
     return { status: 200, headers, body: '', stream: reply };
   }
 
@@ -477,8 +602,13 @@ export class RequestPipeline {
     const status = response.status;
     if (status < 500 && !this.log.isLevelEnabled('debug')) return;
     const line = {
-      request_id: state.requestId, method: state.method, path: safePath(req.path), route: state.endpoint, status,
-      ms: Math.round(latencyMs * 100) / 100, key_id: state.key?.id,
+      request_id: state.requestId,
+      method: state.method,
+      path: safePath(req.path),
+      route: state.endpoint,
+      status,
+      ms: Math.round(latencyMs * 100) / 100,
+      key_id: state.key?.id,
     };
     if (status >= 500) this.log.warn(line, 'request answered with a server error');
     else this.log.debug(line, 'request');

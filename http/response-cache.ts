@@ -29,15 +29,18 @@ export function representation(entry: CachedBody, coding: ContentCoding): Repres
   const coded = (entry.coded ??= {});
   const made = coded[coding];
   if (made) return made;
-  const pending = compress(entry.body, coding).then((body): Representation => {
-    const rep: Representation = { body, etag: codedEtag(entry.etag, coding), coding };
-    coded[coding] = rep;
-    return rep;
-  }, (err: unknown) => {
-    // a failed compression is tried again by the next request
-    delete coded[coding];
-    throw err;
-  });
+  const pending = compress(entry.body, coding).then(
+    (body): Representation => {
+      const rep: Representation = { body, etag: codedEtag(entry.etag, coding), coding };
+      coded[coding] = rep;
+      return rep;
+    },
+    (err: unknown) => {
+      // a failed compression is tried again by the next request
+      delete coded[coding];
+      throw err;
+    },
+  );
   coded[coding] = pending;
   return pending;
 }
@@ -93,7 +96,14 @@ export class ResponseCache {
   }
 
   set(key: string, token: string, body: Buffer, ttlMs: number, nowMs: number): CachedBody {
-    const entry: Entry = { body, etag: etagOf(body), coding: 'identity', token, expiresAtMs: nowMs + ttlMs, movedAt: ++this.inserts };
+    const entry: Entry = {
+      body,
+      etag: etagOf(body),
+      coding: 'identity',
+      token,
+      expiresAtMs: nowMs + ttlMs,
+      movedAt: ++this.inserts,
+    };
     this.entries.delete(key);
     this.entries.set(key, entry);
     while (this.entries.size > this.maxEntries) {

@@ -10,8 +10,16 @@ t.test('static routes win over parameters; methods are told apart', async (t) =>
   r.add('DELETE', '/api/v1/webhooks/endpoints/{id}', 'delete');
   t.same(r.match('GET', '/api/v1/bus/realtime'), { kind: 'found', route: 'list', params: {} });
   t.same(r.match('GET', '/api/v1/bus/39/realtime'), { kind: 'found', route: 'one', params: { route_id: '39' } });
-  t.same(r.match('GET', '/api/v1/bus/39/reliability'), { kind: 'found', route: 'any', params: { route_id: '39', what: 'reliability' } });
-  t.same(r.match('GET', '/api/v1/bus/Green%2FB/realtime'), { kind: 'found', route: 'one', params: { route_id: 'Green/B' } });
+  t.same(r.match('GET', '/api/v1/bus/39/reliability'), {
+    kind: 'found',
+    route: 'any',
+    params: { route_id: '39', what: 'reliability' },
+  });
+  t.same(r.match('GET', '/api/v1/bus/Green%2FB/realtime'), {
+    kind: 'found',
+    route: 'one',
+    params: { route_id: 'Green/B' },
+  });
   t.same(r.match('GET', '/api/v1/bus/%E0%A4%A/realtime'), { kind: 'not_found' }, 'malformed escapes');
   t.same(r.match('GET', '/api/v1/bus//realtime'), { kind: 'not_found' }, 'empty parameter');
   t.same(r.match('GET', '/api/v1/webhooks/endpoints'), { kind: 'method_not_allowed', allow: ['POST'] });

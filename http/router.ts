@@ -95,10 +95,13 @@ function bind(segments: Entry<unknown>['segments'], decoded: string[]): Record<s
 }
 
 function sameShape(a: Entry<unknown>['segments'], b: Entry<unknown>['segments']): boolean {
-  return a.length === b.length && a.every((s, i) => {
-    const o = b[i]!;
-    return 'literal' in s ? 'literal' in o && o.literal === s.literal : 'param' in o;
-  });
+  return (
+    a.length === b.length &&
+    a.every((s, i) => {
+      const o = b[i]!;
+      return 'literal' in s ? 'literal' in o && o.literal === s.literal : 'param' in o;
+    })
+  );
 }
 
 function specificity(entry: Entry<unknown>): number {

@@ -32,7 +32,10 @@ function handler(overrides: Partial<Record<string, (req: ApiRequest) => Promise<
       if (req.path === '/head') return { status: 200, headers, body: 'twelve bytes', omitBody: true };
       if (req.path === '/stream') {
         return {
-          status: 200, headers, body: '', stream: new StreamReply((sink) => {
+          status: 200,
+          headers,
+          body: '',
+          stream: new StreamReply((sink) => {
             sinks.push(sink);
             sink.write(Buffer.from('event: hello\ndata: 1\n\n'));
           }),
@@ -110,7 +113,10 @@ t.test('a client that goes away mid-body does not hurt the server', async (t) =>
   const deadline = Date.now() + 5_000;
   while (server.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   t.equal(server.inFlight, 0, 'the aborted exchange is finished');
-  t.equal((await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'), '12');
+  t.equal(
+    (await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'),
+    '12',
+  );
 });
 
 t.test('an answer given at once (handleNow) is written inside the request handler, large ones too', async (t) => {
@@ -118,14 +124,19 @@ t.test('an answer given at once (handleNow) is written inside the request handle
   const now: Handler = {
     handle: (req) => app.handle(req),
     // what the pipeline does for a cached body: no Promise
-    handleNow: (req) => (req.path === '/big' ? { status: 200, headers: baseHeaders('req_n', 'request'), body: BIG } : app.handle(req)),
+    handleNow: (req) =>
+      req.path === '/big' ? { status: 200, headers: baseHeaders('req_n', 'request'), body: BIG } : app.handle(req),
     close: () => app.close(),
   };
   const server = await startServer({ app: now, port: 0 });
   t.teardown(() => server.close());
   const res = await fetch(`http://127.0.0.1:${server.port}/big`);
   t.ok(Buffer.from(await res.arrayBuffer()).equals(BIG), 'a body larger than the socket takes at once arrives whole');
-  t.equal((await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'), '12', 'the Promise path still works');
+  t.equal(
+    (await fetch(`http://127.0.0.1:${server.port}/head`, { method: 'HEAD' })).headers.get('content-length'),
+    '12',
+    'the Promise path still works',
+  );
   // a client leaving in the middle of a body answered at once: the exchange still finishes
   await new Promise<void>((resolve) => {
     const socket = connect(server.port, '127.0.0.1');
@@ -157,7 +168,8 @@ t.test('HEAD, 204 and 304 leave the connection usable for the next request', asy
   const send = async (line: string, until: number) => {
     socket.write(`${line}\r\nHost: x\r\n\r\n`);
     const deadline = Date.now() + 5_000;
-    while ((text.match(/HTTP\/1\.1 /g) ?? []).length < until && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while ((text.match(/HTTP\/1\.1 /g) ?? []).length < until && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
   };
   await send('HEAD /head HTTP/1.1', 1);
   await send('GET /empty HTTP/1.1', 2);
@@ -259,12 +271,16 @@ t.test('shutdown: busy connections finish, idle keep-alive ones get 503, new one
   idle.write('GET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
   while (!Buffer.concat(idleData).includes('\r\n\r\n')) await new Promise((r) => setTimeout(r, 10));
   idleData.length = 0;
-  const slow = fetch(`http://127.0.0.1:${server.port}/slow`).then((r) => r.text(), (err: Error) => `failed: ${err.message}`);
+  const slow = fetch(`http://127.0.0.1:${server.port}/slow`).then(
+    (r) => r.text(),
+    (err: Error) => `failed: ${err.message}`,
+  );
   while (server.inFlight === 0) await new Promise((r) => setTimeout(r, 10));
   const closing = server.close();
   idle.write('GET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
   const deadline = Date.now() + 5_000;
-  while (!Buffer.concat(idleData).includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (!Buffer.concat(idleData).includes('\r\n\r\n') && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 10));
   t.match(Buffer.concat(idleData).toString(), /^HTTP\/1\.1 503 /, 'a request on an old connection during shutdown');
   await t.rejects(fetch(`http://127.0.0.1:${server.port}/head`, { headers: { connection: 'close' } }));
   release();
@@ -291,7 +307,11 @@ t.test('a port is never shared: a second server on it fails, saying why', async 
   t.teardown(() => first.close());
   const second = startServer({ app: handler(), port: first.port });
   await t.rejects(second, ListenError);
-  await t.rejects(second, { code: 'EADDRINUSE', port: first.port, message: /could not listen on 127\.0\.0\.1:\d+: the port is already in use/ });
+  await t.rejects(second, {
+    code: 'EADDRINUSE',
+    port: first.port,
+    message: /could not listen on 127\.0\.0\.1:\d+: the port is already in use/,
+  });
   for (let i = 0; i < 6; i++) await fetch(`http://127.0.0.1:${first.port}/nothing`);
   t.equal(app.seen.length, 6, 'every request still reaches the first server');
 });
@@ -323,10 +343,14 @@ t.test('signals close once, a second signal exits at once', async (t) => {
     finish = r;
   });
   const logs = captureLogs();
-  const remove = closeOnSignals(async () => {
-    closes++;
-    await done;
-  }, (code) => exits.push(code), logs.logger);
+  const remove = closeOnSignals(
+    async () => {
+      closes++;
+      await done;
+    },
+    (code) => exits.push(code),
+    logs.logger,
+  );
   t.teardown(remove);
   process.emit('SIGTERM', 'SIGTERM');
   process.emit('SIGINT', 'SIGINT');
@@ -335,5 +359,9 @@ t.test('signals close once, a second signal exits at once', async (t) => {
   await new Promise((r) => setTimeout(r, 10));
   t.same(exits, [130, 0]);
   t.equal(closes, 1);
-  t.match(logs.lines, [{ msg: 'finishing in-flight requests, then exiting', signal: 'SIGTERM' }], 'the first signal is logged once');
+  t.match(
+    logs.lines,
+    [{ msg: 'finishing in-flight requests, then exiting', signal: 'SIGTERM' }],
+    'the first signal is logged once',
+  );
 });

@@ -9,7 +9,15 @@ import { baseHeaders, type HeaderList } from './headers.ts';
 import { BODY_IDLE_TIMEOUT_MS, bodyTimeout, checkRequestHead } from './http-edge.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
-import type { ApiRequest, ApiResponse, FileBody, PipedBody, StreamReply, StreamSink, StreamWriteResult } from './types.ts';
+import type {
+  ApiRequest,
+  ApiResponse,
+  FileBody,
+  PipedBody,
+  StreamReply,
+  StreamSink,
+  StreamWriteResult,
+} from './types.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
@@ -66,7 +74,12 @@ export function assertNativeUws(): void {
  * an enum the addon does not export). Checked, since undefined would mean the default listen.
  */
 const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: unknown }).LIBUS_LISTEN_EXCLUSIVE_PORT;
-type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+type ListenWithOptions = (
+  host: string,
+  port: number,
+  options: number,
+  cb: (socket: uWS.us_listen_socket | false) => void,
+) => void;
 
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
@@ -123,10 +136,12 @@ export class UwsSseSink implements StreamSink {
     private readonly onEnd: (sink: UwsSseSink) => void,
     budget?: SendBudget,
   ) {
-    this.budget = budget ? budget.register((reason) => {
-      this.cutReason = reason;
-      this.close('abort');
-    }) : null;
+    this.budget = budget
+      ? budget.register((reason) => {
+          this.cutReason = reason;
+          this.close('abort');
+        })
+      : null;
     // registered at once: without it a drained socket keeps a 10 s timeout that kills it (5)
     res.onWritable(() => {
       if (this.gone) return true;
@@ -264,27 +279,35 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
    * uWS took the previous one whole (tryEnd + onWritable, as uWS's own file streamer does).
    * `done` runs however the body ends (complete, aborted, failed).
    */
-  const sendChunks = (res: HttpResponse, ex: Exchange, total: number, next: (sent: number) => Promise<Uint8Array | null>, done: () => void, what: string) => {
-    const writeChunk = (chunk: Uint8Array) => new Promise<boolean>((resolve) => {
-      if (ex.aborted) return resolve(false);
-      let base = 0;
-      let result: [boolean, boolean] = [false, false];
-      res.cork(() => {
-        base = res.getWriteOffset();
-        result = res.tryEnd(chunk, total);
+  const sendChunks = (
+    res: HttpResponse,
+    ex: Exchange,
+    total: number,
+    next: (sent: number) => Promise<Uint8Array | null>,
+    done: () => void,
+    what: string,
+  ) => {
+    const writeChunk = (chunk: Uint8Array) =>
+      new Promise<boolean>((resolve) => {
+        if (ex.aborted) return resolve(false);
+        let base = 0;
+        let result: [boolean, boolean] = [false, false];
+        res.cork(() => {
+          base = res.getWriteOffset();
+          result = res.tryEnd(chunk, total);
+        });
+        if (result[0] || result[1]) return resolve(true);
+        ex.onAbort = () => resolve(false);
+        res.onWritable((offset) => {
+          if (ex.aborted) return true;
+          const [ok, complete] = res.tryEnd(chunk.subarray(offset - base), total);
+          if (ok || complete) {
+            ex.onAbort = undefined;
+            resolve(true);
+          }
+          return ok;
+        });
       });
-      if (result[0] || result[1]) return resolve(true);
-      ex.onAbort = () => resolve(false);
-      res.onWritable((offset) => {
-        if (ex.aborted) return true;
-        const [ok, complete] = res.tryEnd(chunk.subarray(offset - base), total);
-        if (ok || complete) {
-          ex.onAbort = undefined;
-          resolve(true);
-        }
-        return ok;
-      });
-    });
     const pump = async () => {
       let sent = 0;
       if (total === 0) {
@@ -293,43 +316,60 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       }
       while (sent < total && !ex.aborted) {
         const chunk = await next(sent);
-        if (chunk === null || sent + chunk.byteLength > total) throw new Error(`${what} body is not its Content-Length (${total} bytes)`);
+        if (chunk === null || sent + chunk.byteLength > total)
+          throw new Error(`${what} body is not its Content-Length (${total} bytes)`);
         if (!(await writeChunk(chunk))) return;
         sent += chunk.byteLength;
       }
     };
-    pump().catch((err: unknown) => {
-      log.error({ err }, `${what} failed`);
-      // the headers promised Content-Length bytes: only closing the connection tells the client
-      if (!ex.aborted) res.close();
-    }).finally(() => {
-      finish(ex);
-      done();
-    });
+    pump()
+      .catch((err: unknown) => {
+        log.error({ err }, `${what} failed`);
+        // the headers promised Content-Length bytes: only closing the connection tells the client
+        if (!ex.aborted) res.close();
+      })
+      .finally(() => {
+        finish(ex);
+        done();
+      });
   };
 
   /** A byte range of an open file, closed however the download ends. */
   const sendFile = (res: HttpResponse, ex: Exchange, file: FileBody) => {
-    sendChunks(res, ex, file.length, async (sent) => {
-      const size = Math.min(FILE_CHUNK, file.length - sent);
-      // a fresh buffer per chunk: uWS may still hold the previous one until the socket drains
-      const chunk = Buffer.allocUnsafe(size);
-      const { bytesRead } = await file.handle.read(chunk, 0, size, file.start + sent);
-      if (bytesRead !== size) throw new Error(`file ended ${file.length - sent - bytesRead} bytes early`);
-      return chunk;
-    }, () => void file.handle.close().catch(() => undefined), 'file download');
+    sendChunks(
+      res,
+      ex,
+      file.length,
+      async (sent) => {
+        const size = Math.min(FILE_CHUNK, file.length - sent);
+        // a fresh buffer per chunk: uWS may still hold the previous one until the socket drains
+        const chunk = Buffer.allocUnsafe(size);
+        const { bytesRead } = await file.handle.read(chunk, 0, size, file.start + sent);
+        if (bytesRead !== size) throw new Error(`file ended ${file.length - sent - bytesRead} bytes early`);
+        return chunk;
+      },
+      () => void file.handle.close().catch(() => undefined),
+      'file download',
+    );
   };
 
   /** A body produced elsewhere (a forwarded answer), cancelled unless read to its end. */
   const sendPiped = (res: HttpResponse, ex: Exchange, body: PipedBody) => {
     let ended = false;
-    sendChunks(res, ex, body.length, async () => {
-      const chunk = await body.next();
-      if (chunk === null) ended = true;
-      return chunk;
-    }, () => {
-      if (!ended) body.cancel();
-    }, 'forwarded answer');
+    sendChunks(
+      res,
+      ex,
+      body.length,
+      async () => {
+        const chunk = await body.next();
+        if (chunk === null) ended = true;
+        return chunk;
+      },
+      () => {
+        if (!ended) body.cancel();
+      },
+      'forwarded answer',
+    );
   };
 
   // a function of its own: the abort handler lives as long as the stream, and a closure created
@@ -385,7 +425,10 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       } else if (response.omitBody) {
         // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it
         // never serves another request (uWS 20.30); writing the header ourselves does not
-        res.writeHeader('Content-Length', String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength));
+        res.writeHeader(
+          'Content-Length',
+          String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength),
+        );
         res.endWithoutBody();
         finish(ex);
       } else {
@@ -395,7 +438,11 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   };
 
   const unavailable = (res: HttpResponse, ex: Exchange) => {
-    const problem = renderProblem(new ApiError('unavailable', 'The server is shutting down; retry shortly.'), 'req_shutdown', '/');
+    const problem = renderProblem(
+      new ApiError('unavailable', 'The server is shutting down; retry shortly.'),
+      'req_shutdown',
+      '/',
+    );
     res.cork(() => {
       writeHead(res, 503, [...baseHeaders('req_shutdown', null), ...problem.headers, ['Retry-After', '1']]);
       res.end(problem.body, true);
@@ -434,7 +481,10 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     if (answer instanceof Promise) {
       // answered later: uWS must be told, and a client gone meanwhile must not be written to
       if (!ex.watched) watchAbort(res, ex);
-      answer.then((response) => respond(res, ex, response), (err: unknown) => respond(res, ex, internalError(err)));
+      answer.then(
+        (response) => respond(res, ex, response),
+        (err: unknown) => respond(res, ex, internalError(err)),
+      );
     } else {
       respond(res, ex, answer);
     }
@@ -475,11 +525,15 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     };
     // what uWS passes although HTTP says to refuse it, and this server's size limits
     const refusal = checkRequestHead({
-      targetBytes: request.path.length + (request.query ? request.query.length + 1 : 0), headerBytes, headers, hostRepeated,
+      targetBytes: request.path.length + (request.query ? request.query.length + 1 : 0),
+      headerBytes,
+      headers,
+      hostRepeated,
     });
     if (refusal) return refuse(res, ex, refusal, request.path);
-    const hasBody = BODY_METHODS.has(request.method.toUpperCase())
-      && (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
+    const hasBody =
+      BODY_METHODS.has(request.method.toUpperCase()) &&
+      (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
     if (!hasBody) return dispatch(res, ex, request);
     watchAbort(res, ex);
     const chunks: Buffer[] = [];
@@ -513,7 +567,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const host = options.host ?? '127.0.0.1';
     const wanted = options.port ?? 0;
-    if (typeof EXCLUSIVE_PORT !== 'number') throw new Error('uWebSockets.js does not export LIBUS_LISTEN_EXCLUSIVE_PORT');
+    if (typeof EXCLUSIVE_PORT !== 'number')
+      throw new Error('uWebSockets.js does not export LIBUS_LISTEN_EXCLUSIVE_PORT');
     // exclusive: by default uWS sets SO_REUSEPORT, and then a second server on the same port
     // starts without a word and the kernel splits the connections between the two
     (app.listen as unknown as ListenWithOptions).call(app, host, wanted, EXCLUSIVE_PORT, (listenSocket) => {
@@ -562,17 +617,22 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
 
 /** Closes on the first SIGTERM or SIGINT; a second signal exits at once. */
 export function closeOnSignals(
-  close: () => Promise<void>, exit: (code: number) => void = process.exit, log: Logger = defaultLogger(),
+  close: () => Promise<void>,
+  exit: (code: number) => void = process.exit,
+  log: Logger = defaultLogger(),
 ): () => void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return exit(130);
     stopping = true;
     log.info({ signal }, 'finishing in-flight requests, then exiting');
-    close().then(() => exit(0), (err) => {
-      log.error({ err }, 'shutdown failed');
-      exit(1);
-    });
+    close().then(
+      () => exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        exit(1);
+      },
+    );
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);

@@ -19,29 +19,60 @@ import type { StreamSink, StreamWriteResult } from './types.ts';
 import { silentLogger } from '../core/logger.ts';
 
 t.test('item type and channels follow the route', async (t) => {
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), { itemType: 'alert', channels: ['live:alerts', 'live:freshness'] });
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/realtime' }), {
-    itemType: 'arrival', channels: ['live:arrivals', 'live:vehicles:rail', 'live:freshness'],
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), {
+    itemType: 'alert',
+    channels: ['live:alerts', 'live:freshness'],
   });
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/{route_id}/realtime' }), {
-    itemType: 'vehicle', channels: ['live:vehicles:bus', 'live:arrivals', 'live:freshness'],
-  }, 'a bus stream does not recompute when streetcars move');
-  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/{line}/reliability' }), { itemType: 'reliability', channels: ['reliability', 'live:arrivals'] });
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/realtime' }), {
+    itemType: 'arrival',
+    channels: ['live:arrivals', 'live:vehicles:rail', 'live:freshness'],
+  });
+  t.same(
+    streamKindOf({ id: 'a', path: '/api/v1/bus/{route_id}/realtime' }),
+    {
+      itemType: 'vehicle',
+      channels: ['live:vehicles:bus', 'live:arrivals', 'live:freshness'],
+    },
+    'a bus stream does not recompute when streetcars move',
+  );
+  t.same(streamKindOf({ id: 'a', path: '/api/v1/rail/{line}/reliability' }), {
+    itemType: 'reliability',
+    channels: ['reliability', 'live:arrivals'],
+  });
   t.same(streamKindOf({ id: 'other', path: '/api/v1/x' }), { itemType: 'other', channels: [] });
 });
 
 t.test('snapshots: identified data items, typed; anything else is one item', async (t) => {
-  const body = { data: [{ id: 'a', n: 1 }, { id: 2, type: 'own' }], meta: {} };
-  t.same(snapshotOf(body, 'alert', '/p').items, [{ type: 'alert', id: 'a', n: 1 }, { id: 2, type: 'own' }]);
+  const body = {
+    data: [
+      { id: 'a', n: 1 },
+      { id: 2, type: 'own' },
+    ],
+    meta: {},
+  };
+  t.same(snapshotOf(body, 'alert', '/p').items, [
+    { type: 'alert', id: 'a', n: 1 },
+    { id: 2, type: 'own' },
+  ]);
   t.equal(snapshotOf(body, 'alert', '/p').body, body);
-  t.same(snapshotOf({ data: { total: 3 } }, 'reliability', '/p').items, [{ type: 'reliability', id: '/p', data: { total: 3 } }]);
+  t.same(snapshotOf({ data: { total: 3 } }, 'reliability', '/p').items, [
+    { type: 'reliability', id: '/p', data: { total: 3 } },
+  ]);
   t.same(snapshotOf({ data: [{ n: 1 }] }, 'x', '/p').items, [{ type: 'x', id: '/p', data: [{ n: 1 }] }]);
   t.same(snapshotOf(null, 'x', '/p').items, [{ type: 'x', id: '/p', data: null }]);
 });
 
 t.test('usage rows for connection-minutes', async (t) => {
   const tag: StreamTag = { keyId: 'k', plan: 'max', test: true, endpoint: '/e', requestId: 'r' };
-  t.match(connectionMinutes(tag, 2, 5), { keyId: 'k', unit: 'connection-minute', quantity: 2, atMs: 5, test: true, status: 200, method: 'GET' });
+  t.match(connectionMinutes(tag, 2, 5), {
+    keyId: 'k',
+    unit: 'connection-minute',
+    quantity: 2,
+    atMs: 5,
+    test: true,
+    status: 200,
+    method: 'GET',
+  });
 });
 
 const KEYS: Record<string, AuthenticatedKey> = {
@@ -77,14 +108,27 @@ class Sink implements StreamSink {
 
 function setup() {
   const clock = { now: 1_000_000 };
-  const hub = new StreamHub({ bufferBytes: 1 << 20, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0 }, new MemoryEventLog({ capacity: 10 }));
+  const hub = new StreamHub(
+    { bufferBytes: 1 << 20, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0 },
+    new MemoryEventLog({ capacity: 10 }),
+  );
   const allowance = new StreamAllowance();
   const minutes: Array<[string, number]> = [];
-  const connections = new ConnectionMeter<StreamTag>({ sink: { record: (tag, n) => minutes.push([tag.endpoint, n]) }, now: () => clock.now });
+  const connections = new ConnectionMeter<StreamTag>({
+    sink: { record: (tag, n) => minutes.push([tag.endpoint, n]) },
+    now: () => clock.now,
+  });
   const streams = new HubStreams({ hub, allowance, connections, now: () => clock.now });
   let fail: ApiError | null = null;
   const route = defineRoute({
-    id: 'things', method: 'GET', path: '/api/v1/things', summary: 'Things', tags: ['T'], auth: 'key', meter: 'request', sse: true,
+    id: 'things',
+    method: 'GET',
+    path: '/api/v1/things',
+    summary: 'Things',
+    tags: ['T'],
+    auth: 'key',
+    meter: 'request',
+    sse: true,
     response: z.object({ data: z.array(z.object({ id: z.string(), at: z.number() })) }),
     handler: (ctx) => {
       if (fail) throw fail;
@@ -93,23 +137,45 @@ function setup() {
   });
   const keys: KeyAuthenticator = { authenticate: (token) => KEYS[token] ?? null, close: () => {} };
   const app = new App({
-    routes: [route, ...eventRoutes(streams)], keys, meter: new MemoryMeter(), limiter: new SlidingWindowLimiter(),
-    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: silentLogger, maxBodyBytes: 100,
-    responseCacheEntries: 10, streams,
+    routes: [route, ...eventRoutes(streams)],
+    keys,
+    meter: new MemoryMeter(),
+    limiter: new SlidingWindowLimiter(),
+    cursors: new CursorCodec('x'.repeat(32)),
+    clock: () => clock.now,
+    log: silentLogger,
+    maxBodyBytes: 100,
+    responseCacheEntries: 10,
+    streams,
   });
-  return { app, hub, allowance, connections, minutes, clock, setFail: (err: ApiError | null) => { fail = err; } };
+  return {
+    app,
+    hub,
+    allowance,
+    connections,
+    minutes,
+    clock,
+    setFail: (err: ApiError | null) => {
+      fail = err;
+    },
+  };
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-t.test('a topic re-renders at the current time, not at its first request\'s', async (t) => {
+t.test("a topic re-renders at the current time, not at its first request's", async (t) => {
   const { app, hub, clock } = setup();
   const response = await app.inject({ url: '/api/v1/things?format=sse', headers: { authorization: 'Bearer max' } });
   t.equal(response.status, 200);
   const sink = new Sink();
   response.stream!.close();
   await tick();
-  const reply = await app.handle({ method: 'GET', path: '/api/v1/things', query: 'format=sse', headers: { authorization: 'Bearer max' } });
+  const reply = await app.handle({
+    method: 'GET',
+    path: '/api/v1/things',
+    query: 'format=sse',
+    headers: { authorization: 'Bearer max' },
+  });
   reply.stream!.start(sink);
   await tick();
   t.match(sink.text, /event: reset\ndata: \{"data":\[\{"id":"clock","at":1000000\}\]\}/);

@@ -13,7 +13,14 @@ import type { AuthenticatedKey } from '../accounts/auth.ts';
 import type { HeaderList } from './headers.ts';
 import type { UsageRecord } from '../accounts/meter.ts';
 import { PLAN_LIMITS, type Plan } from '../accounts/plans.ts';
-import { Reply, StreamReply, type RequestContext, type RouteDef, type StreamOpenRequest, type StreamProvider } from './types.ts';
+import {
+  Reply,
+  StreamReply,
+  type RequestContext,
+  type RouteDef,
+  type StreamOpenRequest,
+  type StreamProvider,
+} from './types.ts';
 
 /**
  * Change channel of one slice of the LiveView (core/ports.ts LIVE_SLICES): a topic recomputes
@@ -39,8 +46,17 @@ export interface StreamTag {
 /** The usage row for `minutes` more started minutes of a stream. */
 export function connectionMinutes(tag: StreamTag, minutes: number, atMs: number): UsageRecord {
   return {
-    keyId: tag.keyId, plan: tag.plan, test: tag.test, unit: 'connection-minute', quantity: minutes,
-    method: 'GET', endpoint: tag.endpoint, status: 200, latencyMs: 0, atMs, requestId: tag.requestId,
+    keyId: tag.keyId,
+    plan: tag.plan,
+    test: tag.test,
+    unit: 'connection-minute',
+    quantity: minutes,
+    method: 'GET',
+    endpoint: tag.endpoint,
+    status: 200,
+    latencyMs: 0,
+    atMs,
+    requestId: tag.requestId,
   };
 }
 
@@ -55,11 +71,16 @@ export interface StreamKind {
 export function streamKindOf(route: Pick<RouteDef, 'id' | 'path'>): StreamKind {
   const path = route.path;
   // an alert item carries its feed's freshness verdict
-  if (path.endsWith('/alerts')) return { itemType: 'alert', channels: [liveChannel('alerts'), liveChannel('freshness')] };
+  if (path.endsWith('/alerts'))
+    return { itemType: 'alert', channels: [liveChannel('alerts'), liveChannel('freshness')] };
   // today's rows are live: they move with the trip updates, and finalized days with reliability.updated
-  if (path.endsWith('/reliability')) return { itemType: 'reliability', channels: [RELIABILITY_CHANNEL, liveChannel('arrivals')] };
+  if (path.endsWith('/reliability'))
+    return { itemType: 'reliability', channels: [RELIABILITY_CHANNEL, liveChannel('arrivals')] };
   if (path.endsWith('/rail/realtime')) {
-    return { itemType: 'arrival', channels: [liveChannel('arrivals'), liveChannel('vehicles:rail'), liveChannel('freshness')] };
+    return {
+      itemType: 'arrival',
+      channels: [liveChannel('arrivals'), liveChannel('vehicles:rail'), liveChannel('freshness')],
+    };
   }
   if (path.endsWith('/realtime')) {
     // a vehicle carries its trip's delay (arrivals) and its feed's freshness
@@ -83,9 +104,10 @@ function isIdentified(value: unknown): value is { id: string | number } {
 export function snapshotOf(body: unknown, itemType: string, wholeId: string): TopicSnapshot {
   const data = (body as { data?: unknown } | null)?.data;
   if (Array.isArray(data) && data.every(isIdentified)) {
-    const items = data.map((item): TopicItem => (typeof (item as { type?: unknown }).type === 'string'
-      ? item as TopicItem
-      : { type: itemType, ...item }));
+    const items = data.map(
+      (item): TopicItem =>
+        typeof (item as { type?: unknown }).type === 'string' ? (item as TopicItem) : { type: itemType, ...item },
+    );
     return { items, body };
   }
   return { items: [{ type: itemType, id: wholeId, data: data ?? body }], body };
@@ -135,7 +157,8 @@ export class HubStreams implements StreamProvider {
         compute: async () => {
           let body = first;
           first = NOT_RENDERED;
-          if (body === NOT_RENDERED) body = jsonBody(request.route, await request.route.handler(contextAt(request.ctx, this.now())));
+          if (body === NOT_RENDERED)
+            body = jsonBody(request.route, await request.route.handler(contextAt(request.ctx, this.now())));
           return snapshotOf(body, kind.itemType, request.ctx.path);
         },
       });
@@ -147,7 +170,12 @@ export class HubStreams implements StreamProvider {
   }
 
   /** GET /api/v1/events/stream */
-  async openEvents(ctx: RequestContext, endpoint: string, filter: EventFilter, lastEventId: string | null): Promise<StreamReply> {
+  async openEvents(
+    ctx: RequestContext,
+    endpoint: string,
+    filter: EventFilter,
+    lastEventId: string | null,
+  ): Promise<StreamReply> {
     if (!ctx.key) throw new Error('event stream reached without an authenticated key');
     const lease = await this.acquire(ctx.key);
     try {
@@ -163,7 +191,13 @@ export class HubStreams implements StreamProvider {
     return this.options.allowance.acquire(key.id, PLAN_LIMITS[key.plan].sse_streams, key.plan);
   }
 
-  private reply(plan: StreamPlan, ctx: RequestContext, key: AuthenticatedKey, endpoint: string, lease: StreamLease): StreamReply {
+  private reply(
+    plan: StreamPlan,
+    ctx: RequestContext,
+    key: AuthenticatedKey,
+    endpoint: string,
+    lease: StreamLease,
+  ): StreamReply {
     const tag: StreamTag = { keyId: key.id, plan: key.plan, test: key.test, endpoint, requestId: ctx.requestId };
     const start = (sink: Parameters<StreamReply['start']>[0]) => {
       if (sink.closed) {
@@ -187,6 +221,7 @@ export class HubStreams implements StreamProvider {
 }
 
 function jsonBody(route: RouteDef, result: unknown): unknown {
-  if (result instanceof Reply || result instanceof StreamReply) throw new Error(`${route.id} has no JSON body to stream`);
+  if (result instanceof Reply || result instanceof StreamReply)
+    throw new Error(`${route.id} has no JSON body to stream`);
   return result;
 }

@@ -14,16 +14,17 @@ const MAX_QUERY_LENGTH = 8192;
 
 function problems(list: ParameterProblem[]): ApiError {
   const names = [...new Set(list.map((p) => p.parameter))];
-  const detail = list.length === 1
-    ? `${list[0]!.parameter}: ${list[0]!.detail}`
-    : `invalid parameters: ${names.join(', ')}`;
+  const detail =
+    list.length === 1 ? `${list[0]!.parameter}: ${list[0]!.detail}` : `invalid parameters: ${names.join(', ')}`;
   return new ApiError('invalid_parameter', detail, { errors: list });
 }
 
 /** Splits the raw query; refuses unknown and repeated names. */
 export function parseQuery(raw: string, allowed: ReadonlySet<string>, hints: Record<string, string> = {}): ParsedQuery {
   if (raw.length > MAX_QUERY_LENGTH) {
-    throw problems([{ parameter: '(query)', detail: `the query string is longer than ${MAX_QUERY_LENGTH} characters` }]);
+    throw problems([
+      { parameter: '(query)', detail: `the query string is longer than ${MAX_QUERY_LENGTH} characters` },
+    ]);
   }
   // no prototype: names such as __proto__ or toString must stay plain data
   const values: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -42,8 +43,10 @@ export function parseQuery(raw: string, allowed: ReadonlySet<string>, hints: Rec
     values[name] = value;
   }
   if (found.length) throw problems(dedupe(found));
-  const normalized = Object.keys(values).sort()
-    .map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(values[name]!)}`).join('&');
+  const normalized = Object.keys(values)
+    .sort()
+    .map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(values[name]!)}`)
+    .join('&');
   return { values, normalized };
 }
 
@@ -61,14 +64,21 @@ function dedupe(list: ParameterProblem[]): ParameterProblem[] {
 export function validate<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  throw problems(dedupe(result.error.issues.flatMap((issue): ParameterProblem[] => {
-    const path = issue.path.filter((p) => typeof p !== 'symbol').map(String);
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ parameter: `${prefix}${[...path, key].join('.')}`, detail: 'unknown parameter' }));
-    }
-    const parameter = `${prefix}${path.length ? path[0] : '(value)'}`;
-    return [{ parameter, detail: `${path.length > 1 ? `${path.slice(1).join('.')}: ` : ''}${issue.message}` }];
-  })));
+  throw problems(
+    dedupe(
+      result.error.issues.flatMap((issue): ParameterProblem[] => {
+        const path = issue.path.filter((p) => typeof p !== 'symbol').map(String);
+        if (issue.code === 'unrecognized_keys') {
+          return issue.keys.map((key) => ({
+            parameter: `${prefix}${[...path, key].join('.')}`,
+            detail: 'unknown parameter',
+          }));
+        }
+        const parameter = `${prefix}${path.length ? path[0] : '(value)'}`;
+        return [{ parameter, detail: `${path.length > 1 ? `${path.slice(1).join('.')}: ` : ''}${issue.message}` }];
+      }),
+    ),
+  );
 }
 
 /** Parses a JSON request body against its schema; the caller checks size and content type. */
@@ -83,8 +93,13 @@ export function parseJsonBody<S extends z.ZodType>(schema: S, bytes: Uint8Array)
   if (result.success) return result.data;
   const errors = result.error.issues.flatMap((issue): ParameterProblem[] => {
     const path = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ parameter: [...path, key].join('.'), detail: 'unknown field' }));
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({ parameter: [...path, key].join('.'), detail: 'unknown field' }));
     return [{ parameter: path.length ? path.join('.') : '(body)', detail: issue.message }];
   });
-  throw new ApiError('invalid_body', `the body does not match the schema: ${errors.map((e) => e.parameter).join(', ')}`, { errors });
+  throw new ApiError(
+    'invalid_body',
+    `the body does not match the schema: ${errors.map((e) => e.parameter).join(', ')}`,
+    { errors },
+  );
 }

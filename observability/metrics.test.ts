@@ -10,9 +10,22 @@ const scrape = async (m: ServiceMetrics) => parsePrometheusText(await m.metricsT
 
 function poll(overrides: Partial<FeedPoll> = {}): FeedPoll {
   return {
-    feed_id: 'metro-tu', polled_ms: 1_700_000_000_000, status: 'ok', http_status: 200, bytes: 100, duration_ms: 40,
-    header_timestamp_ms: 1_700_000_000_000, entities: 10, vehicles: 0, trip_updates: 10, alerts: 0, stored: 9,
-    rejected: { missing_trip: 1 }, matching: null, error: null, ...overrides,
+    feed_id: 'metro-tu',
+    polled_ms: 1_700_000_000_000,
+    status: 'ok',
+    http_status: 200,
+    bytes: 100,
+    duration_ms: 40,
+    header_timestamp_ms: 1_700_000_000_000,
+    entities: 10,
+    vehicles: 0,
+    trip_updates: 10,
+    alerts: 0,
+    stored: 9,
+    rejected: { missing_trip: 1 },
+    matching: null,
+    error: null,
+    ...overrides,
   } as FeedPoll;
 }
 
@@ -31,17 +44,31 @@ t.test('requests: counted by route and status, latency by route, from plain coun
   t.equal(sampleValue(f, 'transit_http_request_duration_seconds_bucket', { route: 'listAlerts', le: '0.0025' }), 2);
   t.equal(sampleValue(f, 'transit_http_request_duration_seconds_sum', { route: 'listAlerts' }), 0.0061);
   m.request('listAlerts', 200, 0.001);
-  t.equal(sampleValue(await scrape(m), 'transit_http_requests_total', { route: 'listAlerts', status: '200' }), 3, 'a scrape does not reset them');
+  t.equal(
+    sampleValue(await scrape(m), 'transit_http_requests_total', { route: 'listAlerts', status: '200' }),
+    3,
+    'a scrape does not reset them',
+  );
 });
 
 t.test('polls: outcome, duration, rejections, trip matching', async (t) => {
   const m = new ServiceMetrics({ defaultMetrics: false });
-  m.poll(poll({
-    matching: {
-      trips: 10, matched: 8, unmatched: 1, ambiguous: 1, previous_day: 0, match_rate: 0.8,
-      strategies: { exact: { matched: 6, unmatched: 4, ambiguous: 0 }, start: { matched: 2, unmatched: 1, ambiguous: 1 } },
-    },
-  }));
+  m.poll(
+    poll({
+      matching: {
+        trips: 10,
+        matched: 8,
+        unmatched: 1,
+        ambiguous: 1,
+        previous_day: 0,
+        match_rate: 0.8,
+        strategies: {
+          exact: { matched: 6, unmatched: 4, ambiguous: 0 },
+          start: { matched: 2, unmatched: 1, ambiguous: 1 },
+        },
+      },
+    }),
+  );
   m.poll(poll({ status: 'timeout', rejected: { timeout: 1 }, duration_ms: 10_000, matching: null }));
   const f = await scrape(m);
   t.equal(sampleValue(f, 'transit_feed_polls_total', { feed: 'metro-tu', status: 'ok' }), 1);
@@ -51,8 +78,19 @@ t.test('polls: outcome, duration, rejections, trip matching', async (t) => {
   t.equal(sampleValue(f, 'transit_feed_entities_rejected_total', { feed: 'metro-tu', reason: 'timeout' }), 1);
   t.equal(sampleValue(f, 'transit_feed_trips_total', { feed: 'metro-tu', result: 'matched' }), 8);
   t.equal(sampleValue(f, 'transit_feed_trips_total', { feed: 'metro-tu', result: 'ambiguous' }), 1);
-  t.equal(sampleValue(f, 'transit_feed_trip_strategy_decisions_total', { feed: 'metro-tu', strategy: 'start', result: 'matched' }), 2);
-  t.equal(sampleValue(f, 'transit_feed_trip_match_ratio', { feed: 'metro-tu' }), 0.8, 'a poll without lookups leaves the ratio');
+  t.equal(
+    sampleValue(f, 'transit_feed_trip_strategy_decisions_total', {
+      feed: 'metro-tu',
+      strategy: 'start',
+      result: 'matched',
+    }),
+    2,
+  );
+  t.equal(
+    sampleValue(f, 'transit_feed_trip_match_ratio', { feed: 'metro-tu' }),
+    0.8,
+    'a poll without lookups leaves the ratio',
+  );
 });
 
 t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent until bound', async (t) => {
@@ -75,7 +113,10 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
   });
   f = await scrape(m);
   t.equal(sampleValue(f, 'transit_feed_age_seconds', { feed: 'a' }), 42);
-  t.notOk(f.get('transit_feed_age_seconds')!.samples.some((s) => s.labels.feed === 'b'), 'no header yet: no age');
+  t.notOk(
+    f.get('transit_feed_age_seconds')!.samples.some((s) => s.labels.feed === 'b'),
+    'no header yet: no age',
+  );
   t.equal(sampleValue(f, 'transit_sse_streams_open'), 3);
   t.equal(sampleValue(f, 'transit_sse_events_encoded_total'), 7);
   t.equal(sampleValue(f, 'transit_sse_event_writes_total'), 21);
@@ -94,9 +135,13 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
 t.test('events, webhook attempts, jobs, queue waits', async (t) => {
   const m = new ServiceMetrics({ defaultMetrics: false });
   const event = (type: DomainEvent['type'], data: unknown = {}): DomainEvent => rawEvent(type, { at_ms: 0, data });
-  m.events([event('vehicle.position'), event('vehicle.position'), event('alert.created'),
+  m.events([
+    event('vehicle.position'),
+    event('vehicle.position'),
+    event('alert.created'),
     event('export.ready', { dataset: 'realtime', format: 'parquet', rows: 1200 }),
-    event('export.failed', { dataset: 'alerts', format: 'ndjson.gz' })]);
+    event('export.failed', { dataset: 'alerts', format: 'ndjson.gz' }),
+  ]);
   m.webhookAttempt({ result: { outcome: 'succeeded', latency_ms: 12 } });
   m.webhookAttempt({ result: { outcome: 'http_error', latency_ms: 40 } });
   m.webhookAttempt({ result: { outcome: 'succeeded', latency_ms: 9 } });
@@ -105,8 +150,14 @@ t.test('events, webhook attempts, jobs, queue waits', async (t) => {
   m.dbQueueWait(0.002);
   const f = await scrape(m);
   t.equal(sampleValue(f, 'transit_events_published_total', { type: 'vehicle.position' }), 2);
-  t.equal(sampleValue(f, 'transit_export_files_total', { dataset: 'realtime', format: 'parquet', outcome: 'ready' }), 1);
-  t.equal(sampleValue(f, 'transit_export_files_total', { dataset: 'alerts', format: 'ndjson.gz', outcome: 'failed' }), 1);
+  t.equal(
+    sampleValue(f, 'transit_export_files_total', { dataset: 'realtime', format: 'parquet', outcome: 'ready' }),
+    1,
+  );
+  t.equal(
+    sampleValue(f, 'transit_export_files_total', { dataset: 'alerts', format: 'ndjson.gz', outcome: 'failed' }),
+    1,
+  );
   t.equal(sampleValue(f, 'transit_export_rows_total', { dataset: 'realtime' }), 1200);
   t.equal(sampleValue(f, 'transit_webhook_attempts_total', { outcome: 'succeeded' }), 2);
   t.equal(sampleValue(f, 'transit_snapshot_runs_total', { outcome: 'ok' }), 1);

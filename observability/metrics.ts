@@ -244,7 +244,8 @@ export class ServiceMetrics implements RequestObserver {
         this.reset();
         const now = self.sources.now?.() ?? Date.now();
         for (const feed of self.sources.feeds()) {
-          if (feed.header_timestamp_ms !== null) this.set({ feed: feed.feed_id }, Math.max(0, (now - feed.header_timestamp_ms) / 1000));
+          if (feed.header_timestamp_ms !== null)
+            this.set({ feed: feed.feed_id }, Math.max(0, (now - feed.header_timestamp_ms) / 1000));
         }
       },
     });
@@ -289,12 +290,25 @@ export class ServiceMetrics implements RequestObserver {
       },
     });
     for (const [name, help, read] of [
-      ['depth', 'Polls live and waiting for their history append (polling pauses when it is full).', (q: { depth: number }) => q.depth],
-      ['lag_seconds', 'How long the oldest poll waiting for its history append has waited (0 when none).', (q: { lag_ms: number }) => q.lag_ms / 1000],
+      [
+        'depth',
+        'Polls live and waiting for their history append (polling pauses when it is full).',
+        (q: { depth: number }) => q.depth,
+      ],
+      [
+        'lag_seconds',
+        'How long the oldest poll waiting for its history append has waited (0 when none).',
+        (q: { lag_ms: number }) => q.lag_ms / 1000,
+      ],
     ] as const) {
-      new Gauge({ name: `${PREFIX}history_queue_${name}`, help, registers, collect() {
-        if (self.sources.historyQueue) this.set(read(self.sources.historyQueue()));
-      } });
+      new Gauge({
+        name: `${PREFIX}history_queue_${name}`,
+        help,
+        registers,
+        collect() {
+          if (self.sources.historyQueue) this.set(read(self.sources.historyQueue()));
+        },
+      });
     }
 
     // jobs
@@ -344,7 +358,13 @@ export class ServiceMetrics implements RequestObserver {
   request(route: string, status: number, seconds: number): void {
     let cell = this.routes.get(route);
     if (!cell) {
-      cell = { labels: { route }, byStatus: new Map(), buckets: new Float64Array(REQUEST_BUCKETS.length + 1), sum: 0, count: 0 };
+      cell = {
+        labels: { route },
+        byStatus: new Map(),
+        buckets: new Float64Array(REQUEST_BUCKETS.length + 1),
+        sum: 0,
+        count: 0,
+      };
       this.routes.set(route, cell);
     }
     cell.byStatus.set(status, (cell.byStatus.get(status) ?? 0) + 1);
@@ -382,7 +402,8 @@ export class ServiceMetrics implements RequestObserver {
       if (event.type === 'export.ready' || event.type === 'export.failed') {
         const { dataset, format } = event.data;
         this.exportFiles.inc({ dataset, format, outcome: event.type === 'export.ready' ? 'ready' : 'failed' });
-        if (event.type === 'export.ready' && typeof event.data.rows === 'number') this.exportRows.inc({ dataset }, event.data.rows);
+        if (event.type === 'export.ready' && typeof event.data.rows === 'number')
+          this.exportRows.inc({ dataset }, event.data.rows);
       }
     }
   };

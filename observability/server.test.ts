@@ -15,7 +15,13 @@ t.test('GET /metrics on its own loopback listener', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   t.equal(res.headers.get('cache-control'), 'no-store');
-  t.equal(sampleValue(parsePrometheusText(await res.text()), 'transit_http_requests_total', { route: 'listAlerts', status: '200' }), 1);
+  t.equal(
+    sampleValue(parsePrometheusText(await res.text()), 'transit_http_requests_total', {
+      route: 'listAlerts',
+      status: '200',
+    }),
+    1,
+  );
   t.equal((await fetch(`${server.url}?x=1`)).status, 200, 'a query is ignored');
   const head = await fetch(server.url, { method: 'HEAD' });
   t.equal(head.status, 200);
@@ -34,12 +40,16 @@ t.test('a failing collection is a 500 and a logged error; a taken port names met
   const server = await startMetricsServer({ metrics: failing, host: '127.0.0.1', port: 0, log: logs.logger });
   t.teardown(() => server.close());
   t.equal((await fetch(server.url)).status, 500);
-  t.match(logs.lines, [{ component: 'metrics', msg: 'collecting metrics failed', err: { message: 'collector broke', stack: /./ } }]);
+  t.match(logs.lines, [
+    { component: 'metrics', msg: 'collecting metrics failed', err: { message: 'collector broke', stack: /./ } },
+  ]);
 
   const holder = createServer();
   await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => holder.close());
   const port = (holder.address() as { port: number }).port;
-  await t.rejects(startMetricsServer({ metrics: failing, host: '127.0.0.1', port }), /could not listen on 127\.0\.0\.1:\d+: EADDRINUSE; change metrics\.port/);
+  await t.rejects(
+    startMetricsServer({ metrics: failing, host: '127.0.0.1', port }),
+    /could not listen on 127\.0\.0\.1:\d+: EADDRINUSE; change metrics\.port/,
+  );
 });
-

@@ -33,25 +33,36 @@ export function startMetricsServer(options: MetricsServerOptions): Promise<Metri
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(path === METRICS_PATH ? 405 : 404, { 'Content-Type': 'text/plain; charset=utf-8', ...(path === METRICS_PATH ? { Allow: 'GET, HEAD' } : {}) });
+      res.writeHead(path === METRICS_PATH ? 405 : 404, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        ...(path === METRICS_PATH ? { Allow: 'GET, HEAD' } : {}),
+      });
       res.end(path === METRICS_PATH ? 'GET only\n' : `not found: the metrics are at ${METRICS_PATH}\n`);
       return;
     }
-    options.metrics.metricsText().then((text) => {
-      res.writeHead(200, { 'Content-Type': options.metrics.contentType, 'Cache-Control': 'no-store' });
-      res.end(req.method === 'HEAD' ? undefined : text);
-    }, (err: unknown) => {
-      log.error({ err }, 'collecting metrics failed');
-      res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end('collecting metrics failed; see the service log\n');
-    });
+    options.metrics.metricsText().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': options.metrics.contentType, 'Cache-Control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'collecting metrics failed');
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('collecting metrics failed; see the service log\n');
+      },
+    );
   });
   // a scraper keeps its connection alive between scrapes; close() must not wait for it
   server.keepAliveTimeout = 65_000;
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(new Error(`metrics: could not listen on ${options.host}:${options.port}: ${err.code ?? err.message}; `
-        + 'change metrics.port in the config (or leave it unset to serve metrics only on the admin socket)', { cause: err }));
+      reject(
+        new Error(
+          `metrics: could not listen on ${options.host}:${options.port}: ${err.code ?? err.message}; ` +
+            'change metrics.port in the config (or leave it unset to serve metrics only on the admin socket)',
+          { cause: err },
+        ),
+      );
     });
     server.listen(options.port, options.host, () => {
       server.on('error', (err) => log.error({ err }, 'metrics listener failed'));

@@ -29,7 +29,9 @@ export interface AlertScope {
  * or stop the schedule cannot place takes the feed's configured mode (`feeds[].mode`), if any.
  */
 export function alertScope(
-  entities: readonly InformedEntity[], schedule: ScheduleIndex | undefined, defaultMode: Mode | null = null,
+  entities: readonly InformedEntity[],
+  schedule: ScheduleIndex | undefined,
+  defaultMode: Mode | null = null,
 ): AlertScope {
   const modes = new Set<Mode>();
   const routes = new Set<string>();
@@ -74,14 +76,25 @@ export function alertScope(
 
 /** Sorted so that the same content always compares equal, whatever order the feed used. */
 export function sortPeriods(periods: ActivePeriod[]): ActivePeriod[] {
-  return periods.sort((a, b) => (a.start_ms ?? -Infinity) - (b.start_ms ?? -Infinity) || (a.end_ms ?? Infinity) - (b.end_ms ?? Infinity));
+  return periods.sort(
+    (a, b) => (a.start_ms ?? -Infinity) - (b.start_ms ?? -Infinity) || (a.end_ms ?? Infinity) - (b.end_ms ?? Infinity),
+  );
 }
 
 /** A stable fingerprint of the content fields: a new version is recorded when it changes. */
 export function contentKey(a: AlertContent): string {
   return JSON.stringify([
-    a.modes, a.impact, a.cause, a.severity, sortedEntries(a.header), sortedEntries(a.description), sortedEntries(a.url),
-    a.active_periods.map((p) => [p.start_ms, p.end_ms]), a.routes, a.stations, a.trips,
+    a.modes,
+    a.impact,
+    a.cause,
+    a.severity,
+    sortedEntries(a.header),
+    sortedEntries(a.description),
+    sortedEntries(a.url),
+    a.active_periods.map((p) => [p.start_ms, p.end_ms]),
+    a.routes,
+    a.stations,
+    a.trips,
   ]);
 }
 

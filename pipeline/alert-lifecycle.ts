@@ -4,7 +4,10 @@ import type { ActivePeriod, Alert, AlertStatus } from '../core/types.ts';
 import { contentKey, type AlertContent } from './alert-content.ts';
 
 export type AlertChangeKind = 'created' | 'updated' | 'resolved';
-export interface AlertChange { kind: AlertChangeKind; alert: Alert }
+export interface AlertChange {
+  kind: AlertChangeKind;
+  alert: Alert;
+}
 
 /** Status from active periods alone; an alert without periods is active while it is published. */
 export function statusAt(periods: readonly ActivePeriod[], nowMs: number): AlertStatus {
@@ -55,7 +58,11 @@ export class AlertBook {
       const entry = this.entries.get(content.id);
       if (!entry) {
         const alert: Alert = {
-          ...content, status, version: 1, first_seen_ms: nowMs, updated_ms: nowMs,
+          ...content,
+          status,
+          version: 1,
+          first_seen_ms: nowMs,
+          updated_ms: nowMs,
           resolved_ms: status === 'resolved' ? nowMs : null,
         };
         this.entries.set(content.id, { alert, key, inFeed: true });
@@ -98,7 +105,13 @@ export class AlertBook {
     return removed;
   }
 
-  private bump(entry: Entry, content: Partial<AlertContent>, key: string, status: AlertStatus, nowMs: number): AlertChange {
+  private bump(
+    entry: Entry,
+    content: Partial<AlertContent>,
+    key: string,
+    status: AlertStatus,
+    nowMs: number,
+  ): AlertChange {
     const previous = entry.alert;
     const alert: Alert = {
       ...previous,
@@ -106,7 +119,7 @@ export class AlertBook {
       status,
       version: previous.version + 1,
       updated_ms: nowMs,
-      resolved_ms: status === 'resolved' ? previous.resolved_ms ?? nowMs : null,
+      resolved_ms: status === 'resolved' ? (previous.resolved_ms ?? nowMs) : null,
     };
     entry.alert = alert;
     entry.key = key;

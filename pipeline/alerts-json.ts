@@ -26,58 +26,78 @@ import { TripMatcher } from './trip-matching/match.ts';
 
 const enumName = (names: Record<number, string>) => {
   const allowed = new Set(Object.values(names));
-  return z.string().transform((s) => s.trim().toLowerCase()).refine((s) => allowed.has(s), {
-    message: `one of ${[...allowed].join(', ')}`,
-  });
+  return z
+    .string()
+    .transform((s) => s.trim().toLowerCase())
+    .refine((s) => allowed.has(s), {
+      message: `one of ${[...allowed].join(', ')}`,
+    });
 };
 
 const time = z.union([
   z.number().positive().finite(),
-  z.string().datetime({ offset: true }).transform((s) => Date.parse(s) / 1000),
+  z
+    .string()
+    .datetime({ offset: true })
+    .transform((s) => Date.parse(s) / 1000),
 ]);
 
 const texts = z.union([
-  z.string().min(1).transform((s) => ({ und: s })),
+  z
+    .string()
+    .min(1)
+    .transform((s) => ({ und: s })),
   z.record(z.string().min(1).max(35), z.string().min(1)),
 ]);
 
-const InformedEntity = z.object({
-  agency_id: z.string().optional(),
-  route_id: z.string().min(1).optional(),
-  route_type: z.number().int().nonnegative().optional(),
-  stop_id: z.string().min(1).optional(),
-  trip_id: z.string().min(1).optional(),
-  direction_id: z.number().int().min(0).max(1).optional(),
-}).strict().refine((e) => e.route_id || e.route_type !== undefined || e.stop_id || e.trip_id || e.agency_id, {
-  message: 'names no route, route_type, stop, trip or agency',
-});
+const InformedEntity = z
+  .object({
+    agency_id: z.string().optional(),
+    route_id: z.string().min(1).optional(),
+    route_type: z.number().int().nonnegative().optional(),
+    stop_id: z.string().min(1).optional(),
+    trip_id: z.string().min(1).optional(),
+    direction_id: z.number().int().min(0).max(1).optional(),
+  })
+  .strict()
+  .refine((e) => e.route_id || e.route_type !== undefined || e.stop_id || e.trip_id || e.agency_id, {
+    message: 'names no route, route_type, stop, trip or agency',
+  });
 
-export const AlertsJsonAlert = z.object({
-  id: z.string().min(1).max(200),
-  effect: enumName(EFFECT_NAMES).default('unknown_effect'),
-  cause: enumName(CAUSE_NAMES).default('unknown_cause'),
-  severity: enumName(SEVERITY_NAMES).optional(),
-  header: texts,
-  description: texts.optional(),
-  url: texts.optional(),
-  active_periods: z.array(z.object({
-    start: time.nullable().optional(),
-    end: time.nullable().optional(),
-  }).strict()).default([]),
-  informed_entities: z.array(InformedEntity).min(1),
-}).strict();
+export const AlertsJsonAlert = z
+  .object({
+    id: z.string().min(1).max(200),
+    effect: enumName(EFFECT_NAMES).default('unknown_effect'),
+    cause: enumName(CAUSE_NAMES).default('unknown_cause'),
+    severity: enumName(SEVERITY_NAMES).optional(),
+    header: texts,
+    description: texts.optional(),
+    url: texts.optional(),
+    active_periods: z
+      .array(
+        z
+          .object({
+            start: time.nullable().optional(),
+            end: time.nullable().optional(),
+          })
+          .strict(),
+      )
+      .default([]),
+    informed_entities: z.array(InformedEntity).min(1),
+  })
+  .strict();
 
 // alerts are parsed one by one so a bad alert costs only itself
-export const AlertsJsonEnvelope = z.object({
-  timestamp: time.optional(),
-  alerts: z.array(z.unknown()),
-}).passthrough();
+export const AlertsJsonEnvelope = z
+  .object({
+    timestamp: time.optional(),
+    alerts: z.array(z.unknown()),
+  })
+  .passthrough();
 
 export type AlertsJsonAlert = z.infer<typeof AlertsJsonAlert>;
 
-export type AlertsJsonResult =
-  | { ok: true; poll: NormalizedPoll }
-  | { ok: false; error: string };
+export type AlertsJsonResult = { ok: true; poll: NormalizedPoll } | { ok: false; error: string };
 
 export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): AlertsJsonResult {
   let raw: unknown;
@@ -88,7 +108,10 @@ export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): Al
   }
   const envelope = AlertsJsonEnvelope.safeParse(raw);
   if (!envelope.success) {
-    return { ok: false, error: envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
+    return {
+      ok: false,
+      error: envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+    };
   }
   // alerts name no trip to match; the context's matcher only completes the type
   const ctx: NormalizeContext = { ...input, header_ms: null, matcher: input.matcher ?? new TripMatcher() };
@@ -102,9 +125,17 @@ export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): Al
       const n = envelope.data.alerts.length;
       return {
         ok: true,
-        poll: rejectedSnapshot({
-          header_timestamp_ms: ms, entities: n, vehicle_entities: 0, trip_update_entities: 0, alert_entities: n,
-        }, rejection, ctx),
+        poll: rejectedSnapshot(
+          {
+            header_timestamp_ms: ms,
+            entities: n,
+            vehicle_entities: 0,
+            trip_update_entities: 0,
+            alert_entities: n,
+          },
+          rejection,
+          ctx,
+        ),
       };
     }
     ctx.header_ms = ms;
@@ -143,13 +174,17 @@ export function normalizeAlertsJson(body: Uint8Array, input: NormalizeInput): Al
 }
 
 function toContent(a: AlertsJsonAlert, ctx: NormalizeContext): AlertContent {
-  const scope = alertScope(a.informed_entities.map((e) => ({
-    route_id: e.route_id ?? null,
-    route_type: e.route_type ?? null,
-    stop_id: e.stop_id ?? null,
-    trip_id: e.trip_id ?? null,
-    trip_route_id: null,
-  })), ctx.schedule, ctx.default_mode ?? null);
+  const scope = alertScope(
+    a.informed_entities.map((e) => ({
+      route_id: e.route_id ?? null,
+      route_type: e.route_type ?? null,
+      stop_id: e.stop_id ?? null,
+      trip_id: e.trip_id ?? null,
+      trip_route_id: null,
+    })),
+    ctx.schedule,
+    ctx.default_mode ?? null,
+  );
   const bound = (t: number | null | undefined): number | null => (t == null ? null : secondsToMs(t).ms);
   return {
     id: `${ctx.feed_id}:${a.id}`,

@@ -15,7 +15,10 @@ export interface TripArrivalsInput {
   tripInstance: string | null;
 }
 
-type RowBase = Omit<Arrival, 'stop_id' | 'station_id' | 'stop_sequence' | 'scheduled_ms' | 'predicted_ms' | 'delay_s' | 'delay_state'>;
+type RowBase = Omit<
+  Arrival,
+  'stop_id' | 'station_id' | 'stop_sequence' | 'scheduled_ms' | 'predicted_ms' | 'delay_s' | 'delay_state'
+>;
 
 export function delayStateFor(delayS: number | null, ctx: NormalizeContext): DelayState {
   if (delayS === null) return 'unknown';
@@ -31,7 +34,7 @@ function eventTimeMs(event: StopTimeEventMsg | undefined): number | null {
 }
 
 function eventDelay(event: StopTimeEventMsg | undefined): number | null {
-  return event && has(event, 'delay') ? event.delay ?? null : null;
+  return event && has(event, 'delay') ? (event.delay ?? null) : null;
 }
 
 /** The event that says when the vehicle reaches the stop: arrival when it carries data, else departure. */
@@ -62,7 +65,18 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   const rows: Arrival[] = [];
   const schedule = ctx.schedule;
   const push: Push = (stopId, seq, scheduledMs, predictedMs, delayS, state) => {
-    rows.push(arrivalRow(base, schedule?.stop(stopId)?.station_id ?? stopId, stopId, seq, scheduledMs, predictedMs, delayS, state));
+    rows.push(
+      arrivalRow(
+        base,
+        schedule?.stop(stopId)?.station_id ?? stopId,
+        stopId,
+        seq,
+        scheduledMs,
+        predictedMs,
+        delayS,
+        state,
+      ),
+    );
   };
 
   const stopTimes = trip.stopTimes;
@@ -72,7 +86,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     return rows;
   }
   const scheduledAt = (st: ScheduledStopTime, departure: boolean): number | null => {
-    const s = departure ? st.departure_s ?? st.arrival_s : st.arrival_s ?? st.departure_s;
+    const s = departure ? (st.departure_s ?? st.arrival_s) : (st.arrival_s ?? st.departure_s);
     return s == null ? null : origin + s * 1000;
   };
 
@@ -92,7 +106,8 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     let index: number | undefined;
     if (has(u, 'stop_sequence')) index = bySequence.get(u.stop_sequence!);
     else if (u.stop_id) {
-      for (let i = cursor; i < stopTimes.length && index === undefined; i++) if (stopTimes[i]!.stop_id === u.stop_id) index = i;
+      for (let i = cursor; i < stopTimes.length && index === undefined; i++)
+        if (stopTimes[i]!.stop_id === u.stop_id) index = i;
     }
     if (index === undefined) {
       strays.push(u);
@@ -119,7 +134,14 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     if (!u) {
       if (carried === null) continue;
       const scheduled = scheduledAt(st, false);
-      push(stopId, st.stop_sequence, scheduled, scheduled === null ? null : scheduled + carried * 1000, carried, canceled ? 'canceled' : delayStateFor(carried, ctx));
+      push(
+        stopId,
+        st.stop_sequence,
+        scheduled,
+        scheduled === null ? null : scheduled + carried * 1000,
+        carried,
+        canceled ? 'canceled' : delayStateFor(carried, ctx),
+      );
       continue;
     }
     const relationship = u.schedule_relationship ?? STOP_RELATIONSHIP.SCHEDULED;
@@ -161,19 +183,45 @@ function sequenceIndex(stopTimes: readonly ScheduledStopTime[]): Map<number, num
 
 /** One row; a literal with every field in one order keeps one hidden class for all rows. */
 function arrivalRow(
-  base: RowBase, stationId: string, stopId: string, seq: number | null, scheduledMs: number | null, predictedMs: number | null,
-  delayS: number | null, state: DelayState,
+  base: RowBase,
+  stationId: string,
+  stopId: string,
+  seq: number | null,
+  scheduledMs: number | null,
+  predictedMs: number | null,
+  delayS: number | null,
+  state: DelayState,
 ): Arrival {
   return {
-    feed_id: base.feed_id, trip_id: base.trip_id, trip_instance: base.trip_instance, route_id: base.route_id, mode: base.mode,
-    station_id: stationId, stop_id: stopId, stop_sequence: seq, direction_id: base.direction_id,
-    service_date: base.service_date, scheduled_ms: scheduledMs, predicted_ms: predictedMs, delay_s: delayS,
-    delay_state: state, trip_relationship: base.trip_relationship, in_schedule: base.in_schedule,
-    vehicle_id: base.vehicle_id, observed_ms: base.observed_ms,
+    feed_id: base.feed_id,
+    trip_id: base.trip_id,
+    trip_instance: base.trip_instance,
+    route_id: base.route_id,
+    mode: base.mode,
+    station_id: stationId,
+    stop_id: stopId,
+    stop_sequence: seq,
+    direction_id: base.direction_id,
+    service_date: base.service_date,
+    scheduled_ms: scheduledMs,
+    predicted_ms: predictedMs,
+    delay_s: delayS,
+    delay_state: state,
+    trip_relationship: base.trip_relationship,
+    in_schedule: base.in_schedule,
+    vehicle_id: base.vehicle_id,
+    observed_ms: base.observed_ms,
   };
 }
 
-type Push = (stopId: string, seq: number | null, scheduledMs: number | null, predictedMs: number | null, delayS: number | null, state: DelayState) => void;
+type Push = (
+  stopId: string,
+  seq: number | null,
+  scheduledMs: number | null,
+  predictedMs: number | null,
+  delayS: number | null,
+  state: DelayState,
+) => void;
 
 /** Trips without scheduled stop times: each update stands alone, times as the feed gives them. */
 function unscheduledRows(input: TripArrivalsInput, canceled: boolean, ctx: NormalizeContext, push: Push): void {
@@ -237,10 +285,21 @@ function stopKey(a: ArrivalStop): string {
 
 /** Whether two rows of one trip and stop say the same thing; observed_ms (when we looked) aside. */
 export function sameArrival(a: Arrival, b: Arrival): boolean {
-  return a.stop_id === b.stop_id && a.stop_sequence === b.stop_sequence && a.predicted_ms === b.predicted_ms
-    && a.scheduled_ms === b.scheduled_ms && a.delay_s === b.delay_s && a.delay_state === b.delay_state
-    && a.station_id === b.station_id && a.trip_relationship === b.trip_relationship && a.vehicle_id === b.vehicle_id
-    && a.route_id === b.route_id && a.direction_id === b.direction_id && a.mode === b.mode && a.in_schedule === b.in_schedule;
+  return (
+    a.stop_id === b.stop_id &&
+    a.stop_sequence === b.stop_sequence &&
+    a.predicted_ms === b.predicted_ms &&
+    a.scheduled_ms === b.scheduled_ms &&
+    a.delay_s === b.delay_s &&
+    a.delay_state === b.delay_state &&
+    a.station_id === b.station_id &&
+    a.trip_relationship === b.trip_relationship &&
+    a.vehicle_id === b.vehicle_id &&
+    a.route_id === b.route_id &&
+    a.direction_id === b.direction_id &&
+    a.mode === b.mode &&
+    a.in_schedule === b.in_schedule
+  );
 }
 
 /**
@@ -248,7 +307,10 @@ export function sameArrival(a: Arrival, b: Arrival): boolean {
  * stops of `previous` that `next` no longer has; null when nothing changed. The usual case, a
  * trip whose rows come in the same order, is compared without building an index.
  */
-export function diffTripArrivals(previous: readonly Arrival[] | undefined, next: readonly Arrival[]): TripArrivalChanges | null {
+export function diffTripArrivals(
+  previous: readonly Arrival[] | undefined,
+  next: readonly Arrival[],
+): TripArrivalChanges | null {
   if (!previous || previous.length === 0) return next.length ? { changed: [...next], removed: [] } : null;
   if (previous.length === next.length) {
     let i = 0;

@@ -5,13 +5,14 @@ import protobuf from 'protobufjs';
 import { decodeFeedMessage } from './decode.ts';
 import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from '../test/support/pipeline-fakes.ts';
 
-const vehicleFeed = () => encodeFeed({
-  header: header(1_700_000_000),
-  entity: [
-    { id: 'a', vehicle: { vehicle: { id: 'bus-1' }, position: { latitude: 40.1, longitude: -73.9 } } },
-    { id: 'b', vehicle: { vehicle: { id: 'bus-2' }, position: { latitude: 40.2, longitude: -73.8 } } },
-  ],
-});
+const vehicleFeed = () =>
+  encodeFeed({
+    header: header(1_700_000_000),
+    entity: [
+      { id: 'a', vehicle: { vehicle: { id: 'bus-1' }, position: { latitude: 40.1, longitude: -73.9 } } },
+      { id: 'b', vehicle: { vehicle: { id: 'bus-2' }, position: { latitude: 40.2, longitude: -73.8 } } },
+    ],
+  });
 
 t.test('a well-formed feed decodes', async (t) => {
   const result = decodeFeedMessage(vehicleFeed());
@@ -24,7 +25,12 @@ t.test('a well-formed feed decodes', async (t) => {
 t.test('unknown extensions and unknown fields are skipped, not fatal', async (t) => {
   const body = vehicleFeed();
   // append an extension (field 1001, string) to the FeedMessage and an unknown varint field 50
-  const tail = protobuf.Writer.create().uint32((1001 << 3) | 2).string('agency extension').uint32((50 << 3) | 0).uint64(7).finish();
+  const tail = protobuf.Writer.create()
+    .uint32((1001 << 3) | 2)
+    .string('agency extension')
+    .uint32((50 << 3) | 0)
+    .uint64(7)
+    .finish();
   const withExtension = new Uint8Array(body.length + tail.length);
   withExtension.set(body);
   withExtension.set(tail, body.length);
@@ -34,7 +40,10 @@ t.test('unknown extensions and unknown fields are skipped, not fatal', async (t)
 });
 
 t.test('an entity without its required id still decodes; the normalizer rejects the row', async (t) => {
-  const body = encodeFeed({ header: header(1_700_000_000), entity: [{ vehicle: { position: { latitude: 1, longitude: 2 } } }] });
+  const body = encodeFeed({
+    header: header(1_700_000_000),
+    entity: [{ vehicle: { position: { latitude: 1, longitude: 2 } } }],
+  });
   const result = decodeFeedMessage(body);
   t.ok(result.ok);
   if (result.ok) t.equal(result.message.entity[0]!.id, '', 'reads the default empty id');
@@ -48,7 +57,11 @@ t.test('a body cut inside a field is truncated_body', async (t) => {
 });
 
 t.test('text and empty bodies are not_protobuf', async (t) => {
-  for (const body of [Buffer.from('<html><body>502 Bad Gateway</body></html>'), new Uint8Array(0), Buffer.from('{"json": true}')]) {
+  for (const body of [
+    Buffer.from('<html><body>502 Bad Gateway</body></html>'),
+    new Uint8Array(0),
+    Buffer.from('{"json": true}'),
+  ]) {
     const result = decodeFeedMessage(body);
     t.equal(result.ok, false);
     if (!result.ok) t.equal(result.reason, 'not_protobuf', JSON.stringify(body.toString()));
@@ -64,12 +77,16 @@ t.test('base64 text of a protobuf is base64_body; base64-looking garbage is not_
   if (!garbage.ok) t.equal(garbage.reason, 'not_protobuf');
 });
 
-t.test('the real bad files are classified', { skip: !hasRealFixtures() && 'shared/fixtures-real is absent' }, async (t) => {
-  const read = (name: string) => readFileSync(join(FIXTURES_REAL, 'bad', name));
-  const notPb = decodeFeedMessage(read('not-protobuf.pb'));
-  t.same(notPb.ok ? null : notPb.reason, 'not_protobuf');
-  const b64 = decodeFeedMessage(read('base64-instead-of-binary.pb64'));
-  t.same(b64.ok ? null : b64.reason, 'base64_body');
-  t.ok(decodeFeedMessage(read('header-timestamp-in-ms.pb')).ok, 'ms header decodes; the normalizer flags it');
-  t.ok(decodeFeedMessage(read('latitude-out-of-range.pb')).ok, 'bad latitude decodes; the row is rejected later');
-});
+t.test(
+  'the real bad files are classified',
+  { skip: !hasRealFixtures() && 'shared/fixtures-real is absent' },
+  async (t) => {
+    const read = (name: string) => readFileSync(join(FIXTURES_REAL, 'bad', name));
+    const notPb = decodeFeedMessage(read('not-protobuf.pb'));
+    t.same(notPb.ok ? null : notPb.reason, 'not_protobuf');
+    const b64 = decodeFeedMessage(read('base64-instead-of-binary.pb64'));
+    t.same(b64.ok ? null : b64.reason, 'base64_body');
+    t.ok(decodeFeedMessage(read('header-timestamp-in-ms.pb')).ok, 'ms header decodes; the normalizer flags it');
+    t.ok(decodeFeedMessage(read('latitude-out-of-range.pb')).ok, 'bad latitude decodes; the row is rejected later');
+  },
+);

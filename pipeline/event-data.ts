@@ -14,12 +14,18 @@ export type EventArrival = PublicArrival;
 export const arrivalRow: (a: Arrival) => EventArrival = publicArrival;
 
 /** `route_id` for bus and streetcar, `line` for rail, as REST names them. */
-export function tripScope(mode: Mode | null, routeId: string | null): { mode: Mode | null; route_id: string | null; line: string | null } {
+export function tripScope(
+  mode: Mode | null,
+  routeId: string | null,
+): { mode: Mode | null; route_id: string | null; line: string | null } {
   return { mode, route_id: mode === 'rail' ? null : routeId, line: mode === 'rail' ? routeId : null };
 }
 
 export function arrivalUpdate(
-  first: Arrival, partial: boolean, stopCount: number, changed: readonly Arrival[],
+  first: Arrival,
+  partial: boolean,
+  stopCount: number,
+  changed: readonly Arrival[],
   removed: ReadonlyArray<{ stop_id: string; stop_sequence: number | null }>,
 ): EventData<'arrival.updated'> {
   return {
@@ -37,7 +43,9 @@ export function arrivalUpdate(
   };
 }
 
-export function tripCancellation(t: TripObservation & { relationship: 'canceled' | 'deleted' }): EventData<'trip.canceled'> {
+export function tripCancellation(
+  t: TripObservation & { relationship: 'canceled' | 'deleted' },
+): EventData<'trip.canceled'> {
   return {
     source: t.feed_id,
     trip_id: t.trip_id,

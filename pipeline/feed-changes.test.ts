@@ -21,8 +21,13 @@ function body(url: string): Uint8Array {
   return encodeFeed({
     header: header(ts),
     entity: [
-      { id: 'v', vehicle: { vehicle: { id: `veh-${name}` }, position: { latitude: 40, longitude: -73 }, timestamp: ts } },
-      ...(name.startsWith('alerts') ? [{ id: 'al', alert: { header_text: { translation: [{ text: `alert ${name}` }] } } }] : []),
+      {
+        id: 'v',
+        vehicle: { vehicle: { id: `veh-${name}` }, position: { latitude: 40, longitude: -73 }, timestamp: ts },
+      },
+      ...(name.startsWith('alerts')
+        ? [{ id: 'al', alert: { header_text: { translation: [{ text: `alert ${name}` }] } } }]
+        : []),
     ],
   });
 }
@@ -33,7 +38,8 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
     requested.push(feed.url);
     return { kind: 'body', body: body(feed.url), http_status: 200, etag: null, last_modified: null };
   };
-  const feed = (id: string, url: string) => testConfig({ feeds: [{ id, kind: 'gtfs-rt', url, interval_s: 0.05, backoff_max_s: 0.1 }] }).feeds[0]!;
+  const feed = (id: string, url: string) =>
+    testConfig({ feeds: [{ id, kind: 'gtfs-rt', url, interval_s: 0.05, backoff_max_s: 0.1 }] }).feeds[0]!;
   const config = testConfig({ feeds: [feed('a', 'http://feed.invalid/alerts-a')] });
   const history = new MemoryHistory();
   const bus = new InMemoryEventBus();
@@ -48,8 +54,15 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
 
   pipeline.upsertFeed(feed('b', 'http://feed.invalid/b'));
   await until(() => pollsOf('b') >= 2, 'the added feed polled');
-  t.same(pipeline.feeds().map((f) => f.id), ['a', 'b']);
-  t.same(pipeline.state.feeds().map((f) => f.feed_id), ['a', 'b'], 'the live state knows both');
+  t.same(
+    pipeline.feeds().map((f) => f.id),
+    ['a', 'b'],
+  );
+  t.same(
+    pipeline.state.feeds().map((f) => f.feed_id),
+    ['a', 'b'],
+    'the live state knows both',
+  );
 
   pipeline.upsertFeed(feed('b', 'http://feed.invalid/b2'));
   await until(() => requested.includes('http://feed.invalid/b2'), 'the changed URL polled');
@@ -61,11 +74,21 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
   const aPolls = pollsOf('a');
   await until(() => pollsOf('b') >= 10, 'b keeps polling');
   t.equal(pollsOf('a'), aPolls, 'the removed feed is not polled any more');
-  t.same(pipeline.state.feeds().map((f) => f.feed_id), ['b'], 'the removed feed left the live state');
+  t.same(
+    pipeline.state.feeds().map((f) => f.feed_id),
+    ['b'],
+    'the removed feed left the live state',
+  );
   t.equal(pipeline.state.feed('a'), undefined, 'with its vehicles and arrivals');
-  t.same(pipeline.state.alerts().filter((a) => a.status !== 'resolved'), [], 'its alert is resolved');
-  t.ok(history.batches.some((b) => b.alertVersions.some((a) => a.feed_id === 'a' && a.status === 'resolved')),
-    'the resolved version is recorded, so a restart does not bring it back');
+  t.same(
+    pipeline.state.alerts().filter((a) => a.status !== 'resolved'),
+    [],
+    'its alert is resolved',
+  );
+  t.ok(
+    history.batches.some((b) => b.alertVersions.some((a) => a.feed_id === 'a' && a.status === 'resolved')),
+    'the resolved version is recorded, so a restart does not bring it back',
+  );
   t.ok(events.some((e) => e.type === 'alert.resolved'));
   await t.rejects(pipeline.pollOnce('a'), /unknown feed "a"/);
   await pipeline.removeFeed('a'); // twice is nothing

@@ -9,7 +9,13 @@ import { startFaultServer, type Fault } from '../test/support/fault-server.ts';
 
 const BODY = Buffer.alloc(2000, 1);
 const request = (url: string, extra: Partial<FetchRequest> = {}): FetchRequest => ({
-  url, timeout_ms: 5_000, max_bytes: 1024 * 1024, headers: {}, etag: null, last_modified: null, ...extra,
+  url,
+  timeout_ms: 5_000,
+  max_bytes: 1024 * 1024,
+  headers: {},
+  etag: null,
+  last_modified: null,
+  ...extra,
 });
 
 t.test('http faults each end in their own status, against a real loopback server', async (t) => {
@@ -20,14 +26,37 @@ t.test('http faults each end in their own status, against a real loopback server
   t.equal(ok.kind, 'body');
   if (ok.kind === 'body') t.equal(ok.body.byteLength, BODY.length);
 
-  t.match(await fetchBody(request(server.url('/timeout'), { timeout_ms: 400 })), { kind: 'failed', status: 'timeout', reason: 'timeout', http_status: null });
-  t.match(await fetchBody(request(server.url('/status500'))), { kind: 'failed', status: 'http_error', reason: 'http_error', http_status: 500 });
+  t.match(await fetchBody(request(server.url('/timeout'), { timeout_ms: 400 })), {
+    kind: 'failed',
+    status: 'timeout',
+    reason: 'timeout',
+    http_status: null,
+  });
+  t.match(await fetchBody(request(server.url('/status500'))), {
+    kind: 'failed',
+    status: 'http_error',
+    reason: 'http_error',
+    http_status: 500,
+  });
   t.match(await fetchBody(request(server.url('/truncated'))), {
-    kind: 'failed', status: 'network_error', reason: 'truncated_body', http_status: 200, error: /cut short after 100 of 3000 bytes/,
+    kind: 'failed',
+    status: 'network_error',
+    reason: 'truncated_body',
+    http_status: 200,
+    error: /cut short after 100 of 3000 bytes/,
   });
   t.match(await fetchBody(request(server.url('/huge'))), { kind: 'failed', status: 'too_large', reason: 'too_large' });
-  t.match(await fetchBody(request(server.url('/huge_chunked'))), { kind: 'failed', status: 'too_large', bytes: Number });
-  t.match(await fetchBody(request(server.url('/slow'), { timeout_ms: 400 })), { kind: 'failed', status: 'timeout', http_status: 200, error: /bytes of body read/ });
+  t.match(await fetchBody(request(server.url('/huge_chunked'))), {
+    kind: 'failed',
+    status: 'too_large',
+    bytes: Number,
+  });
+  t.match(await fetchBody(request(server.url('/slow'), { timeout_ms: 400 })), {
+    kind: 'failed',
+    status: 'timeout',
+    http_status: 200,
+    error: /bytes of body read/,
+  });
 });
 
 t.test('connection refused is a network_error', async (t) => {
@@ -49,14 +78,21 @@ t.test('conditional GET and the body hash make an unchanged feed quiet', async (
   t.equal(uncommitted.kind, 'body', 'not processed yet: fetched again in full');
   if (uncommitted.kind === 'body') uncommitted.commit();
   t.match(await withEtag.fetch(), { kind: 'unchanged', http_status: 304 });
-  t.same(server.requests.map((r) => r.ifNoneMatch), [null, null, '"v1"']);
+  t.same(
+    server.requests.map((r) => r.ifNoneMatch),
+    [null, null, '"v1"'],
+  );
   t.equal(server.requests[2]!.ifModifiedSince, 'Tue, 07 Nov 2023 10:00:00 GMT');
   t.equal(withEtag.committedBytes, BODY.length);
 
   const plain = new FeedFetcher(feed('/ok'));
   const a = await plain.fetch();
   if (a.kind === 'body') a.commit();
-  t.match(await plain.fetch(), { kind: 'unchanged', http_status: 200, bytes: BODY.length }, 'same bytes without validators');
+  t.match(
+    await plain.fetch(),
+    { kind: 'unchanged', http_status: 200, bytes: BODY.length },
+    'same bytes without validators',
+  );
 });
 
 t.test('file:// feeds are read from disk with the same contract', async (t) => {
@@ -75,5 +111,9 @@ t.test('file:// feeds are read from disk with the same contract', async (t) => {
   t.equal((await fetcher.fetch()).kind, 'body');
 
   t.match(await fetchBody(request(url, { max_bytes: 5 })), { kind: 'failed', status: 'too_large' });
-  t.match(await fetchBody(request(pathToFileURL(join(dir, 'missing.pb')).href)), { kind: 'failed', status: 'network_error', error: /ENOENT/ });
+  t.match(await fetchBody(request(pathToFileURL(join(dir, 'missing.pb')).href)), {
+    kind: 'failed',
+    status: 'network_error',
+    error: /ENOENT/,
+  });
 });

@@ -20,7 +20,14 @@ export type FailedStatus = Extract<PollStatus, 'http_error' | 'timeout' | 'netwo
 export type RawFetch =
   | { kind: 'body'; body: Uint8Array; http_status: number | null; etag: string | null; last_modified: string | null }
   | { kind: 'not_modified'; http_status: number | null }
-  | { kind: 'failed'; status: FailedStatus; reason: RejectReason; http_status: number | null; bytes: number; error: string };
+  | {
+      kind: 'failed';
+      status: FailedStatus;
+      reason: RejectReason;
+      http_status: number | null;
+      bytes: number;
+      error: string;
+    };
 
 export type FetchFn = (request: FetchRequest) => Promise<RawFetch>;
 
@@ -29,7 +36,11 @@ export async function fetchBody(request: FetchRequest): Promise<RawFetch> {
 }
 
 const tooLarge = (bytes: number, max: number, http: number | null): RawFetch => ({
-  kind: 'failed', status: 'too_large', reason: 'too_large', http_status: http, bytes,
+  kind: 'failed',
+  status: 'too_large',
+  reason: 'too_large',
+  http_status: http,
+  bytes,
   error: `body over max_bytes (${max})`,
 });
 
@@ -55,7 +66,14 @@ async function fetchHttp(request: FetchRequest): Promise<RawFetch> {
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      return { kind: 'failed', status: 'http_error', reason: 'http_error', http_status: res.status, bytes: 0, error: `HTTP ${res.status}` };
+      return {
+        kind: 'failed',
+        status: 'http_error',
+        reason: 'http_error',
+        http_status: res.status,
+        bytes: 0,
+        error: `HTTP ${res.status}`,
+      };
     }
     const length = res.headers.get('content-length');
     expected = length !== null && /^\d+$/.test(length) ? Number(length) : null;
@@ -78,13 +96,20 @@ async function fetchHttp(request: FetchRequest): Promise<RawFetch> {
       }
     }
     return {
-      kind: 'body', body: concat(chunks, received), http_status: res.status,
-      etag: res.headers.get('etag'), last_modified: res.headers.get('last-modified'),
+      kind: 'body',
+      body: concat(chunks, received),
+      http_status: res.status,
+      etag: res.headers.get('etag'),
+      last_modified: res.headers.get('last-modified'),
     };
   } catch (err) {
     if (timedOut) {
       return {
-        kind: 'failed', status: 'timeout', reason: 'timeout', http_status: httpStatus, bytes: received,
+        kind: 'failed',
+        status: 'timeout',
+        reason: 'timeout',
+        http_status: httpStatus,
+        bytes: received,
         error: `no complete response within ${request.timeout_ms} ms${httpStatus === null ? '' : ` (${received} bytes of body read)`}`,
       };
     }
@@ -92,11 +117,22 @@ async function fetchHttp(request: FetchRequest): Promise<RawFetch> {
     if (httpStatus !== null) {
       // headers arrived, the body did not: the connection dropped mid-body
       return {
-        kind: 'failed', status: 'network_error', reason: 'truncated_body', http_status: httpStatus, bytes: received,
+        kind: 'failed',
+        status: 'network_error',
+        reason: 'truncated_body',
+        http_status: httpStatus,
+        bytes: received,
         error: `body cut short after ${received}${expected === null ? '' : ` of ${expected}`} bytes: ${message}`,
       };
     }
-    return { kind: 'failed', status: 'network_error', reason: 'network_error', http_status: null, bytes: 0, error: message };
+    return {
+      kind: 'failed',
+      status: 'network_error',
+      reason: 'network_error',
+      http_status: null,
+      bytes: 0,
+      error: message,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -116,7 +152,14 @@ async function fetchFile(request: FetchRequest): Promise<RawFetch> {
     if (body.byteLength > request.max_bytes) return tooLarge(body.byteLength, request.max_bytes, null);
     return { kind: 'body', body, http_status: null, etag, last_modified: info.mtime.toUTCString() };
   } catch (err) {
-    return { kind: 'failed', status: 'network_error', reason: 'network_error', http_status: null, bytes: 0, error: describe(err) };
+    return {
+      kind: 'failed',
+      status: 'network_error',
+      reason: 'network_error',
+      http_status: null,
+      bytes: 0,
+      error: describe(err),
+    };
   }
 }
 
@@ -143,7 +186,7 @@ export function sha256(body: Uint8Array): string {
 }
 
 export type FetchOutcome =
-  | { kind: 'body'; body: Uint8Array; http_status: number | null; /** SHA-256, hex */ hash: string; commit(): void }
+  | { kind: 'body'; body: Uint8Array; http_status: number | null /** SHA-256, hex */; hash: string; commit(): void }
   | { kind: 'unchanged'; http_status: number | null; bytes: number }
   | Extract<RawFetch, { kind: 'failed' }>;
 
@@ -158,7 +201,10 @@ export class FeedFetcher {
   private hash: string | null = null;
   private lastBytes = 0;
 
-  constructor(private readonly feed: FeedConfig, private readonly fetchImpl: FetchFn = fetchBody) {}
+  constructor(
+    private readonly feed: FeedConfig,
+    private readonly fetchImpl: FetchFn = fetchBody,
+  ) {}
 
   async fetch(): Promise<FetchOutcome> {
     const raw = await this.fetchImpl({
@@ -178,7 +224,10 @@ export class FeedFetcher {
       return { kind: 'unchanged', http_status: raw.http_status, bytes: raw.body.byteLength };
     }
     return {
-      kind: 'body', body: raw.body, http_status: raw.http_status, hash,
+      kind: 'body',
+      body: raw.body,
+      http_status: raw.http_status,
+      hash,
       commit: () => {
         this.hash = hash;
         this.etag = raw.etag;

@@ -127,7 +127,10 @@ export function has<T extends object>(msg: T | undefined | null, field: keyof T 
  * (the TripDescriptor extension), which NYCT sends instead of a VehicleDescriptor and which, unlike
  * its entity ids, stays with the train from poll to poll.
  */
-export function vehicleRef(vehicle: VehicleDescriptorMsg | undefined, td: TripDescriptorMsg | undefined): string | null {
+export function vehicleRef(
+  vehicle: VehicleDescriptorMsg | undefined,
+  td: TripDescriptorMsg | undefined,
+): string | null {
   return vehicle?.id || vehicle?.label || td?.[NYCT_TRIP_DESCRIPTOR]?.train_id || null;
 }
 
@@ -138,19 +141,46 @@ export function int64(value: Int64 | undefined | null): number | null {
 
 // Enum names as the GTFS-RT reference spells them; rows carry them in lower case.
 export const TRIP_RELATIONSHIP_NAMES: Record<number, string> = {
-  0: 'scheduled', 1: 'added', 2: 'unscheduled', 3: 'canceled', 5: 'replacement', 6: 'duplicated', 7: 'deleted', 8: 'new',
+  0: 'scheduled',
+  1: 'added',
+  2: 'unscheduled',
+  3: 'canceled',
+  5: 'replacement',
+  6: 'duplicated',
+  7: 'deleted',
+  8: 'new',
 };
 export const STOP_RELATIONSHIP = { SCHEDULED: 0, SKIPPED: 1, NO_DATA: 2, UNSCHEDULED: 3 } as const;
 export const VEHICLE_STOP_STATUS_NAMES: Record<number, string> = {
-  0: 'incoming_at', 1: 'stopped_at', 2: 'in_transit_to',
+  0: 'incoming_at',
+  1: 'stopped_at',
+  2: 'in_transit_to',
 };
 export const CAUSE_NAMES: Record<number, string> = {
-  1: 'unknown_cause', 2: 'other_cause', 3: 'technical_problem', 4: 'strike', 5: 'demonstration', 6: 'accident',
-  7: 'holiday', 8: 'weather', 9: 'maintenance', 10: 'construction', 11: 'police_activity', 12: 'medical_emergency',
+  1: 'unknown_cause',
+  2: 'other_cause',
+  3: 'technical_problem',
+  4: 'strike',
+  5: 'demonstration',
+  6: 'accident',
+  7: 'holiday',
+  8: 'weather',
+  9: 'maintenance',
+  10: 'construction',
+  11: 'police_activity',
+  12: 'medical_emergency',
 };
 export const EFFECT_NAMES: Record<number, string> = {
-  1: 'no_service', 2: 'reduced_service', 3: 'significant_delays', 4: 'detour', 5: 'additional_service',
-  6: 'modified_service', 7: 'other_effect', 8: 'unknown_effect', 9: 'stop_moved', 10: 'no_effect',
+  1: 'no_service',
+  2: 'reduced_service',
+  3: 'significant_delays',
+  4: 'detour',
+  5: 'additional_service',
+  6: 'modified_service',
+  7: 'other_effect',
+  8: 'unknown_effect',
+  9: 'stop_moved',
+  10: 'no_effect',
   11: 'accessibility_issue',
 };
 export const SEVERITY_NAMES: Record<number, string> = { 1: 'unknown_severity', 2: 'info', 3: 'warning', 4: 'severe' };

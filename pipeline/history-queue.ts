@@ -79,7 +79,11 @@ export class HistoryQueue {
 
   figures(): HistoryQueueFigures {
     const oldest = this.entries[0];
-    return { depth: this.entries.length, capacity: this.capacity, lag_ms: oldest ? Math.max(0, this.clock() - oldest.queuedAt) : 0 };
+    return {
+      depth: this.entries.length,
+      capacity: this.capacity,
+      lag_ms: oldest ? Math.max(0, this.clock() - oldest.queuedAt) : 0,
+    };
   }
 
   private async run(): Promise<void> {

@@ -12,51 +12,89 @@ import { captureLogs } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 
-const vehicles = (tsS: number, lat = 40) => encodeFeed({
-  header: header(tsS),
-  entity: [{ id: '1', vehicle: { vehicle: { id: 'bus-1' }, trip: { route_id: '66' }, position: { latitude: lat, longitude: -73 }, timestamp: tsS } }],
-});
+const vehicles = (tsS: number, lat = 40) =>
+  encodeFeed({
+    header: header(tsS),
+    entity: [
+      {
+        id: '1',
+        vehicle: {
+          vehicle: { id: 'bus-1' },
+          trip: { route_id: '66' },
+          position: { latitude: lat, longitude: -73 },
+          timestamp: tsS,
+        },
+      },
+    ],
+  });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
   if (!check()) throw new Error(`gave up waiting for ${what}`);
 }
 
-t.test('fault tests: timeout, 500, truncated, huge and slow bodies each give a FeedPoll, and polling goes on', async (t) => {
-  const body = vehicles(Math.floor(Date.now() / 1000));
-  const plan: Fault[] = ['timeout', 'status500', 'truncated', 'huge', 'slow', 'ok'];
-  const server = await startFaultServer(body, (_req, n) => plan[n - 1] ?? 'ok');
-  t.teardown(() => server.close());
-  const config = testConfig({
-    feeds: [{ id: 'faulty', kind: 'gtfs-rt', url: server.url(), interval_s: 0.05, timeout_s: 1, max_bytes: 1024 * 1024, backoff_max_s: 0.1 }],
-  });
-  const history = new MemoryHistory();
-  const logs = captureLogs();
-  const pipeline = createPipeline({ config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, log: logs.logger });
-  pipeline.start();
-  await until(() => history.polls.length >= 8, 'eight polls');
-  await pipeline.stop();
+t.test(
+  'fault tests: timeout, 500, truncated, huge and slow bodies each give a FeedPoll, and polling goes on',
+  async (t) => {
+    const body = vehicles(Math.floor(Date.now() / 1000));
+    const plan: Fault[] = ['timeout', 'status500', 'truncated', 'huge', 'slow', 'ok'];
+    const server = await startFaultServer(body, (_req, n) => plan[n - 1] ?? 'ok');
+    t.teardown(() => server.close());
+    const config = testConfig({
+      feeds: [
+        {
+          id: 'faulty',
+          kind: 'gtfs-rt',
+          url: server.url(),
+          interval_s: 0.05,
+          timeout_s: 1,
+          max_bytes: 1024 * 1024,
+          backoff_max_s: 0.1,
+        },
+      ],
+    });
+    const history = new MemoryHistory();
+    const logs = captureLogs();
+    const pipeline = createPipeline({
+      config,
+      bus: new InMemoryEventBus(),
+      history,
+      scheduleFor: () => undefined,
+      log: logs.logger,
+    });
+    pipeline.start();
+    await until(() => history.polls.length >= 8, 'eight polls');
+    await pipeline.stop();
 
-  const polls = history.polls;
-  t.same(polls.slice(0, 7).map((p) => [p.status, Object.keys(p.rejected).join()]), [
-    ['timeout', 'timeout'],
-    ['http_error', 'http_error'],
-    ['network_error', 'truncated_body'],
-    ['too_large', 'too_large'],
-    ['timeout', 'timeout'],
-    ['ok', ''],
-    ['unchanged', ''],
-  ], JSON.stringify(polls.map((p) => [p.status, p.error])));
-  t.equal(polls[1]!.http_status, 500);
-  t.match(polls[2]!.error, /cut short/);
-  t.equal(polls[5]!.stored, 1, 'the vehicle (it names no trip, so no trip observation)');
-  t.match(pipeline.state.feed('faulty'), { last_status: 'unchanged', failures: 5 });
-  t.equal(pipeline.state.vehicles('bus').length, 0, 'no schedule: mode unknown, not served by mode');
-  t.equal(logs.lines.filter((l) => l.feed === 'faulty' && l.msg === 'poll failed').length, 5, 'one line per failed poll');
-  const polled = history.polls.length;
-  await new Promise((r) => setTimeout(r, 150));
-  t.equal(history.polls.length, polled, 'stop() ends polling');
-});
+    const polls = history.polls;
+    t.same(
+      polls.slice(0, 7).map((p) => [p.status, Object.keys(p.rejected).join()]),
+      [
+        ['timeout', 'timeout'],
+        ['http_error', 'http_error'],
+        ['network_error', 'truncated_body'],
+        ['too_large', 'too_large'],
+        ['timeout', 'timeout'],
+        ['ok', ''],
+        ['unchanged', ''],
+      ],
+      JSON.stringify(polls.map((p) => [p.status, p.error])),
+    );
+    t.equal(polls[1]!.http_status, 500);
+    t.match(polls[2]!.error, /cut short/);
+    t.equal(polls[5]!.stored, 1, 'the vehicle (it names no trip, so no trip observation)');
+    t.match(pipeline.state.feed('faulty'), { last_status: 'unchanged', failures: 5 });
+    t.equal(pipeline.state.vehicles('bus').length, 0, 'no schedule: mode unknown, not served by mode');
+    t.equal(
+      logs.lines.filter((l) => l.feed === 'faulty' && l.msg === 'poll failed').length,
+      5,
+      'one line per failed poll',
+    );
+    const polled = history.polls.length;
+    await new Promise((r) => setTimeout(r, 150));
+    t.equal(history.polls.length, polled, 'stop() ends polling');
+  },
+);
 
 t.test('freshness over a controlled clock, through the running pipeline', async (t) => {
   const scheduler = new VirtualTimeScheduler();
@@ -64,9 +102,10 @@ t.test('freshness over a controlled clock, through the running pipeline', async 
   const now = () => base + scheduler.now();
   let bodyTs = base / 1000;
   let failing = false;
-  const fetch: FetchFn = async (): Promise<RawFetch> => failing
-    ? { kind: 'failed', status: 'timeout', reason: 'timeout', http_status: null, bytes: 0, error: 'deadline' }
-    : { kind: 'body', body: vehicles(bodyTs, 40 + bodyTs / 1e9), http_status: 200, etag: null, last_modified: null };
+  const fetch: FetchFn = async (): Promise<RawFetch> =>
+    failing
+      ? { kind: 'failed', status: 'timeout', reason: 'timeout', http_status: null, bytes: 0, error: 'deadline' }
+      : { kind: 'body', body: vehicles(bodyTs, 40 + bodyTs / 1e9), http_status: 200, etag: null, last_modified: null };
   const config = testConfig({
     feeds: [{ id: 'vp', kind: 'gtfs-rt', url: 'http://feed.invalid/vp', interval_s: 10, backoff_max_s: 20 }],
     freshness: { stale_after_s: 60, expired_after_s: 120, max_future_s: 30, max_age_days: 30 },
@@ -75,7 +114,15 @@ t.test('freshness over a controlled clock, through the running pipeline', async 
   const events: DomainEvent[] = [];
   bus.subscribe((batch) => events.push(...batch));
   const pipeline = createPipeline({
-    config, bus, history: new MemoryHistory(), scheduleFor: () => undefined, now, fetch, scheduler, tick_ms: 5_000, log: silentLogger,
+    config,
+    bus,
+    history: new MemoryHistory(),
+    scheduleFor: () => undefined,
+    now,
+    fetch,
+    scheduler,
+    tick_ms: 5_000,
+    log: silentLogger,
   });
   const advance = async (ms: number) => {
     const target = scheduler.now() + ms;
@@ -104,9 +151,14 @@ t.test('freshness over a controlled clock, through the running pipeline', async 
   t.equal(freshness(), 'fresh');
   await pipeline.stop();
   const feedEvents = events.filter((e) => e.type.startsWith('feed.'));
-  t.same(feedEvents.map((e) => [e.type, (e.data as { freshness: string }).freshness]), [
-    ['feed.stale', 'stale'], ['feed.stale', 'expired'], ['feed.recovered', 'fresh'],
-  ]);
+  t.same(
+    feedEvents.map((e) => [e.type, (e.data as { freshness: string }).freshness]),
+    [
+      ['feed.stale', 'stale'],
+      ['feed.stale', 'expired'],
+      ['feed.recovered', 'fresh'],
+    ],
+  );
 });
 
 t.test('a failed history write still records the poll, and the body is processed again next time', async (t) => {
@@ -116,13 +168,23 @@ t.test('a failed history write still records the poll, and the body is processed
   const history = new MemoryHistory();
   const logs = captureLogs();
   const pipeline = createPipeline({
-    config, bus: new InMemoryEventBus(), history, scheduleFor: () => undefined, fetch, log: logs.logger, now: () => 1_700_000_000_000,
+    config,
+    bus: new InMemoryEventBus(),
+    history,
+    scheduleFor: () => undefined,
+    fetch,
+    log: logs.logger,
+    now: () => 1_700_000_000_000,
   });
   history.failNext = 1;
   const first = await pipeline.pollOnce('vp');
   t.match(first, { status: 'ok', stored: 0, error: 'history write failed' });
   t.equal(history.batches.length, 1, 'the poll row alone');
-  t.match(logs.lines[0], { msg: 'history write failed', err: { message: /./, stack: /./ } }, 'logged with the error and its stack');
+  t.match(
+    logs.lines[0],
+    { msg: 'history write failed', err: { message: /./, stack: /./ } },
+    'logged with the error and its stack',
+  );
   const second = await pipeline.pollOnce('vp');
   t.equal(second.status, 'ok', 'not "unchanged": the rows were never stored');
   t.equal(second.stored, 1);
@@ -138,20 +200,45 @@ t.test('alerts-json feeds: alerts with lifecycle; a broken file fails the poll',
   const path = join(dir, 'alerts.json');
   const nowS = 1_700_000_000;
   let clock = nowS * 1000;
-  writeFileSync(path, JSON.stringify({
-    timestamp: nowS,
-    alerts: [{ id: 'a', effect: 'DETOUR', header: 'Detour on 66', informed_entities: [{ route_id: '66', route_type: 3 }], active_periods: [{ start: nowS + 60 }] }],
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      timestamp: nowS,
+      alerts: [
+        {
+          id: 'a',
+          effect: 'DETOUR',
+          header: 'Detour on 66',
+          informed_entities: [{ route_id: '66', route_type: 3 }],
+          active_periods: [{ start: nowS + 60 }],
+        },
+      ],
+    }),
+  );
   const config = testConfig({ feeds: [{ id: 'city', kind: 'alerts-json', url: pathToFileURL(path).href }] });
   const history = new MemoryHistory();
   const bus = new InMemoryEventBus();
   const events: DomainEvent[] = [];
   bus.subscribe((batch) => events.push(...batch));
-  const pipeline = createPipeline({ config, bus, history, scheduleFor: () => undefined, now: () => clock, log: silentLogger, tick_ms: 20 });
+  const pipeline = createPipeline({
+    config,
+    bus,
+    history,
+    scheduleFor: () => undefined,
+    now: () => clock,
+    log: silentLogger,
+    tick_ms: 20,
+  });
 
   const poll = await pipeline.pollOnce('city');
   t.match(poll, { status: 'ok', alerts: 1, stored: 1 });
-  t.match(pipeline.state.alerts()[0], { id: 'city:a', status: 'upcoming', modes: ['bus'], routes: ['66'], impact: 'detour' });
+  t.match(pipeline.state.alerts()[0], {
+    id: 'city:a',
+    status: 'upcoming',
+    modes: ['bus'],
+    routes: ['66'],
+    impact: 'detour',
+  });
 
   // time alone activates it; the tick records the new version
   clock += 120_000;
@@ -164,5 +251,8 @@ t.test('alerts-json feeds: alerts with lifecycle; a broken file fails the poll',
   t.match(broken, { status: 'decode_error', rejected: { invalid_alerts_json: 1 } });
   t.equal(pipeline.state.alerts()[0]!.status, 'active', 'a broken file resolves nothing');
   await new Promise((r) => setImmediate(r));
-  t.same(events.filter((e) => e.type.startsWith('alert.')).map((e) => e.type), ['alert.created', 'alert.updated']);
+  t.same(
+    events.filter((e) => e.type.startsWith('alert.')).map((e) => e.type),
+    ['alert.created', 'alert.updated'],
+  );
 });

@@ -86,8 +86,20 @@ async function answeredYet<T>(p: Promise<T>): Promise<T | undefined> {
 
 export function newPoll(feedId: string, polledMs: number): FeedPoll {
   return {
-    feed_id: feedId, polled_ms: polledMs, status: 'ok', http_status: null, bytes: 0, duration_ms: 0,
-    header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null,
+    feed_id: feedId,
+    polled_ms: polledMs,
+    status: 'ok',
+    http_status: null,
+    bytes: 0,
+    duration_ms: 0,
+    header_timestamp_ms: null,
+    entities: 0,
+    vehicles: 0,
+    trip_updates: 0,
+    alerts: 0,
+    stored: 0,
+    rejected: {},
+    matching: null,
     error: null,
   };
 }
@@ -97,7 +109,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const now = options.now ?? Date.now;
   const log = componentLogger(options.log, 'pipeline');
   const scheduler = options.scheduler ?? asyncScheduler;
-  const state = new LiveState({ config, bus: options.bus, now, initialAlerts: options.initialAlerts, scheduleFor: options.scheduleFor });
+  const state = new LiveState({
+    config,
+    bus: options.bus,
+    now,
+    initialAlerts: options.initialAlerts,
+    scheduleFor: options.scheduleFor,
+  });
   const feeds = new Map(config.feeds.map((f) => [f.id, f]));
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();
@@ -143,9 +161,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   /** Queues a batch that is not a poll's (alert periods, a removed feed's alerts). */
   function write(batch: HistoryBatch, what: string): Promise<void> {
-    return track(queue.push(batch, async (outcome) => {
-      if (outcome instanceof Error) log.error({ err: outcome, what }, 'history write failed');
-    }));
+    return track(
+      queue.push(batch, async (outcome) => {
+        if (outcome instanceof Error) log.error({ err: outcome, what }, 'history write failed');
+      }),
+    );
   }
 
   async function runPoll(feed: FeedConfig): Promise<Settled> {
@@ -157,7 +177,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const outcome = await fetcher.fetch();
       poll.http_status = outcome.http_status;
       if (outcome.kind === 'failed') {
-        Object.assign(poll, { status: outcome.status, bytes: outcome.bytes, error: outcome.error, rejected: { [outcome.reason]: 1 } });
+        Object.assign(poll, {
+          status: outcome.status,
+          bytes: outcome.bytes,
+          error: outcome.error,
+          rejected: { [outcome.reason]: 1 },
+        });
       } else if (outcome.kind === 'unchanged') {
         Object.assign(poll, { status: 'unchanged', bytes: outcome.bytes || fetcher.committedBytes });
       } else {
@@ -178,7 +203,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
    * are live and the batch queued; the history is stored behind (`stored`).
    */
   async function settle(
-    feed: FeedConfig, poll: FeedPoll, started: number, delivered: Delivered | undefined, source: SnapshotRecord['source'],
+    feed: FeedConfig,
+    poll: FeedPoll,
+    started: number,
+    delivered: Delivered | undefined,
+    source: SnapshotRecord['source'],
   ): Promise<Settled> {
     let rows: NormalizedPoll | undefined;
     let snapshot: SnapshotRecord | undefined;
@@ -188,10 +217,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const key = { feed_id: feed.id, body_sha256: delivered.sha256 };
       // asked while the body is normalized; the writer checks again inside its transaction
       // a batch of the same body still queued stores its rows: this poll is a duplicate of it
-      const known = queue.hasPending(key) ? Promise.resolve(true) : history.hasSnapshot(key).catch((err: unknown) => {
-        log.error({ err, feed: feed.id }, 'snapshot lookup failed');
-        return false;
-      });
+      const known = queue.hasPending(key)
+        ? Promise.resolve(true)
+        : history.hasSnapshot(key).catch((err: unknown) => {
+            log.error({ err, feed: feed.id }, 'snapshot lookup failed');
+            return false;
+          });
       try {
         rows = normalize(feed, delivered.body, poll, poll.polled_ms);
         if (rows) {
@@ -230,47 +261,68 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
     const fresh = snapshot !== undefined && rows !== undefined;
     const batch: HistoryBatch = {
-      vehicles: fresh ? rows!.vehicles : [], arrivals: fresh ? rows!.arrivals : [], trips: fresh ? rows!.trips : [],
-      alertVersions, polls: [poll], ...(snapshot ? { snapshot } : {}),
+      vehicles: fresh ? rows!.vehicles : [],
+      arrivals: fresh ? rows!.arrivals : [],
+      trips: fresh ? rows!.trips : [],
+      alertVersions,
+      polls: [poll],
+      ...(snapshot ? { snapshot } : {}),
     };
     poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
     // the poll's own time: to the live state and its events (the store's share is the queue's lag)
     poll.duration_ms = performance.now() - started;
     const later = verdictLater;
-    const settleVerdict = later && (async (): Promise<void> => {
-      if (!(await later)) return;
-      // stored before after all: a duplicate, whose rows are not appended again
-      Object.assign(batch, { vehicles: [], arrivals: [], trips: [] });
-      delete batch.snapshot;
-      poll.status = 'duplicate';
-      poll.stored = batch.alertVersions.length;
-      state.restatus(poll);
-    });
-    const stored = track(queue.push(batch, async (outcome) => {
-      if (!(outcome instanceof Error)) {
-        // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
-        if (rows) delivered?.commit?.();
-      } else {
-        log.error({ err: outcome, what: feed.id }, 'history write failed');
-        // the rows are lost for this poll; the poll itself is still worth recording
-        poll.stored = 0;
-        poll.error = poll.error ?? 'history write failed';
-        await history.write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] })
-          .catch((err: unknown) => log.error({ err, what: `${feed.id} poll row` }, 'history write failed'));
-      }
-      logPoll(poll);
-      options.onPoll?.(poll);
-    }, settleVerdict).then(() => poll));
+    const settleVerdict =
+      later &&
+      (async (): Promise<void> => {
+        if (!(await later)) return;
+        // stored before after all: a duplicate, whose rows are not appended again
+        Object.assign(batch, { vehicles: [], arrivals: [], trips: [] });
+        delete batch.snapshot;
+        poll.status = 'duplicate';
+        poll.stored = batch.alertVersions.length;
+        state.restatus(poll);
+      });
+    const stored = track(
+      queue
+        .push(
+          batch,
+          async (outcome) => {
+            if (!(outcome instanceof Error)) {
+              // a decode failure or a rejected snapshot is not remembered, so it keeps being reported
+              if (rows) delivered?.commit?.();
+            } else {
+              log.error({ err: outcome, what: feed.id }, 'history write failed');
+              // the rows are lost for this poll; the poll itself is still worth recording
+              poll.stored = 0;
+              poll.error = poll.error ?? 'history write failed';
+              await history
+                .write({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [poll] })
+                .catch((err: unknown) => log.error({ err, what: `${feed.id} poll row` }, 'history write failed'));
+            }
+            logPoll(poll);
+            options.onPoll?.(poll);
+          },
+          settleVerdict,
+        )
+        .then(() => poll),
+    );
     return { poll, stored };
   }
 
   function normalize(feed: FeedConfig, body: Uint8Array, poll: FeedPoll, polledMs: number): NormalizedPoll | undefined {
     const schedule = options.scheduleFor(feed);
     const input = {
-      feed_id: feed.id, observed_ms: polledMs, schedule,
-      timezone: schedule?.timezone ?? feed.timezone ?? 'UTC', default_mode: feed.mode ?? null,
-      freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
-      matcher: new TripMatcher(feed.trip_matching), allow_old_snapshots: feed.allow_old_snapshots,
+      feed_id: feed.id,
+      observed_ms: polledMs,
+      schedule,
+      timezone: schedule?.timezone ?? feed.timezone ?? 'UTC',
+      default_mode: feed.mode ?? null,
+      freshness: config.freshness,
+      delay: config.delay,
+      rejects: new RejectTally(),
+      matcher: new TripMatcher(feed.trip_matching),
+      allow_old_snapshots: feed.allow_old_snapshots,
     };
     if (feed.kind === 'alerts-json') {
       const result = normalizeAlertsJson(body, input);
@@ -289,15 +341,23 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   function logPoll(poll: FeedPoll): void {
     const rejected = Object.keys(poll.rejected).length > 0;
     if (!rejected && !poll.error) return;
-    log.warn({
-      feed: poll.feed_id, status: poll.status, entities: poll.entities, stored: poll.stored,
-      ...(rejected ? { rejected: poll.rejected } : {}), ...(poll.error ? { error: poll.error.slice(0, 200) } : {}),
-    }, poll.error ? 'poll failed' : 'poll rejected entities');
+    log.warn(
+      {
+        feed: poll.feed_id,
+        status: poll.status,
+        entities: poll.entities,
+        stored: poll.stored,
+        ...(rejected ? { rejected: poll.rejected } : {}),
+        ...(poll.error ? { error: poll.error.slice(0, 200) } : {}),
+      },
+      poll.error ? 'poll failed' : 'poll rejected entities',
+    );
   }
 
   async function tick(): Promise<void> {
     const versions = state.tick(now());
-    if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, 'alert periods');
+    if (versions.length)
+      await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, 'alert periods');
   }
 
   function snapshotLive(feedId: string, body: Uint8Array, observedMs: number): Promise<Settled> {
@@ -348,7 +408,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       await running.get(feedId)?.catch(() => undefined);
       fetchers.delete(feedId);
       const versions = state.removeFeed(feedId, now());
-      if (versions.length) await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
+      if (versions.length)
+        await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
     },
     ingestSnapshot: async (feedId, body, options) => (await snapshotLive(feedId, body, options.observed_ms)).stored,
     queueSnapshot: async (feedId, body, options) => {

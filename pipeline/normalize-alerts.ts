@@ -1,6 +1,12 @@
 // GTFS-RT Alert entities → alert content.
 import {
-  CAUSE_NAMES, EFFECT_NAMES, SEVERITY_NAMES, has, int64, type FeedEntityMsg, type TranslatedStringMsg,
+  CAUSE_NAMES,
+  EFFECT_NAMES,
+  SEVERITY_NAMES,
+  has,
+  int64,
+  type FeedEntityMsg,
+  type TranslatedStringMsg,
 } from './gtfs-rt-types.ts';
 import { alertScope, sortPeriods, type AlertContent, type InformedEntity } from './alert-content.ts';
 import { secondsToMs, type NormalizeContext } from './normalize-context.ts';
@@ -28,7 +34,7 @@ export function normalizeAlerts(entities: readonly FeedEntityMsg[], ctx: Normali
     const a = entity.alert!;
     const informed: InformedEntity[] = (a.informed_entity ?? []).map((e) => ({
       route_id: e.route_id || null,
-      route_type: has(e, 'route_type') ? e.route_type ?? null : null,
+      route_type: has(e, 'route_type') ? (e.route_type ?? null) : null,
       stop_id: e.stop_id || null,
       trip_id: e.trip?.trip_id || null,
       trip_route_id: e.trip?.route_id || null,
@@ -45,7 +51,7 @@ export function normalizeAlerts(entities: readonly FeedEntityMsg[], ctx: Normali
       modes: scope.modes,
       impact: EFFECT_NAMES[a.effect ?? 8] ?? 'unknown_effect',
       cause: CAUSE_NAMES[a.cause ?? 1] ?? 'unknown_cause',
-      severity: has(a, 'severity_level') ? SEVERITY_NAMES[a.severity_level ?? 1] ?? null : null,
+      severity: has(a, 'severity_level') ? (SEVERITY_NAMES[a.severity_level ?? 1] ?? null) : null,
       header: translations(a.header_text),
       description: translations(a.description_text),
       url: translations(a.url),

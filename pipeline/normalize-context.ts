@@ -39,10 +39,12 @@ export type TimestampVerdict = 'ok' | 'timestamp_future' | 'timestamp_too_old';
  * ones pass when the feed allows old snapshots (archives, replay).
  */
 export function judgeTimestamp(
-  ms: number, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
+  ms: number,
+  ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
 ): TimestampVerdict {
   if (ms > ctx.observed_ms + ctx.freshness.max_future_s * 1000) return 'timestamp_future';
-  if (!ctx.allow_old_snapshots && ms < ctx.observed_ms - ctx.freshness.max_age_days * 86_400_000) return 'timestamp_too_old';
+  if (!ctx.allow_old_snapshots && ms < ctx.observed_ms - ctx.freshness.max_age_days * 86_400_000)
+    return 'timestamp_too_old';
   return 'ok';
 }
 
@@ -59,7 +61,9 @@ export interface SnapshotRejection {
  * service dates of some other day, so the header's verdict applies to the snapshot whole.
  */
 export function judgeHeader(
-  ms: number, wasMs: boolean, ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
+  ms: number,
+  wasMs: boolean,
+  ctx: Pick<NormalizeContext, 'observed_ms' | 'freshness' | 'allow_old_snapshots'>,
 ): SnapshotRejection | null {
   const verdict = judgeTimestamp(ms, ctx);
   return verdict === 'ok' ? null : { reason: verdict, header_ms: ms, header_was_ms: wasMs };

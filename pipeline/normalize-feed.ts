@@ -33,7 +33,10 @@ export interface NormalizedPoll {
 export type NormalizeInput = Omit<NormalizeContext, 'header_ms' | 'matcher'> & { matcher?: TripMatcher };
 
 /** Reads the header timestamp and judges it; a bad one rejects the snapshot. */
-export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): { reported: number | null; rejection: SnapshotRejection | null } {
+export function headerTimestamp(
+  message: FeedMessageMsg,
+  ctx: NormalizeInput,
+): { reported: number | null; rejection: SnapshotRejection | null } {
   const header = message.header;
   if (!has(header, 'timestamp')) return { reported: null, rejection: null };
   const raw = int64(header.timestamp) ?? 0;
@@ -48,17 +51,32 @@ export function headerTimestamp(message: FeedMessageMsg, ctx: NormalizeInput): {
  * when it carried none), and no row is made.
  */
 export function rejectedSnapshot(
-  counts: Pick<NormalizedPoll, 'header_timestamp_ms' | 'entities' | 'vehicle_entities' | 'trip_update_entities' | 'alert_entities'>,
-  rejection: SnapshotRejection, ctx: Pick<NormalizeContext, 'rejects'>,
+  counts: Pick<
+    NormalizedPoll,
+    'header_timestamp_ms' | 'entities' | 'vehicle_entities' | 'trip_update_entities' | 'alert_entities'
+  >,
+  rejection: SnapshotRejection,
+  ctx: Pick<NormalizeContext, 'rejects'>,
 ): NormalizedPoll {
   ctx.rejects.add(rejection.reason, Math.max(1, counts.entities));
-  return { ...counts, vehicles: [], arrivals: [], trips: [], alerts: [], rejected: ctx.rejects.counts, matching: null, rejection };
+  return {
+    ...counts,
+    vehicles: [],
+    arrivals: [],
+    trips: [],
+    alerts: [],
+    rejected: ctx.rejects.counts,
+    matching: null,
+    rejection,
+  };
 }
 
 export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeInput): NormalizedPoll {
   const header = headerTimestamp(message, input);
   const ctx: NormalizeContext = {
-    ...input, header_ms: header.rejection ? null : header.reported, matcher: input.matcher ?? new TripMatcher(),
+    ...input,
+    header_ms: header.rejection ? null : header.reported,
+    matcher: input.matcher ?? new TripMatcher(),
   };
   const vehicles: FeedEntityMsg[] = [];
   const tripUpdates: FeedEntityMsg[] = [];
@@ -72,31 +90,40 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     if (entity.alert) alerts.push(entity);
   }
   if (header.rejection) {
-    return rejectedSnapshot({
-      header_timestamp_ms: header.reported, entities: entities.length, vehicle_entities: vehicles.length,
-      trip_update_entities: tripUpdates.length, alert_entities: alerts.length,
-    }, header.rejection, ctx);
+    return rejectedSnapshot(
+      {
+        header_timestamp_ms: header.reported,
+        entities: entities.length,
+        vehicle_entities: vehicles.length,
+        trip_update_entities: tripUpdates.length,
+        alert_entities: alerts.length,
+      },
+      header.rejection,
+      ctx,
+    );
   }
   // ids are checked after counting so decoded counts match what the feed carried
-  const keep = (list: FeedEntityMsg[]): FeedEntityMsg[] => list.filter((e) => {
-    if (!e.id) {
-      ctx.rejects.add('missing_entity_id');
-      return false;
-    }
-    return true;
-  });
+  const keep = (list: FeedEntityMsg[]): FeedEntityMsg[] =>
+    list.filter((e) => {
+      if (!e.id) {
+        ctx.rejects.add('missing_entity_id');
+        return false;
+      }
+      return true;
+    });
   // one set per kind rather than `kind|id` strings: no string built and hashed per entity
-  const unique = (list: FeedEntityMsg[], kind: string): FeedEntityMsg[] => list.filter((e) => {
-    let seen = ids.get(kind);
-    if (!seen) ids.set(kind, (seen = new Set()));
-    if (seen.has(e.id!)) {
-      ctx.rejects.add('duplicate_entity');
-      return false;
-    }
-    seen.add(e.id!);
-    // is_deleted only has meaning in DIFFERENTIAL feeds; in a full dataset the entity is simply absent
-    return !e.is_deleted;
-  });
+  const unique = (list: FeedEntityMsg[], kind: string): FeedEntityMsg[] =>
+    list.filter((e) => {
+      let seen = ids.get(kind);
+      if (!seen) ids.set(kind, (seen = new Set()));
+      if (seen.has(e.id!)) {
+        ctx.rejects.add('duplicate_entity');
+        return false;
+      }
+      seen.add(e.id!);
+      // is_deleted only has meaning in DIFFERENTIAL feeds; in a full dataset the entity is simply absent
+      return !e.is_deleted;
+    });
 
   const v = normalizeVehicles(unique(keep(vehicles), 'v'), ctx);
   const t = normalizeTripUpdates(unique(keep(tripUpdates), 't'), ctx);

@@ -1,7 +1,15 @@
 // TripUpdate entities → arrival rows and one trip observation per trip.
 import type { Arrival, TripObservation } from '../core/types.ts';
 import { buildTripArrivals } from './arrivals.ts';
-import { STOP_RELATIONSHIP, has, int64, vehicleRef, type FeedEntityMsg, type TripDescriptorMsg, type TripUpdateMsg } from './gtfs-rt-types.ts';
+import {
+  STOP_RELATIONSHIP,
+  has,
+  int64,
+  vehicleRef,
+  type FeedEntityMsg,
+  type TripDescriptorMsg,
+  type TripUpdateMsg,
+} from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { resolveTrip } from './resolve-trip.ts';
 import { instanceNames, tripUpdateIdentity } from './trip-instances.ts';
@@ -89,13 +97,16 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
       in_schedule: trip.in_schedule,
       observed_ms: ctx.observed_ms,
     });
-    const rows = buildTripArrivals({
-      trip,
-      updates,
-      tripDelay: has(tu, 'delay') ? tu.delay ?? null : null,
-      vehicleId: vehicleRef(tu.vehicle, td),
-      tripInstance: instanceOf.get(tu) ?? null,
-    }, ctx);
+    const rows = buildTripArrivals(
+      {
+        trip,
+        updates,
+        tripDelay: has(tu, 'delay') ? (tu.delay ?? null) : null,
+        vehicleId: vehicleRef(tu.vehicle, td),
+        tripInstance: instanceOf.get(tu) ?? null,
+      },
+      ctx,
+    );
     for (const row of rows) arrivals.push(row);
   }
   return { arrivals, trips };

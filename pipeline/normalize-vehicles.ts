@@ -1,6 +1,13 @@
 // VehiclePosition entities → vehicle rows and the trips they show running.
 import type { Mode, PositionSource, TripObservation, VehiclePosition } from '../core/types.ts';
-import { VEHICLE_STOP_STATUS_NAMES, has, int64, vehicleRef, type FeedEntityMsg, type VehiclePositionMsg } from './gtfs-rt-types.ts';
+import {
+  VEHICLE_STOP_STATUS_NAMES,
+  has,
+  int64,
+  vehicleRef,
+  type FeedEntityMsg,
+  type VehiclePositionMsg,
+} from './gtfs-rt-types.ts';
 import { judgeTimestamp, secondsToMs, type NormalizeContext } from './normalize-context.ts';
 import { resolveTrip, type ResolvedTrip } from './resolve-trip.ts';
 
@@ -31,7 +38,8 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
   for (const entity of entities) {
     const v = entity.vehicle!;
     const position = v.position;
-    const hasFix = position !== undefined && position !== null && has(position, 'latitude') && has(position, 'longitude');
+    const hasFix =
+      position !== undefined && position !== null && has(position, 'latitude') && has(position, 'longitude');
     // coordinates that are there but impossible are a broken fix, not a missing one: no stop stands in
     if (hasFix && !inRange(position.latitude!, position.longitude!)) {
       ctx.rejects.add('lat_lon_out_of_range');
@@ -107,10 +115,10 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       lat: placement.lat,
       lon: placement.lon,
       position_source: placement.source,
-      bearing: hasFix && has(position, 'bearing') ? position.bearing ?? null : null,
-      speed_mps: hasFix && has(position, 'speed') ? position.speed ?? null : null,
+      bearing: hasFix && has(position, 'bearing') ? (position.bearing ?? null) : null,
+      speed_mps: hasFix && has(position, 'speed') ? (position.speed ?? null) : null,
       stop_id: placement.stop_id,
-      current_status: has(v, 'current_status') ? VEHICLE_STOP_STATUS_NAMES[v.current_status ?? -1] ?? null : null,
+      current_status: has(v, 'current_status') ? (VEHICLE_STOP_STATUS_NAMES[v.current_status ?? -1] ?? null) : null,
       timestamp_ms: timestampMs,
       observed_ms: ctx.observed_ms,
     });

@@ -2,8 +2,18 @@
 // success, jittered exponential backoff on failure) feeding an exhaustMap, so polls of one feed
 // never overlap. Errors are caught inside each poll: the stream outlives any one failure.
 import {
-  asyncScheduler, catchError, defer, exhaustMap, from, merge, of, repeat, tap, timer,
-  type Observable, type SchedulerLike,
+  asyncScheduler,
+  catchError,
+  defer,
+  exhaustMap,
+  from,
+  merge,
+  of,
+  repeat,
+  tap,
+  timer,
+  type Observable,
+  type SchedulerLike,
 } from 'rxjs';
 import type { FeedConfig } from '../core/config.ts';
 import { isSuccessfulPoll, type FeedPoll } from '../core/types.ts';
@@ -24,7 +34,10 @@ export const isFailure = (poll: FeedPoll): boolean => !isSuccessfulPoll(poll.sta
  * jitter in [0.5, 1) so that feeds failing together do not retry together.
  */
 export function nextDelayMs(
-  feed: Pick<FeedConfig, 'interval_s' | 'backoff_max_s'>, failures: number, sinceLastStartMs: number, random: () => number,
+  feed: Pick<FeedConfig, 'interval_s' | 'backoff_max_s'>,
+  failures: number,
+  sinceLastStartMs: number,
+  random: () => number,
 ): number {
   const interval = feed.interval_s * 1000;
   if (failures === 0) return Math.max(0, interval - sinceLastStartMs);
@@ -34,33 +47,52 @@ export function nextDelayMs(
 }
 
 export function pollFeeds(
-  feeds: readonly FeedConfig[], poll: (feed: FeedConfig) => Promise<FeedPoll>, options: PollerOptions = {},
+  feeds: readonly FeedConfig[],
+  poll: (feed: FeedConfig) => Promise<FeedPoll>,
+  options: PollerOptions = {},
 ): Observable<FeedPoll> {
   const scheduler = options.scheduler ?? asyncScheduler;
   const random = options.random ?? Math.random;
   const onError = options.onError ?? defaultErrorPoll(scheduler);
-  return merge(...feeds.map((feed) => {
-    let failures = 0;
-    let lastStart: number | null = null;
-    const once$ = defer(() => {
-      lastStart = scheduler.now();
-      return from(poll(feed));
-    }).pipe(
-      catchError((err: unknown) => of(onError(feed, err))),
-      tap((result) => {
-        failures = isFailure(result) ? failures + 1 : 0;
-      }),
-    );
-    return defer(() => timer(
-      lastStart === null ? 0 : nextDelayMs(feed, failures, scheduler.now() - lastStart, random), scheduler,
-    )).pipe(exhaustMap(() => once$), repeat());
-  }));
+  return merge(
+    ...feeds.map((feed) => {
+      let failures = 0;
+      let lastStart: number | null = null;
+      const once$ = defer(() => {
+        lastStart = scheduler.now();
+        return from(poll(feed));
+      }).pipe(
+        catchError((err: unknown) => of(onError(feed, err))),
+        tap((result) => {
+          failures = isFailure(result) ? failures + 1 : 0;
+        }),
+      );
+      return defer(() =>
+        timer(lastStart === null ? 0 : nextDelayMs(feed, failures, scheduler.now() - lastStart, random), scheduler),
+      ).pipe(
+        exhaustMap(() => once$),
+        repeat(),
+      );
+    }),
+  );
 }
 
 function defaultErrorPoll(scheduler: SchedulerLike) {
   return (feed: FeedConfig, err: unknown): FeedPoll => ({
-    feed_id: feed.id, polled_ms: scheduler.now(), status: 'network_error', http_status: null, bytes: 0,
-    duration_ms: 0, header_timestamp_ms: null, entities: 0, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0,
-    rejected: {}, matching: null, error: `poll failed: ${(err as Error)?.message ?? String(err)}`,
+    feed_id: feed.id,
+    polled_ms: scheduler.now(),
+    status: 'network_error',
+    http_status: null,
+    bytes: 0,
+    duration_ms: 0,
+    header_timestamp_ms: null,
+    entities: 0,
+    vehicles: 0,
+    trip_updates: 0,
+    alerts: 0,
+    stored: 0,
+    rejected: {},
+    matching: null,
+    error: `poll failed: ${(err as Error)?.message ?? String(err)}`,
   });
 }

@@ -16,18 +16,48 @@ const DAY = '2024-05-02';
 const at = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`) / 1000;
 const schedule = fakeSchedule({
   routes: [{ route_id: 'r1', route_type: 3 }],
-  trips: [{ trip_id: 'T1', route_id: 'r1' }, { trip_id: 'T2', route_id: 'r1' }],
-  stopTimes: { T1: [['A', '08:00:00'], ['B', '08:20:00']], T2: [['A', '09:00:00'], ['B', '09:20:00']] },
+  trips: [
+    { trip_id: 'T1', route_id: 'r1' },
+    { trip_id: 'T2', route_id: 'r1' },
+  ],
+  stopTimes: {
+    T1: [
+      ['A', '08:00:00'],
+      ['B', '08:20:00'],
+    ],
+    T2: [
+      ['A', '09:00:00'],
+      ['B', '09:20:00'],
+    ],
+  },
 });
 
 /** T1 runs late, then T2 is canceled, then T2 is scheduled again: order decides the outcome. */
 function snapshot(tsS: number, t2: 'scheduled' | 'canceled' | null, delayS: number): Uint8Array {
-  const entity: Record<string, unknown>[] = [{
-    id: 'T1', trip_update: { trip: { trip_id: 'T1', start_date: '20240502' }, stop_time_update: [{ stop_sequence: 2, arrival: { delay: delayS } }] },
-  }];
-  if (t2) entity.push({ id: 'T2', trip_update: { trip: { trip_id: 'T2', start_date: '20240502', schedule_relationship: t2 === 'canceled' ? 3 : 0 } } });
+  const entity: Record<string, unknown>[] = [
+    {
+      id: 'T1',
+      trip_update: {
+        trip: { trip_id: 'T1', start_date: '20240502' },
+        stop_time_update: [{ stop_sequence: 2, arrival: { delay: delayS } }],
+      },
+    },
+  ];
+  if (t2)
+    entity.push({
+      id: 'T2',
+      trip_update: {
+        trip: { trip_id: 'T2', start_date: '20240502', schedule_relationship: t2 === 'canceled' ? 3 : 0 },
+      },
+    });
   // an ADDED trip: looked up, not in the schedule
-  entity.push({ id: 'X', trip_update: { trip: { trip_id: 'EXTRA-1', start_date: '20240502', schedule_relationship: 1 }, stop_time_update: [{ stop_id: 'A', arrival: { time: tsS + 60 } }] } });
+  entity.push({
+    id: 'X',
+    trip_update: {
+      trip: { trip_id: 'EXTRA-1', start_date: '20240502', schedule_relationship: 1 },
+      stop_time_update: [{ stop_id: 'A', arrival: { time: tsS + 60 } }],
+    },
+  });
   return encodeFeed({ header: header(tsS), entity });
 }
 
@@ -54,8 +84,13 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
   t.teardown(() => db.close());
   const replay = async () => {
     const pipeline = createPipeline({
-      config: testConfig({ feeds: [{ id: 'tu', kind: 'gtfs-rt', url: 'http://archive.invalid/', allow_old_snapshots: true }] }),
-      bus: new InMemoryEventBus(), history: createHistoryWriter(db), scheduleFor: () => schedule, log: silentLogger,
+      config: testConfig({
+        feeds: [{ id: 'tu', kind: 'gtfs-rt', url: 'http://archive.invalid/', allow_old_snapshots: true }],
+      }),
+      bus: new InMemoryEventBus(),
+      history: createHistoryWriter(db),
+      scheduleFor: () => schedule,
+      log: silentLogger,
     });
     const order: string[] = [];
     const progress: number[] = [];
@@ -72,25 +107,43 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
   t.same(first.order, ['z-first.pb', 'm-second', 'later/b.bin', 'a-last.pb'], 'header-time order, whatever the names');
   t.same(first.progress, [1, 2, 3, 4]);
   t.match(first.summary, {
-    files: 6, snapshots: 4, outcomes: { ok: 4 }, skipped: { missing_header_timestamp: 1, not_protobuf: 1 }, rejected: {},
-    first_header_ms: at('08:05') * 1000, last_header_ms: at('09:30') * 1000,
+    files: 6,
+    snapshots: 4,
+    outcomes: { ok: 4 },
+    skipped: { missing_header_timestamp: 1, not_protobuf: 1 },
+    rejected: {},
+    first_header_ms: at('08:05') * 1000,
+    last_header_ms: at('09:30') * 1000,
     matching: { trips: 12, matched: 8, unmatched: 4, ambiguous: 0 }, // 3 trips per snapshot, the added one unmatched
   });
   t.ok(first.summary.rows_stored > 0 && first.summary.snapshots_per_s > 0 && first.summary.rows_per_s > 0);
 
   const observations = await db.json<{ trip_id: string; relationship: string; observed_at: string; day: string }>(
     `SELECT trip_id, relationship, observed_at, strftime(service_date, '%Y-%m-%d') AS day FROM trip_observations
-     WHERE trip_id = 'T2' ORDER BY observed_at`);
-  t.same(observations.map((o) => [o.relationship, o.observed_at, o.day]), [
-    ['scheduled', '2024-05-02 08:05:00+00', DAY], ['canceled', '2024-05-02 08:15:00+00', DAY],
-    ['scheduled', '2024-05-02 08:25:00+00', DAY], ['scheduled', '2024-05-02 09:30:00+00', DAY],
-  ], 'each snapshot observed at its own header time, so the cancellation sits between the observations around it');
-  t.same(await db.json(`SELECT strftime(polled_at, '%H:%M') AS at, status FROM feed_polls ORDER BY polled_at`),
-    ['08:05', '08:15', '08:25', '09:30'].map((hhmm) => ({ at: hhmm, status: 'ok' })));
+     WHERE trip_id = 'T2' ORDER BY observed_at`,
+  );
+  t.same(
+    observations.map((o) => [o.relationship, o.observed_at, o.day]),
+    [
+      ['scheduled', '2024-05-02 08:05:00+00', DAY],
+      ['canceled', '2024-05-02 08:15:00+00', DAY],
+      ['scheduled', '2024-05-02 08:25:00+00', DAY],
+      ['scheduled', '2024-05-02 09:30:00+00', DAY],
+    ],
+    'each snapshot observed at its own header time, so the cancellation sits between the observations around it',
+  );
+  t.same(
+    await db.json(`SELECT strftime(polled_at, '%H:%M') AS at, status FROM feed_polls ORDER BY polled_at`),
+    ['08:05', '08:15', '08:25', '09:30'].map((hhmm) => ({ at: hhmm, status: 'ok' })),
+  );
   t.same(await db.json(`SELECT DISTINCT source FROM feed_snapshots`), [{ source: 'replay' }]);
 
   const rows = Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals'))[0]!.n);
   const again = await replay();
-  t.match(again.summary, { snapshots: 4, outcomes: { duplicate: 4 }, rows_stored: 0 }, 'the same archive again stores nothing');
+  t.match(
+    again.summary,
+    { snapshots: 4, outcomes: { duplicate: 4 }, rows_stored: 0 },
+    'the same archive again stores nothing',
+  );
   t.equal(Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals'))[0]!.n), rows);
 });

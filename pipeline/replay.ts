@@ -92,13 +92,25 @@ export interface ReplayOptions {
  * the summary counts each once stored.
  */
 export async function replaySnapshots(
-  pipeline: Pick<Pipeline, 'queueSnapshot'>, feedId: string, scan: SnapshotScan, options: ReplayOptions = {},
+  pipeline: Pick<Pipeline, 'queueSnapshot'>,
+  feedId: string,
+  scan: SnapshotScan,
+  options: ReplayOptions = {},
 ): Promise<ReplaySummary> {
   const summary: ReplaySummary = {
-    feed_id: feedId, files: scan.snapshots.length + scan.skipped.length, snapshots: 0, outcomes: {}, skipped: {},
-    rows_stored: 0, rejected: {}, matching: { trips: 0, matched: 0, unmatched: 0, ambiguous: 0 },
-    first_header_ms: scan.snapshots[0]?.header_ms ?? null, last_header_ms: scan.snapshots.at(-1)?.header_ms ?? null,
-    seconds: 0, snapshots_per_s: 0, rows_per_s: 0,
+    feed_id: feedId,
+    files: scan.snapshots.length + scan.skipped.length,
+    snapshots: 0,
+    outcomes: {},
+    skipped: {},
+    rows_stored: 0,
+    rejected: {},
+    matching: { trips: 0, matched: 0, unmatched: 0, ambiguous: 0 },
+    first_header_ms: scan.snapshots[0]?.header_ms ?? null,
+    last_header_ms: scan.snapshots.at(-1)?.header_ms ?? null,
+    seconds: 0,
+    snapshots_per_s: 0,
+    rows_per_s: 0,
   };
   for (const s of scan.skipped) summary.skipped[s.reason] = (summary.skipped[s.reason] ?? 0) + 1;
   const started = performance.now();

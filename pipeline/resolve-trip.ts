@@ -54,7 +54,7 @@ export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTi
     // a DUPLICATED trip runs the original's stop pattern from its own start_time
     const start = parseGtfsTime(td.start_time);
     const first = stopTimes[0];
-    const firstS = first ? first.departure_s ?? first.arrival_s : null;
+    const firstS = first ? (first.departure_s ?? first.arrival_s) : null;
     if (start !== null && firstS != null) origin += (start - firstS) * 1000;
   }
 
@@ -62,8 +62,8 @@ export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTi
     trip_id: tripId,
     route_id: routeId,
     // a route the schedule knows keeps its mode, even none (ferries); an unknown one takes the feed's
-    mode: route ? route.mode : ctx.default_mode ?? null,
-    direction_id: has(td, 'direction_id') ? td.direction_id ?? null : scheduled?.direction_id ?? null,
+    mode: route ? route.mode : (ctx.default_mode ?? null),
+    direction_id: has(td, 'direction_id') ? (td.direction_id ?? null) : (scheduled?.direction_id ?? null),
     relationship,
     service_date: serviceDate,
     // in the schedule means scheduled on that service date, not merely listed in trips.txt

@@ -7,7 +7,7 @@ import type { NormalizedPoll } from './normalize-feed.ts';
 
 const HINTS: Partial<Record<RejectReason, string>> = {
   timestamp_too_old: 'feeds[].allow_old_snapshots keeps times older than freshness.max_age_days',
-  timestamp_future: 'freshness.max_future_s sets how far ahead of this server\'s clock a time may be',
+  timestamp_future: "freshness.max_future_s sets how far ahead of this server's clock a time may be",
 };
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -23,18 +23,23 @@ export function rejectionMessage(r: SnapshotRejection, polledMs: number, freshne
     : `header timestamp ${isoOrRaw(r.header_ms)}`;
   if (r.reason === 'timestamp_future') {
     const aheadS = Math.round((r.header_ms - polledMs) / 1000);
-    return `snapshot rejected: ${header} is ${count(aheadS)} s ahead of this server's clock, beyond `
-      + `freshness.max_future_s (${freshness.max_future_s}); fix the feed's clock, or raise freshness.max_future_s`;
+    return (
+      `snapshot rejected: ${header} is ${count(aheadS)} s ahead of this server's clock, beyond ` +
+      `freshness.max_future_s (${freshness.max_future_s}); fix the feed's clock, or raise freshness.max_future_s`
+    );
   }
   const days = Math.floor((polledMs - r.header_ms) / 86_400_000);
-  return `snapshot rejected: ${header} is ${count(days)} days old, beyond freshness.max_age_days `
-    + `(${freshness.max_age_days}); set feeds[].allow_old_snapshots to store old snapshots with their own service dates`;
+  return (
+    `snapshot rejected: ${header} is ${count(days)} days old, beyond freshness.max_age_days ` +
+    `(${freshness.max_age_days}); set feeds[].allow_old_snapshots to store old snapshots with their own service dates`
+  );
 }
 
 /** Reasons that reject entities (a header in milliseconds is read back, not rejected). */
 function entityRejections(rows: NormalizedPoll): [RejectReason, number][] {
-  return (Object.entries(rows.rejected) as [RejectReason, number][])
-    .filter(([reason, n]) => reason !== 'header_timestamp_ms' && n > 0);
+  return (Object.entries(rows.rejected) as [RejectReason, number][]).filter(
+    ([reason, n]) => reason !== 'header_timestamp_ms' && n > 0,
+  );
 }
 
 /**

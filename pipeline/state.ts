@@ -2,7 +2,17 @@
 import type { Config, FeedConfig } from '../core/config.ts';
 import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
-import { isSuccessfulPoll, MODES, type Alert, type Arrival, type FeedPoll, type Freshness, type Mode, type TripObservation, type VehiclePosition } from '../core/types.ts';
+import {
+  isSuccessfulPoll,
+  MODES,
+  type Alert,
+  type Arrival,
+  type FeedPoll,
+  type Freshness,
+  type Mode,
+  type TripObservation,
+  type VehiclePosition,
+} from '../core/types.ts';
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
 import { diffTripArrivals } from './arrivals.ts';
 import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
@@ -154,7 +164,10 @@ export class LiveState implements LiveView {
       this.replaceVehicles(slot, rows.vehicles, poll.polled_ms);
       this.replaceArrivals(slot, rows.arrivals, poll.polled_ms);
       this.announceCancellations(rows.trips, poll.polled_ms);
-      versions = this.publishAlertChanges(this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms), poll.polled_ms);
+      versions = this.publishAlertChanges(
+        this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms),
+        poll.polled_ms,
+      );
       slot.scope = this.scopeOfRows(slot.feed, rows);
     }
     this.evaluateFreshness(slot, this.now());
@@ -171,7 +184,7 @@ export class LiveState implements LiveView {
     this.healthChanged(slot);
   }
 
-    /** Re-evaluates what time alone changes: freshness and alert periods. Returns alert versions. */
+  /** Re-evaluates what time alone changes: freshness and alert periods. Returns alert versions. */
   tick(nowMs: number = this.now()): Alert[] {
     for (const slot of this.slots.values()) this.evaluateFreshness(slot, nowMs);
     const versions = this.publishAlertChanges(this.book.tick(nowMs), nowMs);
@@ -183,7 +196,11 @@ export class LiveState implements LiveView {
 
   private evaluateFreshness(slot: FeedSlot, nowMs: number): void {
     const h = slot.health;
-    const next = freshnessAt({ header_ms: h.header_timestamp_ms, changed_ms: slot.changedMs }, nowMs, this.options.config.freshness);
+    const next = freshnessAt(
+      { header_ms: h.header_timestamp_ms, changed_ms: slot.changedMs },
+      nowMs,
+      this.options.config.freshness,
+    );
     const previous = h.freshness;
     // the first verdict once the feed has delivered is a baseline, not a change worth an event
     const baseline = !slot.seenWorking;
@@ -205,8 +222,17 @@ export class LiveState implements LiveView {
     for (const v of vehicles) {
       next.set(v.vehicle_id, v);
       const before = previous.get(v.vehicle_id);
-      if (before && before.timestamp_ms === v.timestamp_ms && before.lat === v.lat && before.lon === v.lon && before.trip_id === v.trip_id) continue;
-      this.options.bus.publish(domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: v.route_id }]), vehicleData(v)));
+      if (
+        before &&
+        before.timestamp_ms === v.timestamp_ms &&
+        before.lat === v.lat &&
+        before.lon === v.lon &&
+        before.trip_id === v.trip_id
+      )
+        continue;
+      this.options.bus.publish(
+        domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: v.route_id }]), vehicleData(v)),
+      );
     }
     // every delivered body moves the modes it touches (observed_ms alone changes each row)
     const modes = vehicleModes(slot.vehicles);
@@ -229,7 +255,12 @@ export class LiveState implements LiveView {
     let list: Arrival[] | undefined;
     let run: Arrival | undefined;
     for (const a of arrivals) {
-      if (!run || a.trip_id !== run.trip_id || a.service_date !== run.service_date || a.trip_instance !== run.trip_instance) {
+      if (
+        !run ||
+        a.trip_id !== run.trip_id ||
+        a.service_date !== run.service_date ||
+        a.trip_instance !== run.trip_instance
+      ) {
         run = a;
         const key = `${a.service_date ?? ''}|${a.trip_id}|${a.trip_instance ?? ''}`;
         list = byTrip.get(key);
@@ -243,8 +274,14 @@ export class LiveState implements LiveView {
       if (!changes) continue;
       const first = list[0]!;
       const partial = previous !== undefined && changes.changed.length < list.length;
-      this.options.bus.publish(domainEvent('arrival.updated', nowMs, scopeOf([{ mode: first.mode, id: first.route_id }]),
-        arrivalUpdate(first, partial, list.length, changes.changed, changes.removed)));
+      this.options.bus.publish(
+        domainEvent(
+          'arrival.updated',
+          nowMs,
+          scopeOf([{ mode: first.mode, id: first.route_id }]),
+          arrivalUpdate(first, partial, list.length, changes.changed, changes.removed),
+        ),
+      );
     }
     if (arrivals.length || slot.arrivals.length) this.bump('arrivals');
     slot.arrivals = arrivals;
@@ -258,7 +295,14 @@ export class LiveState implements LiveView {
       const key = `${t.service_date}|${t.feed_id}|${t.trip_id}`;
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
-      this.options.bus.publish(domainEvent('trip.canceled', nowMs, scopeOf([{ mode: t.mode, id: t.route_id }]), tripCancellation({ ...t, relationship })));
+      this.options.bus.publish(
+        domainEvent(
+          'trip.canceled',
+          nowMs,
+          scopeOf([{ mode: t.mode, id: t.route_id }]),
+          tripCancellation({ ...t, relationship }),
+        ),
+      );
     }
   }
 
@@ -268,7 +312,8 @@ export class LiveState implements LiveView {
   }
 
   private publishAlertChanges(changes: AlertChange[], nowMs: number): Alert[] {
-    for (const { kind, alert } of changes) this.options.bus.publish(domainEvent(`alert.${kind}`, nowMs, this.alertScope(alert), alertData(alert)));
+    for (const { kind, alert } of changes)
+      this.options.bus.publish(domainEvent(`alert.${kind}`, nowMs, this.alertScope(alert), alertData(alert)));
     if (changes.length) this.bump('alerts');
     return changes.map((c) => c.alert);
   }
@@ -278,7 +323,7 @@ export class LiveState implements LiveView {
     const feed = this.slots.get(alert.feed_id)?.feed;
     const schedule = feed && this.options.scheduleFor?.(feed);
     // without the schedule's word, a single-mode alert's routes are of its mode
-    const fallback = alert.modes.length === 1 ? alert.modes[0]! : feed?.mode ?? null;
+    const fallback = alert.modes.length === 1 ? alert.modes[0]! : (feed?.mode ?? null);
     const { routes, lines } = scopeOf(alert.routes.map((id) => ({ mode: schedule?.route(id)?.mode ?? fallback, id })));
     return { modes: alert.modes, routes, lines };
   }
@@ -291,7 +336,7 @@ export class LiveState implements LiveView {
     if (rows.alerts.length === 0) return scope;
     const schedule = this.options.scheduleFor?.(feed);
     for (const a of rows.alerts) {
-      const fallback = a.modes.length === 1 ? a.modes[0]! : feed.mode ?? null;
+      const fallback = a.modes.length === 1 ? a.modes[0]! : (feed.mode ?? null);
       for (const m of a.modes) entries.push({ mode: m, id: null });
       for (const id of a.routes) entries.push({ mode: schedule?.route(id)?.mode ?? fallback, id });
     }
@@ -327,8 +372,18 @@ function newSlot(feed: FeedConfig): FeedSlot {
   return {
     feed,
     health: {
-      feed_id: feed.id, kind: feed.kind, freshness: 'expired', header_timestamp_ms: null, last_poll_ms: null,
-      last_success_ms: null, last_status: null, last_error: null, entities: 0, polls: 0, failures: 0, rejected: 0,
+      feed_id: feed.id,
+      kind: feed.kind,
+      freshness: 'expired',
+      header_timestamp_ms: null,
+      last_poll_ms: null,
+      last_success_ms: null,
+      last_status: null,
+      last_error: null,
+      entities: 0,
+      polls: 0,
+      failures: 0,
+      rejected: 0,
       matching: null,
     },
     vehicles: [],

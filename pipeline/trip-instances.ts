@@ -11,7 +11,8 @@ import { has, vehicleRef, type StopTimeUpdateMsg, type TripUpdateMsg } from './g
  */
 export function tripUpdateIdentity(tu: TripUpdateMsg): string {
   return JSON.stringify([
-    tu.trip?.start_time ?? null, vehicleRef(tu.vehicle, tu.trip),
+    tu.trip?.start_time ?? null,
+    vehicleRef(tu.vehicle, tu.trip),
     (tu.stop_time_update ?? []).map(stopName),
   ]);
 }

@@ -39,7 +39,9 @@ function strip(from: string, to: string): boolean {
   if (values['no-strip'] || process.platform !== 'linux') return false;
   const run = spawnSync('strip', ['--strip-unneeded', '-o', to, from], { stdio: ['ignore', 'ignore', 'pipe'] });
   if (run.error || run.status !== 0) {
-    console.log(`  strip unavailable or failed (${run.error?.message ?? run.stderr.toString().trim()}); kept ${from} as is`);
+    console.log(
+      `  strip unavailable or failed (${run.error?.message ?? run.stderr.toString().trim()}); kept ${from} as is`,
+    );
     return false;
   }
   return true;
@@ -71,7 +73,9 @@ async function main(): Promise<void> {
   step(`bundling sea/entry.ts (natives: ${natives.files.map((f) => f.name).join(', ')})`);
   const bundleFile = join(work, 'main.cjs');
   const bundle = await bundleApp({
-    repoRoot, entry: 'sea/entry.ts', outfile: bundleFile,
+    repoRoot,
+    entry: 'sea/entry.ts',
+    outfile: bundleFile,
     natives: { uws: natives.uws.name, duckdb: natives.duckdb.name },
   });
   for (const warning of bundle.warnings) console.log(`  esbuild: ${warning}`);
@@ -90,9 +94,13 @@ async function main(): Promise<void> {
   }
   const id = sha256(Buffer.from(entries.map((e) => `${e.path}\0${e.sha256}`).join('\n'))).slice(0, 16);
   const manifest: SeaManifest = {
-    name: pkg.name, version: pkg.version, id,
-    platform: `${process.platform}-${process.arch}`, abi: process.versions.modules,
-    entries, natives: { uws: natives.uws.name, duckdb: natives.duckdb.name },
+    name: pkg.name,
+    version: pkg.version,
+    id,
+    platform: `${process.platform}-${process.arch}`,
+    abi: process.versions.modules,
+    entries,
+    natives: { uws: natives.uws.name, duckdb: natives.duckdb.name },
   };
   writeFileSync(join(work, MANIFEST_KEY), JSON.stringify(manifest, null, 2));
   assets[MANIFEST_KEY] = join(work, MANIFEST_KEY);
@@ -100,9 +108,20 @@ async function main(): Promise<void> {
   step('writing the SEA blob');
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');
-  writeFileSync(seaConfig, JSON.stringify({
-    main: bundleFile, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets,
-  }, null, 2));
+  writeFileSync(
+    seaConfig,
+    JSON.stringify(
+      {
+        main: bundleFile,
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        useCodeCache: true,
+        assets,
+      },
+      null,
+      2,
+    ),
+  );
   const prep = spawnSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
   if (prep.status !== 0) throw new Error('node --experimental-sea-config failed');
 
@@ -111,11 +130,19 @@ async function main(): Promise<void> {
   if (!strip(process.execPath, output)) copyFileSync(process.execPath, output);
   chmodSync(output, 0o755);
   const { inject } = createRequire(import.meta.url)('postject') as {
-    inject(file: string, name: string, data: Buffer, options: { sentinelFuse: string; machoSegmentName?: string }): Promise<void>;
+    inject(
+      file: string,
+      name: string,
+      data: Buffer,
+      options: { sentinelFuse: string; machoSegmentName?: string },
+    ): Promise<void>;
   };
   await inject(output, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, machoSegmentName: 'NODE_SEA' });
 
-  const check = spawnSync(output, ['--version'], { encoding: 'utf8', env: { PATH: '', TRANSIT_CACHE_DIR: join(work, 'cache') } });
+  const check = spawnSync(output, ['--version'], {
+    encoding: 'utf8',
+    env: { PATH: '', TRANSIT_CACHE_DIR: join(work, 'cache') },
+  });
   if (check.status !== 0 || check.stdout.trim() !== pkg.version) {
     throw new Error(`the binary does not run: --version gave ${JSON.stringify(check.stdout + check.stderr)}`);
   }

@@ -14,11 +14,27 @@ import { z } from 'zod';
 export const BEGIN = '<!-- config-reference:begin (npm run config-reference -- --update FILE) -->';
 export const END = '<!-- config-reference:end -->';
 
-interface KeyDoc { doc: string; rules: string[] }
+interface KeyDoc {
+  doc: string;
+  rules: string[];
+}
 type JsonSchema = {
-  type?: string; enum?: unknown[]; default?: unknown; description?: string; format?: string; pattern?: string;
-  minimum?: number; maximum?: number; exclusiveMinimum?: number; exclusiveMaximum?: number; minLength?: number; minItems?: number;
-  properties?: Record<string, JsonSchema>; required?: string[]; items?: JsonSchema; additionalProperties?: JsonSchema | boolean;
+  type?: string;
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  minItems?: number;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
 };
 
 /** Doc comments and check messages by key path (`feeds[].url`), read from the schema's source. */
@@ -26,7 +42,8 @@ export function readKeyDocs(sourcePath: string, rootName: string): Map<string, K
   const file = ts.createSourceFile(sourcePath, readFileSync(sourcePath, 'utf8'), ts.ScriptTarget.ES2022, true);
   const consts = new Map<string, ts.Expression>();
   file.forEachChild(function visit(node) {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) consts.set(node.name.text, node.initializer);
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer)
+      consts.set(node.name.text, node.initializer);
     node.forEachChild(visit);
   });
   const docs = new Map<string, KeyDoc>();
@@ -41,14 +58,19 @@ export function readKeyDocs(sourcePath: string, rootName: string): Map<string, K
     if (!ts.isCallExpression(expr) || !ts.isPropertyAccessExpression(expr.expression)) return;
     const method = expr.expression.name.text;
     const [first, second] = expr.arguments;
-    if ((method === 'refine' || method === 'regex') && second && ts.isStringLiteralLike(second)) rules.push(second.text);
+    if ((method === 'refine' || method === 'regex') && second && ts.isStringLiteralLike(second))
+      rules.push(second.text);
     if (method === 'array' && first) walk(first, `${path}[]`, [], seen);
     if (method === 'object' && first && ts.isObjectLiteralExpression(first)) {
       for (const prop of first.properties) {
         const shorthand = ts.isShorthandPropertyAssignment(prop);
         if (!(shorthand || ts.isPropertyAssignment(prop)) || !ts.isIdentifier(prop.name)) continue;
         const key = path ? `${path}.${prop.name.text}` : prop.name.text;
-        const doc = ts.getJSDocCommentsAndTags(prop).map((d) => ts.getTextOfJSDocComment(d.comment) ?? '').join(' ').trim();
+        const doc = ts
+          .getJSDocCommentsAndTags(prop)
+          .map((d) => ts.getTextOfJSDocComment(d.comment) ?? '')
+          .join(' ')
+          .trim();
         const keyRules: string[] = [];
         docs.set(key, { doc, rules: keyRules });
         walk(shorthand ? prop.name : prop.initializer, key, keyRules, seen);
@@ -75,14 +97,20 @@ function typeOf(s: JsonSchema): string {
   if (s.minItems) limits.push(`at least ${s.minItems}`);
   if (s.format === 'uri') limits.push('URL');
   let base = s.type ?? 'any';
-  if (s.type === 'array' && s.items) base = s.items.type === 'object' ? 'list of objects' : `list of ${typeOf(s.items)}`;
+  if (s.type === 'array' && s.items)
+    base = s.items.type === 'object' ? 'list of objects' : `list of ${typeOf(s.items)}`;
   if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') {
     base = `map of ${typeOf(s.additionalProperties)}`;
   }
   return limits.length ? `${base} (${limits.join(', ')})` : base;
 }
 
-interface Row { key: string; type: string; default: string; description: string }
+interface Row {
+  key: string;
+  type: string;
+  default: string;
+  description: string;
+}
 
 function rows(schema: JsonSchema, docs: Map<string, KeyDoc>, prefix = ''): Row[] {
   const out: Row[] = [];
@@ -95,9 +123,15 @@ function rows(schema: JsonSchema, docs: Map<string, KeyDoc>, prefix = ''): Row[]
     }
     const doc = docs.get(key);
     const text = [prop.description ?? doc?.doc ?? '', ...(doc?.rules ?? []).map((r) => `(invalid: “${r}”)`)]
-      .filter(Boolean).join(' ');
+      .filter(Boolean)
+      .join(' ');
     const fallback = required.has(name) && prop.default === undefined ? 'required' : 'unset';
-    out.push({ key, type: typeOf(prop), default: prop.default === undefined ? fallback : code(prop.default), description: text });
+    out.push({
+      key,
+      type: typeOf(prop),
+      default: prop.default === undefined ? fallback : code(prop.default),
+      description: text,
+    });
     if (prop.type === 'array' && prop.items?.type === 'object') out.push(...rows(prop.items, docs, `${key}[]`));
   }
   return out;
@@ -137,7 +171,9 @@ async function main(): Promise<void> {
   const next = replaceBlock(current, table);
   if (values.check) {
     if (next !== current) {
-      console.error(`${target}: the config reference is out of date; run npm run config-reference -- --update ${target}`);
+      console.error(
+        `${target}: the config reference is out of date; run npm run config-reference -- --update ${target}`,
+      );
       process.exitCode = 1;
     }
     return;

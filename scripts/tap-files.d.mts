@@ -1,4 +1,10 @@
-export interface TapCounts { total: number; pass: number; fail: number; skip: number; todo: number }
+export interface TapCounts {
+  total: number;
+  pass: number;
+  fail: number;
+  skip: number;
+  todo: number;
+}
 
 export function fileCounts(text: string): TapCounts | null;
 

@@ -21,7 +21,12 @@ export function fileCounts(text) {
   return counts;
 }
 
-const indent = (text) => text.replace(/\n$/, '').split('\n').map((line) => `    ${line}`).join('\n');
+const indent = (text) =>
+  text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
 
 /**
  * Runs `files` ({ name, path }: name as reported, path of the script node runs), `jobs` at a
@@ -42,7 +47,9 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
   let interrupted = false;
   const started = performance.now();
   const childEnv = {
-    ...env, TAP: '1', TAP_TIMEOUT: String(timeoutS),
+    ...env,
+    TAP: '1',
+    TAP_TIMEOUT: String(timeoutS),
     ...(grep.length ? { TAP_GREP: grep.join('\n') } : {}),
     ...(bail ? { TAP_BAIL: '1' } : {}),
   };
@@ -51,7 +58,11 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
   return new Promise((resolve) => {
     const finish = () => {
       write(`1..${reported}\n`);
-      write(`# { ${Object.entries(totals).map(([key, n]) => `${key}: ${n}`).join(', ')} }\n`);
+      write(
+        `# { ${Object.entries(totals)
+          .map(([key, n]) => `${key}: ${n}`)
+          .join(', ')} }\n`,
+      );
       write(`# time=${Math.round(performance.now() - started)}ms\n`);
       process.off('SIGINT', interrupt);
       process.off('SIGTERM', interrupt);
@@ -72,7 +83,11 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
 
     const runOne = (file) => {
       const t0 = performance.now();
-      const child = spawn(process.execPath, [...nodeArgs, file.path], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...nodeArgs, file.path], {
+        cwd,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       running.add(child);
       const out = [];
       const err = [];
@@ -91,10 +106,15 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
         const stdout = Buffer.concat(out).toString('utf8');
         const counts = fileCounts(stdout);
         for (const key of Object.keys(totals)) totals[key] += counts?.[key] ?? 0;
-        const why = timedOut ? `timed out after ${timeoutS} s`
-          : counts === null ? `ended without a result (${signal ? `signal ${signal}` : `exit code ${code}`})`
-            : counts.fail > 0 ? `${counts.fail} failed`
-              : code !== 0 ? `exit code ${code ?? signal} after its tests passed` : null;
+        const why = timedOut
+          ? `timed out after ${timeoutS} s`
+          : counts === null
+            ? `ended without a result (${signal ? `signal ${signal}` : `exit code ${code}`})`
+            : counts.fail > 0
+              ? `${counts.fail} failed`
+              : code !== 0
+                ? `exit code ${code ?? signal} after its tests passed`
+                : null;
         const ms = Math.round(performance.now() - t0);
         times.push({ name: file.name, ms });
         reported += 1;
@@ -110,7 +130,15 @@ export function runTapFiles({ files, cwd, env, nodeArgs = [], jobs, timeoutS, gr
           write(`not ok ${reported} - ${file.name} # ${why}, time=${ms}ms\n`);
           if (stdout.trim()) write(`${indent(stdout)}\n`);
           const stderr = Buffer.concat(err).toString('utf8').trimEnd();
-          if (stderr) write(`${indent(stderr.split('\n').map((line) => `# stderr: ${line}`).join('\n'))}\n`);
+          if (stderr)
+            write(
+              `${indent(
+                stderr
+                  .split('\n')
+                  .map((line) => `# stderr: ${line}`)
+                  .join('\n'),
+              )}\n`,
+            );
           if (bail) stopping = true;
         }
         launch();

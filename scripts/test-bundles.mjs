@@ -59,7 +59,12 @@ export async function buildTestBundles(root, files, outdir) {
         const text = readFileSync(args.path, 'utf8');
         if (!text.includes('import.meta.')) return { contents: text, loader: 'ts' };
         const out = await transform(text, {
-          loader: 'ts', format: 'esm', target: 'node20', sourcefile: args.path, sourcemap: 'inline', sourcesContent: true,
+          loader: 'ts',
+          format: 'esm',
+          target: 'node20',
+          sourcefile: args.path,
+          sourcemap: 'inline',
+          sourcesContent: true,
           define: {
             'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
             'import.meta.dirname': JSON.stringify(dirname(args.path)),

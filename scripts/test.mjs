@@ -20,7 +20,9 @@ import { runTapFiles } from './tap-files.mjs';
 
 // Minimum share of lines run by the suite, over the product's .ts files.
 const MIN_LINES_PCT = 80;
-const SOURCES = ['{core,pipeline,store,http,accounts,docs,status,web,exports,webhooks,stream,fixtures,app,sea,admin,observability,broker}/**/*.ts'];
+const SOURCES = [
+  '{core,pipeline,store,http,accounts,docs,status,web,exports,webhooks,stream,fixtures,app,sea,admin,observability,broker}/**/*.ts',
+];
 // Test files beside the code. Code that exists only for tests or benches (doubles, harnesses,
 // fault servers, child processes, test data) lives under test/support/ and bench/, outside
 // SOURCES; test/architecture.test.ts keeps it out of the production folders. The pages' browser
@@ -31,7 +33,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI_ENTRY = 'app/main.ts';
 const args = process.argv.slice(2);
 // paths (test files, folders) choose what runs; the rest are the runner's options
-const selections = args.filter((a) => !a.startsWith('-') && existsSync(a)).map((a) => relative(root, join(process.cwd(), a)));
+const selections = args
+  .filter((a) => !a.startsWith('-') && existsSync(a))
+  .map((a) => relative(root, join(process.cwd(), a)));
 const options = runnerOptions(args.filter((a) => a.startsWith('-') || !existsSync(a)));
 // Private per run, so concurrent runs in the same tree never merge each other's coverage or bundles.
 const rawCoverage = mkdtempSync(join(tmpdir(), 'transit-api-v8-coverage-'));
@@ -47,7 +51,9 @@ try {
   // the CLI too, for the tests that run it as a child process (test/support/cli.ts)
   const warnings = await buildTestBundles(root, [...files, CLI_ENTRY], bundleDir);
   for (const warning of warnings) console.log(`# esbuild: ${warning}`);
-  console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - bundling)} ms (scripts/test-bundles.mjs)`);
+  console.log(
+    `# ${files.length} test files bundled in ${Math.round(performance.now() - bundling)} ms (scripts/test-bundles.mjs)`,
+  );
 } catch (error) {
   // a test file that does not compile fails the run like a failing test, with esbuild's words
   console.log(`# the tests could not be prepared: ${error instanceof Error ? error.message : error}`);
@@ -76,7 +82,8 @@ try {
 }
 const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, 5);
 // where the suite's time goes, for whoever makes it faster (wall times, several files at once)
-if (times.length > 5) console.log(`# slowest files: ${slowest.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)} s`).join(', ')}`);
+if (times.length > 5)
+  console.log(`# slowest files: ${slowest.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)} s`).join(', ')}`);
 if (failed.length) console.log(`# failed: ${failed.join(', ')}`);
 console.log(`# ${totals.skip} skipped, ${totals.todo} todo`);
 console.log(`${totals.pass} passed, ${totals.fail + (coverageFailed ? 1 : 0)} failed`);
@@ -100,7 +107,9 @@ function runnerOptions(list) {
     else if (/^-j\d+$/.test(flag)) options.jobs = Number(flag.slice(2));
     else if (flag === '--timeout' || flag === '-t') options.timeoutS = Number(value());
     else {
-      console.error(`npm test: unknown option or missing path ${list[i]} (paths, --grep=…, --bail, --jobs=…, --timeout=… seconds)`);
+      console.error(
+        `npm test: unknown option or missing path ${list[i]} (paths, --grep=…, --bail, --jobs=…, --timeout=… seconds)`,
+      );
       process.exit(2);
     }
   }
@@ -149,21 +158,23 @@ async function checkCoverage(enforce) {
   keepOwnScripts(rawCoverage);
   const reportsDirectory = join(root, 'coverage');
   process.chdir(root); // c8 matches include/exclude against paths relative to the cwd
-  const report = matchSourcesByPath(new Report({
-    include: SOURCES,
-    exclude: NOT_SOURCES,
-    extension: ['.ts'],
-    all: enforce,
-    src: [root],
-    excludeNodeModules: true,
-    // coverage is recorded against the bundles; their source maps name the .ts files the filters apply to
-    excludeAfterRemap: true,
-    mergeAsync: true,
-    tempDirectory: rawCoverage,
-    reportsDirectory,
-    reporter: ['text', 'json-summary'],
-    reporterOptions: { text: { file: 'coverage.txt', maxCols: 120 } },
-  }));
+  const report = matchSourcesByPath(
+    new Report({
+      include: SOURCES,
+      exclude: NOT_SOURCES,
+      extension: ['.ts'],
+      all: enforce,
+      src: [root],
+      excludeNodeModules: true,
+      // coverage is recorded against the bundles; their source maps name the .ts files the filters apply to
+      excludeAfterRemap: true,
+      mergeAsync: true,
+      tempDirectory: rawCoverage,
+      reportsDirectory,
+      reporter: ['text', 'json-summary'],
+      reporterOptions: { text: { file: 'coverage.txt', maxCols: 120 } },
+    }),
+  );
   await report.run();
   const map = await report.getCoverageMapFromAllCoverageFiles();
   const { lines } = map.getCoverageSummary();
@@ -171,7 +182,9 @@ async function checkCoverage(enforce) {
   const figure = `lines ${lines.pct}% (${lines.covered} of ${lines.total} in ${map.files().length} files)`;
   console.log(`# coverage measured in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (!enforce) {
-    console.log(`# coverage of this partial run: ${figure}; the ${MIN_LINES_PCT}% minimum applies to the whole suite (${where})`);
+    console.log(
+      `# coverage of this partial run: ${figure}; the ${MIN_LINES_PCT}% minimum applies to the whole suite (${where})`,
+    );
     return true;
   }
   if (lines.total > 0 && lines.pct >= MIN_LINES_PCT) {

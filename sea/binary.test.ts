@@ -2,7 +2,16 @@
 // and run with an environment that has no Node, no node_modules and no tools. TRANSIT_BINARY
 // points the test at an already built binary instead of building one (about 15 s of CPU).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,11 +34,24 @@ const binary = join(run, 'transit-api');
 /** what `env -i PATH=<empty> HOME=<run>` gives: nothing inherited, no node reachable */
 const env = { PATH: emptyBin, HOME: run, TMPDIR: run };
 
-interface SseEvent { id?: string; event: string; data: string }
-interface SseRead { status: number; contentType: string; retry?: number; events: SseEvent[] }
+interface SseEvent {
+  id?: string;
+  event: string;
+  data: string;
+}
+interface SseRead {
+  status: number;
+  contentType: string;
+  retry?: number;
+  events: SseEvent[];
+}
 
 /** Reads a text/event-stream the way EventSource parses it, until `events` events or the timeout. */
-async function readSseEvents(url: string, headers: Record<string, string>, until: { events: number; timeoutMs: number }): Promise<SseRead> {
+async function readSseEvents(
+  url: string,
+  headers: Record<string, string>,
+  until: { events: number; timeoutMs: number },
+): Promise<SseRead> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), until.timeoutMs);
   try {
@@ -77,10 +99,16 @@ async function readSseEvents(url: string, headers: Record<string, string>, until
 async function build(): Promise<string> {
   if (process.env.TRANSIT_BINARY) return resolve(process.env.TRANSIT_BINARY);
   const out = join(work, 'build', 'transit-api');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/build-binary.ts', '--out', out], { cwd: repoRoot });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/build-binary.ts', '--out', out], {
+    cwd: repoRoot,
+  });
   let log = '';
-  child.stdout.on('data', (c) => { log += c; });
-  child.stderr.on('data', (c) => { log += c; });
+  child.stdout.on('data', (c) => {
+    log += c;
+  });
+  child.stderr.on('data', (c) => {
+    log += c;
+  });
   const code = await new Promise<number | null>((done) => child.on('close', done));
   if (code !== 0) throw new Error(`build:binary exited ${code}:\n${log}`);
   return out;
@@ -126,12 +154,18 @@ t.test('the binary runs alone: no Node, no node_modules', async (t) => {
 t.test('serve --demo: REST, event stream, clean stop on SIGTERM', async (t) => {
   const output = { text: '' };
   const child = spawn(binary, ['serve', '--demo', '--port', '0'], { cwd: run, env });
-  child.stdout.on('data', (c) => { output.text += c; });
-  child.stderr.on('data', (c) => { output.text += c; });
+  child.stdout.on('data', (c) => {
+    output.text += c;
+  });
+  child.stderr.on('data', (c) => {
+    output.text += c;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
     child.on('exit', (code, signal) => done({ code, signal }));
   });
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   await started(child, output);
 
   const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.text)?.[1];
@@ -150,7 +184,14 @@ t.test('serve --demo: REST, event stream, clean stop on SIGTERM', async (t) => {
   t.match(stream.contentType, /^text\/event-stream/);
   t.ok(stream.retry !== undefined, 'tells the client its reconnection delay');
   t.ok(stream.events.length >= 2, `events arrived (${stream.events.length})`);
-  const isJson = (text: string) => { try { JSON.parse(text); return true; } catch { return false; } };
+  const isJson = (text: string) => {
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const bad = stream.events.filter((e) => !/^[a-z]+(\.[a-z_]+)+$/.test(e.event) || !isJson(e.data));
   const types = [...new Set(stream.events.map((e) => e.event))].join(', ');
   t.same(bad, [], `every event has a dotted type and JSON data (${types})`);
@@ -160,7 +201,11 @@ t.test('serve --demo: REST, event stream, clean stop on SIGTERM', async (t) => {
 
   child.kill('SIGTERM');
   t.same(await exited, { code: 0, signal: null }, 'exits 0 after SIGTERM');
-  t.match(output.text, /"signal":"SIGTERM","msg":"finishing in-flight requests/, "the shutdown is logged (JSON lines off a TTY)");
+  t.match(
+    output.text,
+    /"signal":"SIGTERM","msg":"finishing in-flight requests/,
+    'the shutdown is logged (JSON lines off a TTY)',
+  );
 });
 
 t.test('import-gtfs, keys and ingest --once run from the binary', async (t) => {
@@ -184,16 +229,31 @@ t.test('import-gtfs, keys and ingest --once run from the binary', async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const feedFile = join(run, 'vehicles.pb');
   const type = feedMessageType();
-  writeFileSync(feedFile, type.encode(type.fromObject({
-    header: { gtfs_realtime_version: '2.0', timestamp: now },
-    entity: [{ id: 'v1', vehicle: { vehicle: { id: 'bus-1' }, position: { latitude: 37.77, longitude: -122.42 }, timestamp: now } }],
-  })).finish());
+  writeFileSync(
+    feedFile,
+    type
+      .encode(
+        type.fromObject({
+          header: { gtfs_realtime_version: '2.0', timestamp: now },
+          entity: [
+            {
+              id: 'v1',
+              vehicle: { vehicle: { id: 'bus-1' }, position: { latitude: 37.77, longitude: -122.42 }, timestamp: now },
+            },
+          ],
+        }),
+      )
+      .finish(),
+  );
   const config = join(run, 'config.json');
-  writeFileSync(config, JSON.stringify({
-    db_path: db.TRANSIT_DB,
-    schedules: [{ id: 'demo', source: gtfs }],
-    feeds: [{ id: 'local', kind: 'gtfs-rt', url: `file://${feedFile}`, schedule_id: 'demo' }],
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      db_path: db.TRANSIT_DB,
+      schedules: [{ id: 'demo', source: gtfs }],
+      feeds: [{ id: 'local', kind: 'gtfs-rt', url: `file://${feedFile}`, schedule_id: 'demo' }],
+    }),
+  );
   const ingested = cli(['ingest', '--once', '--json', '--config', config]);
   t.equal(ingested.code, 0, ingested.out + ingested.err);
   const poll = JSON.parse(ingested.out.trim().split('\n').pop()!) as { feed_id: string; entities: number };

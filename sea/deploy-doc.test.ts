@@ -22,15 +22,22 @@ t.test('keys, types, defaults and descriptions come from the schema and its comm
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const code = z.string().regex(/^[a-z]+$/, 'lowercase letters');
   const Item = z.object({ code, weight_kg: z.number().positive().default(1) }).strict();
-  const Root = z.object({
-    port: z.number().int().min(0).max(65_535).default(8080),
-    items: z.array(Item).default([]),
-    nested: z.object({ mode: z.enum(['a', 'b']).default('a') }).strict().default({ mode: 'a' }),
-    secret: z.string().min(16).optional(),
-    tags: z.record(z.string(), z.string()).default({}),
-  }).strict();
+  const Root = z
+    .object({
+      port: z.number().int().min(0).max(65_535).default(8080),
+      items: z.array(Item).default([]),
+      nested: z
+        .object({ mode: z.enum(['a', 'b']).default('a') })
+        .strict()
+        .default({ mode: 'a' }),
+      secret: z.string().min(16).optional(),
+      tags: z.record(z.string(), z.string()).default({}),
+    })
+    .strict();
   const source = join(dir, 'schema.ts');
-  writeFileSync(source, `
+  writeFileSync(
+    source,
+    `
     const code = z.string().regex(/^[a-z]+$/, 'lowercase letters');
     const Item = z.object({
       /** the item's code */
@@ -48,19 +55,23 @@ t.test('keys, types, defaults and descriptions come from the schema and its comm
       secret: z.string().min(16).optional(),
       tags: z.record(z.string(), z.string()).default({}),
     }).strict();
-  `);
-  t.equal(renderConfigReference(Root, source, 'Root'), [
-    '| Key | Type | Default | Description |',
-    '| --- | --- | --- | --- |',
-    '| `port` | integer (≥ 0, ≤ 65535) | `8080` | listen port \\| 0 picks one |',
-    '| `items` | list of objects | `[]` |  |',
-    '| `items[].code` | string | required | the item\'s code (invalid: “lowercase letters”) |',
-    '| `items[].weight_kg` | number (> 0) | `1` |  |',
-    '| `nested.mode` | `"a"` or `"b"` | `"a"` | which mode |',
-    '| `secret` | string (at least 16 characters) | unset |  |',
-    '| `tags` | map of string | `{}` |  |',
-    '',
-  ].join('\n'));
+  `,
+  );
+  t.equal(
+    renderConfigReference(Root, source, 'Root'),
+    [
+      '| Key | Type | Default | Description |',
+      '| --- | --- | --- | --- |',
+      '| `port` | integer (≥ 0, ≤ 65535) | `8080` | listen port \\| 0 picks one |',
+      '| `items` | list of objects | `[]` |  |',
+      "| `items[].code` | string | required | the item's code (invalid: “lowercase letters”) |",
+      '| `items[].weight_kg` | number (> 0) | `1` |  |',
+      '| `nested.mode` | `"a"` or `"b"` | `"a"` | which mode |',
+      '| `secret` | string (at least 16 characters) | unset |  |',
+      '| `tags` | map of string | `{}` |  |',
+      '',
+    ].join('\n'),
+  );
   t.throws(() => renderConfigReference(Root, source, 'Missing'), /declares no Missing/);
 });
 

@@ -7,8 +7,14 @@ import t from 'tap';
 
 t.test('the SEA entry refuses to run outside the single executable', async (t) => {
   const entry = fileURLToPath(new URL('./entry.ts', import.meta.url));
-  const run = spawnSync(process.execPath, ['--import', 'tsx', entry, '--version'], { encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', entry, '--version'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   t.equal(run.status, 1);
   t.equal(run.stdout, '', 'the CLI did not run');
-  t.match(run.stderr, /transit-api: cannot start: this bundle only runs as the transit-api single executable; from a checkout use bin\/transit-api\.js/);
+  t.match(
+    run.stderr,
+    /transit-api: cannot start: this bundle only runs as the transit-api single executable; from a checkout use bin\/transit-api\.js/,
+  );
 });

@@ -12,7 +12,9 @@ import { setNativeDir } from './native.ts';
 
 function prepare(): void {
   if (!isSea()) {
-    throw new Error('this bundle only runs as the transit-api single executable; from a checkout use bin/transit-api.js');
+    throw new Error(
+      'this bundle only runs as the transit-api single executable; from a checkout use bin/transit-api.js',
+    );
   }
   const manifest = parseManifest(getAsset(MANIFEST_KEY, 'utf8'));
   const { dir } = extractAssets({
@@ -35,7 +37,9 @@ try {
 }
 if (ready) {
   import('../app/main.ts').catch((err: unknown) => {
-    process.stderr.write(`transit-api: cannot start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(
+      `transit-api: cannot start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exitCode = 1;
   });
 }

@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -24,8 +34,13 @@ function fixture(tamper?: string): { manifest: SeaManifest; stored: Map<string, 
     return { key, path, bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex'), encoding };
   });
   const manifest: SeaManifest = {
-    name: 'transit-api', version: '0.1.0', id: 'feedbeef00112233', platform: 'linux-x64', abi: '115',
-    entries, natives: { uws: 'uws.node', duckdb: 'duckdb.node' },
+    name: 'transit-api',
+    version: '0.1.0',
+    id: 'feedbeef00112233',
+    platform: 'linux-x64',
+    abi: '115',
+    entries,
+    natives: { uws: 'uws.node', duckdb: 'duckdb.node' },
   };
   return { manifest, stored };
 }
@@ -53,7 +68,8 @@ t.test('the first start writes the tree; later starts reuse it without reading a
   const first = extractAssets(options);
   t.equal(first.wrote, true);
   t.equal(first.dir, join(options.cacheBase, '0.1.0-feedbeef00112233'));
-  for (const [path, { text }] of Object.entries(FILES)) t.equal(readFileSync(join(first.dir, path), 'utf8'), text, path);
+  for (const [path, { text }] of Object.entries(FILES))
+    t.equal(readFileSync(join(first.dir, path), 'utf8'), text, path);
   t.equal(statSync(join(first.dir, 'native/uws.node')).mode & 0o777, 0o500, 'addons are read-only and loadable');
   t.equal(statSync(join(first.dir, 'store/migrations/001_init.sql')).mode & 0o777, 0o400);
   t.equal(statSync(options.cacheBase).mode & 0o777, 0o700, 'the cache folder is private');

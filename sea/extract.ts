@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import {
-  lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -47,7 +55,9 @@ function ensurePrivateDir(dir: string): void {
     throw new Error(`cache folder ${dir} belongs to uid ${st.uid}, not to this user; set TRANSIT_CACHE_DIR`);
   }
   if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) {
-    throw new Error(`cache folder ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); set TRANSIT_CACHE_DIR`);
+    throw new Error(
+      `cache folder ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); set TRANSIT_CACHE_DIR`,
+    );
   }
 }
 

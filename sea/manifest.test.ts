@@ -5,9 +5,19 @@ const HASH = 'a'.repeat(64);
 
 function valid(): SeaManifest {
   return {
-    name: 'transit-api', version: '0.1.0', id: '0123456789abcdef', platform: 'linux-x64', abi: '115',
+    name: 'transit-api',
+    version: '0.1.0',
+    id: '0123456789abcdef',
+    platform: 'linux-x64',
+    abi: '115',
     entries: [
-      { key: 'tree/store/migrations/001_init.sql', path: 'store/migrations/001_init.sql', bytes: 10, sha256: HASH, encoding: 'raw' },
+      {
+        key: 'tree/store/migrations/001_init.sql',
+        path: 'store/migrations/001_init.sql',
+        bytes: 10,
+        sha256: HASH,
+        encoding: 'raw',
+      },
       { key: 'tree/native/uws.node', path: 'native/uws.node', bytes: 5, sha256: HASH, encoding: 'raw' },
       { key: 'tree/native/duckdb.node', path: 'native/duckdb.node', bytes: 5, sha256: HASH, encoding: 'gzip' },
     ],
@@ -42,6 +52,9 @@ t.test('broken fields are named', async (t) => {
   t.throws(() => parseManifest(withEntry({ bytes: -1 })), /bad size/);
   t.throws(() => parseManifest(withEntry({ encoding: 'brotli' as 'raw' })), /unknown encoding/);
   t.throws(() => parseManifest(withEntry({ path: 'native/uws.node' })), /duplicate path/);
-  t.throws(() => parseManifest(JSON.stringify({ ...valid(), natives: { uws: 'other.node', duckdb: 'duckdb.node' } })), /native uws/);
+  t.throws(
+    () => parseManifest(JSON.stringify({ ...valid(), natives: { uws: 'other.node', duckdb: 'duckdb.node' } })),
+    /native uws/,
+  );
   t.throws(() => parseManifest(JSON.stringify({ ...valid(), entries: [null] })), /without key or path/);
 });

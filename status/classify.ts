@@ -42,7 +42,8 @@ export function classifyFeed(f: FeedFacts, rules: StatusRules): Verdict {
   const since = h.last_success_ms ?? f.sinceMs;
   const silentMs = f.nowMs - since;
   if (silentMs > limitMs) {
-    const what = h.last_success_ms === null ? 'no successful poll since start' : `no successful poll for ${seconds(silentMs)}`;
+    const what =
+      h.last_success_ms === null ? 'no successful poll since start' : `no successful poll for ${seconds(silentMs)}`;
     return { state: 'down', reason: lastFailed ? `${what}; last error: ${error}` : what };
   }
   if (h.polls === 0) return { state: 'unknown', reason: 'waiting for the first poll' };
@@ -55,7 +56,9 @@ export function classifyFeed(f: FeedFacts, rules: StatusRules): Verdict {
 }
 
 function ageText(h: FeedHealth, nowMs: number): string {
-  return h.header_timestamp_ms === null ? 'no header timestamp' : `header timestamp ${seconds(nowMs - h.header_timestamp_ms)} old`;
+  return h.header_timestamp_ms === null
+    ? 'no header timestamp'
+    : `header timestamp ${seconds(nowMs - h.header_timestamp_ms)} old`;
 }
 
 export interface SourceVerdict {
@@ -71,7 +74,10 @@ export function classifyAlertIngestion(sources: readonly SourceVerdict[]): Verdi
   if (down.length === sources.length) return { state: 'down', reason: `every alert source is down: ${names(down)}` };
   if (troubled.length) return { state: 'degraded', reason: `alert sources with problems: ${names(troubled)}` };
   if (sources.every((s) => s.state === 'unknown')) return { state: 'unknown', reason: 'waiting for the first poll' };
-  return { state: 'operational', reason: `${sources.length} source${sources.length === 1 ? '' : 's'} polling normally` };
+  return {
+    state: 'operational',
+    reason: `${sources.length} source${sources.length === 1 ? '' : 's'} polling normally`,
+  };
 }
 
 const names = (list: readonly SourceVerdict[]) => list.map((s) => s.feed_id).join(', ');
@@ -115,9 +121,15 @@ export function classifySchedule(h: ScheduleHealth, today: string): Verdict {
     return { state: 'degraded', reason: `${times}: ${c.last_error ?? 'unknown error'}; ${serving} stays in place` };
   }
   if (v.service_end_date !== null && v.service_end_date < today) {
-    return { state: 'degraded', reason: `${serving}: its calendar ended on ${v.service_end_date}, later trips are unscheduled` };
+    return {
+      state: 'degraded',
+      reason: `${serving}: its calendar ended on ${v.service_end_date}, later trips are unscheduled`,
+    };
   }
-  return { state: 'operational', reason: `${serving} in use${v.service_end_date ? ` until ${v.service_end_date}` : ''}` };
+  return {
+    state: 'operational',
+    reason: `${serving} in use${v.service_end_date ? ` until ${v.service_end_date}` : ''}`,
+  };
 }
 
 /** Overall state and the sentence of the banner. */
@@ -126,7 +138,8 @@ export function summarize(states: readonly ComponentState[]): Verdict {
   const down = states.filter((s) => s === 'down').length;
   const degraded = states.filter((s) => s === 'degraded').length;
   if (state === 'down') return { state, reason: `${down} component${down === 1 ? ' is' : 's are'} down` };
-  if (state === 'degraded') return { state, reason: `${degraded} component${degraded === 1 ? ' is' : 's are'} degraded` };
+  if (state === 'degraded')
+    return { state, reason: `${degraded} component${degraded === 1 ? ' is' : 's are'} degraded` };
   if (state === 'unknown') return { state, reason: 'Starting: waiting for the first observations' };
   return { state, reason: 'All systems operational' };
 }

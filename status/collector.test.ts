@@ -26,16 +26,45 @@ const config = parseConfig({
 
 function poll(feed_id: string, polled_ms: number, status: FeedPoll['status'], extra: Partial<FeedPoll> = {}): FeedPoll {
   return {
-    feed_id, polled_ms, status, http_status: status === 'ok' ? 200 : 500, bytes: 10, duration_ms: 5, header_timestamp_ms: polled_ms,
-    entities: 20, vehicles: 20, trip_updates: 0, alerts: 0, stored: 20, rejected: {}, matching: null, error: status === 'ok' ? null : 'HTTP 500', ...extra,
+    feed_id,
+    polled_ms,
+    status,
+    http_status: status === 'ok' ? 200 : 500,
+    bytes: 10,
+    duration_ms: 5,
+    header_timestamp_ms: polled_ms,
+    entities: 20,
+    vehicles: 20,
+    trip_updates: 0,
+    alerts: 0,
+    stored: 20,
+    rejected: {},
+    matching: null,
+    error: status === 'ok' ? null : 'HTTP 500',
+    ...extra,
   };
 }
 
 function liveAt(nowMs: number): FakeLive {
   const live = new FakeLive();
   live.feedList = [
-    makeFeed({ feed_id: 'bus', polls: 3, last_poll_ms: nowMs - 2_000, last_success_ms: nowMs - 2_000, header_timestamp_ms: nowMs - 5_000, entities: 42 }),
-    makeFeed({ feed_id: 'notices', kind: 'alerts-json', polls: 1, last_poll_ms: nowMs - 3_000, last_success_ms: nowMs - 3_000, header_timestamp_ms: nowMs - 3_000, entities: 3 }),
+    makeFeed({
+      feed_id: 'bus',
+      polls: 3,
+      last_poll_ms: nowMs - 2_000,
+      last_success_ms: nowMs - 2_000,
+      header_timestamp_ms: nowMs - 5_000,
+      entities: 42,
+    }),
+    makeFeed({
+      feed_id: 'notices',
+      kind: 'alerts-json',
+      polls: 1,
+      last_poll_ms: nowMs - 3_000,
+      last_success_ms: nowMs - 3_000,
+      header_timestamp_ms: nowMs - 3_000,
+      entities: 3,
+    }),
   ];
   live.alertList = [
     makeAlert({ id: 'notices:1', modes: ['bus', 'streetcar'], updated_ms: nowMs - 60_000 }),
@@ -50,7 +79,13 @@ async function setup(t: Test, db: Db, clock: { now: number }, live: FakeLive) {
   const requests = new RequestStats(clock.now, () => clock.now);
   const logged: string[] = [];
   const collector = new StatusCollector({
-    live, config, requests, store, bus: new InMemoryEventBus(), clock: () => clock.now, log: logInto((m) => logged.push(m)),
+    live,
+    config,
+    requests,
+    store,
+    bus: new InMemoryEventBus(),
+    clock: () => clock.now,
+    log: logInto((m) => logged.push(m)),
   });
   await collector.start();
   t.teardown(async () => {
@@ -65,9 +100,15 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   t.teardown(() => db.close());
   // the poll log before this process started: 2 ok polls and a failure 10 minutes ago, alerts in one
   await createHistoryWriter(db).write({
-    vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [
-      poll('bus', T0 - 10 * 60_000, 'ok'), poll('bus', T0 - 10 * 60_000 + 10_000, 'http_error'),
-      poll('bus', T0 - 10 * 60_000 + 20_000, 'ok', { entities: 25 }), poll('notices', T0 - 5 * 60_000, 'ok', { alerts: 3 }),
+    vehicles: [],
+    arrivals: [],
+    trips: [],
+    alertVersions: [],
+    polls: [
+      poll('bus', T0 - 10 * 60_000, 'ok'),
+      poll('bus', T0 - 10 * 60_000 + 10_000, 'http_error'),
+      poll('bus', T0 - 10 * 60_000 + 20_000, 'ok', { entities: 25 }),
+      poll('notices', T0 - 5 * 60_000, 'ok', { alerts: 3 }),
       poll('bus', T0 - 2 * 3_600_000, 'ok'),
     ],
   });
@@ -82,8 +123,17 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   collector.onUpdate((u) => updates.push(u));
   collector.setOpenStreams(() => 3);
   const usage = (status: number, latencyMs: number): UsageRecord => ({
-    keyId: 'k', plan: 'max', test: false, unit: 'request', quantity: 1, method: 'GET', endpoint: '/api/v1/alerts', status, latencyMs,
-    atMs: clock.now, requestId: 'r',
+    keyId: 'k',
+    plan: 'max',
+    test: false,
+    unit: 'request',
+    quantity: 1,
+    method: 'GET',
+    endpoint: '/api/v1/alerts',
+    status,
+    latencyMs,
+    atMs: clock.now,
+    requestId: 'r',
   });
   for (let i = 0; i < 30; i++) requests.record(usage(i < 3 ? 500 : 200, 4));
 
@@ -96,7 +146,13 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   collector.tick();
   const doc = collector.document();
   t.equal(doc.state, 'degraded', 'the API has 10 % server errors');
-  t.same(doc.feeds.map((f) => [f.feed_id, f.state]), [['bus', 'operational'], ['notices', 'operational']]);
+  t.same(
+    doc.feeds.map((f) => [f.feed_id, f.state]),
+    [
+      ['bus', 'operational'],
+      ['notices', 'operational'],
+    ],
+  );
   const bus = doc.feeds[0]!;
   t.equal(bus.polls_1h, 3, 'the hour before the start comes from feed_polls (the 2-hour-old poll is not in it)');
   t.equal(bus.failures_1h, 1);
@@ -108,7 +164,10 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   t.same(doc.alerts.active_by_mode, { rail: 0, bus: 1, streetcar: 1 });
   t.same(doc.alerts.upcoming_by_mode, { rail: 1, bus: 0, streetcar: 0 });
   t.equal(doc.alerts.last_change_at, new Date(T0 - 30_000).toISOString(), 'a resolution is a change');
-  t.same(doc.alerts.sources.map((s) => [s.feed_id, s.alerts]), [['notices', 2]]);
+  t.same(
+    doc.alerts.sources.map((s) => [s.feed_id, s.alerts]),
+    [['notices', 2]],
+  );
   t.equal(doc.api.last_5m.requests, 30);
   t.equal(doc.api.state, 'degraded');
   t.equal(doc.api.open_streams, 3);
@@ -126,12 +185,26 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   t.equal(updates.at(-1)!.doc.feeds[0]!.state, 'down');
   await collector.flushWrites();
   const rows = await db.all<{ component: string; state: string; previous_state: string | null }>(
-    'SELECT component, state, previous_state FROM status_changes ORDER BY changed_at, component');
-  t.same(rows.map((r) => `${r.component}:${r.previous_state}>${r.state}`), [
-    'alerts:null>operational', 'api:null>operational', 'feed:bus:null>operational', 'feed:notices:null>operational',
-    'api:operational>degraded', 'feed:bus:operational>down',
-  ]);
-  t.same(collector.document().history.incidents.map((i) => [i.component, i.ended_at]), [['feed:bus', null], ['api', null]]);
+    'SELECT component, state, previous_state FROM status_changes ORDER BY changed_at, component',
+  );
+  t.same(
+    rows.map((r) => `${r.component}:${r.previous_state}>${r.state}`),
+    [
+      'alerts:null>operational',
+      'api:null>operational',
+      'feed:bus:null>operational',
+      'feed:notices:null>operational',
+      'api:operational>degraded',
+      'feed:bus:operational>down',
+    ],
+  );
+  t.same(
+    collector.document().history.incidents.map((i) => [i.component, i.ended_at]),
+    [
+      ['feed:bus', null],
+      ['api', null],
+    ],
+  );
 
   // a restart: the history comes back, and an unchanged state is not recorded again
   await collector.stop();
@@ -139,7 +212,10 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   const again = await setup(t, db, clock, live);
   again.collector.tick();
   const restarted = again.collector.document();
-  t.same(restarted.history.incidents.map((i) => i.component), ['feed:bus', 'api']);
+  t.same(
+    restarted.history.incidents.map((i) => i.component),
+    ['feed:bus', 'api'],
+  );
   t.equal(restarted.api.state, 'operational', 'no requests since the restart');
   await again.collector.flushWrites();
   const after = await db.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM status_changes');
@@ -150,11 +226,21 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
 t.test('pages are built while the store does not answer', async (t) => {
   const never = new Promise<never>(() => {});
   const stuck = {
-    loadChanges: () => never, insertChanges: () => never, prune: () => never, pollSeed: () => never, outbox: () => never,
+    loadChanges: () => never,
+    insertChanges: () => never,
+    prune: () => never,
+    pollSeed: () => never,
+    outbox: () => never,
     close: async () => {},
   } as unknown as StatusStore;
   const clock = { now: T0 };
-  const collector = new StatusCollector({ live: liveAt(T0), config, requests: new RequestStats(T0), store: stuck, clock: () => clock.now });
+  const collector = new StatusCollector({
+    live: liveAt(T0),
+    config,
+    requests: new RequestStats(T0),
+    store: stuck,
+    clock: () => clock.now,
+  });
   void collector.start(); // waits for the history forever
   clock.now += 25_000;
   const doc = collector.document();
@@ -177,7 +263,13 @@ t.test('without a store, with a failing store, and with a bus', async (t) => {
   } as unknown as StatusStore;
   const logged: string[] = [];
   const collector = new StatusCollector({
-    live, config, requests: new RequestStats(T0), store: failing, bus, clock: () => clock.now, log: logInto((m) => logged.push(m)),
+    live,
+    config,
+    requests: new RequestStats(T0),
+    store: failing,
+    bus,
+    clock: () => clock.now,
+    log: logInto((m) => logged.push(m)),
   });
   await collector.start();
   t.teardown(() => collector.stop());
@@ -192,16 +284,29 @@ t.test('without a store, with a failing store, and with a bus', async (t) => {
   const seen: StatusUpdate[] = [];
   collector.onUpdate((u) => seen.push(u));
   live.change((l) => {
-    l.feedList = [{ ...l.feedList[0]!, polls: 4, failures: 1, last_status: 'timeout', last_error: 'timed out', last_poll_ms: T0 }, l.feedList[1]!];
+    l.feedList = [
+      { ...l.feedList[0]!, polls: 4, failures: 1, last_status: 'timeout', last_error: 'timed out', last_poll_ms: T0 },
+      l.feedList[1]!,
+    ];
   });
   bus.publish(rawEvent('feed.stale', { at_ms: T0 }));
   bus.publish(rawEvent('alert.created', { at_ms: T0 + 100, modes: ['bus'] }));
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
-  t.equal(seen.at(-1)?.doc.feeds[0]!.state, 'degraded', 'a feed event re-evaluates at once, without waiting for the tick');
+  t.equal(
+    seen.at(-1)?.doc.feeds[0]!.state,
+    'degraded',
+    'a feed event re-evaluates at once, without waiting for the tick',
+  );
   t.equal(seen.at(-1)?.doc.alerts.last_change_at, new Date(T0 + 100).toISOString());
 
-  const bare = new StatusCollector({ live, config, requests: new RequestStats(T0), store: null, clock: () => clock.now });
+  const bare = new StatusCollector({
+    live,
+    config,
+    requests: new RequestStats(T0),
+    store: null,
+    clock: () => clock.now,
+  });
   t.equal(bare.document().feeds.length, 2, 'a document without ever starting');
   await bare.start();
   await bare.stop();

@@ -8,12 +8,25 @@ import type { Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
 import { MODES, type Mode, type TripMatching } from '../core/types.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
-import { classifyAlertIngestion, classifyApi, classifyFeed, classifySchedule, summarize, type Verdict } from './classify.ts';
+import {
+  classifyAlertIngestion,
+  classifyApi,
+  classifyFeed,
+  classifySchedule,
+  summarize,
+  type Verdict,
+} from './classify.ts';
 import { FeedHistory } from './feed-history.ts';
 import { IncidentLog, type StateChange } from './incidents.ts';
 import type { RequestStats } from './request-stats.ts';
 import {
-  iso, type AlertIngestion, type ApiStatus, type FeedStatus, type KnownState, type ScheduleStatus, type StatusDocument,
+  iso,
+  type AlertIngestion,
+  type ApiStatus,
+  type FeedStatus,
+  type KnownState,
+  type ScheduleStatus,
+  type StatusDocument,
   type WebhookOutbox,
 } from './schema.ts';
 import type { OutboxFigures, StatusStore } from './status-store.ts';
@@ -98,14 +111,15 @@ export class StatusCollector {
       }
       await this.seedFromPollLog(store);
     }
-    this.unsubscribe = this.options.bus?.subscribe((events) => {
-      let relevant = false;
-      for (const e of events) {
-        if (e.type.startsWith('alert.')) this.lastAlertEventMs = Math.max(this.lastAlertEventMs ?? 0, e.at_ms);
-        if (e.type.startsWith('alert.') || e.type.startsWith('feed.')) relevant = true;
-      }
-      if (relevant) this.tickSoon();
-    }) ?? null;
+    this.unsubscribe =
+      this.options.bus?.subscribe((events) => {
+        let relevant = false;
+        for (const e of events) {
+          if (e.type.startsWith('alert.')) this.lastAlertEventMs = Math.max(this.lastAlertEventMs ?? 0, e.at_ms);
+          if (e.type.startsWith('alert.') || e.type.startsWith('feed.')) relevant = true;
+        }
+        if (relevant) this.tickSoon();
+      }) ?? null;
     this.tick();
     this.timer = setInterval(() => this.tick(), this.options.config.status.tick_ms);
     this.timer.unref();
@@ -178,13 +192,27 @@ export class StatusCollector {
     const alerts = this.alertIngestion(feeds, nowMs);
     const api = this.apiStatus(nowMs);
     const schedules = this.scheduleStatuses(nowMs);
-    this.record(feeds.map((f) => [`feed:${f.feed_id}`, f]), nowMs);
-    this.record([['alerts', alerts], ['api', api]], nowMs);
+    this.record(
+      feeds.map((f) => [`feed:${f.feed_id}`, f]),
+      nowMs,
+    );
+    this.record(
+      [
+        ['alerts', alerts],
+        ['api', api],
+      ],
+      nowMs,
+    );
     if (nowMs - this.lastPruneMs > PRUNE_EVERY_MS) this.prune(nowMs);
     void this.flushWrites();
     this.maybeReadOutbox(nowMs, rules.outbox_refresh_s * 1000);
 
-    const overall = summarize([...feeds.map((f) => f.state), alerts.state, api.state, ...schedules.map((s) => s.state)]);
+    const overall = summarize([
+      ...feeds.map((f) => f.state),
+      alerts.state,
+      api.state,
+      ...schedules.map((s) => s.state),
+    ]);
     const components = [...feeds.map((f) => `feed:${f.feed_id}`), 'alerts', 'api'];
     const incidents = this.incidents.incidents(nowMs);
     const doc: StatusDocument = {
@@ -209,10 +237,17 @@ export class StatusCollector {
   }
 
   private publish(doc: StatusDocument, nowMs: number): void {
-    const states = [doc.state, ...doc.feeds.map((f) => f.state), doc.alerts.state, doc.api.state, ...doc.schedules.map((s) => s.state)].join();
+    const states = [
+      doc.state,
+      ...doc.feeds.map((f) => f.state),
+      doc.alerts.state,
+      doc.api.state,
+      ...doc.schedules.map((s) => s.state),
+    ].join();
     const signature = signatureOf(doc);
     const stateChanged = states !== this.states;
-    const due = signature !== this.signature ? nowMs - this.lastPushMs >= MIN_PUSH_MS : nowMs - this.lastPushMs >= REFRESH_MS;
+    const due =
+      signature !== this.signature ? nowMs - this.lastPushMs >= MIN_PUSH_MS : nowMs - this.lastPushMs >= REFRESH_MS;
     if (!stateChanged && !due) return;
     this.states = states;
     this.signature = signature;
@@ -233,9 +268,16 @@ export class StatusCollector {
       if (!history) this.histories.set(h.feed_id, (history = new FeedHistory()));
       history.observe(h, nowMs);
       const interval_s = this.feedsById.get(h.feed_id)?.interval_s ?? 15;
-      const verdict = classifyFeed({
-        health: h, interval_s, consecutive_failures: history.consecutiveFailures, nowMs, sinceMs: this.startedMs,
-      }, rules);
+      const verdict = classifyFeed(
+        {
+          health: h,
+          interval_s,
+          consecutive_failures: history.consecutiveFailures,
+          nowMs,
+          sinceMs: this.startedMs,
+        },
+        rules,
+      );
       const hour = history.lastHour(nowMs);
       return {
         feed_id: h.feed_id,
@@ -275,20 +317,32 @@ export class StatusCollector {
       perSource.set(a.feed_id, (perSource.get(a.feed_id) ?? 0) + 1);
       for (const m of a.modes) (a.status === 'active' ? active : upcoming)[m]++;
     }
-    const sources = feeds.filter((f) => this.alertSources.has(f.feed_id)).map((f) => ({
-      feed_id: f.feed_id, state: f.state, last_success_at: f.last_success_at, alerts: perSource.get(f.feed_id) ?? 0,
-    }));
+    const sources = feeds
+      .filter((f) => this.alertSources.has(f.feed_id))
+      .map((f) => ({
+        feed_id: f.feed_id,
+        state: f.state,
+        last_success_at: f.last_success_at,
+        alerts: perSource.get(f.feed_id) ?? 0,
+      }));
     const verdict = classifyAlertIngestion(sources);
     return {
-      state: verdict.state, reason: verdict.reason, active_by_mode: active, upcoming_by_mode: upcoming,
-      last_change_at: iso(lastChange), sources,
+      state: verdict.state,
+      reason: verdict.reason,
+      active_by_mode: active,
+      upcoming_by_mode: upcoming,
+      last_change_at: iso(lastChange),
+      sources,
     };
   }
 
   private apiStatus(nowMs: number): ApiStatus {
     const last5 = this.options.requests.window(5, nowMs);
     const last60 = this.options.requests.window(60, nowMs);
-    let verdict = classifyApi({ requests: last5.requests, server_errors: last5.server_errors, p99_ms: last5.p99_ms }, this.options.config.status);
+    let verdict = classifyApi(
+      { requests: last5.requests, server_errors: last5.server_errors, p99_ms: last5.p99_ms },
+      this.options.config.status,
+    );
     const degraded = this.apiDegraded();
     if (degraded && verdict.state !== 'down') verdict = { state: 'degraded', reason: degraded };
     let openStreams = 0;
@@ -301,10 +355,18 @@ export class StatusCollector {
     const webhooks: WebhookOutbox = {
       depth: o ? o.depth : null,
       oldest_pending_at: iso(o?.oldestPendingMs),
-      oldest_pending_age_s: o && o.oldestPendingMs !== null ? Math.max(0, Math.round((nowMs - o.oldestPendingMs) / 1000)) : null,
+      oldest_pending_age_s:
+        o && o.oldestPendingMs !== null ? Math.max(0, Math.round((nowMs - o.oldestPendingMs) / 1000)) : null,
       as_of: iso(o?.asOfMs),
     };
-    return { state: verdict.state, reason: verdict.reason, last_5m: last5, last_60m: last60, open_streams: openStreams, webhooks };
+    return {
+      state: verdict.state,
+      reason: verdict.reason,
+      last_5m: last5,
+      last_60m: last60,
+      open_streams: openStreams,
+      webhooks,
+    };
   }
 
   private scheduleStatuses(nowMs: number): ScheduleStatus[] {
@@ -320,11 +382,21 @@ export class StatusCollector {
       const v = h.version;
       const c = h.last_check;
       return {
-        schedule_id: h.schedule_id, state: verdict.state, reason: verdict.reason,
-        version_id: v?.version_id ?? null, feed_version: v?.feed_version ?? null, imported_at: v?.imported_at ?? null,
-        service_start_date: v?.service_start_date ?? null, service_end_date: v?.service_end_date ?? null, trips: v?.trips ?? 0,
-        refresh_cron: h.refresh_cron, last_check_at: c?.checked_at ?? null, last_check_outcome: c?.outcome ?? null,
-        last_error: c?.last_error ?? null, last_error_at: c?.last_error_at ?? null, consecutive_failures: c?.consecutive_failures ?? 0,
+        schedule_id: h.schedule_id,
+        state: verdict.state,
+        reason: verdict.reason,
+        version_id: v?.version_id ?? null,
+        feed_version: v?.feed_version ?? null,
+        imported_at: v?.imported_at ?? null,
+        service_start_date: v?.service_start_date ?? null,
+        service_end_date: v?.service_end_date ?? null,
+        trips: v?.trips ?? 0,
+        refresh_cron: h.refresh_cron,
+        last_check_at: c?.checked_at ?? null,
+        last_check_outcome: c?.outcome ?? null,
+        last_error: c?.last_error ?? null,
+        last_error_at: c?.last_error_at ?? null,
+        consecutive_failures: c?.consecutive_failures ?? 0,
       };
     });
   }
@@ -343,7 +415,8 @@ export class StatusCollector {
     this.incidents.prune(nowMs);
     const store = this.options.store;
     if (!store) return;
-    store.prune(nowMs - this.options.config.status.retention_days * DAY_MS)
+    store
+      .prune(nowMs - this.options.config.status.retention_days * DAY_MS)
       .catch((err: unknown) => this.log('pruning old state changes failed', err));
   }
 
@@ -384,17 +457,24 @@ export class StatusCollector {
     if (!store || this.outboxReading || nowMs - this.lastOutboxTryMs < everyMs) return;
     this.outboxReading = true;
     this.lastOutboxTryMs = nowMs;
-    store.outbox().then((figures) => {
-      this.outbox = { ...figures, asOfMs: this.clock() };
-    }, (err: unknown) => this.log('reading the webhook outbox failed', err)).finally(() => {
-      this.outboxReading = false;
-    });
+    store
+      .outbox()
+      .then(
+        (figures) => {
+          this.outbox = { ...figures, asOfMs: this.clock() };
+        },
+        (err: unknown) => this.log('reading the webhook outbox failed', err),
+      )
+      .finally(() => {
+        this.outboxReading = false;
+      });
   }
 
   private async seedFromPollLog(store: StatusStore): Promise<void> {
     try {
       const seed = await store.pollSeed(this.startedMs - HOUR_MS, this.startedMs, this.startedMs - 7 * DAY_MS);
-      for (const [feedId, history] of this.histories) history.seed(seed.minutes.get(feedId) ?? [], seed.lastErrors.get(feedId) ?? null);
+      for (const [feedId, history] of this.histories)
+        history.seed(seed.minutes.get(feedId) ?? [], seed.lastErrors.get(feedId) ?? null);
       for (const id of seed.alertSources) if (this.feedsById.has(id)) this.alertSources.add(id);
     } catch (err) {
       this.log('could not read the last hour of polls', err);
@@ -405,7 +485,10 @@ export class StatusCollector {
 function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {
   if (!m || m.trips === 0) return null;
   return {
-    trips: m.trips, matched: m.matched, unmatched: m.unmatched, ambiguous: m.ambiguous,
+    trips: m.trips,
+    matched: m.matched,
+    unmatched: m.unmatched,
+    ambiguous: m.ambiguous,
     rate: Math.round(m.match_rate * 10_000) / 10_000,
   };
 }
@@ -414,8 +497,8 @@ function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule
 function signatureOf(doc: StatusDocument): string {
   return JSON.stringify(doc, (key, value: unknown) => {
     if (key === 'generated_at' || key === 'header_age_s' || key === 'oldest_pending_age_s') return undefined;
-    if (key === 'minutes' || key === 'requests_per_minute' || key === 'degraded_s' || key === 'down_s') return undefined;
+    if (key === 'minutes' || key === 'requests_per_minute' || key === 'degraded_s' || key === 'down_s')
+      return undefined;
     return value;
   });
 }
-

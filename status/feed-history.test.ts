@@ -7,15 +7,40 @@ const T0 = 1_714_579_200_000; // a whole minute
 /** FeedHealth after a sequence of polls, as LiveState counts them. */
 class FakeFeed {
   h: FeedHealth = {
-    feed_id: 'f', kind: 'gtfs-rt', freshness: 'expired', header_timestamp_ms: null, last_poll_ms: null, last_success_ms: null,
-    last_status: null, last_error: null, entities: 0, polls: 0, failures: 0, rejected: 0,
+    feed_id: 'f',
+    kind: 'gtfs-rt',
+    freshness: 'expired',
+    header_timestamp_ms: null,
+    last_poll_ms: null,
+    last_success_ms: null,
+    last_status: null,
+    last_error: null,
+    entities: 0,
+    polls: 0,
+    failures: 0,
+    rejected: 0,
   };
   ok(atMs: number, entities: number): FeedHealth {
-    this.h = { ...this.h, polls: this.h.polls + 1, last_poll_ms: atMs, last_success_ms: atMs, last_status: 'ok', last_error: null, entities };
+    this.h = {
+      ...this.h,
+      polls: this.h.polls + 1,
+      last_poll_ms: atMs,
+      last_success_ms: atMs,
+      last_status: 'ok',
+      last_error: null,
+      entities,
+    };
     return this.h;
   }
   fail(atMs: number, error = 'timed out'): FeedHealth {
-    this.h = { ...this.h, polls: this.h.polls + 1, failures: this.h.failures + 1, last_poll_ms: atMs, last_status: 'timeout', last_error: error };
+    this.h = {
+      ...this.h,
+      polls: this.h.polls + 1,
+      failures: this.h.failures + 1,
+      last_poll_ms: atMs,
+      last_status: 'timeout',
+      last_error: error,
+    };
     return this.h;
   }
 }
@@ -67,10 +92,13 @@ t.test('the first look is a baseline: earlier polls come from the poll log', asy
   t.same(history.lastHour(T0), { polls: 0, failures: 0 });
   t.equal(history.consecutiveFailures, 1);
   t.equal(history.lastError, 'ECONNREFUSED');
-  history.seed([
-    { minuteMs: T0 - 2 * MINUTE_MS, polls: 6, failures: 1, entities: 12 },
-    { minuteMs: T0 - MINUTE_MS, polls: 6, failures: 0, entities: 14 },
-  ], { error: 'older error', atMs: T0 - 100_000 });
+  history.seed(
+    [
+      { minuteMs: T0 - 2 * MINUTE_MS, polls: 6, failures: 1, entities: 12 },
+      { minuteMs: T0 - MINUTE_MS, polls: 6, failures: 0, entities: 14 },
+    ],
+    { error: 'older error', atMs: T0 - 100_000 },
+  );
   t.equal(history.lastError, 'ECONNREFUSED', 'a seeded error older than the one seen is ignored');
   history.observe(feed.ok(T0 + 5_000, 15), T0 + 5_000);
   t.same(history.lastHour(T0 + 5_000), { polls: 13, failures: 1 });

@@ -106,8 +106,14 @@ export class IncidentLog {
           incident.ended_at = null;
         } else {
           incident = {
-            component: c.component, name: componentName(c.component), state: c.state, started_at: iso(c.atMs)!,
-            ended_at: null, reason: c.reason, changes: 0, endMs: null,
+            component: c.component,
+            name: componentName(c.component),
+            state: c.state,
+            started_at: iso(c.atMs)!,
+            ended_at: null,
+            reason: c.reason,
+            changes: 0,
+            endMs: null,
           };
           done.push(incident);
         }
@@ -116,8 +122,14 @@ export class IncidentLog {
       if (!incident) {
         // already away from operational when the window starts: the incident began earlier
         incident = {
-          component: c.component, name: componentName(c.component), state: c.state, started_at: iso(c.atMs)!,
-          ended_at: null, reason: c.reason, changes: 0, endMs: null,
+          component: c.component,
+          name: componentName(c.component),
+          state: c.state,
+          started_at: iso(c.atMs)!,
+          ended_at: null,
+          reason: c.reason,
+          changes: 0,
+          endMs: null,
         };
         done.push(incident);
         open.set(c.component, incident);
@@ -144,7 +156,7 @@ export class IncidentLog {
       let fromMs = firstDay;
       const spend = (untilMs: number) => {
         if (state === null) return;
-        for (let t = fromMs; t < untilMs;) {
+        for (let t = fromMs; t < untilMs; ) {
           const day = Math.floor((t - firstDay) / DAY_MS);
           const end = Math.min(untilMs, firstDay + (day + 1) * DAY_MS);
           const slot = days[day];

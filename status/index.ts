@@ -75,7 +75,15 @@ export async function createStatus(deps: StatusDeps): Promise<StatusService> {
     }
   }
   const requests = new RequestStats(clock(), clock);
-  const collector = new StatusCollector({ live: deps.live, config: deps.config, requests, store, bus: deps.bus, clock, log });
+  const collector = new StatusCollector({
+    live: deps.live,
+    config: deps.config,
+    requests,
+    store,
+    bus: deps.bus,
+    clock,
+    log,
+  });
   const viewers = deps.hub.broadcast(STATUS_TOPIC, 'status');
   let pageCache: { version: number; html: string } | null = null;
 
@@ -99,7 +107,10 @@ export async function createStatus(deps: StatusDeps): Promise<StatusService> {
     page() {
       const doc = collector.document();
       if (pageCache?.version !== collector.version) {
-        pageCache = { version: collector.version, html: renderPage(doc, renderSections(doc, Date.parse(doc.generated_at))) };
+        pageCache = {
+          version: collector.version,
+          html: renderPage(doc, renderSections(doc, Date.parse(doc.generated_at))),
+        };
       }
       return pageCache.html;
     },

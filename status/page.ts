@@ -57,22 +57,36 @@ const script = (): string => browserScript('status/client/page.ts');
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
 
 /** Content-Security-Policy of the page: nothing but its own inline style and script, and the stream. */
-export const statusPageCsp = (): string => [
-  "default-src 'none'", `style-src 'sha256-${sha256(STYLE)}'`, `script-src 'sha256-${sha256(script())}'`,
-  "connect-src 'self'", 'img-src data:', "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
-].join('; ');
+export const statusPageCsp = (): string =>
+  [
+    "default-src 'none'",
+    `style-src 'sha256-${sha256(STYLE)}'`,
+    `script-src 'sha256-${sha256(script())}'`,
+    "connect-src 'self'",
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
 /** Short tag of a section's HTML, so the page replaces only the sections that changed. */
 export function sectionHash(html: string): string {
   return createHash('sha1').update(html, 'utf8').digest('base64').slice(0, 12);
 }
 
-const TITLES: Record<StatusDocument['state'], string> = { operational: 'Operational', degraded: 'Degraded', down: 'Down', unknown: 'Starting' };
+const TITLES: Record<StatusDocument['state'], string> = {
+  operational: 'Operational',
+  degraded: 'Degraded',
+  down: 'Down',
+  unknown: 'Starting',
+};
 
 export function renderPage(doc: StatusDocument, sections: Record<SectionId, string>): string {
-  const section = (id: SectionId) => `<section id="${id}" data-html="${sectionHash(sections[id])}">${sections[id]}</section>`;
-  const body = `${section('overall')}\n${section('feeds')}\n<h2>Alert ingestion and public API</h2>\n`
-    + `<div class="pair">${section('alerts')}\n${section('api')}</div>\n${section('history')}`;
+  const section = (id: SectionId) =>
+    `<section id="${id}" data-html="${sectionHash(sections[id])}">${sections[id]}</section>`;
+  const body =
+    `${section('overall')}\n${section('feeds')}\n<h2>Alert ingestion and public API</h2>\n` +
+    `<div class="pair">${section('alerts')}\n${section('api')}</div>\n${section('history')}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${TITLES[doc.state]} · Transit API status</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>

@@ -6,7 +6,16 @@ const T0 = 1_714_579_200_000; // a whole minute
 
 function usage(atMs: number, latencyMs: number, status = 200, unit: UsageRecord['unit'] = 'request'): UsageRecord {
   return {
-    keyId: 'k', plan: 'regular', test: false, unit, quantity: 1, method: 'GET', endpoint: '/api/v1/alerts', status, latencyMs, atMs,
+    keyId: 'k',
+    plan: 'regular',
+    test: false,
+    unit,
+    quantity: 1,
+    method: 'GET',
+    endpoint: '/api/v1/alerts',
+    status,
+    latencyMs,
+    atMs,
     requestId: 'r',
   };
 }
@@ -28,7 +37,7 @@ t.test('percentiles, rates and error shares over 5 and 60 minutes', async (t) =>
   t.ok(Math.abs(w5.p50_ms! - 50) <= 1.5, `p50 ≈ 50 ms (${w5.p50_ms})`);
   t.ok(Math.abs(w5.p99_ms! - 99) <= 2.5, `p99 ≈ 99 ms (${w5.p99_ms})`);
   t.equal(w5.minutes, 4.98);
-  t.equal(w5.requests_per_minute, 20.07, "100 requests over 4 min 59 s");
+  t.equal(w5.requests_per_minute, 20.07, '100 requests over 4 min 59 s');
 
   const w60 = stats.window(60, now);
   t.equal(w60.requests, 200);
@@ -40,7 +49,14 @@ t.test('percentiles, rates and error shares over 5 and 60 minutes', async (t) =>
 t.test('an empty window, the start of the service, and what is not counted', async (t) => {
   const stats = new RequestStats(T0);
   t.same(stats.window(5, T0 + 10_000), {
-    minutes: 0.17, requests: 0, requests_per_minute: 0, server_errors: 0, error_rate: null, client_errors: 0, p50_ms: null, p99_ms: null,
+    minutes: 0.17,
+    requests: 0,
+    requests_per_minute: 0,
+    server_errors: 0,
+    error_rate: null,
+    client_errors: 0,
+    p50_ms: null,
+    p99_ms: null,
   });
   stats.record(usage(T0 + 1_000, 0, 200, 'connection-minute'));
   t.equal(stats.window(5, T0 + 10_000).requests, 0, 'stream openings are not requests');

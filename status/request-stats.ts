@@ -37,13 +37,22 @@ interface Slot {
 
 export class RequestStats implements Meter {
   private readonly slots: Slot[] = Array.from({ length: SLOTS }, () => ({
-    minuteMs: -1, requests: 0, serverErrors: 0, clientErrors: 0, minMs: Infinity, maxMs: 0, histogram: new Uint32Array(BUCKETS),
+    minuteMs: -1,
+    requests: 0,
+    serverErrors: 0,
+    clientErrors: 0,
+    minMs: Infinity,
+    maxMs: 0,
+    histogram: new Uint32Array(BUCKETS),
   }));
   /** bumps on every record, so readers can tell whether anything changed */
   version = 0;
 
   /** @param startedMs figures never claim to cover time before this */
-  constructor(private readonly startedMs: number, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly startedMs: number,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   record(usage: UsageRecord): void {
     // stream openings are billed per minute elsewhere and their "latency" is only the setup

@@ -29,7 +29,13 @@ async function setup(t: Test, configOverrides: Record<string, unknown> = {}) {
   const live = new FakeLive();
   live.feedList = [
     makeFeed({ feed_id: 'bus-vp', last_poll_ms: NOW, last_success_ms: NOW, header_timestamp_ms: NOW - 4_000 }),
-    makeFeed({ feed_id: 'alerts', kind: 'alerts-json', last_poll_ms: NOW, last_success_ms: NOW, header_timestamp_ms: NOW }),
+    makeFeed({
+      feed_id: 'alerts',
+      kind: 'alerts-json',
+      last_poll_ms: NOW,
+      last_success_ms: NOW,
+      header_timestamp_ms: NOW,
+    }),
   ];
   live.alertList = [makeAlert({ id: 'alerts:1', modes: ['streetcar'], header: { en: '<script>alert(1)</script>' } })];
   const clock = { now: NOW };
@@ -37,10 +43,20 @@ async function setup(t: Test, configOverrides: Record<string, unknown> = {}) {
   const status = await createStatus({ db: null, live, config, hub, clock: () => clock.now, log: silentLogger });
   await status.start();
   const inner = new MemoryMeter();
-  const keys: KeyAuthenticator = { authenticate: (token) => (token === 'good' ? { id: 'k1', plan: 'max', test: false, prefix: 'tk_live_good' } : null), close: () => {} };
+  const keys: KeyAuthenticator = {
+    authenticate: (token) => (token === 'good' ? { id: 'k1', plan: 'max', test: false, prefix: 'tk_live_good' } : null),
+    close: () => {},
+  };
   const app = new App({
-    routes: statusRoutes(status), keys, limiter: new SlidingWindowLimiter(), meter: status.wrapMeter(inner),
-    cursors: new CursorCodec('x'.repeat(32)), clock: () => clock.now, log: silentLogger, maxBodyBytes: 1024, responseCacheEntries: 10,
+    routes: statusRoutes(status),
+    keys,
+    limiter: new SlidingWindowLimiter(),
+    meter: status.wrapMeter(inner),
+    cursors: new CursorCodec('x'.repeat(32)),
+    clock: () => clock.now,
+    log: silentLogger,
+    maxBodyBytes: 1024,
+    responseCacheEntries: 10,
   });
   t.teardown(async () => {
     await status.stop();
@@ -55,9 +71,13 @@ t.test('the HTML page: public, self-contained, every component, escaped', async 
   const page = await app.inject({ url: '/status' });
   t.equal(page.status, 200);
   t.equal(page.headers['content-type'], 'text/html; charset=utf-8');
-  t.match(page.headers['content-security-policy'], /default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'/);
+  t.match(
+    page.headers['content-security-policy'],
+    /default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'/,
+  );
   t.notOk(page.headers['x-meter-unit']);
-  for (const component of ['feed:bus-vp', 'feed:alerts', 'alerts', 'api']) t.match(page.body, `data-component="${component}"`);
+  for (const component of ['feed:bus-vp', 'feed:alerts', 'alerts', 'api'])
+    t.match(page.body, `data-component="${component}"`);
   t.match(page.body, /<section id="history"/);
   t.notMatch(page.body, /<script>alert/, 'nothing from a feed is rendered unescaped');
   t.notMatch(page.body, /(src|href)="(https?:)?\/\//, 'no asset from elsewhere');
@@ -72,9 +92,14 @@ t.test('/status.json: the document, matching its schema and the OpenAPI document
   const res = await app.inject({ url: '/status.json' });
   t.equal(res.status, 200);
   const doc = StatusDocumentSchema.parse(res.json());
-  t.same(doc.feeds.map((f) => f.feed_id), ['bus-vp', 'alerts']);
+  t.same(
+    doc.feeds.map((f) => f.feed_id),
+    ['bus-vp', 'alerts'],
+  );
   t.equal(doc.alerts.active_by_mode.streetcar, 1);
-  const api = buildOpenApi(app.routes) as { paths: Record<string, Record<string, { responses: Record<string, unknown>; security: unknown[] }>> };
+  const api = buildOpenApi(app.routes) as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown>; security: unknown[] }>>;
+  };
   t.ok(api.paths['/status.json']?.get?.responses['200'], 'documented');
   t.same(api.paths['/status.json']?.get?.security, [], 'no key');
   t.ok(api.paths['/status']?.get && api.paths['/status/stream']?.get);
@@ -92,7 +117,11 @@ t.test('/status/stream: current sections at once, then changes; bounded viewers;
   t.equal((await app.inject({ url: '/status/stream?api_key=good' })).status, 400, 'and takes no key');
   const chunks = first.stream!.chunks;
   t.match(chunks[0], /^retry: 3000\n\nid: \d+\nevent: status\ndata: \{/);
-  const message = JSON.parse(/data: (.*)\n/.exec(chunks[0]!)![1]!) as { state: string; sections: Record<string, string>; hashes: Record<string, string> };
+  const message = JSON.parse(/data: (.*)\n/.exec(chunks[0]!)![1]!) as {
+    state: string;
+    sections: Record<string, string>;
+    hashes: Record<string, string>;
+  };
   t.same(Object.keys(message.sections), ['overall', 'feeds', 'alerts', 'api', 'history']);
   t.same(Object.keys(message.hashes), Object.keys(message.sections));
   t.match(message.sections.feeds, /data-component="feed:bus-vp" data-state="operational"/);
@@ -115,7 +144,11 @@ t.test('/status/stream: current sections at once, then changes; bounded viewers;
   second.stream!.close();
   t.equal(status.viewerCount, 1, 'a viewer that leaves frees its place');
   t.equal((await app.inject({ url: '/status/stream' })).status, 200);
-  t.same(inner.records.filter((r) => r.endpoint.startsWith('/status')), [], 'status viewers are not usage');
+  t.same(
+    inner.records.filter((r) => r.endpoint.startsWith('/status')),
+    [],
+    'status viewers are not usage',
+  );
   status.setOpenStreams(() => 5);
   status.collector.tick();
   t.equal(status.document().api.open_streams, 3, 'status viewers are not API streams');
@@ -131,21 +164,33 @@ t.test('API requests feed the figures and still reach the billing meter', async 
   t.match(status.document().api.last_5m, { requests: 1, client_errors: 1 });
 });
 
-t.test('/status/stream: CR and LF in a feed\'s error text cannot break the event framing', async (t) => {
+t.test("/status/stream: CR and LF in a feed's error text cannot break the event framing", async (t) => {
   const { app, status, live, clock } = await setup(t);
   const stream = (await app.inject({ url: '/status/stream' })).stream!;
   // an upstream error message is text the service does not control
   const evil = 'HTTP 502\r\nevent: admin\r\nid: 999\n\ndata: {"state":"operational"}\rretry: 1';
   clock.now += 1_000;
   live.change(() => {
-    live.feedList = [makeFeed({ feed_id: 'bus-vp', last_poll_ms: clock.now, last_success_ms: NOW, last_status: 'http_error', last_error: evil, failures: 1 })];
+    live.feedList = [
+      makeFeed({
+        feed_id: 'bus-vp',
+        last_poll_ms: clock.now,
+        last_success_ms: NOW,
+        last_status: 'http_error',
+        last_error: evil,
+        failures: 1,
+      }),
+    ];
   });
   status.collector.tick();
   const wire = stream.chunks.join('');
   t.notMatch(wire, /\r/, 'no CR reaches the wire');
   const fields = wire.split('\n').filter((line) => line !== '' && !line.startsWith('data: '));
   t.ok(fields.length >= 4, 'the first state and at least one update');
-  t.ok(fields.every((line) => /^(retry: 3000|id: \d+|event: status)$/.test(line)), `only the stream's own fields: ${JSON.stringify(fields)}`);
+  t.ok(
+    fields.every((line) => /^(retry: 3000|id: \d+|event: status)$/.test(line)),
+    `only the stream's own fields: ${JSON.stringify(fields)}`,
+  );
   const update = JSON.parse(/data: (.*)\n\n$/.exec(stream.chunks.at(-1)!)![1]!) as { sections: { feeds: string } };
   t.match(update.sections.feeds, 'event: admin', 'the text is shown, escaped inside the JSON data');
 });

@@ -17,31 +17,34 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       method: 'GET',
       path: '/status',
       summary: 'Status page (HTML)',
-      description: 'Live operational status of the realtime feeds, alert ingestion and the public API, with the incidents of the '
-        + 'last 7 days. The page updates itself from `/status/stream`; it needs no key and loads nothing from elsewhere.',
+      description:
+        'Live operational status of the realtime feeds, alert ingestion and the public API, with the incidents of the ' +
+        'last 7 days. The page updates itself from `/status/stream`; it needs no key and loads nothing from elsewhere.',
       tags: TAGS,
       auth: 'none',
       meter: null,
       contentType: 'text/html; charset=utf-8',
       response: z.string().meta({ description: 'The HTML page.' }),
-      handler: () => new Reply(200, 'text/html; charset=utf-8', status.page(), [
-        ['Cache-Control', 'no-cache'],
-        ['Content-Security-Policy', (csp ??= statusPageCsp())],
-        ['X-Content-Type-Options', 'nosniff'],
-        ['Referrer-Policy', 'no-referrer'],
-      ]),
+      handler: () =>
+        new Reply(200, 'text/html; charset=utf-8', status.page(), [
+          ['Cache-Control', 'no-cache'],
+          ['Content-Security-Policy', (csp ??= statusPageCsp())],
+          ['X-Content-Type-Options', 'nosniff'],
+          ['Referrer-Policy', 'no-referrer'],
+        ]),
     }),
     defineRoute({
       id: 'getStatus',
       method: 'GET',
       path: '/status.json',
       summary: 'Operational status (JSON)',
-      description: 'The figures of the status page: per feed its state, last successful poll, header timestamp age, '
-        + 'freshness, entities, error rate and the last hour minute by minute; alert ingestion; the public API '
-        + '(requests per minute, error rate, p50/p99 latency over 5 and 60 minutes, open streams, webhook outbox); and '
-        + 'the incident history. Refreshed twice a second.\n\n'
-        + 'A feed is `down` after two failed polls in a row, when no poll succeeded for two poll intervals, or when its '
-        + 'data expired; `degraded` when its last poll failed or its data is stale.',
+      description:
+        'The figures of the status page: per feed its state, last successful poll, header timestamp age, ' +
+        'freshness, entities, error rate and the last hour minute by minute; alert ingestion; the public API ' +
+        '(requests per minute, error rate, p50/p99 latency over 5 and 60 minutes, open streams, webhook outbox); and ' +
+        'the incident history. Refreshed twice a second.\n\n' +
+        'A feed is `down` after two failed polls in a row, when no poll succeeded for two poll intervals, or when its ' +
+        'data expired; `degraded` when its last poll failed or its data is stale.',
       tags: TAGS,
       auth: 'none',
       meter: null,
@@ -54,9 +57,10 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       method: 'GET',
       path: '/status/stream',
       summary: 'Status updates (event stream)',
-      description: 'Server-sent events for the status page: a `status` event at once and after every change '
-        + '(`data`: `{generated_at, state, sections, hashes}`, the page\'s sections as HTML), a `: ping` comment every '
-        + '15 s. Carries nothing but status; no key, not metered. Read `/status.json` for the figures as data.',
+      description:
+        'Server-sent events for the status page: a `status` event at once and after every change ' +
+        "(`data`: `{generated_at, state, sections, hashes}`, the page's sections as HTML), a `: ping` comment every " +
+        '15 s. Carries nothing but status; no key, not metered. Read `/status.json` for the figures as data.',
       tags: TAGS,
       auth: 'none',
       meter: null,
@@ -65,7 +69,10 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       errors: ['unavailable'],
       response: z.string().meta({ description: 'An event stream.' }),
       handler: () => {
-        if (!status.canView()) throw new ApiError('unavailable', 'Too many status page viewers right now; retry in a minute.', { headers: { 'Retry-After': '60' } });
+        if (!status.canView())
+          throw new ApiError('unavailable', 'Too many status page viewers right now; retry in a minute.', {
+            headers: { 'Retry-After': '60' },
+          });
         const plan = status.openViewer();
         return new StreamReply((sink) => {
           const subscription = plan.start(sink);

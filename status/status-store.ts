@@ -46,16 +46,27 @@ export class StatusStore {
 
   /** Changes since `sinceMs`, and the last state of every component before it. */
   async loadChanges(sinceMs: number): Promise<{ changes: StateChange[]; before: Map<string, KnownState> }> {
-    const rows = await this.rows<{ component: string; state: string; previous_state: string | null; reason: string; at_ms: number }>(
+    const rows = await this.rows<{
+      component: string;
+      state: string;
+      previous_state: string | null;
+      reason: string;
+      at_ms: number;
+    }>(
       `SELECT component, state, previous_state, reason, epoch_ms(changed_at)::DOUBLE AS at_ms FROM status_changes
-       WHERE changed_at >= to_timestamp($1::DOUBLE / 1000) ORDER BY changed_at`, [sinceMs]);
+       WHERE changed_at >= to_timestamp($1::DOUBLE / 1000) ORDER BY changed_at`,
+      [sinceMs],
+    );
     const earlier = await this.rows<{ component: string; state: string }>(
       `SELECT component, arg_max(state, changed_at) AS state FROM status_changes
-       WHERE changed_at < to_timestamp($1::DOUBLE / 1000) GROUP BY component`, [sinceMs]);
+       WHERE changed_at < to_timestamp($1::DOUBLE / 1000) GROUP BY component`,
+      [sinceMs],
+    );
     const changes: StateChange[] = [];
     for (const r of rows) {
       if (!KNOWN.has(r.state)) continue;
-      const previous = r.previous_state !== null && KNOWN.has(r.previous_state) ? r.previous_state as KnownState : null;
+      const previous =
+        r.previous_state !== null && KNOWN.has(r.previous_state) ? (r.previous_state as KnownState) : null;
       changes.push({ component: r.component, state: r.state as KnownState, previous, reason: r.reason, atMs: r.at_ms });
     }
     const before = new Map<string, KnownState>();
@@ -65,31 +76,48 @@ export class StatusStore {
 
   async insertChanges(changes: readonly StateChange[]): Promise<void> {
     if (changes.length === 0) return;
-    const values = changes.map((_, i) => `($${i * 5 + 1}, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, to_timestamp($${i * 5 + 5}::DOUBLE / 1000))`);
+    const values = changes.map(
+      (_, i) =>
+        `($${i * 5 + 1}, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, to_timestamp($${i * 5 + 5}::DOUBLE / 1000))`,
+    );
     const params = changes.flatMap((c) => [c.component, c.state, c.previous, c.reason, c.atMs]);
     await this.exclusive((c) => c.run(`INSERT INTO status_changes VALUES ${values.join(', ')}`, params as never));
   }
 
   async prune(beforeMs: number): Promise<void> {
-    await this.exclusive((c) => c.run('DELETE FROM status_changes WHERE changed_at < to_timestamp($1::DOUBLE / 1000)', [beforeMs]));
+    await this.exclusive((c) =>
+      c.run('DELETE FROM status_changes WHERE changed_at < to_timestamp($1::DOUBLE / 1000)', [beforeMs]),
+    );
   }
 
   /** The poll log between two times, per feed and minute; alert sources over `sourcesSinceMs`. */
   async pollSeed(sinceMs: number, untilMs: number, sourcesSinceMs: number): Promise<PollSeed> {
-    const minuteRows = await this.rows<{ feed_id: string; minute_ms: number; polls: number; failures: number; entities: number | null }>(
+    const minuteRows = await this.rows<{
+      feed_id: string;
+      minute_ms: number;
+      polls: number;
+      failures: number;
+      entities: number | null;
+    }>(
       `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, count(*)::INTEGER AS polls,
          count(*) FILTER (WHERE ${FAILED_POLL_SQL})::INTEGER AS failures,
          arg_max(entities, polled_at) FILTER (WHERE status = 'ok') AS entities
        FROM feed_polls
        WHERE polled_at >= to_timestamp($1::DOUBLE / 1000) AND polled_at < to_timestamp($2::DOUBLE / 1000)
-       GROUP BY ALL ORDER BY minute_ms`, [sinceMs, untilMs]);
+       GROUP BY ALL ORDER BY minute_ms`,
+      [sinceMs, untilMs],
+    );
     const errorRows = await this.rows<{ feed_id: string; error: string; at_ms: number }>(
       `SELECT feed_id, arg_max(error, polled_at) AS error, epoch_ms(max(polled_at))::DOUBLE AS at_ms FROM feed_polls
        WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000)
          AND polled_at < to_timestamp($2::DOUBLE / 1000)
-       GROUP BY feed_id`, [sourcesSinceMs, untilMs]);
+       GROUP BY feed_id`,
+      [sourcesSinceMs, untilMs],
+    );
     const sourceRows = await this.rows<{ feed_id: string }>(
-      `SELECT DISTINCT feed_id FROM feed_polls WHERE alerts > 0 AND polled_at >= to_timestamp($1::DOUBLE / 1000)`, [sourcesSinceMs]);
+      `SELECT DISTINCT feed_id FROM feed_polls WHERE alerts > 0 AND polled_at >= to_timestamp($1::DOUBLE / 1000)`,
+      [sourcesSinceMs],
+    );
     const minutes = new Map<string, MinuteSeed[]>();
     for (const r of minuteRows) {
       let list = minutes.get(r.feed_id);
@@ -107,7 +135,8 @@ export class StatusStore {
   async outbox(): Promise<OutboxFigures> {
     const [row] = await this.rows<{ depth: number; oldest_ms: number | null }>(
       `SELECT count(*)::DOUBLE AS depth, epoch_ms(min(created_at))::DOUBLE AS oldest_ms
-       FROM webhook_deliveries WHERE state IN ('pending', 'retrying')`);
+       FROM webhook_deliveries WHERE state IN ('pending', 'retrying')`,
+    );
     return { depth: row?.depth ?? 0, oldestPendingMs: row?.oldest_ms ?? null };
   }
 

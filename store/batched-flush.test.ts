@@ -29,7 +29,9 @@ t.test('soon() coalesces into one flush; stop() cancels a due one', async (t) =>
   t.teardown(() => clearInterval(hold));
   let flushed = 0;
   let done!: () => void;
-  const ran = new Promise<void>((r) => { done = r; });
+  const ran = new Promise<void>((r) => {
+    done = r;
+  });
   const flushes = new BatchedFlush(async () => {
     flushed++;
     done();

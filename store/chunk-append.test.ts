@@ -3,15 +3,22 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { appendColumns, appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import { Db } from './db.ts';
 
-interface Row { id: number; name: string | null; at_ms: number }
+interface Row {
+  id: number;
+  name: string | null;
+  at_ms: number;
+}
 const COLUMNS: readonly ColumnDef<Row>[] = [
   { name: 'id', kind: 'integer', get: (r) => r.id },
   { name: 'name', kind: 'varchar', get: (r) => r.name },
   { name: 'seen_at', kind: 'timestamptz', get: (r) => r.at_ms },
 ];
-const rows = (n: number): Row[] => Array.from({ length: n }, (_, i) => ({
-  id: i, name: i % 7 === 0 ? null : `a name longer than twelve bytes ${i}`, at_ms: Date.UTC(2024, 0, 1) + i * 1000,
-}));
+const rows = (n: number): Row[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: i,
+    name: i % 7 === 0 ? null : `a name longer than twelve bytes ${i}`,
+    at_ms: Date.UTC(2024, 0, 1) + i * 1000,
+  }));
 
 async function table(t: Test): Promise<Db> {
   const db = await Db.open(':memory:', { migrate: false });
@@ -20,31 +27,35 @@ async function table(t: Test): Promise<Db> {
   return db;
 }
 
-t.test('in slices: a chunk of 2,048 rows at a time, the event loop turning between them, the same rows stored', async (t) => {
-  const db = await table(t);
-  let slices = 0;
-  let turnsSeen = 0;
-  await db.transaction(async (conn) => {
-    const appender = await conn.createAppender('t');
-    // a callback queued by someone else while the rows are appended
-    const others = setInterval(() => turnsSeen++, 0);
-    try {
-      await appendColumnsInSlices(appender, COLUMNS, rows(5_000), async () => {
-        slices++;
-        await turn();
-      });
-      appender.flushSync();
-    } finally {
-      clearInterval(others);
-      appender.closeSync();
-    }
-  });
-  t.equal(slices, 3, '5,000 rows are three chunks');
-  t.ok(turnsSeen > 0, 'other work ran while the rows were appended');
-  const [stored] = await db.all<{ n: number; nulls: number; last: string }>(
-    `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE name IS NULL)::INTEGER AS nulls, max(name) FILTER (WHERE id = 4999) AS last FROM t`);
-  t.same(stored, { n: 5_000, nulls: 715, last: 'a name longer than twelve bytes 4999' });
-});
+t.test(
+  'in slices: a chunk of 2,048 rows at a time, the event loop turning between them, the same rows stored',
+  async (t) => {
+    const db = await table(t);
+    let slices = 0;
+    let turnsSeen = 0;
+    await db.transaction(async (conn) => {
+      const appender = await conn.createAppender('t');
+      // a callback queued by someone else while the rows are appended
+      const others = setInterval(() => turnsSeen++, 0);
+      try {
+        await appendColumnsInSlices(appender, COLUMNS, rows(5_000), async () => {
+          slices++;
+          await turn();
+        });
+        appender.flushSync();
+      } finally {
+        clearInterval(others);
+        appender.closeSync();
+      }
+    });
+    t.equal(slices, 3, '5,000 rows are three chunks');
+    t.ok(turnsSeen > 0, 'other work ran while the rows were appended');
+    const [stored] = await db.all<{ n: number; nulls: number; last: string }>(
+      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE name IS NULL)::INTEGER AS nulls, max(name) FILTER (WHERE id = 4999) AS last FROM t`,
+    );
+    t.same(stored, { n: 5_000, nulls: 715, last: 'a name longer than twelve bytes 4999' });
+  },
+);
 
 t.test('sliced and in one go store the same values', async (t) => {
   const db = await table(t);
@@ -68,7 +79,9 @@ t.test('an empty list appends nothing and never pauses', async (t) => {
   let slices = 0;
   await db.transaction(async (conn) => {
     const appender = await conn.createAppender('t');
-    await appendColumnsInSlices(appender, COLUMNS, [], async () => { slices++; });
+    await appendColumnsInSlices(appender, COLUMNS, [], async () => {
+      slices++;
+    });
     appender.closeSync();
   });
   t.equal(slices, 0);

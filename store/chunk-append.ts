@@ -1,8 +1,12 @@
 import { endianness } from 'node:os';
 import bindings from '@duckdb/node-bindings';
 import {
-  DuckDBDataChunk, DuckDBTypeId, listValue, structValue,
-  type DuckDBAppender, type DuckDBValue,
+  DuckDBDataChunk,
+  DuckDBTypeId,
+  listValue,
+  structValue,
+  type DuckDBAppender,
+  type DuckDBValue,
 } from '@duckdb/node-api';
 import { epochDay } from '../core/dates.ts';
 
@@ -16,7 +20,11 @@ import { epochDay } from '../core/dates.ts';
 if (endianness() !== 'LE') throw new Error('store/chunk-append.ts writes vectors little-endian');
 
 export type ColumnKind =
-  | 'varchar' | 'double' | 'integer' | 'bigint' | 'boolean'
+  | 'varchar'
+  | 'double'
+  | 'integer'
+  | 'bigint'
+  | 'boolean'
   /** epoch milliseconds → TIMESTAMPTZ */
   | 'timestamptz'
   /** 'YYYY-MM-DD' → DATE */
@@ -80,7 +88,13 @@ class Nulls {
   }
 }
 
-function writeVarchar<R>(vector: RawVector, rows: readonly R[], offset: number, count: number, col: ColumnDef<R>): void {
+function writeVarchar<R>(
+  vector: RawVector,
+  rows: readonly R[],
+  offset: number,
+  count: number,
+  col: ColumnDef<R>,
+): void {
   const bytes = scratch.bytes;
   // unused inline bytes must be zero: DuckDB compares inlined strings over all 16 bytes
   bytes.fill(0, 0, count * STRING_SLOT);
@@ -116,8 +130,13 @@ function writeVarchar<R>(vector: RawVector, rows: readonly R[], offset: number, 
 
 /** Fixed-width columns: 4 or 8 bytes per row, packed by `put` into the scratch words. */
 function writeFixed<R>(
-  vector: RawVector, rows: readonly R[], offset: number, count: number, col: ColumnDef<R>,
-  width: 4 | 8, put: (i: number, value: unknown) => void,
+  vector: RawVector,
+  rows: readonly R[],
+  offset: number,
+  count: number,
+  col: ColumnDef<R>,
+  width: 4 | 8,
+  put: (i: number, value: unknown) => void,
 ): void {
   const nulls = new Nulls();
   for (let i = 0; i < count; i++) {
@@ -141,7 +160,12 @@ function putInt64(i: number, n: number): void {
 }
 
 function fillColumn<R>(
-  chunk: DuckDBDataChunk, c: number, rows: readonly R[], offset: number, count: number, col: ColumnDef<R>,
+  chunk: DuckDBDataChunk,
+  c: number,
+  rows: readonly R[],
+  offset: number,
+  count: number,
+  col: ColumnDef<R>,
 ): void {
   const vector = bindings.data_chunk_get_vector(chunk.chunk, c);
   const { name } = col;
@@ -149,9 +173,13 @@ function fillColumn<R>(
     case 'varchar':
       return writeVarchar(vector, rows, offset, count, col);
     case 'double':
-      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => { float64[i] = number(name, v); });
+      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => {
+        float64[i] = number(name, v);
+      });
     case 'integer':
-      return writeFixed(vector, rows, offset, count, col, 4, (i, v) => { int32[i] = number(name, v); });
+      return writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
+        int32[i] = number(name, v);
+      });
     case 'bigint':
       return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.trunc(number(name, v))));
     case 'timestamptz':
@@ -215,7 +243,10 @@ export function appendColumns<R>(appender: DuckDBAppender, columns: readonly Col
  * a row, packing and flush): 10,000 rows would hold it for ~17 ms, 31,000 for ~50 ms.
  */
 export async function appendColumnsInSlices<R>(
-  appender: DuckDBAppender, columns: readonly ColumnDef<R>[], rows: readonly R[], between: () => Promise<void>,
+  appender: DuckDBAppender,
+  columns: readonly ColumnDef<R>[],
+  rows: readonly R[],
+  between: () => Promise<void>,
 ): Promise<void> {
   for (const _ of appendChunks(appender, columns, rows)) {
     appender.flushSync();
@@ -223,7 +254,11 @@ export async function appendColumnsInSlices<R>(
   }
 }
 
-function* appendChunks<R>(appender: DuckDBAppender, columns: readonly ColumnDef<R>[], rows: readonly R[]): Generator<void> {
+function* appendChunks<R>(
+  appender: DuckDBAppender,
+  columns: readonly ColumnDef<R>[],
+  rows: readonly R[],
+): Generator<void> {
   if (rows.length === 0) return;
   if (appender.columnCount !== columns.length) {
     throw new Error(`appender has ${appender.columnCount} columns, writer defines ${columns.length}`);

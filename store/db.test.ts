@@ -10,7 +10,7 @@ t.test('migrations apply once and survive reopen', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'x.duckdb');
   const db = await Db.open(path);
-  const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables");
+  const tables = await db.all<{ name: string }>('SELECT table_name AS name FROM information_schema.tables');
   t.ok(tables.some((r) => r.name === 'vehicle_positions'));
   await db.close();
   const again = await Db.open(path);
@@ -22,29 +22,43 @@ t.test('an upgrade whose migration fails applies none of its migrations', async 
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   // a file at migration 009 whose 011 cannot apply (feed_snapshots already there)
-  await db.run('DROP TABLE broker_offsets; DROP TABLE schedule_days; DROP TABLE schedule_sources; DROP TABLE schedule_versions');
+  await db.run(
+    'DROP TABLE broker_offsets; DROP TABLE schedule_days; DROP TABLE schedule_sources; DROP TABLE schedule_versions',
+  );
   await db.run('DROP SEQUENCE schedule_version_ids');
   await db.run('DELETE FROM schema_migrations WHERE version >= 10');
   await t.rejects(db.migrate(), /migration 011_snapshots\.sql failed \(no migration of this run was applied\)/);
   const [latest] = await db.all<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
   t.equal(latest!.v, 9, 'schema_migrations still ends at 009');
-  const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_name = 'schedule_versions'");
+  const tables = await db.all<{ name: string }>(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_name = 'schedule_versions'",
+  );
   t.same(tables, [], "010's tables rolled back with it");
   await db.run('DROP TABLE feed_snapshots');
-  t.same(await db.migrate(), ['010_schedule_versions.sql', '011_snapshots.sql', '012_broker_offsets.sql'], 'the cause removed, all three apply');
+  t.same(
+    await db.migrate(),
+    ['010_schedule_versions.sql', '011_snapshots.sql', '012_broker_offsets.sql'],
+    'the cause removed, all three apply',
+  );
 });
 
 t.test('a failed transaction rolls back and the queue keeps going', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   await db.run('CREATE TABLE t (i INTEGER)');
-  await t.rejects(db.transaction(async (c) => {
-    await c.run('INSERT INTO t VALUES (1)');
-    throw new Error('boom');
-  }), /boom/);
+  await t.rejects(
+    db.transaction(async (c) => {
+      await c.run('INSERT INTO t VALUES (1)');
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   const [row] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM t');
   t.equal(Number(row!.n), 0);
-  await db.append('t', (a) => { a.appendInteger(7); a.endRow(); });
+  await db.append('t', (a) => {
+    a.appendInteger(7);
+    a.endRow();
+  });
   const rows = await db.all<{ i: number }>('SELECT i FROM t');
   t.same(rows, [{ i: 7 }]);
 });

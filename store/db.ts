@@ -1,9 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue,
-} from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { assetPath } from '../core/assets.ts';
 import type { DurationObserver } from '../core/telemetry.ts';
 import { inTransaction } from './sql.ts';
@@ -135,12 +133,16 @@ export class Db {
   }
 
   async migrate(): Promise<string[]> {
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+      .sort();
     return this.exclusive(async (c) => {
       await c.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
       const done = new Set(
-        (await c.runAndReadAll('SELECT version FROM schema_migrations')).getRowObjectsJS().map((r) => Number(r.version)),
+        (await c.runAndReadAll('SELECT version FROM schema_migrations'))
+          .getRowObjectsJS()
+          .map((r) => Number(r.version)),
       );
       const pending = files.filter((file) => !done.has(Number(file.slice(0, 3))));
       if (pending.length === 0) return pending;
@@ -150,9 +152,14 @@ export class Db {
         for (const file of pending) {
           try {
             await c.run(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));
-            await c.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [Number(file.slice(0, 3)), file]);
+            await c.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+              Number(file.slice(0, 3)),
+              file,
+            ]);
           } catch (err) {
-            throw new Error(`migration ${file} failed (no migration of this run was applied): ${(err as Error).message}`);
+            throw new Error(
+              `migration ${file} failed (no migration of this run was applied): ${(err as Error).message}`,
+            );
           }
         }
       });

@@ -1,6 +1,13 @@
 import {
-  MATCH_STRATEGIES, REJECT_REASONS, SUCCESSFUL_POLL_STATUSES, type FeedPoll, type MatchCounts, type MatchStrategy, type PollStatus,
-  type RejectReason, type TripMatching,
+  MATCH_STRATEGIES,
+  REJECT_REASONS,
+  SUCCESSFUL_POLL_STATUSES,
+  type FeedPoll,
+  type MatchCounts,
+  type MatchStrategy,
+  type PollStatus,
+  type RejectReason,
+  type TripMatching,
 } from '../core/types.ts';
 import type { Db } from './db.ts';
 
@@ -32,8 +39,13 @@ function toMatching(r: PollRow): TripMatching | null {
     if (KNOWN_STRATEGIES.has(strategy)) strategies[strategy as MatchStrategy] = counts;
   }
   return {
-    trips, matched, unmatched, ambiguous, previous_day: r.trips_previous_day ?? 0,
-    match_rate: trips ? matched / trips : 0, strategies,
+    trips,
+    matched,
+    unmatched,
+    ambiguous,
+    previous_day: r.trips_previous_day ?? 0,
+    match_rate: trips ? matched / trips : 0,
+    strategies,
   };
 }
 

@@ -9,9 +9,14 @@ import { sqlString } from './sql.ts';
 export type CsvEncoding = 'utf-8' | 'latin-1';
 
 const CSV_OPTIONS = [
-  'header = true', 'all_varchar = true', `delim = ','`, `quote = '"'`, `escape = '"'`,
+  'header = true',
+  'all_varchar = true',
+  `delim = ','`,
+  `quote = '"'`,
+  `escape = '"'`,
   // ragged rows (trailing columns left out) are common; null_padding needs the serial reader
-  'null_padding = true', 'parallel = false',
+  'null_padding = true',
+  'parallel = false',
 ].join(', ');
 
 /** `read_csv(...)` for a GTFS file, to use in FROM. */
@@ -21,9 +26,14 @@ export function readCsvSql(path: string, encoding: CsvEncoding = 'utf-8'): strin
 
 /** DuckDB's CSV errors run to 30 lines; the first and the reason are what a person needs. */
 export function describeCsvError(err: unknown): string {
-  const lines = String((err as Error)?.message ?? err).split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = String((err as Error)?.message ?? err)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const head = lines[0] ?? 'unknown error';
-  const reason = lines.slice(1, 4).find((l) => !/^(Original Line|Possible Solution|LINE \d)/.test(l) && !l.includes(' = '));
+  const reason = lines
+    .slice(1, 4)
+    .find((l) => !/^(Original Line|Possible Solution|LINE \d)/.test(l) && !l.includes(' = '));
   return reason ? `${head}: ${reason}` : head;
 }
 
@@ -33,7 +43,8 @@ function isEncodingError(err: unknown): boolean {
 
 /** Runs `read` as UTF-8, and once more as Latin-1 when DuckDB finds the bytes are not UTF-8. */
 export async function withEncoding<T>(
-  read: (encoding: CsvEncoding) => Promise<T>, first: CsvEncoding = 'utf-8',
+  read: (encoding: CsvEncoding) => Promise<T>,
+  first: CsvEncoding = 'utf-8',
 ): Promise<{ value: T; encoding: CsvEncoding }> {
   try {
     return { value: await read(first), encoding: first };

@@ -28,8 +28,17 @@ async function count(db: Db, sql: string): Promise<number> {
 
 async function tableCounts(db: Db, scheduleId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const table of ['gtfs_agency', 'gtfs_routes', 'gtfs_stops', 'gtfs_trips', 'gtfs_stop_times',
-    'gtfs_calendar', 'gtfs_calendar_dates', 'gtfs_frequencies', 'gtfs_shapes']) {
+  for (const table of [
+    'gtfs_agency',
+    'gtfs_routes',
+    'gtfs_stops',
+    'gtfs_trips',
+    'gtfs_stop_times',
+    'gtfs_calendar',
+    'gtfs_calendar_dates',
+    'gtfs_frequencies',
+    'gtfs_shapes',
+  ]) {
     out[table] = await count(db, `SELECT count(*) AS n FROM ${table} WHERE schedule_id = '${scheduleId}'`);
   }
   return out;
@@ -38,39 +47,50 @@ async function tableCounts(db: Db, scheduleId: string): Promise<Record<string, n
 async function modes(db: Db, scheduleId: string): Promise<Record<string, number>> {
   const rows = await db.all<{ k: string; n: bigint }>(
     `SELECT route_type || ':' || coalesce(mode, 'null') AS k, count(*) AS n FROM gtfs_routes
-     WHERE schedule_id = '${scheduleId}' GROUP BY 1 ORDER BY 1`);
+     WHERE schedule_id = '${scheduleId}' GROUP BY 1 ORDER BY 1`,
+  );
   return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
 }
 
-t.test('Caltrain ct.zip: rail and bus, exact counts, junk after the archive tolerated', { skip: noFixtures }, async (t) => {
-  const db = await memoryDb(t);
-  const steps = new Set<string>();
-  const summary = await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'), (p) => steps.add(p.step));
-  t.equal(summary.timezone, 'America/Los_Angeles');
-  t.equal(summary.feed_version, '20230922');
-  t.equal(summary.files.length, 18);
-  t.same(summary.warnings, []);
-  t.equal(summary.tables.trips?.rows, 176);
-  // the fixtures README says 3,497; the file holds 3,498 data rows (its last line has no newline)
-  t.equal(summary.tables.stop_times?.rows, 3498);
-  t.equal(summary.tables.frequencies, undefined, 'absent optional file is not loaded');
-  t.ok(summary.tables.shapes!.rows > 0);
-  t.ok(steps.has('extract') && steps.has('read stop_times.txt') && steps.has('store stop_times'), 'progress reported');
-  t.same(await modes(db, 'ct'), { '2:rail': 8, '3:bus': 1 });
-  const counts = await tableCounts(db, 'ct');
-  t.equal(counts.gtfs_trips, 176);
-  t.equal(counts.gtfs_stop_times, 3498);
-  const [latest] = await db.all<{ a: number; d: number }>(
-    `SELECT max(arrival_s) AS a, max(departure_s) AS d FROM gtfs_stop_times WHERE schedule_id = 'ct'`);
-  t.ok(latest!.a > 86_400, 'times past midnight stay on their service day');
-  const [sched] = await db.all<{ files: string[]; agency_timezone: string }>(`SELECT * FROM schedules WHERE schedule_id = 'ct'`);
-  t.ok(sched!.files.includes('fare_rules.txt'), 'file list records every file');
+t.test(
+  'Caltrain ct.zip: rail and bus, exact counts, junk after the archive tolerated',
+  { skip: noFixtures },
+  async (t) => {
+    const db = await memoryDb(t);
+    const steps = new Set<string>();
+    const summary = await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'), (p) => steps.add(p.step));
+    t.equal(summary.timezone, 'America/Los_Angeles');
+    t.equal(summary.feed_version, '20230922');
+    t.equal(summary.files.length, 18);
+    t.same(summary.warnings, []);
+    t.equal(summary.tables.trips?.rows, 176);
+    // the fixtures README says 3,497; the file holds 3,498 data rows (its last line has no newline)
+    t.equal(summary.tables.stop_times?.rows, 3498);
+    t.equal(summary.tables.frequencies, undefined, 'absent optional file is not loaded');
+    t.ok(summary.tables.shapes!.rows > 0);
+    t.ok(
+      steps.has('extract') && steps.has('read stop_times.txt') && steps.has('store stop_times'),
+      'progress reported',
+    );
+    t.same(await modes(db, 'ct'), { '2:rail': 8, '3:bus': 1 });
+    const counts = await tableCounts(db, 'ct');
+    t.equal(counts.gtfs_trips, 176);
+    t.equal(counts.gtfs_stop_times, 3498);
+    const [latest] = await db.all<{ a: number; d: number }>(
+      `SELECT max(arrival_s) AS a, max(departure_s) AS d FROM gtfs_stop_times WHERE schedule_id = 'ct'`,
+    );
+    t.ok(latest!.a > 86_400, 'times past midnight stay on their service day');
+    const [sched] = await db.all<{ files: string[]; agency_timezone: string }>(
+      `SELECT * FROM schedules WHERE schedule_id = 'ct'`,
+    );
+    t.ok(sched!.files.includes('fare_rules.txt'), 'file list records every file');
 
-  // re-import replaces: same counts, not doubled
-  await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'));
-  t.same(await tableCounts(db, 'ct'), counts);
-  t.equal(await count(db, `SELECT count(*) AS n FROM schedules`), 1);
-});
+    // re-import replaces: same counts, not doubled
+    await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'));
+    t.same(await tableCounts(db, 'ct'), counts);
+    t.equal(await count(db, `SELECT count(*) AS n FROM schedules`), 1);
+  },
+);
 
 t.test('BART and Sound Transit', { skip: noFixtures }, async (t) => {
   const db = await memoryDb(t);
@@ -91,8 +111,10 @@ t.test('a corrupt zip is refused and the previous schedule stays intact', { skip
   const db = await memoryDb(t);
   await importGtfs(db, 'ct', join(fixtures, 'caltrain', 'ct.zip'));
   const before = await tableCounts(db, 'ct');
-  await t.rejects(importGtfs(db, 'ct', join(fixtures, 'bad', 'corrupted-gtfs.zip')),
-    { name: 'ZipError', message: /corrupted-gtfs\.zip is not a ZIP archive or is truncated/ });
+  await t.rejects(importGtfs(db, 'ct', join(fixtures, 'bad', 'corrupted-gtfs.zip')), {
+    name: 'ZipError',
+    message: /corrupted-gtfs\.zip is not a ZIP archive or is truncated/,
+  });
   t.same(await tableCounts(db, 'ct'), before);
   t.equal(await count(db, `SELECT count(*) AS n FROM schedules WHERE schedule_id = 'ct'`), 1);
 });
@@ -102,7 +124,8 @@ t.test('nested folders: found, and a nested feed with files missing is explained
   // the real capture holds only agency.txt under schedule/: the message says where it looked
   await t.rejects(importGtfs(db, 'nested', join(fixtures, 'bad', 'nested-folder-gtfs.zip')), {
     name: 'GtfsSourceError',
-    message: /missing required file\(s\): routes\.txt, trips\.txt, stop_times\.txt, stops\.txt, calendar\.txt or calendar_dates\.txt \(looked in schedule\/ inside nested-folder-gtfs\.zip; found: agency\.txt\)/,
+    message:
+      /missing required file\(s\): routes\.txt, trips\.txt, stop_times\.txt, stops\.txt, calendar\.txt or calendar_dates\.txt \(looked in schedule\/ inside nested-folder-gtfs\.zip; found: agency\.txt\)/,
   });
 
   // a complete feed in a nested folder, with macOS litter beside it, imports
@@ -117,22 +140,39 @@ t.test('real-world CSV quirks: BOM, CRLF, quotes, extra and missing columns, bad
   const db = await memoryDb(t);
   const summary = await importGtfs(db, 'small', writeFeedFolder(join(dir, 'small')));
   t.equal(summary.timezone, 'Europe/Paris');
-  t.same(summary.files, ['README.txt', 'agency.txt', 'calendar.txt', 'calendar_dates.txt', 'routes.txt',
-    'stop_times.txt', 'stops.txt', 'trips.txt']);
+  t.same(summary.files, [
+    'README.txt',
+    'agency.txt',
+    'calendar.txt',
+    'calendar_dates.txt',
+    'routes.txt',
+    'stop_times.txt',
+    'stops.txt',
+    'trips.txt',
+  ]);
   t.same(summary.tables.routes, { rows: 9, skipped: 1, ms: summary.tables.routes!.ms });
   t.same(summary.warnings, [
     'routes.txt: 1 row(s) skipped: route_id, route_type missing or malformed',
     'stop_times.txt: 1 rows with an arrival_time or departure_time that is not H:MM:SS (kept, time stored as NULL)',
   ]);
   t.same(await modes(db, 'small'), {
-    '0:streetcar': 1, '1:rail': 1, '1100:null': 1, '109:rail': 1, '2:rail': 1, '204:bus': 1, '3:bus': 1,
-    '4:null': 1, '900:streetcar': 1,
+    '0:streetcar': 1,
+    '1:rail': 1,
+    '1100:null': 1,
+    '109:rail': 1,
+    '2:rail': 1,
+    '204:bus': 1,
+    '3:bus': 1,
+    '4:null': 1,
+    '900:streetcar': 1,
   });
   const [agency] = await db.all(`SELECT agency_name FROM gtfs_agency`);
   t.same(agency, { agency_name: 'Metro, Inc.' });
   const [tram] = await db.all(`SELECT route_long_name, route_color FROM gtfs_routes WHERE route_id = 'TRAM'`);
   t.same(tram, { route_long_name: 'Tram "One"', route_color: 'FF0000' });
-  const stops = await db.all(`SELECT stop_id, stop_name, location_type, parent_station FROM gtfs_stops ORDER BY stop_id`);
+  const stops = await db.all(
+    `SELECT stop_id, stop_name, location_type, parent_station FROM gtfs_stops ORDER BY stop_id`,
+  );
   t.same(stops, [
     { stop_id: 'P1', stop_name: 'Central platform 1', location_type: 0, parent_station: 'STA' },
     { stop_id: 'P2', stop_name: 'Second', location_type: null, parent_station: null },
@@ -152,7 +192,9 @@ t.test('real-world CSV quirks: BOM, CRLF, quotes, extra and missing columns, bad
   ]);
   const [trip] = await db.all(`SELECT direction_id, shape_id FROM gtfs_trips WHERE trip_id = 'T2'`);
   t.same(trip, { direction_id: 1, shape_id: null }, 'ragged row padded with NULLs');
-  const [cal] = await db.json(`SELECT monday, saturday, start_date, end_date FROM gtfs_calendar WHERE service_id = 'WEEK'`);
+  const [cal] = await db.json(
+    `SELECT monday, saturday, start_date, end_date FROM gtfs_calendar WHERE service_id = 'WEEK'`,
+  );
   t.same(cal, { monday: true, saturday: false, start_date: '2024-01-01', end_date: '2024-12-31' });
 });
 
@@ -208,10 +250,16 @@ t.test('broken feeds fail with a clear message and change nothing', async (t) =>
   await attempt('no-stops', without('stops.txt'), /missing required file\(s\): stops\.txt \(looked in/);
   await attempt('no-calendars', without('calendar.txt', 'calendar_dates.txt'), /calendar\.txt or calendar_dates\.txt/);
   await attempt('empty-trips', { ...SMALL_FEED, 'trips.txt': '' }, /trips\.txt is empty/);
-  await attempt('no-route-type', { ...SMALL_FEED, 'routes.txt': 'route_id,route_short_name\nR,1\n' },
-    /routes\.txt lacks required column\(s\): route_type/);
-  await attempt('bad-tz', { ...SMALL_FEED, 'agency.txt': 'agency_name,agency_timezone\nA,Mars/Olympus\n' },
-    /"Mars\/Olympus" is not a known IANA time zone/);
+  await attempt(
+    'no-route-type',
+    { ...SMALL_FEED, 'routes.txt': 'route_id,route_short_name\nR,1\n' },
+    /routes\.txt lacks required column\(s\): route_type/,
+  );
+  await attempt(
+    'bad-tz',
+    { ...SMALL_FEED, 'agency.txt': 'agency_name,agency_timezone\nA,Mars/Olympus\n' },
+    /"Mars\/Olympus" is not a known IANA time zone/,
+  );
   await attempt('no-tz', { ...SMALL_FEED, 'agency.txt': 'agency_name,agency_timezone\nA,\n' }, /no agency_timezone/);
   await attempt('no-gtfs', { 'notes.txt': 'hello' }, /no GTFS files/);
   await t.rejects(importGtfs(db, '', join(dir, 'good')), /schedule id must not be empty/);
@@ -233,35 +281,56 @@ t.test('optional files: calendar_dates alone, unusable shapes and frequencies sk
   t.equal(summary.tables.calendar_dates?.rows, 3);
   t.equal(summary.tables.shapes, undefined);
   t.equal(summary.feed_version, '2024-05');
-  t.same(summary.warnings.filter((w) => w.includes('file ignored')), [
-    'frequencies.txt is not readable CSV: Invalid Input Error: Error when sniffing file "'
-      + `${join(dir, 'optional', 'frequencies.txt')}".: It was not possible to automatically detect the CSV parsing dialect; file ignored`,
-    'shapes.txt lacks required column(s): shape_pt_sequence, shape_pt_lat, shape_pt_lon; file ignored',
-  ]);
+  t.same(
+    summary.warnings.filter((w) => w.includes('file ignored')),
+    [
+      'frequencies.txt is not readable CSV: Invalid Input Error: Error when sniffing file "' +
+        `${join(dir, 'optional', 'frequencies.txt')}".: It was not possible to automatically detect the CSV parsing dialect; file ignored`,
+      'shapes.txt lacks required column(s): shape_pt_sequence, shape_pt_lat, shape_pt_lon; file ignored',
+    ],
+  );
 });
 
 t.test('concurrent imports into one database run one after the other', async (t) => {
   const db = await memoryDb(t);
   const folder = writeFeedFolder(join(dir, 'concurrent'));
-  const results = await Promise.allSettled([importGtfs(db, 's', folder), importGtfs(db, 's', folder), importGtfs(db, 't', folder)]);
-  t.same(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled']);
+  const results = await Promise.allSettled([
+    importGtfs(db, 's', folder),
+    importGtfs(db, 's', folder),
+    importGtfs(db, 't', folder),
+  ]);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'fulfilled'],
+  );
   t.equal((await tableCounts(db, 's')).gtfs_stop_times, 7);
 });
 
 t.test('Latin-1 files are read as Latin-1; unreadable CSV is named with its reason', async (t) => {
   const db = await memoryDb(t);
   const folder = writeFeedFolder(join(dir, 'latin1'));
-  writeFileSync(join(folder, 'stops.txt'), Buffer.from('stop_id,stop_name\nP1,Caf\xe9 de la Gare\nP2,Z\xfcrich\n', 'latin1'));
-  writeFileSync(join(folder, 'feed_info.txt'), Buffer.from('feed_publisher_name,feed_version\nSoci\xe9t\xe9,v\xe9\n', 'latin1'));
+  writeFileSync(
+    join(folder, 'stops.txt'),
+    Buffer.from('stop_id,stop_name\nP1,Caf\xe9 de la Gare\nP2,Z\xfcrich\n', 'latin1'),
+  );
+  writeFileSync(
+    join(folder, 'feed_info.txt'),
+    Buffer.from('feed_publisher_name,feed_version\nSoci\xe9t\xe9,v\xe9\n', 'latin1'),
+  );
   const summary = await importGtfs(db, 'l', folder);
   t.ok(summary.warnings.includes('stops.txt is not UTF-8; read as Latin-1'));
   t.equal(summary.feed_version, 'vé');
   const names = await db.all<{ stop_name: string }>(`SELECT stop_name FROM gtfs_stops ORDER BY stop_id`);
-  t.same(names.map((r) => r.stop_name), ['Café de la Gare', 'Zürich']);
+  t.same(
+    names.map((r) => r.stop_name),
+    ['Café de la Gare', 'Zürich'],
+  );
 
   writeFileSync(join(folder, 'trips.txt'), 'route_id,service_id,trip_id\nMETRO,"WEEK,T1\nMETRO,WEEK,T2\n');
-  await t.rejects(importGtfs(db, 'l', folder),
-    /^trips\.txt (is not readable CSV|could not be read): Invalid Input Error: .+: .+/);
+  await t.rejects(
+    importGtfs(db, 'l', folder),
+    /^trips\.txt (is not readable CSV|could not be read): Invalid Input Error: .+: .+/,
+  );
   t.equal((await tableCounts(db, 'l')).gtfs_stops, 2, 'previous import intact');
 });
 
@@ -273,7 +342,14 @@ t.test('an import into a database file survives closing and reopening it', async
   const again = await Db.open(path);
   t.teardown(() => again.close());
   t.same(await tableCounts(again, 'p'), {
-    gtfs_agency: 1, gtfs_routes: 9, gtfs_stops: 4, gtfs_trips: 4, gtfs_stop_times: 7, gtfs_calendar: 2,
-    gtfs_calendar_dates: 3, gtfs_frequencies: 0, gtfs_shapes: 0,
+    gtfs_agency: 1,
+    gtfs_routes: 9,
+    gtfs_stops: 4,
+    gtfs_trips: 4,
+    gtfs_stop_times: 7,
+    gtfs_calendar: 2,
+    gtfs_calendar_dates: 3,
+    gtfs_frequencies: 0,
+    gtfs_shapes: 0,
   });
 });

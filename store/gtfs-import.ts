@@ -3,8 +3,12 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { isTimeZone } from '../core/dates.ts';
 import type { Db } from './db.ts';
 import {
-  GtfsSourceError, openGtfsSource, REQUIRED_GTFS_FILES,
-  type GtfsFile, type GtfsFolder, type ProgressFn,
+  GtfsSourceError,
+  openGtfsSource,
+  REQUIRED_GTFS_FILES,
+  type GtfsFile,
+  type GtfsFolder,
+  type ProgressFn,
 } from './gtfs-source.ts';
 import { csvHeader, describeCsvError, readCsvSql, withEncoding, type CsvEncoding } from './gtfs-csv.ts';
 import { ESSENTIAL_FILES, SourceColumns, TABLE_SPECS, type TableSpec } from './gtfs-tables.ts';
@@ -55,7 +59,11 @@ const imports = new WeakMap<Db, Promise<unknown>>();
 
 /** Imports one schedule. Imports into the same Db run one at a time. */
 export function importGtfs(
-  db: Db, scheduleId: string, source: string, onProgress?: ProgressFn, options: ImportOptions = {},
+  db: Db,
+  scheduleId: string,
+  source: string,
+  onProgress?: ProgressFn,
+  options: ImportOptions = {},
 ): Promise<ImportSummary> {
   const previous = imports.get(db) ?? Promise.resolve();
   const run = previous.catch(() => undefined).then(() => importNow(db, scheduleId, source, onProgress, options));
@@ -64,7 +72,11 @@ export function importGtfs(
 }
 
 async function importNow(
-  db: Db, scheduleId: string, source: string, onProgress: ProgressFn | undefined, options: ImportOptions,
+  db: Db,
+  scheduleId: string,
+  source: string,
+  onProgress: ProgressFn | undefined,
+  options: ImportOptions,
 ): Promise<ImportSummary> {
   const started = performance.now();
   if (!scheduleId) throw new GtfsSourceError('schedule id must not be empty');
@@ -112,7 +124,11 @@ interface Staged {
  * Then one short transaction swaps the schedule's rows.
  */
 async function loadAll(
-  conn: DuckDBConnection, scheduleId: string, source: string, folder: GtfsFolder, onProgress?: ProgressFn,
+  conn: DuckDBConnection,
+  scheduleId: string,
+  source: string,
+  folder: GtfsFolder,
+  onProgress?: ProgressFn,
   beforeCommit?: ImportOptions['beforeCommit'],
 ): Promise<Loaded> {
   const warnings: string[] = [];
@@ -153,8 +169,14 @@ async function loadAll(
         [scheduleId, source, timezone, feedVersion],
       );
       const loaded: Loaded = {
-        schedule_id: scheduleId, source, location: folder.location, timezone, ...feedInfo,
-        files: folder.files, tables, warnings,
+        schedule_id: scheduleId,
+        source,
+        location: folder.location,
+        timezone,
+        ...feedInfo,
+        files: folder.files,
+        tables,
+        warnings,
       };
       await beforeCommit?.(conn, loaded);
       return loaded;
@@ -175,7 +197,10 @@ function stageName(file: string): string {
 
 /** Reads one file into a temp table; undefined when an optional file is unusable (with a warning). */
 async function stageTable(
-  conn: DuckDBConnection, spec: TableSpec, path: string, warnings: string[],
+  conn: DuckDBConnection,
+  spec: TableSpec,
+  path: string,
+  warnings: string[],
 ): Promise<Staged | undefined> {
   const started = performance.now();
   const name = `${spec.file}.txt`;
@@ -199,19 +224,29 @@ async function stageTable(
   const stage = stageName(spec.file);
   const columns = Object.entries(spec.columns(cols)).map(([target, sql]) => `${sql} AS ${target}`);
   try {
-    encoding = (await withEncoding((enc) => conn.run(
-      `CREATE OR REPLACE TEMP TABLE ${stage} AS SELECT ${columns.join(', ')} FROM ${readCsvSql(path, enc)}`,
-    ), encoding)).encoding;
+    encoding = (
+      await withEncoding(
+        (enc) =>
+          conn.run(
+            `CREATE OR REPLACE TEMP TABLE ${stage} AS SELECT ${columns.join(', ')} FROM ${readCsvSql(path, enc)}`,
+          ),
+        encoding,
+      )
+    ).encoding;
   } catch (err) {
     return fail(`${name} could not be read: ${describeCsvError(err)}`);
   }
   if (encoding === 'latin-1') warnings.push(`${name} is not UTF-8; read as Latin-1`);
   const valid = spec.notNull.length ? spec.notNull.map((c) => `${c} IS NOT NULL`).join(' AND ') : 'true';
   const audits = spec.audits ?? {};
-  const counts = (await conn.runAndReadAll(
-    `SELECT count(*) FILTER (WHERE ${valid}) AS kept, count(*) FILTER (WHERE NOT (${valid})) AS skipped
-     ${Object.entries(audits).map(([a, [sql]]) => `, count(*) FILTER (WHERE ${sql}) AS ${a}`).join('')} FROM ${stage}`,
-  )).getRowObjectsJS()[0]!;
+  const counts = (
+    await conn.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE ${valid}) AS kept, count(*) FILTER (WHERE NOT (${valid})) AS skipped
+     ${Object.entries(audits)
+       .map(([a, [sql]]) => `, count(*) FILTER (WHERE ${sql}) AS ${a}`)
+       .join('')} FROM ${stage}`,
+    )
+  ).getRowObjectsJS()[0]!;
   const skipped = Number(counts.skipped);
   if (skipped > 0) {
     warnings.push(`${name}: ${skipped} row(s) skipped: ${spec.notNull.join(', ')} missing or malformed`);
@@ -220,16 +255,26 @@ async function stageTable(
     const n = Number(counts[audit]);
     if (n > 0) warnings.push(`${name}: ${n} ${message}`);
   }
-  return { spec, stage, valid, load: { rows: Number(counts.kept), skipped, ms: Math.round(performance.now() - started) } };
+  return {
+    spec,
+    stage,
+    valid,
+    load: { rows: Number(counts.kept), skipped, ms: Math.round(performance.now() - started) },
+  };
 }
 
 async function agencyTimezone(conn: DuckDBConnection, warnings: string[]): Promise<string> {
-  const rows = (await conn.runAndReadAll(
-    `SELECT DISTINCT agency_timezone AS tz FROM ${stageName('agency')} WHERE agency_timezone IS NOT NULL ORDER BY 1`,
-  )).getRowObjectsJS().map((r) => String(r.tz));
+  const rows = (
+    await conn.runAndReadAll(
+      `SELECT DISTINCT agency_timezone AS tz FROM ${stageName('agency')} WHERE agency_timezone IS NOT NULL ORDER BY 1`,
+    )
+  )
+    .getRowObjectsJS()
+    .map((r) => String(r.tz));
   const tz = rows[0];
   if (!tz) throw new GtfsSourceError('agency.txt gives no agency_timezone; times cannot be placed without it');
-  if (!isTimeZone(tz)) throw new GtfsSourceError(`agency.txt: agency_timezone ${JSON.stringify(tz)} is not a known IANA time zone`);
+  if (!isTimeZone(tz))
+    throw new GtfsSourceError(`agency.txt: agency_timezone ${JSON.stringify(tz)} is not a known IANA time zone`);
   if (rows.length > 1) warnings.push(`agency.txt: several time zones (${rows.join(', ')}); using ${tz}`);
   return tz;
 }
@@ -242,10 +287,12 @@ async function readFeedInfo(conn: DuckDBConnection, path: string, warnings: stri
   try {
     const { value } = await withEncoding(async (enc) => {
       const cols = new SourceColumns(await csvHeader(conn, path, enc));
-      const rows = (await conn.runAndReadAll(
-        `SELECT ${cols.text('feed_version')} AS v, strftime(${cols.date('feed_start_date')}, '%Y-%m-%d') AS s,
+      const rows = (
+        await conn.runAndReadAll(
+          `SELECT ${cols.text('feed_version')} AS v, strftime(${cols.date('feed_start_date')}, '%Y-%m-%d') AS s,
            strftime(${cols.date('feed_end_date')}, '%Y-%m-%d') AS e FROM ${readCsvSql(path, enc)} LIMIT 1`,
-      )).getRowObjectsJS();
+        )
+      ).getRowObjectsJS();
       const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
       return { feed_version: text(rows[0]?.v), feed_start_date: text(rows[0]?.s), feed_end_date: text(rows[0]?.e) };
     });

@@ -13,8 +13,16 @@ import { openZip, type ZipEntry } from './zip.ts';
 // all of that is handled here so the loader only sees `name.txt → path`.
 
 export const GTFS_FILES = [
-  'agency', 'routes', 'stops', 'trips', 'stop_times', 'calendar', 'calendar_dates',
-  'frequencies', 'shapes', 'feed_info',
+  'agency',
+  'routes',
+  'stops',
+  'trips',
+  'stop_times',
+  'calendar',
+  'calendar_dates',
+  'frequencies',
+  'shapes',
+  'feed_info',
 ] as const;
 export type GtfsFile = (typeof GTFS_FILES)[number];
 export const REQUIRED_GTFS_FILES: readonly GtfsFile[] = ['agency', 'routes', 'trips', 'stop_times', 'stops'];
@@ -63,9 +71,7 @@ export async function openGtfsSource(source: string, onProgress?: ProgressFn): P
     } catch {
       throw new GtfsSourceError(`GTFS source not found: ${source}`);
     }
-    const folder = info.isDirectory()
-      ? await fromDirectory(path)
-      : await fromZip(path, source, temps, onProgress);
+    const folder = info.isDirectory() ? await fromDirectory(path) : await fromZip(path, source, temps, onProgress);
     return { ...folder, cleanup };
   } catch (err) {
     await cleanup();
@@ -82,21 +88,25 @@ export interface SourceValidators {
 export type FetchedGtfs =
   | { changed: false }
   | {
-    changed: true;
-    /** a local zip file or folder holding the copy */
-    path: string;
-    /** SHA-256 of the file (of a folder: of its .txt files' names and contents, sorted) */
-    sha256: string;
-    etag: string | null;
-    last_modified: string | null;
-    cleanup(): Promise<void>;
-  };
+      changed: true;
+      /** a local zip file or folder holding the copy */
+      path: string;
+      /** SHA-256 of the file (of a folder: of its .txt files' names and contents, sorted) */
+      sha256: string;
+      etag: string | null;
+      last_modified: string | null;
+      cleanup(): Promise<void>;
+    };
 
 /**
  * The source's current bytes and their hash, or `{ changed: false }` when an http(s) server
  * answers 304 to the validators of the last copy. Local files and folders are hashed in place.
  */
-export async function fetchGtfs(source: string, validators: SourceValidators = {}, onProgress?: ProgressFn): Promise<FetchedGtfs> {
+export async function fetchGtfs(
+  source: string,
+  validators: SourceValidators = {},
+  onProgress?: ProgressFn,
+): Promise<FetchedGtfs> {
   if (/^https?:\/\//i.test(source)) {
     const dir = await mkdtemp(join(tmpdir(), 'gtfs-dl-'));
     const cleanup = (): Promise<void> => rm(dir, { recursive: true, force: true });
@@ -147,9 +157,16 @@ async function hashFolder(root: string): Promise<string> {
   return hash.digest('hex');
 }
 
-type Downloaded = { changed: false } | { changed: true; sha256: string; etag: string | null; last_modified: string | null };
+type Downloaded =
+  | { changed: false }
+  | { changed: true; sha256: string; etag: string | null; last_modified: string | null };
 
-async function download(url: string, dest: string, onProgress?: ProgressFn, validators: SourceValidators = {}): Promise<Downloaded> {
+async function download(
+  url: string,
+  dest: string,
+  onProgress?: ProgressFn,
+  validators: SourceValidators = {},
+): Promise<Downloaded> {
   let res: Response;
   const headers: Record<string, string> = {};
   if (validators.etag) headers['if-none-match'] = validators.etag;
@@ -188,7 +205,12 @@ async function download(url: string, dest: string, onProgress?: ProgressFn, vali
     if (err instanceof GtfsSourceError) throw err;
     throw new GtfsSourceError(`GTFS download failed: ${url}: ${(err as Error).message}`);
   }
-  return { changed: true, sha256: hash.digest('hex'), etag: res.headers.get('etag'), last_modified: res.headers.get('last-modified') };
+  return {
+    changed: true,
+    sha256: hash.digest('hex'),
+    etag: res.headers.get('etag'),
+    last_modified: res.headers.get('last-modified'),
+  };
 }
 
 /** macOS resource forks and hidden files are never GTFS. */
@@ -231,10 +253,16 @@ async function fromDirectory(root: string): Promise<Omit<GtfsFolder, 'cleanup'>>
   // the root and one level of sub-folders: the layouts real feeds use
   const dirs = new Map<string, string[]>();
   const rootEntries = await readdir(root, { withFileTypes: true });
-  dirs.set('', rootEntries.filter((e) => e.isFile()).map((e) => e.name));
+  dirs.set(
+    '',
+    rootEntries.filter((e) => e.isFile()).map((e) => e.name),
+  );
   for (const sub of rootEntries.filter((e) => e.isDirectory() && !isLitter(e.name))) {
     const inner = await readdir(join(root, sub.name), { withFileTypes: true });
-    dirs.set(sub.name, inner.filter((e) => e.isFile()).map((e) => e.name));
+    dirs.set(
+      sub.name,
+      inner.filter((e) => e.isFile()).map((e) => e.name),
+    );
   }
   const dir = pickFolder(dirs, root);
   const names = dirs.get(dir)!.filter((n) => !isLitter(n));
@@ -251,7 +279,10 @@ function txtFiles(names: string[]): string[] {
 }
 
 async function fromZip(
-  path: string, source: string, temps: string[], onProgress?: ProgressFn,
+  path: string,
+  source: string,
+  temps: string[],
+  onProgress?: ProgressFn,
 ): Promise<Omit<GtfsFolder, 'cleanup'>> {
   const zip = await openZip(path);
   try {

@@ -52,11 +52,12 @@ export class SourceColumns {
   /** H:MM:SS or HH:MM:SS, hours past 24 allowed → seconds; anything else → NULL */
   seconds(name: string): string {
     const t = this.text(name);
-    return `CASE WHEN regexp_full_match(${t}, '\\d{1,3}:[0-5]\\d:[0-5]\\d') THEN `
-      + `CAST(split_part(${t}, ':', 1) AS INTEGER) * 3600 + CAST(split_part(${t}, ':', 2) AS INTEGER) * 60 `
-      + `+ CAST(split_part(${t}, ':', 3) AS INTEGER) END`;
+    return (
+      `CASE WHEN regexp_full_match(${t}, '\\d{1,3}:[0-5]\\d:[0-5]\\d') THEN ` +
+      `CAST(split_part(${t}, ':', 1) AS INTEGER) * 3600 + CAST(split_part(${t}, ':', 2) AS INTEGER) * 60 ` +
+      `+ CAST(split_part(${t}, ':', 3) AS INTEGER) END`
+    );
   }
-
 }
 
 export interface TableSpec {
@@ -83,8 +84,10 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_agency',
     requiredColumns: ['agency_timezone'],
     columns: (c) => ({
-      agency_id: c.text('agency_id'), agency_name: c.text('agency_name'),
-      agency_url: c.text('agency_url'), agency_timezone: c.text('agency_timezone'),
+      agency_id: c.text('agency_id'),
+      agency_name: c.text('agency_name'),
+      agency_url: c.text('agency_url'),
+      agency_timezone: c.text('agency_timezone'),
     }),
     notNull: [],
   },
@@ -93,9 +96,13 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_routes',
     requiredColumns: ['route_id', 'route_type'],
     columns: (c) => ({
-      route_id: c.text('route_id'), agency_id: c.text('agency_id'),
-      route_short_name: c.text('route_short_name'), route_long_name: c.text('route_long_name'),
-      route_type: c.int('route_type'), route_color: c.text('route_color'), route_text_color: c.text('route_text_color'),
+      route_id: c.text('route_id'),
+      agency_id: c.text('agency_id'),
+      route_short_name: c.text('route_short_name'),
+      route_long_name: c.text('route_long_name'),
+      route_type: c.int('route_type'),
+      route_color: c.text('route_color'),
+      route_text_color: c.text('route_text_color'),
     }),
     notNull: ['route_id', 'route_type'],
     derived: { mode: modeSql('route_type') },
@@ -105,9 +112,13 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_stops',
     requiredColumns: ['stop_id'],
     columns: (c) => ({
-      stop_id: c.text('stop_id'), stop_code: c.text('stop_code'), stop_name: c.text('stop_name'),
-      stop_lat: c.double('stop_lat'), stop_lon: c.double('stop_lon'),
-      location_type: c.int('location_type'), parent_station: c.text('parent_station'),
+      stop_id: c.text('stop_id'),
+      stop_code: c.text('stop_code'),
+      stop_name: c.text('stop_name'),
+      stop_lat: c.double('stop_lat'),
+      stop_lon: c.double('stop_lon'),
+      location_type: c.int('location_type'),
+      parent_station: c.text('parent_station'),
     }),
     notNull: ['stop_id'],
   },
@@ -116,8 +127,12 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_trips',
     requiredColumns: ['trip_id', 'route_id', 'service_id'],
     columns: (c) => ({
-      trip_id: c.text('trip_id'), route_id: c.text('route_id'), service_id: c.text('service_id'),
-      direction_id: c.int('direction_id'), trip_headsign: c.text('trip_headsign'), shape_id: c.text('shape_id'),
+      trip_id: c.text('trip_id'),
+      route_id: c.text('route_id'),
+      service_id: c.text('service_id'),
+      direction_id: c.int('direction_id'),
+      trip_headsign: c.text('trip_headsign'),
+      shape_id: c.text('shape_id'),
       // not GTFS: NYCT re-publishers' column for the agency's own trip id (trip matching, `nyct`)
       mta_trip_id: c.text('mta_trip_id'),
     }),
@@ -128,9 +143,13 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_stop_times',
     requiredColumns: ['trip_id', 'stop_id', 'stop_sequence'],
     columns: (c) => ({
-      trip_id: c.text('trip_id'), stop_sequence: c.int('stop_sequence'), stop_id: c.text('stop_id'),
-      arrival_s: c.seconds('arrival_time'), departure_s: c.seconds('departure_time'),
-      _arrival_text: c.text('arrival_time'), _departure_text: c.text('departure_time'),
+      trip_id: c.text('trip_id'),
+      stop_sequence: c.int('stop_sequence'),
+      stop_id: c.text('stop_id'),
+      arrival_s: c.seconds('arrival_time'),
+      departure_s: c.seconds('departure_time'),
+      _arrival_text: c.text('arrival_time'),
+      _departure_text: c.text('departure_time'),
     }),
     notNull: ['trip_id', 'stop_sequence', 'stop_id'],
     audits: {
@@ -146,9 +165,15 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     requiredColumns: ['service_id', 'start_date', 'end_date'],
     columns: (c) => ({
       service_id: c.text('service_id'),
-      monday: c.bool('monday'), tuesday: c.bool('tuesday'), wednesday: c.bool('wednesday'),
-      thursday: c.bool('thursday'), friday: c.bool('friday'), saturday: c.bool('saturday'), sunday: c.bool('sunday'),
-      start_date: c.date('start_date'), end_date: c.date('end_date'),
+      monday: c.bool('monday'),
+      tuesday: c.bool('tuesday'),
+      wednesday: c.bool('wednesday'),
+      thursday: c.bool('thursday'),
+      friday: c.bool('friday'),
+      saturday: c.bool('saturday'),
+      sunday: c.bool('sunday'),
+      start_date: c.date('start_date'),
+      end_date: c.date('end_date'),
     }),
     notNull: ['service_id', 'start_date', 'end_date'],
   },
@@ -157,7 +182,9 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_calendar_dates',
     requiredColumns: ['service_id', 'date', 'exception_type'],
     columns: (c) => ({
-      service_id: c.text('service_id'), date: c.date('date'), exception_type: c.int('exception_type'),
+      service_id: c.text('service_id'),
+      date: c.date('date'),
+      exception_type: c.int('exception_type'),
     }),
     notNull: ['service_id', 'date', 'exception_type'],
   },
@@ -166,8 +193,11 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_frequencies',
     requiredColumns: ['trip_id', 'start_time', 'end_time', 'headway_secs'],
     columns: (c) => ({
-      trip_id: c.text('trip_id'), start_s: c.seconds('start_time'), end_s: c.seconds('end_time'),
-      headway_secs: c.int('headway_secs'), exact_times: c.int('exact_times'),
+      trip_id: c.text('trip_id'),
+      start_s: c.seconds('start_time'),
+      end_s: c.seconds('end_time'),
+      headway_secs: c.int('headway_secs'),
+      exact_times: c.int('exact_times'),
     }),
     notNull: ['trip_id', 'start_s', 'end_s', 'headway_secs'],
   },
@@ -176,8 +206,10 @@ export const TABLE_SPECS: readonly TableSpec[] = [
     table: 'gtfs_shapes',
     requiredColumns: ['shape_id', 'shape_pt_sequence', 'shape_pt_lat', 'shape_pt_lon'],
     columns: (c) => ({
-      shape_id: c.text('shape_id'), shape_pt_sequence: c.int('shape_pt_sequence'),
-      shape_pt_lat: c.double('shape_pt_lat'), shape_pt_lon: c.double('shape_pt_lon'),
+      shape_id: c.text('shape_id'),
+      shape_pt_sequence: c.int('shape_pt_sequence'),
+      shape_pt_lat: c.double('shape_pt_lat'),
+      shape_pt_lon: c.double('shape_pt_lon'),
     }),
     notNull: ['shape_id', 'shape_pt_sequence', 'shape_pt_lat', 'shape_pt_lon'],
   },
@@ -185,5 +217,11 @@ export const TABLE_SPECS: readonly TableSpec[] = [
 
 /** Files whose trouble fails the import; the rest are skipped with a warning. */
 export const ESSENTIAL_FILES: ReadonlySet<GtfsFile> = new Set([
-  'agency', 'routes', 'stops', 'trips', 'stop_times', 'calendar', 'calendar_dates',
+  'agency',
+  'routes',
+  'stops',
+  'trips',
+  'stop_times',
+  'calendar',
+  'calendar_dates',
 ]);

@@ -107,10 +107,11 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
   {
     name: 'rejected_by_reason',
     kind: 'struct_list',
-    get: (r) => Object.entries(r.rejected)
-      .filter(([, n]) => (n ?? 0) > 0)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([reason, count]) => ({ reason, count })),
+    get: (r) =>
+      Object.entries(r.rejected)
+        .filter(([, n]) => (n ?? 0) > 0)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([reason, count]) => ({ reason, count })),
   },
   { name: 'error', kind: 'varchar', get: (r) => r.error },
   { name: 'trips_matched', kind: 'integer', get: (r) => r.matching?.matched ?? null },
@@ -120,9 +121,8 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
   {
     name: 'matching',
     kind: 'struct_list',
-    get: (r) => (r.matching
-      ? Object.entries(r.matching.strategies).map(([strategy, c]) => ({ strategy, ...c }))
-      : null),
+    get: (r) =>
+      r.matching ? Object.entries(r.matching.strategies).map(([strategy, c]) => ({ strategy, ...c })) : null,
   },
 ];
 
@@ -163,7 +163,9 @@ async function checkSchema(db: Db): Promise<void> {
     const actual = rows.filter((r) => r.table_name === plan.table).map((r) => r.column_name);
     const expected = plan.columns.map((c) => c.name);
     if (actual.join(',') !== expected.join(',')) {
-      throw new Error(`history table ${plan.table} has columns (${actual.join(', ')}); the writer expects (${expected.join(', ')})`);
+      throw new Error(
+        `history table ${plan.table} has columns (${actual.join(', ')}); the writer expects (${expected.join(', ')})`,
+      );
     }
   }
 }
@@ -231,10 +233,11 @@ function walBytes(db: Db): number {
 
 export function createHistoryWriter(db: Db): HistoryWriter {
   let schemaChecked: Promise<void> | null = null;
-  const checked = (): Promise<void> => (schemaChecked ??= checkSchema(db).catch((err: unknown) => {
-    schemaChecked = null;
-    throw err;
-  }));
+  const checked = (): Promise<void> =>
+    (schemaChecked ??= checkSchema(db).catch((err: unknown) => {
+      schemaChecked = null;
+      throw err;
+    }));
   return {
     async hasSnapshot(key) {
       // asked on the poll's critical path: a connection of its own, so the answer never waits

@@ -37,15 +37,20 @@ export const RETENTION_TARGETS: readonly RetentionTarget[] = [
   { key: 'trip_observations', table: 'feed_snapshots', column: 'observed_at' },
 ];
 
-
 /** Deletes rows older than their window; returns deleted rows per table. */
 export async function pruneHistory(
-  db: Db, retentionDays: Config['retention_days'], nowMs: number,
+  db: Db,
+  retentionDays: Config['retention_days'],
+  nowMs: number,
   targets: readonly RetentionTarget[] = RETENTION_TARGETS,
 ): Promise<Record<string, number>> {
-  const existing = new Set((await db.all<{ name: string }>(
-    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'main'`,
-  )).map((r) => r.name));
+  const existing = new Set(
+    (
+      await db.all<{ name: string }>(
+        `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'main'`,
+      )
+    ).map((r) => r.name),
+  );
   const deleted: Record<string, number> = {};
   for (const target of targets) {
     if (!existing.has(target.table)) continue;
@@ -77,15 +82,19 @@ export function scheduleRetention(
   if (!cron.validate(config.prune_cron)) {
     throw new Error(`prune_cron: ${JSON.stringify(config.prune_cron)} is not a valid cron expression`);
   }
-  const task = cron.schedule(config.prune_cron, async () => {
-    try {
-      const started = performance.now();
-      const deleted = await pruneHistory(db, config.retention_days, now());
-      log.info({ deleted, ms: Math.round(performance.now() - started) }, 'pruned history past its retention');
-    } catch (err) {
-      log.error({ err }, 'pruning failed');
-    }
-  }, { name: 'retention', noOverlap: true });
+  const task = cron.schedule(
+    config.prune_cron,
+    async () => {
+      try {
+        const started = performance.now();
+        const deleted = await pruneHistory(db, config.retention_days, now());
+        log.info({ deleted, ms: Math.round(performance.now() - started) }, 'pruned history past its retention');
+      } catch (err) {
+        log.error({ err }, 'pruning failed');
+      }
+    },
+    { name: 'retention', noOverlap: true },
+  );
   return {
     stop() {
       void task.stop();

@@ -1,7 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { nyctStaticKey } from '../core/nyct-trip-id.ts';
 import type {
-  NyctScheduledTrip, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, ScheduleIndex, TripSpan,
+  NyctScheduledTrip,
+  ScheduledRoute,
+  ScheduledStop,
+  ScheduledStopTime,
+  ScheduledTrip,
+  ScheduleIndex,
+  TripSpan,
 } from '../core/ports.ts';
 import { MODES, type Mode } from '../core/types.ts';
 import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
@@ -42,10 +48,19 @@ export class ScheduleNotFoundError extends Error {
 
 /** Every imported schedule with its row counts, newest import first. */
 export async function listSchedules(db: Db): Promise<ScheduleInfo[]> {
-  const count = (table: string): string => `(SELECT count(*) FROM ${table} x WHERE x.schedule_id = s.schedule_id)::INTEGER`;
+  const count = (table: string): string =>
+    `(SELECT count(*) FROM ${table} x WHERE x.schedule_id = s.schedule_id)::INTEGER`;
   const rows = await db.all<{
-    schedule_id: string; source: string; imported_ms: number; agency_timezone: string | null;
-    feed_version: string | null; files: string[]; routes: number; trips: number; stops: number; stop_times: number;
+    schedule_id: string;
+    source: string;
+    imported_ms: number;
+    agency_timezone: string | null;
+    feed_version: string | null;
+    files: string[];
+    routes: number;
+    trips: number;
+    stops: number;
+    stop_times: number;
   }>(`SELECT schedule_id, source, epoch_ms(imported_at)::DOUBLE AS imported_ms, agency_timezone, feed_version, files,
         ${count('gtfs_routes')} AS routes, ${count('gtfs_trips')} AS trips,
         ${count('gtfs_stops')} AS stops, ${count('gtfs_stop_times')} AS stop_times
@@ -82,40 +97,71 @@ const strOrNull = (v: unknown): string | null => (v === null || v === undefined 
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedScheduleIndex> {
-  const head = (await conn.runAndReadAll('SELECT agency_timezone FROM schedules WHERE schedule_id = $1', [scheduleId]))
-    .getRowsJS();
+  const head = (
+    await conn.runAndReadAll('SELECT agency_timezone FROM schedules WHERE schedule_id = $1', [scheduleId])
+  ).getRowsJS();
   if (!head[0]) throw new ScheduleNotFoundError(scheduleId);
   const timezone = strOrNull(head[0][0]) ?? 'UTC';
 
   const routes = new Map<string, ScheduledRoute>();
-  for await (const [id, type, mode, short, long, color] of rows(conn,
+  for await (const [id, type, mode, short, long, color] of rows(
+    conn,
     `SELECT route_id, route_type, mode, route_short_name, route_long_name, route_color
-     FROM gtfs_routes WHERE schedule_id = $1`, scheduleId)) {
-    routes.set(str(id), Object.freeze({
-      schedule_id: scheduleId, route_id: str(id), route_type: Number(type), mode: strOrNull(mode) as Mode | null,
-      short_name: strOrNull(short), long_name: strOrNull(long), color: strOrNull(color),
-    }));
+     FROM gtfs_routes WHERE schedule_id = $1`,
+    scheduleId,
+  )) {
+    routes.set(
+      str(id),
+      Object.freeze({
+        schedule_id: scheduleId,
+        route_id: str(id),
+        route_type: Number(type),
+        mode: strOrNull(mode) as Mode | null,
+        short_name: strOrNull(short),
+        long_name: strOrNull(long),
+        color: strOrNull(color),
+      }),
+    );
   }
 
   const trips = new Map<string, ScheduledTrip>();
   // only NYCT-style schedules fill it, so it is kept apart from the trips, for the matcher's index
   const mtaTripIds = new Map<string, string>();
-  for await (const [id, route, service, direction, headsign, mta] of rows(conn,
-    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign, mta_trip_id FROM gtfs_trips WHERE schedule_id = $1`, scheduleId)) {
-    trips.set(str(id), Object.freeze({
-      schedule_id: scheduleId, trip_id: str(id), route_id: str(route), service_id: str(service),
-      direction_id: numOrNull(direction), headsign: strOrNull(headsign),
-    }));
+  for await (const [id, route, service, direction, headsign, mta] of rows(
+    conn,
+    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign, mta_trip_id FROM gtfs_trips WHERE schedule_id = $1`,
+    scheduleId,
+  )) {
+    trips.set(
+      str(id),
+      Object.freeze({
+        schedule_id: scheduleId,
+        trip_id: str(id),
+        route_id: str(route),
+        service_id: str(service),
+        direction_id: numOrNull(direction),
+        headsign: strOrNull(headsign),
+      }),
+    );
     if (mta !== null && mta !== undefined) mtaTripIds.set(str(id), str(mta));
   }
 
   const stops = new Map<string, ScheduledStop>();
-  for await (const [id, name, lat, lon, parent] of rows(conn,
-    `SELECT stop_id, stop_name, stop_lat, stop_lon, parent_station FROM gtfs_stops WHERE schedule_id = $1`, scheduleId)) {
-    stops.set(str(id), Object.freeze({
-      stop_id: str(id), name: strOrNull(name), lat: numOrNull(lat), lon: numOrNull(lon),
-      station_id: strOrNull(parent) ?? str(id),
-    }));
+  for await (const [id, name, lat, lon, parent] of rows(
+    conn,
+    `SELECT stop_id, stop_name, stop_lat, stop_lon, parent_station FROM gtfs_stops WHERE schedule_id = $1`,
+    scheduleId,
+  )) {
+    stops.set(
+      str(id),
+      Object.freeze({
+        stop_id: str(id),
+        name: strOrNull(name),
+        lat: numOrNull(lat),
+        lon: numOrNull(lon),
+        station_id: strOrNull(parent) ?? str(id),
+      }),
+    );
   }
 
   const stopTimes = await loadStopTimes(conn, scheduleId);
@@ -123,7 +169,11 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
   const routeList = Object.freeze([...routes.values()]);
   const tripList = Object.freeze([...trips.values()]);
   const stopList = Object.freeze([...stops.values()]);
-  const lookups = new TripLookups(tripList, (id) => stopTimes.span(id), (id) => mtaTripIds.get(id) ?? null);
+  const lookups = new TripLookups(
+    tripList,
+    (id) => stopTimes.span(id),
+    (id) => mtaTripIds.get(id) ?? null,
+  );
   // station → modes, for alerts that name only a stop: built on the first such alert
   let stationModes: Map<string, readonly Mode[]> | undefined;
   const modesAt = (stationId: string): readonly Mode[] => {
@@ -196,7 +246,12 @@ class TripLookups {
     if (!this.byNyct) {
       const index = new Map<string, NyctScheduledTrip[]>();
       for (const trip of this.trips) {
-        const at = nyctStaticKey(trip.trip_id, this.mtaTripId(trip.trip_id), trip.route_id, this.span(trip.trip_id)?.start_s ?? null);
+        const at = nyctStaticKey(
+          trip.trip_id,
+          this.mtaTripId(trip.trip_id),
+          trip.route_id,
+          this.span(trip.trip_id)?.start_s ?? null,
+        );
         if (at) push(index, at.key, Object.freeze({ trip, path: at.path }));
       }
       this.byNyct = index;
@@ -219,8 +274,11 @@ interface PackedStopTimes {
 }
 
 async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promise<PackedStopTimes> {
-  const total = Number((await conn.runAndReadAll(
-    'SELECT count(*) FROM gtfs_stop_times WHERE schedule_id = $1', [scheduleId])).getRowsJS()[0]![0]);
+  const total = Number(
+    (
+      await conn.runAndReadAll('SELECT count(*) FROM gtfs_stop_times WHERE schedule_id = $1', [scheduleId])
+    ).getRowsJS()[0]![0],
+  );
   const sequence = new Int32Array(total);
   const arrival = new Int32Array(total);
   const departure = new Int32Array(total);
@@ -230,9 +288,12 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
   let i = 0;
   let currentTrip: string | null = null;
   let spanStart = 0;
-  for await (const [trip, seq, stop, arr, dep] of rows(conn,
+  for await (const [trip, seq, stop, arr, dep] of rows(
+    conn,
     `SELECT trip_id, stop_sequence, stop_id, arrival_s, departure_s FROM gtfs_stop_times
-     WHERE schedule_id = $1 ORDER BY trip_id, stop_sequence`, scheduleId)) {
+     WHERE schedule_id = $1 ORDER BY trip_id, stop_sequence`,
+    scheduleId,
+  )) {
     if (i >= total) break; // rows committed after the count are left for the next load
     const tripId = str(trip);
     if (tripId !== currentTrip) {
@@ -262,9 +323,11 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
       const span = spans.get(tripId);
       if (!span) return undefined;
       let start = NO_TIME;
-      for (let k = span[0]; k < span[1] && start === NO_TIME; k++) start = departure[k] !== NO_TIME ? departure[k]! : arrival[k]!;
+      for (let k = span[0]; k < span[1] && start === NO_TIME; k++)
+        start = departure[k] !== NO_TIME ? departure[k]! : arrival[k]!;
       let end = NO_TIME;
-      for (let k = span[1] - 1; k >= span[0] && end === NO_TIME; k--) end = arrival[k] !== NO_TIME ? arrival[k]! : departure[k]!;
+      for (let k = span[1] - 1; k >= span[0] && end === NO_TIME; k--)
+        end = arrival[k] !== NO_TIME ? arrival[k]! : departure[k]!;
       return start === NO_TIME ? undefined : { start_s: start, end_s: end };
     },
     get(tripId) {
@@ -274,12 +337,14 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
       if (!span) return empty;
       const list: ScheduledStopTime[] = [];
       for (let k = span[0]; k < span[1]; k++) {
-        list.push(Object.freeze({
-          stop_sequence: sequence[k]!,
-          stop_id: stopIds[k]!,
-          arrival_s: arrival[k] === NO_TIME ? null : arrival[k]!,
-          departure_s: departure[k] === NO_TIME ? null : departure[k]!,
-        }));
+        list.push(
+          Object.freeze({
+            stop_sequence: sequence[k]!,
+            stop_id: stopIds[k]!,
+            arrival_s: arrival[k] === NO_TIME ? null : arrival[k]!,
+            departure_s: departure[k] === NO_TIME ? null : departure[k]!,
+          }),
+        );
       }
       const frozen = Object.freeze(list);
       if (cache.size >= STOP_TIMES_CACHE) cache.delete(cache.keys().next().value!);
@@ -297,17 +362,26 @@ async function loadCalendar(conn: DuckDBConnection, scheduleId: string): Promise
   const day = (col: string): string => `CAST(date_diff('day', DATE '1970-01-01', ${col}) AS INTEGER)`;
   // weekday bit 0 = Sunday, matching Date.getUTCDay()
   const weekly = new Map<string, { days: number; start: number; end: number }[]>();
-  for await (const [service, su, mo, tu, we, th, fr, sa, start, end] of rows(conn,
+  for await (const [service, su, mo, tu, we, th, fr, sa, start, end] of rows(
+    conn,
     `SELECT service_id, sunday, monday, tuesday, wednesday, thursday, friday, saturday,
-       ${day('start_date')}, ${day('end_date')} FROM gtfs_calendar WHERE schedule_id = $1`, scheduleId)) {
-    const days = [su, mo, tu, we, th, fr, sa].reduce<number>((bits, on, k) => (on === true ? bits | (1 << k) : bits), 0);
+       ${day('start_date')}, ${day('end_date')} FROM gtfs_calendar WHERE schedule_id = $1`,
+    scheduleId,
+  )) {
+    const days = [su, mo, tu, we, th, fr, sa].reduce<number>(
+      (bits, on, k) => (on === true ? bits | (1 << k) : bits),
+      0,
+    );
     const list = weekly.get(str(service)) ?? [];
     list.push({ days, start: Number(start), end: Number(end) });
     weekly.set(str(service), list);
   }
   const exceptions = new Map<string, Map<number, number>>();
-  for await (const [service, date, type] of rows(conn,
-    `SELECT service_id, ${day('date')}, exception_type FROM gtfs_calendar_dates WHERE schedule_id = $1`, scheduleId)) {
+  for await (const [service, date, type] of rows(
+    conn,
+    `SELECT service_id, ${day('date')}, exception_type FROM gtfs_calendar_dates WHERE schedule_id = $1`,
+    scheduleId,
+  )) {
     const byDay = exceptions.get(str(service)) ?? new Map<number, number>();
     byDay.set(Number(date), Number(type));
     exceptions.set(str(service), byDay);

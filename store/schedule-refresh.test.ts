@@ -27,7 +27,9 @@ async function setup(t: Test) {
 
 async function dayVersions(db: Db, id: string): Promise<Map<string, { version: number | null; trips: number }>> {
   const rows = await db.all<{ d: string; v: number | null; trips: number }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v, trips FROM schedule_days WHERE schedule_id = $id ORDER BY 1`, { id });
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v, trips FROM schedule_days WHERE schedule_id = $id ORDER BY 1`,
+    { id },
+  );
   return new Map(rows.map((r) => [r.d, { version: r.v === null ? null : Number(r.v), trips: Number(r.trips) }]));
 }
 
@@ -37,10 +39,17 @@ t.test('each import is a version; an unchanged copy imports nothing; past days k
   const first = await importScheduleVersion(db, 'small', zip, { timezone: TZ, horizonDays: 3 });
   t.equal(first.version.version_id, 1);
   t.equal(first.version.trips, 6);
-  t.equal(first.version.service_start_date, `${range.start.slice(0, 4)}-${range.start.slice(4, 6)}-${range.start.slice(6)}`);
+  t.equal(
+    first.version.service_start_date,
+    `${range.start.slice(0, 4)}-${range.start.slice(4, 6)}-${range.start.slice(6)}`,
+  );
   t.equal(first.version.feed_version, 'v1');
   t.equal(first.version.sha256, createHash('sha256').update(readFileSync(zip)).digest('hex'));
-  t.same(first.expanded, { from: addDays(today(), -1), to: addDays(today(), 3) }, 'a first import also expands yesterday');
+  t.same(
+    first.expanded,
+    { from: addDays(today(), -1), to: addDays(today(), 3) },
+    'a first import also expands yesterday',
+  );
   let days = await dayVersions(db, 'small');
   t.same(days.get(today()), { version: 1, trips: 6 });
 
@@ -51,7 +60,11 @@ t.test('each import is a version; an unchanged copy imports nothing; past days k
   t.match(await lastCheck(db, 'small'), { outcome: 'unchanged', consecutive_failures: 0 });
 
   writeSmallGtfsZip(zip, { trips: 5, ...range, feedVersion: 'v2' });
-  const changed = await refreshSchedule(db, { id: 'small', source: zip }, { timezone: TZ, horizonDays: 3, loadIndex: true });
+  const changed = await refreshSchedule(
+    db,
+    { id: 'small', source: zip },
+    { timezone: TZ, horizonDays: 3, loadIndex: true },
+  );
   t.equal(changed.outcome, 'imported');
   t.equal(changed.version?.version_id, 2);
   t.same(changed.imported?.expanded, { from: today(), to: addDays(today(), 3) }, 'today to the horizon re-expanded');
@@ -61,7 +74,9 @@ t.test('each import is a version; an unchanged copy imports nothing; past days k
   t.same(days.get(today()), { version: 2, trips: 10 });
   t.same(days.get(addDays(today(), 3)), { version: 2, trips: 10 });
   const [row] = await db.all<{ n: number }>(
-    `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = 'small' AND service_date = CAST($d AS DATE)`, { d: today() });
+    `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = 'small' AND service_date = CAST($d AS DATE)`,
+    { d: today() },
+  );
   t.equal(row?.n, 10);
 });
 
@@ -77,7 +92,9 @@ t.test('a failing import leaves the running version in place and is recorded', a
   t.ok(failed.error && failed.error.length > 0, `error: ${failed.error}`);
   t.equal(failed.version?.version_id, 1, 'version 1 still serves');
   t.equal((await listScheduleVersions(db, 'small')).length, 1);
-  const [row] = await db.all<{ n: number }>(`SELECT CAST(count(*) AS INTEGER) AS n FROM gtfs_trips WHERE schedule_id = 'small'`);
+  const [row] = await db.all<{ n: number }>(
+    `SELECT CAST(count(*) AS INTEGER) AS n FROM gtfs_trips WHERE schedule_id = 'small'`,
+  );
   t.equal(row?.n, 4, 'the old rows are untouched');
   t.match(await lastCheck(db, 'small'), { outcome: 'failed', consecutive_failures: 1, last_error: failed.error });
   await refreshSchedule(db, { id: 'small', source: broken }, { timezone: TZ });
@@ -98,7 +115,7 @@ t.test('a feed with no trips is refused before it replaces a working one', async
   t.equal((await listScheduleVersions(db, 'small')).length, 1);
 });
 
-t.test('http sources: conditional GET with the last copy\'s validators; a 304 costs nothing', async (t) => {
+t.test("http sources: conditional GET with the last copy's validators; a 304 costs nothing", async (t) => {
   const { dir, db, range } = await setup(t);
   let body = readFileSync(writeSmallGtfsZip(join(dir, 'a.zip'), { trips: 2, ...range }));
   const seen: Array<string | undefined> = [];
@@ -122,7 +139,11 @@ t.test('http sources: conditional GET with the last copy\'s validators; a 304 co
   body = readFileSync(writeSmallGtfsZip(join(dir, 'b.zip'), { trips: 4, ...range }));
   t.equal((await refreshSchedule(db, schedule, { timezone: TZ })).outcome, 'imported');
   t.equal((await listScheduleVersions(db, 'web')).length, 2);
-  t.equal((await refreshSchedule(db, schedule, { timezone: TZ, force: true })).outcome, 'imported', 'force imports the same copy');
+  t.equal(
+    (await refreshSchedule(db, schedule, { timezone: TZ, force: true })).outcome,
+    'imported',
+    'force imports the same copy',
+  );
   t.equal(seen.at(-1), undefined, 'force sends no validators');
 });
 
@@ -133,8 +154,11 @@ t.test('the job: refreshSchedule swaps the index in, joins a running refresh, re
   const swaps: Array<[string, number, number]> = [];
   const job = await startScheduleRefresh(db, {
     schedules: [{ id: 'small', source: zip, refresh_cron: '0 0 1 1 *' }],
-    timezone: TZ, horizonDays: 2,
-    onSwap: (id, index, version) => { swaps.push([id, index.trips().length, version.version_id]); },
+    timezone: TZ,
+    horizonDays: 2,
+    onSwap: (id, index, version) => {
+      swaps.push([id, index.trips().length, version.version_id]);
+    },
   });
   t.teardown(() => job.stop());
   t.match(job.health(), [{ schedule_id: 'small', version: { version_id: 1 }, last_check: { outcome: 'imported' } }]);
@@ -151,5 +175,9 @@ t.test('the job: refreshSchedule swaps the index in, joins a running refresh, re
   t.match(job.health(), [{ version: { version_id: 3 } }]);
   const results = await job.update([{ id: 'other', source: zip, refresh_cron: '0 0 1 1 *' }]);
   t.match(results, [{ schedule_id: 'other', outcome: 'imported' }], 'an added schedule is imported at once');
-  t.same(job.health().map((h) => h.schedule_id), ['other'], 'a removed one is no longer refreshed');
+  t.same(
+    job.health().map((h) => h.schedule_id),
+    ['other'],
+    'a removed one is no longer refreshed',
+  );
 });

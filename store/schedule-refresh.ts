@@ -10,7 +10,13 @@ import { liveInputsChanged } from './reliability/live.ts';
 import { expandScheduleDays } from './reliability/scheduled-trips.ts';
 import { loadScheduleIndex, loadScheduleIndexOn, type LoadedScheduleIndex } from './schedule-index.ts';
 import {
-  currentVersion, lastCheck, recordCheck, recordVersion, type CheckOutcome, type ScheduleVersion, type SourceCheck,
+  currentVersion,
+  lastCheck,
+  recordCheck,
+  recordVersion,
+  type CheckOutcome,
+  type ScheduleVersion,
+  type SourceCheck,
 } from './schedule-versions.ts';
 
 // Schedule versions and their refresh while serving. Each import is a version: fetched (a
@@ -44,7 +50,10 @@ export interface ImportedVersion {
  * `import-gtfs`). Failures are recorded as the source's last check and thrown.
  */
 export async function importScheduleVersion(
-  db: Db, scheduleId: string, source: string, options: VersionImportOptions = {},
+  db: Db,
+  scheduleId: string,
+  source: string,
+  options: VersionImportOptions = {},
 ): Promise<ImportedVersion> {
   let fetched: FetchedGtfs;
   try {
@@ -57,7 +66,12 @@ export async function importScheduleVersion(
   try {
     const imported = await importFetched(db, scheduleId, source, fetched, options);
     await recordCheck(db, {
-      scheduleId, source, outcome: 'imported', etag: fetched.etag, lastModified: fetched.last_modified, sha256: fetched.sha256,
+      scheduleId,
+      source,
+      outcome: 'imported',
+      etag: fetched.etag,
+      lastModified: fetched.last_modified,
+      sha256: fetched.sha256,
     });
     return imported;
   } catch (err) {
@@ -71,7 +85,11 @@ export async function importScheduleVersion(
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 async function importFetched(
-  db: Db, scheduleId: string, source: string, fetched: Extract<FetchedGtfs, { changed: true }>, options: VersionImportOptions,
+  db: Db,
+  scheduleId: string,
+  source: string,
+  fetched: Extract<FetchedGtfs, { changed: true }>,
+  options: VersionImportOptions,
 ): Promise<ImportedVersion> {
   const started = performance.now();
   let version: ScheduleVersion | null = null;
@@ -82,8 +100,12 @@ async function importFetched(
     async beforeCommit(conn, loaded) {
       validate(loaded);
       version = await recordVersion(conn, {
-        scheduleId, source, sha256: fetched.sha256, feedVersion: loaded.feed_version,
-        feedStartDate: loaded.feed_start_date, feedEndDate: loaded.feed_end_date,
+        scheduleId,
+        source,
+        sha256: fetched.sha256,
+        feedVersion: loaded.feed_version,
+        feedStartDate: loaded.feed_start_date,
+        feedEndDate: loaded.feed_end_date,
         importMs: Math.round(performance.now() - started),
       });
       if (version.service_start_date === null) {
@@ -103,7 +125,9 @@ function validate(loaded: Omit<ImportSummary, 'ms'>): void {
   const rows = (file: keyof ImportSummary['tables']): number => loaded.tables[file]?.rows ?? 0;
   const empty = (['routes', 'stops', 'trips', 'stop_times'] as const).filter((f) => rows(f) === 0);
   if (empty.length) {
-    throw new GtfsSourceError(`schedule ${loaded.schedule_id} refused: no usable rows in ${empty.map((f) => `${f}.txt`).join(', ')}`);
+    throw new GtfsSourceError(
+      `schedule ${loaded.schedule_id} refused: no usable rows in ${empty.map((f) => `${f}.txt`).join(', ')}`,
+    );
   }
 }
 
@@ -113,14 +137,20 @@ function validate(loaded: Omit<ImportSummary, 'ms'>): void {
  * with, and finalized days are never touched.
  */
 async function reexpand(
-  conn: DuckDBConnection, scheduleId: string, scheduleTz: string, options: VersionImportOptions,
+  conn: DuckDBConnection,
+  scheduleId: string,
+  scheduleTz: string,
+  options: VersionImportOptions,
 ): Promise<ImportedVersion['expanded']> {
   const today = wallClock(options.now ?? new Date(), options.timezone ?? scheduleTz).date;
   const yesterday = addDays(today, -1);
-  const rows = (await conn.runAndReadAll(
-    `SELECT (SELECT count(*) FROM schedule_days WHERE schedule_id = $id AND service_date = CAST($yesterday AS DATE)) AS had,
+  const rows = (
+    await conn.runAndReadAll(
+      `SELECT (SELECT count(*) FROM schedule_days WHERE schedule_id = $id AND service_date = CAST($yesterday AS DATE)) AS had,
        (SELECT strftime(max(service_date), '%Y-%m-%d') FROM reliability_finalized) AS finalized`,
-    { id: scheduleId, yesterday } as never)).getRowObjectsJS()[0]!;
+      { id: scheduleId, yesterday } as never,
+    )
+  ).getRowObjectsJS()[0]!;
   let from = Number(rows.had) > 0 ? today : yesterday;
   const finalized = rows.finalized as string | null;
   if (finalized !== null && finalized >= from) from = addDays(finalized, 1);
@@ -151,26 +181,49 @@ export interface RefreshOptions extends VersionImportOptions {
  * validators, or the same SHA-256 as the version in use, imports nothing. Never throws for a bad
  * source: the failure is recorded (shown on /status) and returned.
  */
-export async function refreshSchedule(db: Db, schedule: Pick<ScheduleConfig, 'id' | 'source'>, options: RefreshOptions = {}): Promise<RefreshResult> {
+export async function refreshSchedule(
+  db: Db,
+  schedule: Pick<ScheduleConfig, 'id' | 'source'>,
+  options: RefreshOptions = {},
+): Promise<RefreshResult> {
   const started = performance.now();
   const id = schedule.id;
   const [version, check] = await Promise.all([currentVersion(db, id), lastCheck(db, id)]);
-  const result = (outcome: CheckOutcome, current: ScheduleVersion | null, error: string | null, imported: ImportedVersion | null = null): RefreshResult =>
-    ({ schedule_id: id, outcome, version: current, error, ms: Math.round(performance.now() - started), imported });
+  const result = (
+    outcome: CheckOutcome,
+    current: ScheduleVersion | null,
+    error: string | null,
+    imported: ImportedVersion | null = null,
+  ): RefreshResult => ({
+    schedule_id: id,
+    outcome,
+    version: current,
+    error,
+    ms: Math.round(performance.now() - started),
+    imported,
+  });
   const failed = async (err: unknown): Promise<RefreshResult> => {
     await recordCheck(db, { scheduleId: id, source: schedule.source, outcome: 'failed', error: message(err) });
     return result('failed', version, message(err));
   };
   let fetched: FetchedGtfs;
   try {
-    fetched = await fetchGtfs(schedule.source, options.force ? {} : validatorsFor(schedule.source, version, check), options.onProgress);
+    fetched = await fetchGtfs(
+      schedule.source,
+      options.force ? {} : validatorsFor(schedule.source, version, check),
+      options.onProgress,
+    );
   } catch (err) {
     return failed(err);
   }
   if (!fetched.changed) {
     await recordCheck(db, {
-      scheduleId: id, source: schedule.source, outcome: 'not_modified',
-      etag: check?.etag, lastModified: check?.last_modified, sha256: check?.sha256,
+      scheduleId: id,
+      source: schedule.source,
+      outcome: 'not_modified',
+      etag: check?.etag,
+      lastModified: check?.last_modified,
+      sha256: check?.sha256,
     });
     return result('not_modified', version, null);
   }
@@ -246,24 +299,44 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
 
   const readHealth = async (s: ScheduleConfig): Promise<void> => {
     const [version, check] = await Promise.all([currentVersion(db, s.id), lastCheck(db, s.id)]);
-    if (configs.get(s.id) === s) healths.set(s.id, { schedule_id: s.id, source: s.source, refresh_cron: s.refresh_cron, version, last_check: check });
+    if (configs.get(s.id) === s)
+      healths.set(s.id, {
+        schedule_id: s.id,
+        source: s.source,
+        refresh_cron: s.refresh_cron,
+        version,
+        last_check: check,
+      });
   };
 
   const run = async (id: string, force: boolean): Promise<RefreshResult> => {
     const schedule = configs.get(id);
     if (!schedule) throw new RangeError(`schedule ${JSON.stringify(id)} is not configured`);
     const result = await refreshSchedule(db, schedule, {
-      force, timezone: options.timezone, horizonDays: options.horizonDays, now: now(), loadIndex: true,
+      force,
+      timezone: options.timezone,
+      horizonDays: options.horizonDays,
+      now: now(),
+      loadIndex: true,
     });
     if (result.imported?.index) {
       await options.onSwap(id, result.imported.index, result.imported.version);
       const e = result.imported.expanded;
-      log.info({
-        schedule: id, version: result.imported.version.version_id, trips: result.imported.version.trips,
-        ...(e ? { re_expanded: `${e.from}..${e.to}` } : {}), ms: result.ms,
-      }, 'schedule version swapped in');
+      log.info(
+        {
+          schedule: id,
+          version: result.imported.version.version_id,
+          trips: result.imported.version.trips,
+          ...(e ? { re_expanded: `${e.from}..${e.to}` } : {}),
+          ms: result.ms,
+        },
+        'schedule version swapped in',
+      );
     } else if (result.outcome === 'failed') {
-      log.warn({ schedule: id, version: result.version?.version_id ?? null, error: result.error }, 'refresh failed; the running version stays in place');
+      log.warn(
+        { schedule: id, version: result.version?.version_id ?? null, error: result.error },
+        'refresh failed; the running version stays in place',
+      );
     }
     await readHealth(schedule);
     return result;
@@ -281,13 +354,20 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
   const schedule = (s: ScheduleConfig): void => {
     configs.set(s.id, s);
     tasks.get(s.id)?.destroy();
-    tasks.set(s.id, cron.schedule(s.refresh_cron, async () => {
-      try {
-        await refresh(s.id);
-      } catch (err) {
-        log.error({ err, schedule: s.id }, 'refresh failed');
-      }
-    }, { timezone: options.timezone, name: `schedule-refresh-${s.id}`, noOverlap: true }));
+    tasks.set(
+      s.id,
+      cron.schedule(
+        s.refresh_cron,
+        async () => {
+          try {
+            await refresh(s.id);
+          } catch (err) {
+            log.error({ err, schedule: s.id }, 'refresh failed');
+          }
+        },
+        { timezone: options.timezone, name: `schedule-refresh-${s.id}`, noOverlap: true },
+      ),
+    );
   };
 
   for (const s of options.schedules) {

@@ -42,7 +42,8 @@ export interface SourceCheck {
   consecutive_failures: number;
 }
 
-const isoOf = (ms: unknown): string | null => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
+const isoOf = (ms: unknown): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
 const VERSION_COLUMNS = `version_id, schedule_id, source, sha256, epoch_ms(imported_at)::DOUBLE AS imported_at,
   feed_version, strftime(feed_start_date, '%Y-%m-%d') AS feed_start_date, strftime(feed_end_date, '%Y-%m-%d') AS feed_end_date,
@@ -53,7 +54,9 @@ const VERSION_COLUMNS = `version_id, schedule_id, source, sha256, epoch_ms(impor
 export async function listScheduleVersions(db: Db, scheduleId?: string): Promise<ScheduleVersion[]> {
   const rows = await db.all<ScheduleVersion>(
     `SELECT ${VERSION_COLUMNS} FROM schedule_versions
-     WHERE $id IS NULL OR schedule_id = $id ORDER BY version_id DESC`, { id: scheduleId ?? null });
+     WHERE $id IS NULL OR schedule_id = $id ORDER BY version_id DESC`,
+    { id: scheduleId ?? null },
+  );
   return rows.map(normalizeVersion);
 }
 
@@ -67,7 +70,10 @@ function normalizeVersion(r: ScheduleVersion): ScheduleVersion {
     ...r,
     version_id: Number(r.version_id),
     imported_at: isoOf(r.imported_at)!,
-    routes: Number(r.routes), trips: Number(r.trips), stops: Number(r.stops), stop_times: Number(r.stop_times),
+    routes: Number(r.routes),
+    trips: Number(r.trips),
+    stops: Number(r.stops),
+    stop_times: Number(r.stop_times),
     import_ms: r.import_ms === null ? null : Number(r.import_ms),
   };
 }
@@ -87,7 +93,8 @@ export interface NewVersion {
  * counts and the calendar's span are read from the tables as they will be committed.
  */
 export async function recordVersion(conn: DuckDBConnection, v: NewVersion): Promise<ScheduleVersion> {
-  const reader = await conn.runAndReadAll(`
+  const reader = await conn.runAndReadAll(
+    `
     INSERT INTO schedule_versions (schedule_id, source, sha256, imported_at, feed_version, feed_start_date, feed_end_date,
       service_start_date, service_end_date, routes, trips, stops, stop_times, import_ms)
     SELECT $id, $source, $sha, now(), $feed_version, CAST($feed_start AS DATE), CAST($feed_end AS DATE),
@@ -100,10 +107,17 @@ export async function recordVersion(conn: DuckDBConnection, v: NewVersion): Prom
       (SELECT count(*) FROM gtfs_stops WHERE schedule_id = $id),
       (SELECT count(*) FROM gtfs_stop_times WHERE schedule_id = $id),
       $ms
-    RETURNING ${VERSION_COLUMNS}`, {
-    id: v.scheduleId, source: v.source, sha: v.sha256, feed_version: v.feedVersion,
-    feed_start: v.feedStartDate, feed_end: v.feedEndDate, ms: v.importMs,
-  } as never);
+    RETURNING ${VERSION_COLUMNS}`,
+    {
+      id: v.scheduleId,
+      source: v.source,
+      sha: v.sha256,
+      feed_version: v.feedVersion,
+      feed_start: v.feedStartDate,
+      feed_end: v.feedEndDate,
+      ms: v.importMs,
+    } as never,
+  );
   return normalizeVersion(reader.getRowObjectsJS()[0] as unknown as ScheduleVersion);
 }
 
@@ -117,10 +131,11 @@ const CHECK_SELECT = `SELECT schedule_id, source, etag, last_modified, sha256,
   epoch_ms(checked_at)::DOUBLE AS checked_at, outcome, last_error,
   epoch_ms(last_error_at)::DOUBLE AS last_error_at, consecutive_failures FROM schedule_sources`;
 
-
 function normalizeCheck(r: SourceCheck): SourceCheck {
   return {
-    ...r, checked_at: isoOf(r.checked_at)!, last_error_at: isoOf(r.last_error_at),
+    ...r,
+    checked_at: isoOf(r.checked_at)!,
+    last_error_at: isoOf(r.last_error_at),
     consecutive_failures: Number(r.consecutive_failures),
   };
 }
@@ -139,28 +154,33 @@ export interface CheckRecord {
 /** Stores the outcome of one check. A failure keeps the validators of the copy still in use. */
 export async function recordCheck(db: Db, c: CheckRecord): Promise<SourceCheck> {
   return db.transaction(async (conn) => {
-    const before = (await conn.runAndReadAll(`${CHECK_SELECT} WHERE schedule_id = $id`, { id: c.scheduleId }))
-      .getRowObjectsJS()[0] as unknown as SourceCheck | undefined;
+    const before = (
+      await conn.runAndReadAll(`${CHECK_SELECT} WHERE schedule_id = $id`, { id: c.scheduleId })
+    ).getRowObjectsJS()[0] as unknown as SourceCheck | undefined;
     const failed = c.outcome === 'failed';
     const sameSource = before?.source === c.source;
     const next = {
       id: c.scheduleId,
       source: c.source,
-      etag: failed ? (sameSource ? before?.etag ?? null : null) : c.etag ?? null,
-      last_modified: failed ? (sameSource ? before?.last_modified ?? null : null) : c.lastModified ?? null,
-      sha: failed ? (sameSource ? before?.sha256 ?? null : null) : c.sha256 ?? null,
+      etag: failed ? (sameSource ? (before?.etag ?? null) : null) : (c.etag ?? null),
+      last_modified: failed ? (sameSource ? (before?.last_modified ?? null) : null) : (c.lastModified ?? null),
+      sha: failed ? (sameSource ? (before?.sha256 ?? null) : null) : (c.sha256 ?? null),
       outcome: c.outcome,
-      error: failed ? (c.error ?? 'unknown error') : before?.last_error ?? null,
+      error: failed ? (c.error ?? 'unknown error') : (before?.last_error ?? null),
       error_at: failed ? 'now' : isoOf(before?.last_error_at),
       failures: failed ? Number(before?.consecutive_failures ?? 0) + 1 : 0,
     };
     await conn.run('DELETE FROM schedule_sources WHERE schedule_id = $id', { id: c.scheduleId });
-    await conn.run(`INSERT INTO schedule_sources (schedule_id, source, etag, last_modified, sha256, checked_at, outcome,
+    await conn.run(
+      `INSERT INTO schedule_sources (schedule_id, source, etag, last_modified, sha256, checked_at, outcome,
         last_error, last_error_at, consecutive_failures)
       VALUES ($id, $source, $etag, $last_modified, $sha, now(), $outcome, $error,
-        CASE WHEN $error_at = 'now' THEN now() ELSE CAST($error_at AS TIMESTAMPTZ) END, $failures)`, next as never);
-    const after = (await conn.runAndReadAll(`${CHECK_SELECT} WHERE schedule_id = $id`, { id: c.scheduleId }))
-      .getRowObjectsJS()[0] as unknown as SourceCheck;
+        CASE WHEN $error_at = 'now' THEN now() ELSE CAST($error_at AS TIMESTAMPTZ) END, $failures)`,
+      next as never,
+    );
+    const after = (
+      await conn.runAndReadAll(`${CHECK_SELECT} WHERE schedule_id = $id`, { id: c.scheduleId })
+    ).getRowObjectsJS()[0] as unknown as SourceCheck;
     return normalizeCheck(after);
   });
 }

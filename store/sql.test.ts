@@ -16,13 +16,25 @@ t.test('inTransaction commits, or rolls back and rethrows the first error', asyn
   const conn = await db.connect();
   t.teardown(() => conn.closeSync());
   await conn.run('CREATE TABLE t (x INTEGER)');
-  t.equal(await inTransaction(conn, async (c) => { await c.run('INSERT INTO t VALUES (1)'); return 'done'; }), 'done');
-  await t.rejects(inTransaction(conn, async (c) => {
-    await c.run('INSERT INTO t VALUES (2)');
-    throw new Error('refused');
-  }), /refused/);
+  t.equal(
+    await inTransaction(conn, async (c) => {
+      await c.run('INSERT INTO t VALUES (1)');
+      return 'done';
+    }),
+    'done',
+  );
+  await t.rejects(
+    inTransaction(conn, async (c) => {
+      await c.run('INSERT INTO t VALUES (2)');
+      throw new Error('refused');
+    }),
+    /refused/,
+  );
   // a statement error aborts the transaction; the ROLLBACK still leaves the connection usable
-  await t.rejects(inTransaction(conn, async (c) => c.run('INSERT INTO t VALUES (\'nope\')')), /Conversion|convert/i);
+  await t.rejects(
+    inTransaction(conn, async (c) => c.run("INSERT INTO t VALUES ('nope')")),
+    /Conversion|convert/i,
+  );
   const rows = (await conn.runAndReadAll('SELECT x FROM t ORDER BY x')).getRowObjectsJS();
   t.strictSame(rows, [{ x: 1 }]);
 });
@@ -32,7 +44,8 @@ t.test('a statement prepared once sees later rows and a changed table, and takes
   t.teardown(() => db.close());
   await db.run('CREATE TABLE days (d DATE, route VARCHAR, n INTEGER)');
   const sql = `SELECT route, sum(n) AS n FROM days WHERE route = $route AND d >= CAST($from AS DATE) GROUP BY ALL`;
-  const read = (route: string, from: string) => db.exclusive(async (c) => (await runPrepared(c, sql, { route, from })).getRowObjectsJS());
+  const read = (route: string, from: string) =>
+    db.exclusive(async (c) => (await runPrepared(c, sql, { route, from })).getRowObjectsJS());
   t.same(await read('A', '2024-01-01'), [], 'prepared on an empty table');
   await db.run(`INSERT INTO days VALUES ('2024-01-02', 'A', 3), ('2024-01-03', 'A', 4), ('2024-01-03', 'B', 5)`);
   t.same(await read('A', '2024-01-01'), [{ route: 'A', n: 7n }], 'rows inserted after it was prepared');

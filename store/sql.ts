@@ -38,7 +38,11 @@ const preparedByConnection = new WeakMap<DuckDBConnection, Map<string, DuckDBPre
  * for statements whose texts are few and fixed: every distinct text stays prepared for the life
  * of the connection.
  */
-export async function runPrepared(conn: DuckDBConnection, sql: string, params: Record<string, DuckDBValue>): Promise<DuckDBResultReader> {
+export async function runPrepared(
+  conn: DuckDBConnection,
+  sql: string,
+  params: Record<string, DuckDBValue>,
+): Promise<DuckDBResultReader> {
   let cache = preparedByConnection.get(conn);
   if (!cache) preparedByConnection.set(conn, (cache = new Map()));
   let prepared = cache.get(sql);

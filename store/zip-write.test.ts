@@ -16,7 +16,10 @@ t.test('round trip, fixed bytes, names in order', async (t) => {
   t.ok(zip.equals(buildZip(entries)), 'deterministic');
   t.ok(zip.length < 10_000, 'deflated');
   const back = readZipBuffer(zip);
-  t.same(back.map((e) => e.name), ['agency.txt', 'empty.txt', 'big.txt', 'stored.txt']);
+  t.same(
+    back.map((e) => e.name),
+    ['agency.txt', 'empty.txt', 'big.txt', 'stored.txt'],
+  );
   back.forEach((e, i) => t.same(e.data, Buffer.from(entries[i]!.data), `${e.name} content`));
 });
 
@@ -29,10 +32,21 @@ function hasPython(): boolean {
   }
 }
 
-t.test('an independent reader accepts the zip', { skip: hasPython() ? false : 'python3 not available to check the zip independently' }, async (t) => {
-  const path = join(t.testdir(), 'x.zip');
-  writeFileSync(path, buildZip([{ name: 'gtfs/', data: '', method: 'store' }, { name: 'gtfs/stops.txt', data: 'stop_id\n1\n' }]));
-  const script = 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; '
-    + 'assert z.getinfo("gtfs/").is_dir(); print(z.read("gtfs/stops.txt").decode(), end="")';
-  t.equal(execFileSync('python3', ['-c', script, path]).toString(), 'stop_id\n1\n');
-});
+t.test(
+  'an independent reader accepts the zip',
+  { skip: hasPython() ? false : 'python3 not available to check the zip independently' },
+  async (t) => {
+    const path = join(t.testdir(), 'x.zip');
+    writeFileSync(
+      path,
+      buildZip([
+        { name: 'gtfs/', data: '', method: 'store' },
+        { name: 'gtfs/stops.txt', data: 'stop_id\n1\n' },
+      ]),
+    );
+    const script =
+      'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; ' +
+      'assert z.getinfo("gtfs/").is_dir(); print(z.read("gtfs/stops.txt").decode(), end="")';
+    t.equal(execFileSync('python3', ['-c', script, path]).toString(), 'stop_id\n1\n');
+  },
+);

@@ -1,7 +1,14 @@
 import { crc32, deflateRawSync } from 'node:zlib';
 import {
-  CENTRAL_HEADER_SIZE, CENTRAL_SIGNATURE, EOCD_SIGNATURE, EOCD_SIZE, FLAG_UTF8, LOCAL_HEADER_SIZE, LOCAL_SIGNATURE,
-  ZIP_METHOD_DEFLATE, ZIP_METHOD_STORED,
+  CENTRAL_HEADER_SIZE,
+  CENTRAL_SIGNATURE,
+  EOCD_SIGNATURE,
+  EOCD_SIZE,
+  FLAG_UTF8,
+  LOCAL_HEADER_SIZE,
+  LOCAL_SIGNATURE,
+  ZIP_METHOD_DEFLATE,
+  ZIP_METHOD_STORED,
 } from './zip.ts';
 
 // The writing half of zip.ts, for archives built in memory: tests, generated fixtures.
@@ -54,7 +61,13 @@ export function buildZip(inputs: readonly ZipInput[]): Buffer {
     // level 1: a fifth of the time of the default for a zip about a quarter larger
     const body = stored ? data : deflateRawSync(data, { level: 1 });
     const name = Buffer.from(input.name, 'utf8');
-    const fields = { method: stored ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE, crc: crc32(data), compressedSize: body.length, size: data.length, nameLength: name.length };
+    const fields = {
+      method: stored ? ZIP_METHOD_STORED : ZIP_METHOD_DEFLATE,
+      crc: crc32(data),
+      compressedSize: body.length,
+      size: data.length,
+      nameLength: name.length,
+    };
 
     const local = Buffer.alloc(LOCAL_HEADER_SIZE);
     local.writeUInt32LE(LOCAL_SIGNATURE, 0);

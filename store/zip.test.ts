@@ -29,16 +29,24 @@ async function withZip<T>(path: string, fn: (zip: ZipArchive) => Promise<T>): Pr
 const text = 'stop_id,stop_name\r\n' + Array.from({ length: 2000 }, (_, i) => `S${i},"Stop, ${i}"`).join('\r\n');
 
 t.test('stored and deflated entries read and extract to the same bytes', async (t) => {
-  const path = writeTemp(buildZip([
-    { name: 'gtfs/', data: '', method: 'store' },
-    { name: 'gtfs/stored.txt', data: text, method: 'store' },
-    { name: 'gtfs/deflated.txt', data: text },
-    { name: 'empty.txt', data: '' },
-  ]));
+  const path = writeTemp(
+    buildZip([
+      { name: 'gtfs/', data: '', method: 'store' },
+      { name: 'gtfs/stored.txt', data: text, method: 'store' },
+      { name: 'gtfs/deflated.txt', data: text },
+      { name: 'empty.txt', data: '' },
+    ]),
+  );
   await withZip(path, async (zip) => {
-    t.same(zip.entries.map((e) => [e.name, e.method, e.isDirectory]), [
-      ['gtfs/', 0, true], ['gtfs/stored.txt', 0, false], ['gtfs/deflated.txt', 8, false], ['empty.txt', 8, false],
-    ]);
+    t.same(
+      zip.entries.map((e) => [e.name, e.method, e.isDirectory]),
+      [
+        ['gtfs/', 0, true],
+        ['gtfs/stored.txt', 0, false],
+        ['gtfs/deflated.txt', 8, false],
+        ['empty.txt', 8, false],
+      ],
+    );
     const [, stored, deflated, empty] = zip.entries;
     t.ok(deflated!.compressedSize < deflated!.size, 'deflate actually compressed');
     t.equal((await zip.read(stored!)).toString(), text);
@@ -54,7 +62,9 @@ t.test('stored and deflated entries read and extract to the same bytes', async (
 });
 
 t.test('junk appended after the archive is tolerated', async (t) => {
-  const path = writeTemp(Buffer.concat([buildZip([{ name: 'a.txt', data: text }]), Buffer.from('<html>oops</html>\r\n')]));
+  const path = writeTemp(
+    Buffer.concat([buildZip([{ name: 'a.txt', data: text }]), Buffer.from('<html>oops</html>\r\n')]),
+  );
   await withZip(path, async (zip) => {
     t.equal((await zip.read(zip.entries[0]!)).toString(), text);
   });
@@ -85,29 +95,50 @@ t.test('corrupt archives are refused with a clear ZipError', async (t) => {
   const truncated = Buffer.concat([good.subarray(0, 40), good.subarray(good.length - 22 - 46 - 5)]);
   const cdOffset = 40;
   truncated.writeUInt32LE(cdOffset, truncated.length - 6);
-  await t.rejects(withZip(writeTemp(truncated), async (zip) => zip.read(zip.entries[0]!)), ZipError);
+  await t.rejects(
+    withZip(writeTemp(truncated), async (zip) => zip.read(zip.entries[0]!)),
+    ZipError,
+  );
 
   // one flipped byte in a stored entry: CRC mismatch, on read and on extract
   const stored = buildZip([{ name: 'a.txt', data: text, method: 'store' }]);
   stored[135] = stored[135]! ^ 0xff; // a byte of the stored data (header 30 + name 5)
   const flippedPath = writeTemp(stored);
-  await t.rejects(withZip(flippedPath, async (zip) => zip.read(zip.entries[0]!)), /CRC-32 mismatch in a\.txt/);
-  await t.rejects(withZip(flippedPath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'x'))), /CRC-32 mismatch/);
+  await t.rejects(
+    withZip(flippedPath, async (zip) => zip.read(zip.entries[0]!)),
+    /CRC-32 mismatch in a\.txt/,
+  );
+  await t.rejects(
+    withZip(flippedPath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'x'))),
+    /CRC-32 mismatch/,
+  );
 
   // garbage in a deflate stream
   const deflated = buildZip([{ name: 'a.txt', data: text }]);
   deflated.fill(0xff, 35, 60);
   const garbagePath = writeTemp(deflated);
-  await t.rejects(withZip(garbagePath, async (zip) => zip.read(zip.entries[0]!)), /a\.txt does not inflate|CRC-32|holds/);
-  await t.rejects(withZip(garbagePath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'y'))), ZipError);
+  await t.rejects(
+    withZip(garbagePath, async (zip) => zip.read(zip.entries[0]!)),
+    /a\.txt does not inflate|CRC-32|holds/,
+  );
+  await t.rejects(
+    withZip(garbagePath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'y'))),
+    ZipError,
+  );
 
   // a declared size smaller than the real content
   const lying = buildZip([{ name: 'a.txt', data: text }]);
   const cdAt = lying.length - 22 - 46 - 5;
   lying.writeUInt32LE(10, cdAt + 24);
   const lyingPath = writeTemp(lying);
-  await t.rejects(withZip(lyingPath, async (zip) => zip.read(zip.entries[0]!)), ZipError);
-  await t.rejects(withZip(lyingPath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'z'))), /inflates past its declared 10 bytes/);
+  await t.rejects(
+    withZip(lyingPath, async (zip) => zip.read(zip.entries[0]!)),
+    ZipError,
+  );
+  await t.rejects(
+    withZip(lyingPath, async (zip) => zip.extract(zip.entries[0]!, join(dir, 'z'))),
+    /inflates past its declared 10 bytes/,
+  );
 });
 
 t.test('unsupported features are named', async (t) => {
@@ -116,11 +147,17 @@ t.test('unsupported features are named', async (t) => {
 
   const bzip = Buffer.from(zip);
   bzip.writeUInt16LE(12, cdAt + 10);
-  await t.rejects(withZip(writeTemp(bzip), async (z) => z.read(z.entries[0]!)), /compression method 12/);
+  await t.rejects(
+    withZip(writeTemp(bzip), async (z) => z.read(z.entries[0]!)),
+    /compression method 12/,
+  );
 
   const encrypted = Buffer.from(zip);
   encrypted.writeUInt16LE(0x801, cdAt + 8);
-  await t.rejects(withZip(writeTemp(encrypted), async (z) => z.read(z.entries[0]!)), /encrypted/);
+  await t.rejects(
+    withZip(writeTemp(encrypted), async (z) => z.read(z.entries[0]!)),
+    /encrypted/,
+  );
 
   const zip64 = Buffer.from(zip);
   zip64.writeUInt32LE(0xffffffff, zip.length - 6);
@@ -141,11 +178,24 @@ t.test('unsupported features are named', async (t) => {
 });
 
 t.test('an archive in memory reads with the same checks', async (t) => {
-  const zip = buildZip([{ name: 'gtfs/', data: '', method: 'store' }, { name: 'gtfs/a.txt', data: text }, { name: 'b.txt', data: 'b', method: 'store' }]);
-  t.same(readZipBuffer(zip).map((e) => [e.name, e.data.toString()]), [['gtfs/a.txt', text], ['b.txt', 'b']], 'files only, in order');
+  const zip = buildZip([
+    { name: 'gtfs/', data: '', method: 'store' },
+    { name: 'gtfs/a.txt', data: text },
+    { name: 'b.txt', data: 'b', method: 'store' },
+  ]);
+  t.same(
+    readZipBuffer(zip).map((e) => [e.name, e.data.toString()]),
+    [
+      ['gtfs/a.txt', text],
+      ['b.txt', 'b'],
+    ],
+    'files only, in order',
+  );
 
-  t.throws(() => readZipBuffer(Buffer.from('not a zip at all, just some text that is long enough'), 'x.zip'),
-    { name: 'ZipError', message: /^x\.zip is not a ZIP archive or is truncated/ });
+  t.throws(() => readZipBuffer(Buffer.from('not a zip at all, just some text that is long enough'), 'x.zip'), {
+    name: 'ZipError',
+    message: /^x\.zip is not a ZIP archive or is truncated/,
+  });
   const damaged = Buffer.from(zip);
   // flip a bit inside the stored CRC of the last central directory entry
   damaged[zip.length - 22 - 46 - 5 + 16] = damaged[zip.length - 22 - 46 - 5 + 16]! ^ 0xff;

@@ -72,12 +72,14 @@ export function readZipBuffer(bytes: Buffer, label = 'ZIP archive'): Array<{ nam
   const tailStart = endRecordSearchStart(bytes.length, label);
   const directory = locateCentralDirectory(bytes.subarray(tailStart), tailStart, label);
   const cd = bytes.subarray(directory.offset, directory.offset + directory.size);
-  return parseCentralDirectory(cd, directory, label).filter((e) => !e.isDirectory).map((entry) => {
-    checkReadable(label, entry);
-    const header = bytes.subarray(entry.localHeaderOffset, entry.localHeaderOffset + LOCAL_HEADER_SIZE);
-    const start = dataStart(label, entry, header, bytes.length);
-    return { name: entry.name, data: decodeEntry(label, entry, bytes.subarray(start, start + entry.compressedSize)) };
-  });
+  return parseCentralDirectory(cd, directory, label)
+    .filter((e) => !e.isDirectory)
+    .map((entry) => {
+      checkReadable(label, entry);
+      const header = bytes.subarray(entry.localHeaderOffset, entry.localHeaderOffset + LOCAL_HEADER_SIZE);
+      const start = dataStart(label, entry, header, bytes.length);
+      return { name: entry.name, data: decodeEntry(label, entry, bytes.subarray(start, start + entry.compressedSize)) };
+    });
 }
 
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
@@ -113,7 +115,9 @@ function locateCentralDirectory(tail: Buffer, tailStart: number, path: string): 
     throw new ZipError(`${path} is not a ZIP archive or is truncated: end of central directory record not found`);
   }
   if (eocdAt >= 20 && tail.readUInt32LE(eocdAt - 20) === ZIP64_LOCATOR_SIGNATURE) {
-    throw new ZipError(`${path} is a ZIP64 archive, which is not supported; re-pack it as a regular ZIP (under 4 GB, under 65,535 files)`);
+    throw new ZipError(
+      `${path} is a ZIP64 archive, which is not supported; re-pack it as a regular ZIP (under 4 GB, under 65,535 files)`,
+    );
   }
   const disk = tail.readUInt16LE(eocdAt + 4);
   const cdDisk = tail.readUInt16LE(eocdAt + 6);
@@ -129,7 +133,9 @@ function locateCentralDirectory(tail: Buffer, tailStart: number, path: string): 
   }
   const eocdOffset = tailStart + eocdAt;
   if (cdOffset + cdSize > eocdOffset) {
-    throw new ZipError(`${path} is corrupt: central directory (offset ${cdOffset}, ${cdSize} bytes) runs past its end record`);
+    throw new ZipError(
+      `${path} is corrupt: central directory (offset ${cdOffset}, ${cdSize} bytes) runs past its end record`,
+    );
   }
   return { entryCount, offset: cdOffset, size: cdSize };
 }
@@ -212,9 +218,10 @@ class FileZipArchive implements ZipArchive {
     const start = await this.dataOffset(entry);
     const check = new IntegrityCheck(this.path, entry);
     // a read stream cannot express an empty range (end is inclusive)
-    const source = entry.compressedSize === 0
-      ? Readable.from([])
-      : createReadStream(this.path, { start, end: start + entry.compressedSize - 1 });
+    const source =
+      entry.compressedSize === 0
+        ? Readable.from([])
+        : createReadStream(this.path, { start, end: start + entry.compressedSize - 1 });
     try {
       if (entry.method === ZIP_METHOD_DEFLATE) {
         await pipeline(source, createInflateRaw(), check, createWriteStream(destPath));
@@ -236,7 +243,9 @@ function checkReadable(path: string, entry: ZipEntry): void {
   if (entry.isDirectory) throw new ZipError(`${entry.name} is a directory`);
   if (entry.encrypted) throw new ZipError(`${path}: entry ${entry.name} is encrypted, which is not supported`);
   if (entry.method !== ZIP_METHOD_STORED && entry.method !== ZIP_METHOD_DEFLATE) {
-    throw new ZipError(`${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`);
+    throw new ZipError(
+      `${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`,
+    );
   }
 }
 
@@ -283,14 +292,19 @@ class IntegrityCheck extends Transform {
   private bytes = 0;
   private crc = 0;
 
-  constructor(private readonly path: string, private readonly entry: ZipEntry) {
+  constructor(
+    private readonly path: string,
+    private readonly entry: ZipEntry,
+  ) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.entry.size) {
-      done(new ZipError(`${this.path} is corrupt: ${this.entry.name} inflates past its declared ${this.entry.size} bytes`));
+      done(
+        new ZipError(`${this.path} is corrupt: ${this.entry.name} inflates past its declared ${this.entry.size} bytes`),
+      );
       return;
     }
     this.crc = crc32(chunk, this.crc);

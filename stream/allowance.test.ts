@@ -48,7 +48,10 @@ t.test('a Max key opens 25', async (t) => {
 t.test('connection-minutes: one per started minute of a stream held 2+ minutes (controlled clock)', async (t) => {
   let clock = 1_000_000;
   const records: Array<{ tag: string; minutes: number; atMs: number }> = [];
-  const meter = new ConnectionMeter<string>({ now: () => clock, sink: { record: (tag, minutes, atMs) => records.push({ tag, minutes, atMs }) } });
+  const meter = new ConnectionMeter<string>({
+    now: () => clock,
+    sink: { record: (tag, minutes, atMs) => records.push({ tag, minutes, atMs }) },
+  });
   const stream = meter.openStream('key-1');
   t.same(records, [{ tag: 'key-1', minutes: 1, atMs: 1_000_000 }], 'the first minute counts when it starts');
   clock += 59_999;
@@ -60,14 +63,26 @@ t.test('connection-minutes: one per started minute of a stream held 2+ minutes (
   clock += 65_000;
   meter.tick();
   meter.tick();
-  t.equal(records.reduce((n, r) => n + r.minutes, 0), 3, '2 min 5 s is three started minutes');
+  t.equal(
+    records.reduce((n, r) => n + r.minutes, 0),
+    3,
+    '2 min 5 s is three started minutes',
+  );
   clock += 200_000;
   stream.close();
   stream.close();
-  t.equal(records.reduce((n, r) => n + r.minutes, 0), 6, 'closing reports the minutes started since the last tick (5 min 5 s → 6)');
+  t.equal(
+    records.reduce((n, r) => n + r.minutes, 0),
+    6,
+    'closing reports the minutes started since the last tick (5 min 5 s → 6)',
+  );
   t.equal(meter.openCount, 0);
   meter.tick();
-  t.equal(records.reduce((n, r) => n + r.minutes, 0), 6, 'nothing after close');
+  t.equal(
+    records.reduce((n, r) => n + r.minutes, 0),
+    6,
+    'nothing after close',
+  );
 });
 
 t.test('the meter timer and a failing sink', async (t) => {

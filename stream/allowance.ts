@@ -39,7 +39,10 @@ export class StreamAllowance implements StreamAllowanceStore {
       throw new ApiError(
         'sse_allowance_exceeded',
         `This key already has ${current} of ${limit} concurrent event streams open; close one first.`,
-        { members: { open_streams: current, allowed_streams: limit }, headers: { 'Retry-After': String(ALLOWANCE_RETRY_AFTER_S) } },
+        {
+          members: { open_streams: current, allowed_streams: limit },
+          headers: { 'Retry-After': String(ALLOWANCE_RETRY_AFTER_S) },
+        },
       );
     }
     this.open.set(keyId, current + 1);

@@ -37,7 +37,8 @@ function parseEventStream(text: string): Array<{ id: string; event: string; data
   let data = '';
   for (const line of text.split(/\r\n|\r|\n/)) {
     if (line === '') {
-      if (data !== '') out.push({ id, event: event || 'message', data: data.endsWith('\n') ? data.slice(0, -1) : data });
+      if (data !== '')
+        out.push({ id, event: event || 'message', data: data.endsWith('\n') ? data.slice(0, -1) : data });
       event = '';
       data = '';
       continue;
@@ -55,7 +56,10 @@ function parseEventStream(text: string): Array<{ id: string; event: string; data
 }
 
 function hub(overrides: Partial<HubOptions> = {}): StreamHub {
-  return new StreamHub({ bufferBytes: 100, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0, ...overrides }, new MemoryEventLog({ capacity: 4 }));
+  return new StreamHub(
+    { bufferBytes: 100, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0, ...overrides },
+    new MemoryEventLog({ capacity: 4 }),
+  );
 }
 
 t.test('current state at once; one encoding per update to every reader; slow and gone readers dropped', async (t) => {
@@ -93,7 +97,7 @@ t.test('current state at once; one encoding per update to every reader; slow and
   t.equal(topic.subscriberCount, 1);
 
   h.ping();
-  t.match(fast.sink.text(), /: ping\n\n$/, 'readers get the hub\'s pings');
+  t.match(fast.sink.text(), /: ping\n\n$/, "readers get the hub's pings");
   fast.subscription.close('client');
   t.equal(topic.subscriberCount, 0);
   topic.publish(() => {
@@ -119,12 +123,35 @@ t.test('CR and LF in a value cannot end a field or inject an event', async (t) =
   h.broadcast('status').publish(JSON.stringify({ name: evil }));
   h.broadcast('status').publish(evil);
   const events = parseEventStream(sink.text());
-  t.same(events.map((e) => e.event), ['status', 'status', 'status'], 'exactly the events published, all named status');
-  t.same(events.map((e) => e.id), ['1', '2', '3'], 'ids are the topic\'s own');
-  t.equal(events[0]!.data, evil.replace(/\r\n|\r/g, '\n'), 'the value arrives as data lines (line ends normalized to LF)');
+  t.same(
+    events.map((e) => e.event),
+    ['status', 'status', 'status'],
+    'exactly the events published, all named status',
+  );
+  t.same(
+    events.map((e) => e.id),
+    ['1', '2', '3'],
+    "ids are the topic's own",
+  );
+  t.equal(
+    events[0]!.data,
+    evil.replace(/\r\n|\r/g, '\n'),
+    'the value arrives as data lines (line ends normalized to LF)',
+  );
   t.same(JSON.parse(events[1]!.data), { name: evil }, 'JSON survives byte for byte');
   t.notMatch(sink.text(), /\r/, 'no CR reaches the wire');
-  const fields = sink.text().split('\n').filter((line) => line !== '' && !line.startsWith('data: '));
-  t.same(fields, ['retry: 3000', 'id: 1', 'event: status', 'id: 2', 'event: status', 'id: 3', 'event: status'], 'no line of the value became a field');
-  t.throws(() => h.broadcast('other', 'bad\nname'), /must not contain CR or LF/, 'an event name with a line break is refused');
+  const fields = sink
+    .text()
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('data: '));
+  t.same(
+    fields,
+    ['retry: 3000', 'id: 1', 'event: status', 'id: 2', 'event: status', 'id: 3', 'event: status'],
+    'no line of the value became a field',
+  );
+  t.throws(
+    () => h.broadcast('other', 'bad\nname'),
+    /must not contain CR or LF/,
+    'an event name with a line break is refused',
+  );
 });

@@ -65,7 +65,8 @@ export class ConnectionMeter<T> {
   openWhere(predicate: (tag: T) => boolean): Array<{ tag: T; openedAtMs: number }> {
     const found: Array<{ tag: T; openedAtMs: number }> = [];
     // a Set iterates in insertion order, which is the order the streams opened in
-    for (const entry of this.open) if (predicate(entry.tag)) found.push({ tag: entry.tag, openedAtMs: entry.openedAtMs });
+    for (const entry of this.open)
+      if (predicate(entry.tag)) found.push({ tag: entry.tag, openedAtMs: entry.openedAtMs });
     return found;
   }
 

@@ -6,7 +6,13 @@ import { timestampTZValue } from '@duckdb/node-api';
 import type { DomainEvent } from '../core/events.ts';
 import { BatchedFlush } from '../store/batched-flush.ts';
 import type { Db } from '../store/db.ts';
-import { decodeStoredEvent, EVENT_OVERHEAD_BYTES, MemoryEventLog, type EventLog, type StoredEvent } from './event-log.ts';
+import {
+  decodeStoredEvent,
+  EVENT_OVERHEAD_BYTES,
+  MemoryEventLog,
+  type EventLog,
+  type StoredEvent,
+} from './event-log.ts';
 
 export const EVENT_LOG_TABLE = 'event_log';
 

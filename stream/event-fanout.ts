@@ -106,7 +106,8 @@ export class EventFanout {
     owner.subscribers.add(subscriber);
     subscriber.detach = (s) => {
       owner.subscribers.delete(s);
-      if (owner.subscribers.size === 0 && this.groups.get(owner.filter.key) === owner) this.groups.delete(owner.filter.key);
+      if (owner.subscribers.size === 0 && this.groups.get(owner.filter.key) === owner)
+        this.groups.delete(owner.filter.key);
     };
   }
 
@@ -159,7 +160,8 @@ export class EventFanout {
   }
 
   closeAll(reason: 'shutdown'): void {
-    for (const group of [...this.groups.values()]) for (const subscriber of [...group.subscribers]) subscriber.close(reason);
+    for (const group of [...this.groups.values()])
+      for (const subscriber of [...group.subscribers]) subscriber.close(reason);
   }
 
   stop(): void {

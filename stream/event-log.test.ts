@@ -5,12 +5,25 @@ import t from 'tap';
 import type { DomainEvent } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { DuckDbEventLog } from './duckdb-event-log.ts';
-import { decodeStoredEvent, encodeEventPayload, idFloor, MemoryEventLog, parseEventId, storedEventBytes } from './event-log.ts';
+import {
+  decodeStoredEvent,
+  encodeEventPayload,
+  idFloor,
+  MemoryEventLog,
+  parseEventId,
+  storedEventBytes,
+} from './event-log.ts';
 import { logInto } from '../test/support/logs.ts';
 import { rawEvent, type RawEventFields } from '../test/support/events.ts';
 
 function event(n: number, overrides: RawEventFields & { type?: DomainEvent['type'] } = {}): DomainEvent {
-  return rawEvent(overrides.type ?? 'vehicle.position', { at_ms: 1_700_000_000_000 + n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides });
+  return rawEvent(overrides.type ?? 'vehicle.position', {
+    at_ms: 1_700_000_000_000 + n,
+    modes: ['bus'],
+    routes: ['7'],
+    data: { n },
+    ...overrides,
+  });
 }
 
 const ids = (list: ReturnType<MemoryEventLog['since']>) => (list === 'too_old' ? list : list.map((e) => e.id));
@@ -20,7 +33,10 @@ t.test('append assigns increasing ids from the clock floor and since() replays a
   t.equal(log.earliestId, null);
   t.equal(log.since(0), 'too_old', 'an empty log cannot vouch for any id');
   const stored = log.append([event(1), event(2), event(3)]);
-  t.same(stored.map((e) => e.id), [5000, 5001, 5002]);
+  t.same(
+    stored.map((e) => e.id),
+    [5000, 5001, 5002],
+  );
   t.equal(log.earliestId, 5000);
   t.equal(log.latestId, 5002);
   t.same(ids(log.since(5000)), [5001, 5002]);
@@ -30,8 +46,14 @@ t.test('append assigns increasing ids from the clock floor and since() replays a
   t.equal(log.since(4998), 'too_old');
   const payload = JSON.parse(stored[0]!.payload);
   t.same(payload, {
-    version: 1, id: stored[0]!.payload && payload.id, type: 'vehicle.position', timestamp: new Date(1_700_000_000_001).toISOString(),
-    modes: ['bus'], routes: ['7'], lines: [], data: { n: 1 },
+    version: 1,
+    id: stored[0]!.payload && payload.id,
+    type: 'vehicle.position',
+    timestamp: new Date(1_700_000_000_001).toISOString(),
+    modes: ['bus'],
+    routes: ['7'],
+    lines: [],
+    data: { n: 1 },
   });
   t.match(payload.id, /^evt_/);
 });
@@ -72,10 +94,18 @@ t.test('ids and payloads parse defensively', async (t) => {
   t.equal(decodeStoredEvent(1, 'not json'), null);
   t.equal(decodeStoredEvent(1, '{"type":"nope","timestamp":"2024-01-01T00:00:00Z","modes":[],"routes":[]}'), null);
   t.equal(decodeStoredEvent(1, '{"type":"alert.created","timestamp":"bad","modes":[],"routes":[]}'), null);
-  t.equal(decodeStoredEvent(1, '{"type":"alert.created","timestamp":"2024-01-01T00:00:00Z","modes":"bus","routes":[]}'), null);
+  t.equal(
+    decodeStoredEvent(1, '{"type":"alert.created","timestamp":"2024-01-01T00:00:00Z","modes":"bus","routes":[]}'),
+    null,
+  );
   t.equal(decodeStoredEvent(1, '[1]'), null);
-  t.match(decodeStoredEvent(7, '{"type":"alert.created","timestamp":"2024-01-01T00:00:00Z","modes":["rail",3],"routes":["RED"]}'),
-    { id: 7, type: 'alert.created', modes: ['rail'], routes: ['RED'] });
+  t.match(
+    decodeStoredEvent(
+      7,
+      '{"type":"alert.created","timestamp":"2024-01-01T00:00:00Z","modes":["rail",3],"routes":["RED"]}',
+    ),
+    { id: 7, type: 'alert.created', modes: ['rail'], routes: ['RED'] },
+  );
   t.throws(() => new MemoryEventLog({ capacity: 0 }));
 });
 
@@ -89,9 +119,16 @@ t.test('the DuckDB log persists, prunes and resumes across a reopen of the file'
   let log = await DuckDbEventLog.open(db, { capacity: 4, flushMs: 5, now: () => clock });
   t.equal(log.latestId, null);
   const first = log.append([event(1), event(2), event(3)]);
-  t.same(first.map((e) => e.id), [1_000_000, 1_000_001, 1_000_002]);
+  t.same(
+    first.map((e) => e.id),
+    [1_000_000, 1_000_001, 1_000_002],
+  );
   await log.flush();
-  const second = log.append([event(4, { type: 'alert.created', modes: ['rail'], routes: ['RED'] }), event(5), event(6)]);
+  const second = log.append([
+    event(4, { type: 'alert.created', modes: ['rail'], routes: ['RED'] }),
+    event(5),
+    event(6),
+  ]);
   await log.close();
   t.equal(log.persisted, 6);
   const rows = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM event_log');
@@ -109,7 +146,11 @@ t.test('the DuckDB log persists, prunes and resumes across a reopen of the file'
   const replay = log.since(first[2]!.id);
   t.not(replay, 'too_old');
   if (replay !== 'too_old') {
-    t.same(replay.map((e) => e.id), second.map((e) => e.id), 'a client that saw event 3 gets 4..6, no gap, no duplicate');
+    t.same(
+      replay.map((e) => e.id),
+      second.map((e) => e.id),
+      'a client that saw event 3 gets 4..6, no gap, no duplicate',
+    );
     t.equal(replay[0]!.type, 'alert.created');
     t.same(replay[0]!.modes, ['rail']);
     t.same(replay[0]!.routes, ['RED']);
@@ -128,7 +169,12 @@ t.test('a corrupt row is skipped at reload and a failing store keeps events for 
   t.teardown(() => db.close());
   await db.run(`INSERT INTO event_log VALUES (5, 'alert.created', now(), 'garbage')`);
   const messages: string[] = [];
-  const log = await DuckDbEventLog.open(db, { capacity: 10, flushMs: 1, now: () => 0, log: logInto((m) => messages.push(m)) });
+  const log = await DuckDbEventLog.open(db, {
+    capacity: 10,
+    flushMs: 1,
+    now: () => 0,
+    log: logInto((m) => messages.push(m)),
+  });
   t.equal(log.corruptRows, 1);
   t.equal(log.size, 0);
   t.equal(log.append([event(1)])[0]!.id, 6, 'ids stay above rows already in the table');
@@ -180,7 +226,14 @@ t.test('the DuckDB log keeps its table within the bounds and reads back only wha
   let clock = 1_000_000;
   const pad = (n: number) => event(n, { data: { pad: 'y'.repeat(2_000) } });
   const one = storedEventBytes({ payload: encodeEventPayload(pad(0)) });
-  const bounds = { capacity: 10_000, maxBytes: one * 10, maxAgeMs: 600_000, flushMs: 1, pruneEveryMs: 0, now: () => clock };
+  const bounds = {
+    capacity: 10_000,
+    maxBytes: one * 10,
+    maxAgeMs: 600_000,
+    flushMs: 1,
+    pruneEveryMs: 0,
+    now: () => clock,
+  };
   let db = await Db.open(path);
   let log = await DuckDbEventLog.open(db, bounds);
   for (let i = 0; i < 100; i++) {

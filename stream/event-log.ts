@@ -61,7 +61,10 @@ export function decodeStoredEvent(id: number, payload: string, loggedMs?: number
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type) || Number.isNaN(atMs)) return null;
   if (!Array.isArray(modes) || !Array.isArray(routes)) return null;
   return {
-    id, type: type as EventType, atMs, loggedMs: loggedMs ?? atMs,
+    id,
+    type: type as EventType,
+    atMs,
+    loggedMs: loggedMs ?? atMs,
     modes: modes.filter((m): m is Mode => typeof m === 'string'),
     routes: routes.filter((r): r is string => typeof r === 'string'),
     // a log written before envelope version 1 had rail lines among `routes` and no `lines`
@@ -134,7 +137,8 @@ export class MemoryEventLog implements EventLog {
   evictedForAge = 0;
 
   constructor(private readonly options: MemoryEventLogOptions) {
-    if (!Number.isInteger(options.capacity) || options.capacity < 1) throw new RangeError('capacity must be a positive integer');
+    if (!Number.isInteger(options.capacity) || options.capacity < 1)
+      throw new RangeError('capacity must be a positive integer');
     this.ring = new Array<StoredEvent | undefined>(options.capacity);
     this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     this.maxAgeMs = options.maxAgeMs ?? Number.POSITIVE_INFINITY;
@@ -181,7 +185,14 @@ export class MemoryEventLog implements EventLog {
         continue;
       }
       const entry: StoredEvent = {
-        id: this.nextId++, type: event.type, atMs: event.at_ms, loggedMs, modes: event.modes, routes: event.routes, lines: event.lines, payload,
+        id: this.nextId++,
+        type: event.type,
+        atMs: event.at_ms,
+        loggedMs,
+        modes: event.modes,
+        routes: event.routes,
+        lines: event.lines,
+        payload,
       };
       this.push(entry);
       stored.push(entry);

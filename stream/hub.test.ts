@@ -52,7 +52,14 @@ function parseSse(text: string): Array<{ id?: string; event: string; data: strin
 }
 
 function options(overrides: Partial<HubOptions> = {}): HubOptions {
-  return { bufferBytes: 64 * 1024, pingIntervalMs: 15_000, maxConnectionMs: 3_600_000, coalesceMs: 0, now: () => 1_000, ...overrides };
+  return {
+    bufferBytes: 64 * 1024,
+    pingIntervalMs: 15_000,
+    maxConnectionMs: 3_600_000,
+    coalesceMs: 0,
+    now: () => 1_000,
+    ...overrides,
+  };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
@@ -63,108 +70,160 @@ function vehicles(list: Array<[string, number]>): TopicSnapshot {
 }
 
 function busEvent(n: number, overrides: RawEventFields & { type?: DomainEvent['type'] } = {}): DomainEvent {
-  return rawEvent(overrides.type ?? 'vehicle.position', { at_ms: n, modes: ['bus'], routes: ['7'], data: { n }, ...overrides });
+  return rawEvent(overrides.type ?? 'vehicle.position', {
+    at_ms: n,
+    modes: ['bus'],
+    routes: ['7'],
+    data: { n },
+    ...overrides,
+  });
 }
 
-t.test('a query stream: reset once, then add/update/remove, identical bytes to every subscriber, one compute per burst', async (t) => {
-  const hub = new StreamHub(options(), new MemoryEventLog({ capacity: 100 }));
-  let state: Array<[string, number]> = [['a', 1], ['b', 2], ['c', 3]];
-  let computes = 0;
-  const compute = async () => {
-    computes++;
-    return vehicles(state);
-  };
-  const sinks = Array.from({ length: 200 }, () => new FakeSink());
-  t.notOk(hub.hasQuery('/api/v1/bus/7/realtime?'), 'no stream of the query yet');
-  for (const sink of sinks) {
-    const plan = hub.openQuery({ key: '/api/v1/bus/7/realtime?', compute, channels: ['realtime:bus'] });
+t.test(
+  'a query stream: reset once, then add/update/remove, identical bytes to every subscriber, one compute per burst',
+  async (t) => {
+    const hub = new StreamHub(options(), new MemoryEventLog({ capacity: 100 }));
+    let state: Array<[string, number]> = [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ];
+    let computes = 0;
+    const compute = async () => {
+      computes++;
+      return vehicles(state);
+    };
+    const sinks = Array.from({ length: 200 }, () => new FakeSink());
+    t.notOk(hub.hasQuery('/api/v1/bus/7/realtime?'), 'no stream of the query yet');
+    for (const sink of sinks) {
+      const plan = hub.openQuery({ key: '/api/v1/bus/7/realtime?', compute, channels: ['realtime:bus'] });
+      t.equal(plan.tooOld, false);
+      t.same(
+        plan.headers.find(([name]) => name === 'Cache-Control'),
+        ['Cache-Control', 'no-store'],
+      );
+      plan.start(sink);
+    }
+    await tick();
+    t.ok(hub.hasQuery('/api/v1/bus/7/realtime?'));
+    t.equal(computes, 1, 'one compute for 200 subscribers');
+    const first = sinks[0]!.events();
+    t.equal(first.length, 1);
+    t.equal(first[0]!.event, 'reset');
+    t.same(JSON.parse(first[0]!.data), vehicles(state).body, 'reset carries the JSON endpoint body');
+    t.ok(sinks[0]!.text().startsWith('retry: 3000\n\n'), 'retry once at the start');
+
+    state = [
+      ['a', 1],
+      ['b', 20],
+      ['d', 4],
+    ];
+    for (let i = 0; i < 10; i++) hub.changed('realtime:bus');
+    hub.changed('alerts');
+    await tick();
+    t.equal(computes, 2, 'a burst of 11 change notifications is one recompute');
+    const events = sinks[0]!.events().slice(1);
+    t.same(
+      events.map((e) => e.event),
+      ['remove', 'update', 'add'],
+    );
+    t.same(JSON.parse(events[0]!.data), { id: 'c', type: 'vehicle' }, 'remove carries only id and type');
+    t.same(JSON.parse(events[1]!.data), { id: 'b', type: 'vehicle', lat: 20 });
+    t.same(JSON.parse(events[2]!.data), { id: 'd', type: 'vehicle', lat: 4 });
+    const ids = [first[0]!.id, ...events.map((e) => e.id)].map(Number);
+    t.ok(
+      ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1),
+      'ids increase by one per event',
+    );
+    const diffChunk = sinks[0]!.chunks.at(-1)!;
+    for (const sink of sinks) {
+      t.equal(sink.chunks.length, sinks[0]!.chunks.length);
+      if (sink.chunks.at(-1) !== diffChunk) t.fail('every subscriber gets the very same encoded buffer');
+    }
+    t.ok(
+      sinks.every((s) => s.text() === sinks[0]!.text()),
+      'identical bytes everywhere',
+    );
+
+    hub.changed('alerts');
+    await tick();
+    t.equal(computes, 2, 'a change on another channel does not recompute this query');
+    hub.changed();
+    await tick();
+    t.equal(computes, 3, 'a change of everything does');
+    t.equal(sinks[0]!.events().length, 4, 'an unchanged result sends nothing');
+    t.equal(hub.stats().queryTopics, 1);
+    hub.close();
+    t.ok(
+      sinks.every((s) => s.closedWith === 'end'),
+      'shutdown ends every stream gracefully',
+    );
+  },
+);
+
+t.test(
+  'a query stream resumes from its history, and an unknown id gets reset with Last-Event-ID: earliest',
+  async (t) => {
+    const hub = new StreamHub(options(), new MemoryEventLog({ capacity: 10 }));
+    let state: Array<[string, number]> = [['a', 1]];
+    const compute = async () => vehicles(state);
+    const key = 'k';
+    const first = new FakeSink();
+    const sub = hub.openQuery({ key, compute }).start(first);
+    await tick();
+    const resetId = first.events()[0]!.id!;
+    state = [['a', 2]];
+    hub.changed();
+    await tick();
+    sub.close();
+
+    const resumed = new FakeSink();
+    const plan = hub.openQuery({ key, compute, lastEventId: resetId });
     t.equal(plan.tooOld, false);
-    t.same(plan.headers.find(([name]) => name === 'Cache-Control'), ['Cache-Control', 'no-store']);
-    plan.start(sink);
-  }
-  await tick();
-  t.ok(hub.hasQuery('/api/v1/bus/7/realtime?'));
-  t.equal(computes, 1, 'one compute for 200 subscribers');
-  const first = sinks[0]!.events();
-  t.equal(first.length, 1);
-  t.equal(first[0]!.event, 'reset');
-  t.same(JSON.parse(first[0]!.data), vehicles(state).body, 'reset carries the JSON endpoint body');
-  t.ok(sinks[0]!.text().startsWith('retry: 3000\n\n'), 'retry once at the start');
+    plan.start(resumed);
+    t.same(
+      resumed.events().map((e) => e.event),
+      ['update'],
+      'the missed update is replayed, nothing else',
+    );
+    t.equal(resumed.events()[0]!.id, String(Number(resetId) + 1));
 
-  state = [['a', 1], ['b', 20], ['d', 4]];
-  for (let i = 0; i < 10; i++) hub.changed('realtime:bus');
-  hub.changed('alerts');
-  await tick();
-  t.equal(computes, 2, 'a burst of 11 change notifications is one recompute');
-  const events = sinks[0]!.events().slice(1);
-  t.same(events.map((e) => e.event), ['remove', 'update', 'add']);
-  t.same(JSON.parse(events[0]!.data), { id: 'c', type: 'vehicle' }, 'remove carries only id and type');
-  t.same(JSON.parse(events[1]!.data), { id: 'b', type: 'vehicle', lat: 20 });
-  t.same(JSON.parse(events[2]!.data), { id: 'd', type: 'vehicle', lat: 4 });
-  const ids = [first[0]!.id, ...events.map((e) => e.id)].map(Number);
-  t.ok(ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1), 'ids increase by one per event');
-  const diffChunk = sinks[0]!.chunks.at(-1)!;
-  for (const sink of sinks) {
-    t.equal(sink.chunks.length, sinks[0]!.chunks.length);
-    if (sink.chunks.at(-1) !== diffChunk) t.fail('every subscriber gets the very same encoded buffer');
-  }
-  t.ok(sinks.every((s) => s.text() === sinks[0]!.text()), 'identical bytes everywhere');
+    // changes while nobody listens are picked up when the next client attaches
+    resumed.closedWith = 'end';
+    state = [
+      ['a', 3],
+      ['b', 1],
+    ];
+    hub.changed();
+    await tick();
+    const again = new FakeSink();
+    hub.openQuery({ key, compute, lastEventId: String(Number(resetId) + 1) }).start(again);
+    await tick();
+    t.same(
+      again.events().map((e) => e.event),
+      ['update', 'add'],
+      'an idle topic catches up with a diff',
+    );
 
-  hub.changed('alerts');
-  await tick();
-  t.equal(computes, 2, 'a change on another channel does not recompute this query');
-  hub.changed();
-  await tick();
-  t.equal(computes, 3, 'a change of everything does');
-  t.equal(sinks[0]!.events().length, 4, 'an unchanged result sends nothing');
-  t.equal(hub.stats().queryTopics, 1);
-  hub.close();
-  t.ok(sinks.every((s) => s.closedWith === 'end'), 'shutdown ends every stream gracefully');
-});
-
-t.test('a query stream resumes from its history, and an unknown id gets reset with Last-Event-ID: earliest', async (t) => {
-  const hub = new StreamHub(options(), new MemoryEventLog({ capacity: 10 }));
-  let state: Array<[string, number]> = [['a', 1]];
-  const compute = async () => vehicles(state);
-  const key = 'k';
-  const first = new FakeSink();
-  const sub = hub.openQuery({ key, compute }).start(first);
-  await tick();
-  const resetId = first.events()[0]!.id!;
-  state = [['a', 2]];
-  hub.changed();
-  await tick();
-  sub.close();
-
-  const resumed = new FakeSink();
-  const plan = hub.openQuery({ key, compute, lastEventId: resetId });
-  t.equal(plan.tooOld, false);
-  plan.start(resumed);
-  t.same(resumed.events().map((e) => e.event), ['update'], 'the missed update is replayed, nothing else');
-  t.equal(resumed.events()[0]!.id, String(Number(resetId) + 1));
-
-  // changes while nobody listens are picked up when the next client attaches
-  resumed.closedWith = 'end';
-  state = [['a', 3], ['b', 1]];
-  hub.changed();
-  await tick();
-  const again = new FakeSink();
-  hub.openQuery({ key, compute, lastEventId: String(Number(resetId) + 1) }).start(again);
-  await tick();
-  t.same(again.events().map((e) => e.event), ['update', 'add'], 'an idle topic catches up with a diff');
-
-  for (const lastEventId of ['1', 'garbage', String(Number(resetId) + 99)]) {
-    const stale = new FakeSink();
-    const p = hub.openQuery({ key, compute, lastEventId });
-    t.equal(p.tooOld, true, `id ${lastEventId} cannot be resumed`);
-    t.same(p.headers.find(([name]) => name === 'Last-Event-ID'), ['Last-Event-ID', 'earliest']);
-    p.start(stale);
-    t.same(stale.events().map((e) => e.event), ['reset']);
-  }
-  const fresh = hub.openQuery({ key: 'other', compute, lastEventId: '5' });
-  t.equal(fresh.tooOld, true, 'a topic that does not exist yet has no history');
-  hub.close();
-});
+    for (const lastEventId of ['1', 'garbage', String(Number(resetId) + 99)]) {
+      const stale = new FakeSink();
+      const p = hub.openQuery({ key, compute, lastEventId });
+      t.equal(p.tooOld, true, `id ${lastEventId} cannot be resumed`);
+      t.same(
+        p.headers.find(([name]) => name === 'Last-Event-ID'),
+        ['Last-Event-ID', 'earliest'],
+      );
+      p.start(stale);
+      t.same(
+        stale.events().map((e) => e.event),
+        ['reset'],
+      );
+    }
+    const fresh = hub.openQuery({ key: 'other', compute, lastEventId: '5' });
+    t.equal(fresh.tooOld, true, 'a topic that does not exist yet has no history');
+    hub.close();
+  },
+);
 
 t.test('bus events drive both the event stream and the query streams that depend on them', async (t) => {
   const bus = new InMemoryEventBus();
@@ -172,7 +231,16 @@ t.test('bus events drive both the event stream and the query streams that depend
   hub.attachBus(bus, (e) => (e.type.startsWith('alert.') ? ['alerts'] : [`realtime:${e.modes[0]}`]));
   let computes = 0;
   const sink = new FakeSink();
-  hub.openQuery({ key: 'alerts', channels: ['alerts'], compute: async () => { computes++; return vehicles([]); } }).start(sink);
+  hub
+    .openQuery({
+      key: 'alerts',
+      channels: ['alerts'],
+      compute: async () => {
+        computes++;
+        return vehicles([]);
+      },
+    })
+    .start(sink);
   await tick();
   for (let i = 0; i < 5; i++) bus.publish(busEvent(i));
   await tick();
@@ -191,7 +259,11 @@ t.test('query history is bounded; a resume inside a trimmed diff still gets exac
   hub.openQuery({ key: 'k', compute }).start(first);
   await tick();
   for (let round = 1; round <= 6; round++) {
-    state = [['a', round], ['b', round], ['c', round]];
+    state = [
+      ['a', round],
+      ['b', round],
+      ['c', round],
+    ];
     hub.changed();
     await tick();
   }
@@ -206,7 +278,11 @@ t.test('query history is bounded; a resume inside a trimmed diff still gets exac
   t.equal(plan.tooOld, false);
   const sink = new FakeSink();
   plan.start(sink);
-  t.same(sink.events().map((e) => Number(e.id)), [ids.at(-1)], 'only the one event after the id');
+  t.same(
+    sink.events().map((e) => Number(e.id)),
+    [ids.at(-1)],
+    'only the one event after the id',
+  );
   hub.close();
 });
 
@@ -230,7 +306,10 @@ t.test('a first compute that fails closes its waiting clients so they retry', as
   const retry = new FakeSink();
   hub.openQuery({ key: 'k', compute }).start(retry);
   await tick();
-  t.same(retry.events().map((e) => e.event), ['reset']);
+  t.same(
+    retry.events().map((e) => e.event),
+    ['reset'],
+  );
   t.equal(hub.stats().computeFailures, 1);
   hub.close();
 });
@@ -248,18 +327,26 @@ t.test('a slow reader is cut when its buffer fills while 100 others keep receivi
     cutReason = r;
   });
   for (let round = 0; round < 50; round++) {
-    for (let i = 0; i < 5; i++) bus.publish(busEvent(round * 5 + i, { data: { n: round * 5 + i, pad: 'x'.repeat(100) } }));
+    for (let i = 0; i < 5; i++)
+      bus.publish(busEvent(round * 5 + i, { data: { n: round * 5 + i, pad: 'x'.repeat(100) } }));
     await tick();
   }
   t.equal(cutReason, 'slow');
   t.equal(slow.closedWith, 'abort', 'the slow client is aborted, its queue dropped');
-  t.ok(slow.buffered < 4096 + 5 * 500, 'memory stays bounded: the cut came at the first write past the bound (one tick: 5 frames under 500 B)');
+  t.ok(
+    slow.buffered < 4096 + 5 * 500,
+    'memory stays bounded: the cut came at the first write past the bound (one tick: 5 frames under 500 B)',
+  );
   for (const sink of fast) {
     const events = sink.events();
     if (events.length !== 250) t.fail(`a fast client got ${events.length} of 250 events`);
   }
   t.equal(fast[0]!.events().length, 250, 'every fast client got all 250 events');
-  t.same(fast[0]!.events().map((e) => JSON.parse(e.data).data.n), Array.from({ length: 250 }, (_, i) => i), 'in order');
+  t.same(
+    fast[0]!.events().map((e) => JSON.parse(e.data).data.n),
+    Array.from({ length: 250 }, (_, i) => i),
+    'in order',
+  );
   const stats = hub.stats();
   t.equal(stats.closed.slow, 1);
   t.equal(stats.subscribers, 100);
@@ -268,77 +355,106 @@ t.test('a slow reader is cut when its buffer fills while 100 others keep receivi
   hub.close();
 });
 
-t.test('the event stream: filters, one encode per event, resume with no gap and no duplicate, too-old reset', async (t) => {
-  let clock = 10;
-  const log = new MemoryEventLog({ capacity: 20, now: () => clock });
-  const hub = new StreamHub(options({ now: () => clock, bufferBytes: 2_000 }), log);
-  const all = new FakeSink();
-  const railOnly = new FakeSink();
-  const alerts = new FakeSink();
-  const route7 = new FakeSink();
-  hub.openEvents({ filter: {} }).start(all);
-  hub.openEvents({ filter: { modes: ['rail'] } }).start(railOnly);
-  hub.openEvents({ filter: { types: ['alert.created', 'alert.created'] } }).start(alerts);
-  hub.openEvents({ filter: { routes: ['7'], modes: ['bus', 'rail'] } }).start(route7);
-  hub.publish([
-    busEvent(1),
-    busEvent(2, { type: 'alert.created', modes: ['rail'], routes: ['RED'] }),
-    busEvent(3, { routes: ['9'] }),
-  ]);
-  hub.flushEvents();
-  t.same(all.events().map((e) => e.event), ['vehicle.position', 'alert.created', 'vehicle.position']);
-  t.same(railOnly.events().map((e) => e.event), ['alert.created']);
-  t.same(alerts.events().map((e) => e.event), ['alert.created']);
-  t.same(route7.events().map((e) => JSON.parse(e.data).data.n), [1]);
-  t.equal(hub.stats().framesEncoded, 3, 'each event encoded once across four filter groups');
-  t.equal(hub.stats().eventGroups, 4);
+t.test(
+  'the event stream: filters, one encode per event, resume with no gap and no duplicate, too-old reset',
+  async (t) => {
+    let clock = 10;
+    const log = new MemoryEventLog({ capacity: 20, now: () => clock });
+    const hub = new StreamHub(options({ now: () => clock, bufferBytes: 2_000 }), log);
+    const all = new FakeSink();
+    const railOnly = new FakeSink();
+    const alerts = new FakeSink();
+    const route7 = new FakeSink();
+    hub.openEvents({ filter: {} }).start(all);
+    hub.openEvents({ filter: { modes: ['rail'] } }).start(railOnly);
+    hub.openEvents({ filter: { types: ['alert.created', 'alert.created'] } }).start(alerts);
+    hub.openEvents({ filter: { routes: ['7'], modes: ['bus', 'rail'] } }).start(route7);
+    hub.publish([
+      busEvent(1),
+      busEvent(2, { type: 'alert.created', modes: ['rail'], routes: ['RED'] }),
+      busEvent(3, { routes: ['9'] }),
+    ]);
+    hub.flushEvents();
+    t.same(
+      all.events().map((e) => e.event),
+      ['vehicle.position', 'alert.created', 'vehicle.position'],
+    );
+    t.same(
+      railOnly.events().map((e) => e.event),
+      ['alert.created'],
+    );
+    t.same(
+      alerts.events().map((e) => e.event),
+      ['alert.created'],
+    );
+    t.same(
+      route7.events().map((e) => JSON.parse(e.data).data.n),
+      [1],
+    );
+    t.equal(hub.stats().framesEncoded, 3, 'each event encoded once across four filter groups');
+    t.equal(hub.stats().eventGroups, 4);
 
-  const seen = all.events();
-  const resumed = new FakeSink();
-  hub.publish([busEvent(4), busEvent(5)]);
-  const plan = hub.openEvents({ filter: {}, lastEventId: seen[0]!.id });
-  t.equal(plan.tooOld, false);
-  plan.start(resumed);
-  hub.flushEvents();
-  t.same(resumed.events().map((e) => JSON.parse(e.data).data.n), [2, 3, 4, 5], 'replay then live: no gap, no duplicate');
+    const seen = all.events();
+    const resumed = new FakeSink();
+    hub.publish([busEvent(4), busEvent(5)]);
+    const plan = hub.openEvents({ filter: {}, lastEventId: seen[0]!.id });
+    t.equal(plan.tooOld, false);
+    plan.start(resumed);
+    hub.flushEvents();
+    t.same(
+      resumed.events().map((e) => JSON.parse(e.data).data.n),
+      [2, 3, 4, 5],
+      'replay then live: no gap, no duplicate',
+    );
 
-  hub.ping();
-  t.match(resumed.text(), /: ping\nid: \d+\n\n$/, 'pings carry the newest id so a sparse filter resumes from it');
+    hub.ping();
+    t.match(resumed.text(), /: ping\nid: \d+\n\n$/, 'pings carry the newest id so a sparse filter resumes from it');
 
-  for (let i = 0; i < 30; i++) hub.publish([busEvent(10 + i)]);
-  hub.flushEvents();
-  const old = hub.openEvents({ filter: {}, lastEventId: seen[0]!.id });
-  t.equal(old.tooOld, true, 'evicted from the log');
-  t.same(old.headers.find(([n]) => n === 'Last-Event-ID'), ['Last-Event-ID', 'earliest']);
-  const oldSink = new FakeSink();
-  old.start(oldSink);
-  t.equal(oldSink.events()[0]!.event, 'reset');
-  t.equal(oldSink.events()[0]!.id, String(log.latestId), 'the reset carries the newest id to resume from');
-  t.equal(hub.openEvents({ filter: {}, lastEventId: 'abc' }).tooOld, true);
-  t.equal(hub.openEvents({ filter: {}, lastEventId: '' }).tooOld, false, 'an empty id is a fresh start');
+    for (let i = 0; i < 30; i++) hub.publish([busEvent(10 + i)]);
+    hub.flushEvents();
+    const old = hub.openEvents({ filter: {}, lastEventId: seen[0]!.id });
+    t.equal(old.tooOld, true, 'evicted from the log');
+    t.same(
+      old.headers.find(([n]) => n === 'Last-Event-ID'),
+      ['Last-Event-ID', 'earliest'],
+    );
+    const oldSink = new FakeSink();
+    old.start(oldSink);
+    t.equal(oldSink.events()[0]!.event, 'reset');
+    t.equal(oldSink.events()[0]!.id, String(log.latestId), 'the reset carries the newest id to resume from');
+    t.equal(hub.openEvents({ filter: {}, lastEventId: 'abc' }).tooOld, true);
+    t.equal(hub.openEvents({ filter: {}, lastEventId: '' }).tooOld, false, 'an empty id is a fresh start');
 
-  // a replay larger than one buffer goes in parts, each ending the response; reconnects continue
-  const earliest = log.earliestId!;
-  const parts: number[] = [];
-  let lastId = String(earliest - 1);
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const sink = new FakeSink();
-    const sub = hub.openEvents({ filter: {}, lastEventId: lastId }).start(sink);
-    const got = sink.events();
-    parts.push(...got.map((e) => Number(e.id)));
-    if (!sub.closed) break;
-    t.equal(sink.closedWith, 'end');
-    lastId = got.at(-1)!.id!;
-  }
-  t.same(parts, Array.from({ length: 20 }, (_, i) => earliest + i), 'all 20 retained events, in parts, no gap, no duplicate');
-  t.ok(hub.stats().closed.replay_partial >= 1);
-  clock += 1;
-  hub.close();
-});
+    // a replay larger than one buffer goes in parts, each ending the response; reconnects continue
+    const earliest = log.earliestId!;
+    const parts: number[] = [];
+    let lastId = String(earliest - 1);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const sink = new FakeSink();
+      const sub = hub.openEvents({ filter: {}, lastEventId: lastId }).start(sink);
+      const got = sink.events();
+      parts.push(...got.map((e) => Number(e.id)));
+      if (!sub.closed) break;
+      t.equal(sink.closedWith, 'end');
+      lastId = got.at(-1)!.id!;
+    }
+    t.same(
+      parts,
+      Array.from({ length: 20 }, (_, i) => earliest + i),
+      'all 20 retained events, in parts, no gap, no duplicate',
+    );
+    t.ok(hub.stats().closed.replay_partial >= 1);
+    clock += 1;
+    hub.close();
+  },
+);
 
 t.test('one shared ping and a lifetime sweep with a controlled clock', async (t) => {
   let clock = 0;
-  const hub = new StreamHub(options({ now: () => clock, maxConnectionMs: 60_000, random: () => 0.5, topicIdleMs: 30_000 }), new MemoryEventLog({ capacity: 5 }));
+  const hub = new StreamHub(
+    options({ now: () => clock, maxConnectionMs: 60_000, random: () => 0.5, topicIdleMs: 30_000 }),
+    new MemoryEventLog({ capacity: 5 }),
+  );
   hub.start();
   const a = new FakeSink();
   const a2 = new FakeSink();
@@ -384,7 +500,13 @@ t.test('events published after close still reach the log, for resume after a res
 
 t.test('a sink that throws or reports closed is removed, and the server can report a gone client', async (t) => {
   const hub = new StreamHub(options(), new MemoryEventLog({ capacity: 5 }));
-  const throwing: SseSink = { write: () => { throw new Error('boom'); }, bufferedBytes: () => 0, close: () => undefined };
+  const throwing: SseSink = {
+    write: () => {
+      throw new Error('boom');
+    },
+    bufferedBytes: () => 0,
+    close: () => undefined,
+  };
   const sub = hub.openEvents({ filter: {} }).start(throwing);
   t.ok(sub.closed);
   const gone = new FakeSink();

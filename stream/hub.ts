@@ -102,13 +102,21 @@ export class StreamHub {
   private readonly retryFrame: Buffer;
   private readonly now: () => number;
   private readonly closedBy: Record<CloseReason, number> = {
-    client: 0, slow: 0, lifetime: 0, replay_partial: 0, error: 0, shutdown: 0,
+    client: 0,
+    slow: 0,
+    lifetime: 0,
+    replay_partial: 0,
+    error: 0,
+    shutdown: 0,
   };
   private retiredComputes = 0;
   private retiredFailures = 0;
   private closing = false;
 
-  constructor(private readonly options: HubOptions, readonly eventLog: EventLog) {
+  constructor(
+    private readonly options: HubOptions,
+    readonly eventLog: EventLog,
+  ) {
     this.now = options.now ?? Date.now;
     this.retryFrame = frameBytes({ retry: options.retryMs ?? 3000 });
     this.fanout = new EventFanout({
@@ -260,7 +268,10 @@ export class StreamHub {
       computes,
       computeFailures: failures,
       eventFlushes: this.fanout.flushes,
-      framesEncoded: [...this.broadcasts.values()].reduce((n, topic) => n + topic.framesEncoded, this.fanout.framesEncoded),
+      framesEncoded: [...this.broadcasts.values()].reduce(
+        (n, topic) => n + topic.framesEncoded,
+        this.fanout.framesEncoded,
+      ),
       eventWrites: this.fanout.writes,
       closed: { ...this.closedBy },
     };
@@ -285,7 +296,11 @@ export class StreamHub {
     const jitter = this.options.lifetimeJitter ?? 0.1;
     const lifetime = this.options.maxConnectionMs * (1 - jitter * (this.options.random ?? Math.random)());
     const subscriber = new Subscriber(
-      this.nextSubscriberId++, sink, this.options.bufferBytes, openedAt, openedAt + lifetime,
+      this.nextSubscriberId++,
+      sink,
+      this.options.bufferBytes,
+      openedAt,
+      openedAt + lifetime,
       (s, reason) => {
         this.subscribers.delete(s.id);
         this.closedBy[reason]++;

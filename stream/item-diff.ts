@@ -62,7 +62,10 @@ export function indexItems(items: readonly TopicItem[]): ItemIndex {
 }
 
 /** Removes first, then adds and updates in the result's order. `previous` is left untouched. */
-export function diffItems(previous: ItemIndex, items: readonly TopicItem[]): { next: ItemIndex; changes: ItemChange[] } {
+export function diffItems(
+  previous: ItemIndex,
+  items: readonly TopicItem[],
+): { next: ItemIndex; changes: ItemChange[] } {
   const next: ItemIndex = new Map();
   const upserts: ItemChange[] = [];
   for (const item of items) {

@@ -143,7 +143,11 @@ export class QueryTopic {
     const firstSeq = this.seq + 1;
     const frames = changes.map((change, i) => frameBytes({ id: firstSeq + i, event: change.kind, data: change.data }));
     const lastSeq = firstSeq + frames.length - 1;
-    const reset = frameBytes({ id: frames.length ? lastSeq : this.seq, event: 'reset', data: JSON.stringify(snapshot.body) ?? 'null' });
+    const reset = frameBytes({
+      id: frames.length ? lastSeq : this.seq,
+      event: 'reset',
+      data: JSON.stringify(snapshot.body) ?? 'null',
+    });
     this.index = next;
     this.resetFrame = reset;
     this.openingFrame = null;

@@ -43,7 +43,10 @@ interface Core {
 async function startCore(path: string, port: number): Promise<Core> {
   const db = await Db.open(path);
   const log = await DuckDbEventLog.open(db, { capacity: 1000, flushMs: 5 });
-  const hub = new StreamHub({ bufferBytes: 1 << 20, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0, retryMs: 20 }, log);
+  const hub = new StreamHub(
+    { bufferBytes: 1 << 20, pingIntervalMs: 60_000, maxConnectionMs: 3_600_000, coalesceMs: 0, retryMs: 20 },
+    log,
+  );
   const subs = new Set<Subscription>();
   const headers: Array<string | undefined> = [];
   const server = createServer((req, res) => {
@@ -113,9 +116,16 @@ t.test('eventsource resumes with no gap and no duplicate after drops and across 
   publish(5);
   await until('25 events', () => received.length === 25);
 
-  t.same(received.map((r) => r.n), Array.from({ length: 25 }, (_, i) => i), 'every event once, in order');
+  t.same(
+    received.map((r) => r.n),
+    Array.from({ length: 25 }, (_, i) => i),
+    'every event once, in order',
+  );
   const ids = received.map((r) => Number(r.id));
-  t.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!), 'ids increase');
+  t.ok(
+    ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+    'ids increase',
+  );
   t.same(core.headers, [undefined], 'resume after the restart was honoured, no Last-Event-ID: earliest');
 
   // a client whose id is older than the retained log gets reset and the header

@@ -40,7 +40,11 @@ t.test('past the budget the longest-stalled streams are cut first, until it fits
   healthy.report(0, true);
   t.equal(budget.bufferedBytes, 650, 'a stream whose backlog drained holds nothing');
   c.report(700, false);
-  t.same(cuts.map(([n]) => n), ['b', 'c'], 'c (stalled since 2 s) goes before a (progress at 3 s), and that fits');
+  t.same(
+    cuts.map(([n]) => n),
+    ['b', 'c'],
+    'c (stalled since 2 s) goes before a (progress at 3 s), and that fits',
+  );
   t.same(budget.stats(), { bufferedBytes: 350, stalled: 1, streams: 2, cutForBudget: 2, cutForStall: 0 });
 });
 
@@ -61,7 +65,14 @@ t.test('a stream stalled for the timeout is cut by the sweep, whatever the budge
   t.same(cuts, [['quiet', 'stalled']], 'stalled 20 s: cut');
   clock.now = 25_000;
   budget.sweep();
-  t.same(cuts, [['quiet', 'stalled'], ['slow', 'stalled']], 'queuing more did not restart its clock');
+  t.same(
+    cuts,
+    [
+      ['quiet', 'stalled'],
+      ['slow', 'stalled'],
+    ],
+    'queuing more did not restart its clock',
+  );
   clock.now = 34_999;
   budget.sweep();
   t.equal(cuts.length, 2, 'the reader drained at 15 s: it has until 35 s');

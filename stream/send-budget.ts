@@ -108,8 +108,11 @@ export class SendBudget {
 
   stats(): SendBudgetStats {
     return {
-      bufferedBytes: this.total, stalled: this.stalled.size, streams: this.streams,
-      cutForBudget: this.cutForBudget, cutForStall: this.cutForStall,
+      bufferedBytes: this.total,
+      stalled: this.stalled.size,
+      streams: this.streams,
+      cutForBudget: this.cutForBudget,
+      cutForStall: this.cutForStall,
     };
   }
 

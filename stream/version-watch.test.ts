@@ -7,7 +7,10 @@ t.test('a moved version notifies its channel once per check, whatever the number
   let reliability = 'a';
   const notified: string[][] = [];
   const watch = new VersionWatch({
-    sources: [{ channel: 'live', read: () => live }, { channel: 'reliability', read: () => reliability }],
+    sources: [
+      { channel: 'live', read: () => live },
+      { channel: 'reliability', read: () => reliability },
+    ],
     onChange: (channels) => notified.push([...channels]),
   });
   t.same(watch.check(), [], 'nothing moved since construction');
@@ -27,7 +30,13 @@ t.test('a failing source is logged and skipped; the timer runs until stopped', a
   const seen: string[][] = [];
   const watch = new VersionWatch({
     sources: [
-      { channel: 'bad', read: () => { if (broken) throw new Error('down'); return 1; } },
+      {
+        channel: 'bad',
+        read: () => {
+          if (broken) throw new Error('down');
+          return 1;
+        },
+      },
       { channel: 'live', read: () => version },
     ],
     onChange: (channels) => seen.push([...channels]),

@@ -55,13 +55,28 @@ async function accountServer(t: Test): Promise<Server> {
   return { h, validator: await loadValidator(h) };
 }
 
-
 // the specification's plans, written out rather than read from the code under test
 const PLANS: Array<{ plan: Plan; test: boolean; limits: Record<string, number | boolean> }> = [
-  { plan: 'free', test: false, limits: { requests_per_window: 20, sse_streams: 0, max_page_size: 20, history_exports: false } },
-  { plan: 'regular', test: false, limits: { requests_per_window: 600, sse_streams: 2, max_page_size: 100, history_exports: false } },
-  { plan: 'max', test: false, limits: { requests_per_window: 6000, sse_streams: 25, max_page_size: 1000, history_exports: true } },
-  { plan: 'max', test: true, limits: { requests_per_window: 6000, sse_streams: 25, max_page_size: 1000, history_exports: false } },
+  {
+    plan: 'free',
+    test: false,
+    limits: { requests_per_window: 20, sse_streams: 0, max_page_size: 20, history_exports: false },
+  },
+  {
+    plan: 'regular',
+    test: false,
+    limits: { requests_per_window: 600, sse_streams: 2, max_page_size: 100, history_exports: false },
+  },
+  {
+    plan: 'max',
+    test: false,
+    limits: { requests_per_window: 6000, sse_streams: 25, max_page_size: 1000, history_exports: true },
+  },
+  {
+    plan: 'max',
+    test: true,
+    limits: { requests_per_window: 6000, sse_streams: 25, max_page_size: 1000, history_exports: false },
+  },
 ];
 
 t.test('account API', async (t) => {
@@ -74,10 +89,20 @@ t.test('account API', async (t) => {
       const created = await createKey(h.db, { plan, test, name: `${plan} dashboard` });
       const got = await call(ACCOUNT, bearer(created.key));
       t.equal(got.status, 200);
-      t.same(got.json.key, { id: created.id, prefix: created.key.slice(0, 12), name: `${plan} dashboard`, test, created_at: created.created_at });
+      t.same(got.json.key, {
+        id: created.id,
+        prefix: created.key.slice(0, 12),
+        name: `${plan} dashboard`,
+        test,
+        created_at: created.created_at,
+      });
       t.ok(!JSON.stringify(got.json).includes(created.key), 'the key itself is never shown');
       t.equal(got.json.plan, plan);
-      t.same(got.json.limits, { ...limits, window_seconds: 300, webhook_endpoints: 100 }, `${plan}${test ? ' test' : ''} limits`);
+      t.same(
+        got.json.limits,
+        { ...limits, window_seconds: 300, webhook_endpoints: 100 },
+        `${plan}${test ? ' test' : ''} limits`,
+      );
       const quota = limits.requests_per_window as number;
       t.same(got.json.window, { limit: quota, remaining: quota, reset_seconds: 0 });
       t.same(got.json.streams, { open: 0, allowed: limits.sse_streams, connections: [] });
@@ -104,10 +129,22 @@ t.test('account API', async (t) => {
     let usage = await call(USAGE, key);
     t.equal(usage.status, 200);
     t.equal(usage.headers.get('x-meter-unit'), null);
-    t.match(usage.json, { from: dayBefore(13), to: today, unit_timezone: 'UTC', totals: { requests: 1, connection_minutes: 0, errors: 0 } });
+    t.match(usage.json, {
+      from: dayBefore(13),
+      to: today,
+      unit_timezone: 'UTC',
+      totals: { requests: 1, connection_minutes: 0, errors: 0 },
+    });
     t.equal(usage.json.days.length, 14);
-    t.same(usage.json.days.at(-1), { date: today, requests: 1, connection_minutes: 0, errors: 0 }, 'the alerts call, and only it');
-    t.ok(usage.json.days.slice(0, -1).every((d: { requests: number }) => d.requests === 0), 'earlier days are zeros');
+    t.same(
+      usage.json.days.at(-1),
+      { date: today, requests: 1, connection_minutes: 0, errors: 0 },
+      'the alerts call, and only it',
+    );
+    t.ok(
+      usage.json.days.slice(0, -1).every((d: { requests: number }) => d.requests === 0),
+      'earlier days are zeros',
+    );
 
     expectProblem(t, await call('/api/v1/alerts?colour=red', key), 400, 'invalid_parameter', 'colour');
     usage = await call(USAGE, key);
@@ -119,12 +156,17 @@ t.test('account API', async (t) => {
     const exhausted = await call(ACCOUNT, key);
     t.equal(exhausted.status, 200);
     t.equal(exhausted.json.window.remaining, 0);
-    t.ok(exhausted.json.window.reset_seconds > 0 && exhausted.json.window.reset_seconds <= 300, 'resets within the window');
+    t.ok(
+      exhausted.json.window.reset_seconds > 0 && exhausted.json.window.reset_seconds <= 300,
+      'resets within the window',
+    );
     usage = await call(USAGE, key);
     t.equal(usage.status, 200);
     t.same(usage.json.totals, { requests: 21, connection_minutes: 0, errors: 2 }, '20 allowed, one 429');
 
-    const rows = await h.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM api_usage WHERE endpoint LIKE '/api/v1/account%'`);
+    const rows = await h.db.all<{ n: bigint }>(
+      `SELECT count(*) AS n FROM api_usage WHERE endpoint LIKE '/api/v1/account%'`,
+    );
     t.equal(Number(rows[0]!.n), 0, 'no account call was metered');
   });
 
@@ -136,12 +178,18 @@ t.test('account API', async (t) => {
     for (let i = 0; i < 3; i++) t.equal((await call('/api/v1/alerts', a)).status, 200);
     for (let i = 0; i < 2; i++) t.equal((await call('/api/v1/bus', bearer(test.key))).status, 200);
     t.same((await call(USAGE, a)).json.totals, { requests: 3, connection_minutes: 0, errors: 0 });
-    t.same((await call(USAGE, b)).json.totals, { requests: 0, connection_minutes: 0, errors: 0 }, 'another key\'s calls never show');
+    t.same(
+      (await call(USAGE, b)).json.totals,
+      { requests: 0, connection_minutes: 0, errors: 0 },
+      "another key's calls never show",
+    );
     t.equal((await call(ACCOUNT, b)).json.window.remaining, 600, 'nor use its window');
     t.same((await call(USAGE, bearer(test.key))).json.totals, { requests: 2, connection_minutes: 0, errors: 0 });
-    const kept = await h.db.all<{ n: bigint }>('SELECT sum(calls) AS n FROM api_usage_test WHERE key_id = $1', [test.id]);
-    t.equal(Number(kept[0]!.n), 2, 'the test key\'s calls are in the test table');
-    t.same((await call(USAGE, a)).json.totals.requests, 3, 'and not in the live key\'s figures');
+    const kept = await h.db.all<{ n: bigint }>('SELECT sum(calls) AS n FROM api_usage_test WHERE key_id = $1', [
+      test.id,
+    ]);
+    t.equal(Number(kept[0]!.n), 2, "the test key's calls are in the test table");
+    t.same((await call(USAGE, a)).json.totals.requests, 3, "and not in the live key's figures");
   });
 
   await t.test('days: 1 to 90, today included; anything else is 400', async (t) => {
@@ -153,7 +201,11 @@ t.test('account API', async (t) => {
     const longest = await call(`${USAGE}?days=90`, key);
     t.match(longest.json, { from: dayBefore(89), to: today });
     t.equal(longest.json.days.length, 90);
-    t.same(longest.json.days.map((d: { date: string }) => d.date), [...longest.json.days.map((d: { date: string }) => d.date)].sort(), 'oldest first');
+    t.same(
+      longest.json.days.map((d: { date: string }) => d.date),
+      [...longest.json.days.map((d: { date: string }) => d.date)].sort(),
+      'oldest first',
+    );
     for (const days of ['0', '91', 'x', '1.5', '-1', '', '1e1', '%2014']) {
       expectProblem(t, await call(`${USAGE}?days=${days}`, key), 400, 'invalid_parameter', 'days');
     }
@@ -204,15 +256,32 @@ t.test('open event streams, composed as serve does', async (t) => {
   const clock = { now: NOW };
   const errors: unknown[] = [];
   const log = logInto((message, line) => errors.push([message, line.err]));
-  const streaming = await openStreaming({ db, bus: new InMemoryEventBus(), live: demoLive(), config, clock: () => clock.now, log });
+  const streaming = await openStreaming({
+    db,
+    bus: new InMemoryEventBus(),
+    live: demoLive(),
+    config,
+    clock: () => clock.now,
+    log,
+  });
   // the lead's wiring: one limiter and one meter shared by the API, the streams and the account routes
   const limiter = new SlidingWindowLimiter();
   const meter = new DbMeter(db, { flushMs: 3_600_000, batchRows: 10_000, log });
   streaming.useMeter(meter);
   const api = await createApi({
-    db, live: demoLive(), config, clock: () => clock.now, directory: demoDirectory(), log, limiter, meter,
+    db,
+    live: demoLive(),
+    config,
+    clock: () => clock.now,
+    directory: demoDirectory(),
+    log,
+    limiter,
+    meter,
     streams: streaming.provider,
-    routes: [...streaming.routes, ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streaming.connections), log })],
+    routes: [
+      ...streaming.routes,
+      ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streaming.connections), log }),
+    ],
   });
   const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, log });
   t.teardown(async () => {
@@ -243,12 +312,16 @@ t.test('open event streams, composed as serve does', async (t) => {
     connections: [{ endpoint: '/api/v1/events/stream', opened_at: new Date(NOW).toISOString(), minutes: 1 }],
   });
   const other = await createKey(db, { plan: 'regular' });
-  t.same((await (await fetch(`${url}${ACCOUNT}`, { headers: bearer(other.key) })).json()).streams.open, 0, 'another key sees none of it');
+  t.same(
+    (await (await fetch(`${url}${ACCOUNT}`, { headers: bearer(other.key) })).json()).streams.open,
+    0,
+    'another key sees none of it',
+  );
 
   clock.now = NOW + 90_000;
   body = await account();
   t.equal(body.streams.connections[0].minutes, 2, 'a started minute counts');
-  const usage = await (await fetch(`${url}${USAGE}?days=1`, { headers: key })).json() as Record<string, any>;
+  const usage = (await (await fetch(`${url}${USAGE}?days=1`, { headers: key })).json()) as Record<string, any>;
   t.ok(usage.totals.connection_minutes >= 1, `connection-minutes billed (${usage.totals.connection_minutes})`);
   t.equal(usage.totals.requests, 0, 'opening a stream is not a request');
 

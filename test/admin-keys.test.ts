@@ -15,14 +15,18 @@ t.test('keys while serving, through the admin socket', async (t) => {
   const config = join(dir, 'transit.json');
   const db = join(dir, 'transit.duckdb');
   writeJson(config, {
-    host: '127.0.0.1', port: 0, db_path: db,
-    exports: { enabled: false, dir: join(dir, 'exports') }, snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
+    host: '127.0.0.1',
+    port: 0,
+    db_path: db,
+    exports: { enabled: false, dir: join(dir, 'exports') },
+    snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
   });
   const service = await startServe(config);
   t.teardown(() => service.stop('SIGKILL'));
   const socket = `${db}.sock`;
   t.equal(statSync(socket).mode & 0o777, 0o600, 'the admin socket is private to the service user');
-  const get = (key: string) => fetch(`${service.url}/api/v1/alerts`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+  const get = (key: string) =>
+    fetch(`${service.url}/api/v1/alerts`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
   const created = await op('keys', ['create', '--plan', 'regular', '--name', 'customer', '--config', config]);
   t.equal(created.code, 0, created.err);
@@ -52,31 +56,42 @@ t.test('keys while serving, through the admin socket', async (t) => {
   t.match(usage.err, /--plan must be one of free, regular, max/);
 
   t.test('piped into head -1: exit 0, the key printed and kept', async (t) => {
-    const piped = await cli([], { shell: `set -o pipefail; "$0" "$@" keys create --plan free --name piped --config ${JSON.stringify(config)} | head -1` });
+    const piped = await cli([], {
+      shell: `set -o pipefail; "$0" "$@" keys create --plan free --name piped --config ${JSON.stringify(config)} | head -1`,
+    });
     t.equal(piped.code, 0, piped.err);
     t.match(piped.out, /^tk_live_[A-Za-z0-9]{32}\n$/);
     t.equal(await get(piped.out.trim()), 200, 'the key was kept');
     // a reader that is gone before anything is written: the write fails with EPIPE
-    const closed = await cli([], { shell: `set -o pipefail; "$0" "$@" keys list --config ${JSON.stringify(config)} | true` });
+    const closed = await cli([], {
+      shell: `set -o pipefail; "$0" "$@" keys list --config ${JSON.stringify(config)} | true`,
+    });
     t.equal(closed.code, 0, closed.err);
     t.notMatch(closed.err, /EPIPE/);
   });
 
-  t.test('a killed service leaves a stale socket: the CLI works on the file, the next service replaces it', async (t) => {
-    await service.stop('SIGKILL');
-    t.ok(existsSync(socket), 'SIGKILL leaves the socket file behind');
-    const offline = await op('keys', ['list', '--json', '--config', config]);
-    t.equal(offline.code, 0, offline.err);
-    const names = (JSON.parse(offline.out) as Array<{ name: string }>).map((k) => k.name);
-    t.same(names.sort(), ['customer', 'piped'], 'read from the file, every key kept');
-    const status = await op('status', ['--config', config]);
-    t.match(status.out, /^service {4}not running$/m);
+  t.test(
+    'a killed service leaves a stale socket: the CLI works on the file, the next service replaces it',
+    async (t) => {
+      await service.stop('SIGKILL');
+      t.ok(existsSync(socket), 'SIGKILL leaves the socket file behind');
+      const offline = await op('keys', ['list', '--json', '--config', config]);
+      t.equal(offline.code, 0, offline.err);
+      const names = (JSON.parse(offline.out) as Array<{ name: string }>).map((k) => k.name);
+      t.same(names.sort(), ['customer', 'piped'], 'read from the file, every key kept');
+      const status = await op('status', ['--config', config]);
+      t.match(status.out, /^service {4}not running$/m);
 
-    const again = await startServe(config);
-    t.teardown(() => again.stop('SIGKILL'));
-    const running = await op('status', ['--config', config]);
-    t.match(running.out, new RegExp(`^service {4}running: pid ${again.child.pid} `, 'm'), 'the stale socket was replaced');
-    t.equal(await again.stop('SIGTERM'), 0);
-    t.notOk(existsSync(socket), 'removed on shutdown');
-  });
+      const again = await startServe(config);
+      t.teardown(() => again.stop('SIGKILL'));
+      const running = await op('status', ['--config', config]);
+      t.match(
+        running.out,
+        new RegExp(`^service {4}running: pid ${again.child.pid} `, 'm'),
+        'the stale socket was replaced',
+      );
+      t.equal(await again.stop('SIGTERM'), 0);
+      t.notOk(existsSync(socket), 'removed on shutdown');
+    },
+  );
 });

@@ -20,8 +20,13 @@ t.test('a station-only alert is found by the rail filters', async (t) => {
   // the small network plus a rail-only station: place-rail (platform RP1), served by line L1 alone
   const files = smallGtfs({ trips: 2, start: '20240101', end: '20241231' });
   files['stops.txt'] += 'place-rail,Rail Only,41.2,-87.2\nRP1,Rail Only platform 1,41.2,-87.2\n';
-  files['stops.txt'] = files['stops.txt']!.replace('stop_id,stop_name,stop_lat,stop_lon\n', 'stop_id,stop_name,stop_lat,stop_lon,parent_station\n')
-    .split('\n').map((line, i) => (i === 0 || line === '' ? line : line.startsWith('RP1,') ? `${line},place-rail` : `${line},`)).join('\n');
+  files['stops.txt'] = files['stops.txt']!.replace(
+    'stop_id,stop_name,stop_lat,stop_lon\n',
+    'stop_id,stop_name,stop_lat,stop_lon,parent_station\n',
+  )
+    .split('\n')
+    .map((line, i) => (i === 0 || line === '' ? line : line.startsWith('RP1,') ? `${line},place-rail` : `${line},`))
+    .join('\n');
   files['stop_times.txt'] += 'L1-1,3,RP1,07:00:00,07:00:00\n';
   const dir = t.testdir();
   mkdirSync(join(dir, 'gtfs'));
@@ -32,18 +37,39 @@ t.test('a station-only alert is found by the rail filters', async (t) => {
   t.teardown(() => h.close());
   await importGtfs(h.db, 'small', join(dir, 'gtfs'));
   const schedule = await loadScheduleIndex(h.db, 'small');
-  t.same(schedule.stationModes('place-rail'), ['rail'], 'the store indexes the station by the routes calling at its platforms');
+  t.same(
+    schedule.stationModes('place-rail'),
+    ['rail'],
+    'the store indexes the station by the routes calling at its platforms',
+  );
   t.same(schedule.stationModes('S1'), ['rail', 'bus']);
 
   const nowS = Math.floor(NOW / 1000);
-  const decoded = decodeFeedMessage(encodeFeed({
-    header: header(nowS),
-    entity: [{ id: 'elevator', alert: { informed_entity: [{ stop_id: 'RP1' }], effect: 11, header_text: { translation: [{ text: 'Elevator out' }] } } }],
-  }));
+  const decoded = decodeFeedMessage(
+    encodeFeed({
+      header: header(nowS),
+      entity: [
+        {
+          id: 'elevator',
+          alert: {
+            informed_entity: [{ stop_id: 'RP1' }],
+            effect: 11,
+            header_text: { translation: [{ text: 'Elevator out' }] },
+          },
+        },
+      ],
+    }),
+  );
   if (!decoded.ok) throw new Error(decoded.error);
   const cfg = testConfig();
   const { alerts } = normalizeFeedMessage(decoded.message, {
-    feed_id: 'small-alerts', observed_ms: NOW, schedule, timezone: 'UTC', freshness: cfg.freshness, delay: cfg.delay, rejects: new RejectTally(),
+    feed_id: 'small-alerts',
+    observed_ms: NOW,
+    schedule,
+    timezone: 'UTC',
+    freshness: cfg.freshness,
+    delay: cfg.delay,
+    rejects: new RejectTally(),
   });
   const [change] = new AlertBook().applyFeed('small-alerts', alerts, NOW);
   t.same(change!.alert.modes, ['rail']);
@@ -60,6 +86,10 @@ t.test('a station-only alert is found by the rail filters', async (t) => {
   };
   t.same(await ids('/api/v1/alerts?station=place-rail'), ['small-alerts:elevator']);
   t.same(await ids('/api/v1/rail/alerts?station=place-rail'), ['small-alerts:elevator'], '/rail/alerts?station=');
-  t.same(await ids('/api/v1/alerts?mode=rail&station=place-rail'), ['small-alerts:elevator'], '/alerts?mode=rail&station=');
+  t.same(
+    await ids('/api/v1/alerts?mode=rail&station=place-rail'),
+    ['small-alerts:elevator'],
+    '/alerts?mode=rail&station=',
+  );
   t.same(await ids('/api/v1/bus/alerts?station=place-rail'), [], 'not a bus alert');
 });

@@ -18,7 +18,8 @@ const BUILD_TOOLS = ['esbuild', 'postject', 'typescript'];
 
 // Names that mean "exists for the tests": folders and files.
 const SUPPORT_FOLDER = /(^|\/)(tests?|testing|testdata|__tests__|__mocks__|fakes|mocks|bench|benches)\//;
-const SUPPORT_FILE = /(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server\.ts|(fake|mock|stub)[-_][^/]*)$/;
+const SUPPORT_FILE =
+  /(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server\.ts|(fake|mock|stub)[-_][^/]*)$/;
 
 function walk(dir: string): string[] {
   let entries;
@@ -34,14 +35,22 @@ function walk(dir: string): string[] {
   });
 }
 
-interface Import { from: string; line: number; spec: string; target: string | null }
+interface Import {
+  from: string;
+  line: number;
+  spec: string;
+  target: string | null;
+}
 
 /** `target`: the repository path a relative import names (null for packages and node: builtins). */
 function importsOf(file: string, text: string): Import[] {
   const info = ts.preProcessFile(text, true, true);
   const lineOf = (pos: number) => text.slice(0, pos).split('\n').length;
   return info.importedFiles.map(({ fileName: spec, pos }) => ({
-    from: file, line: lineOf(pos), spec, target: spec.startsWith('.') ? resolveImport(file, spec) : null,
+    from: file,
+    line: lineOf(pos),
+    spec,
+    target: spec.startsWith('.') ? resolveImport(file, spec) : null,
   }));
 }
 
@@ -79,7 +88,11 @@ t.test('the check reads the code', async (t) => {
 
 t.test('every top-level source folder has a place in the layer table', async (t) => {
   const unplaced = topLevel.filter((d) => !tierOf.has(d) && walk(d).length > 0);
-  report(t, unplaced.map((d) => `${d}/: not in the layer table (test/support/layers.ts and README "Import direction")`), 'unplaced folders');
+  report(
+    t,
+    unplaced.map((d) => `${d}/: not in the layer table (test/support/layers.ts and README "Import direction")`),
+    'unplaced folders',
+  );
 });
 
 t.test('imports run with the flow: to a lower tier, or to a sibling of the same tier where allowed', async (t) => {
@@ -101,7 +114,8 @@ t.test('imports run with the flow: to a lower tier, or to a sibling of the same 
     const a = tierOf.get(from)!;
     const b = tierOf.get(to)!;
     if (b > a) violations.push(`${where}: ${from}/ (tier ${a}) must not import ${to}/ (tier ${b}), against the flow`);
-    else if (b === a && !LAYERS[a]!.siblings) violations.push(`${where}: ${from}/ and ${to}/ share tier ${a}, which allows no imports between them`);
+    else if (b === a && !LAYERS[a]!.siblings)
+      violations.push(`${where}: ${from}/ and ${to}/ share tier ${a}, which allows no imports between them`);
   }
   report(t, violations, 'imports against the flow');
 });
@@ -125,15 +139,24 @@ t.test('folders of one tier import each other without a cycle', async (t) => {
   const violations: string[] = [];
   for (const [from, tos] of edges) {
     for (const [to, i] of tos) {
-      if (reaches(to, from)) violations.push(`${i.from}:${i.line}: imports ${i.spec}: ${from}/ → ${to}/ closes a cycle (${to}/ already reaches ${from}/)`);
+      if (reaches(to, from))
+        violations.push(
+          `${i.from}:${i.line}: imports ${i.spec}: ${from}/ → ${to}/ closes a cycle (${to}/ already reaches ${from}/)`,
+        );
     }
   }
   report(t, violations.sort(), 'folder cycles');
 });
 
 t.test('no test support in production folders', async (t) => {
-  const named = productionFiles.filter((f) => !f.endsWith('.test.ts') && (SUPPORT_FOLDER.test(f) || SUPPORT_FILE.test(f)));
-  report(t, named.map((f) => `${f}:1: named as test support: move it under test/support/`), 'test support names');
+  const named = productionFiles.filter(
+    (f) => !f.endsWith('.test.ts') && (SUPPORT_FOLDER.test(f) || SUPPORT_FILE.test(f)),
+  );
+  report(
+    t,
+    named.map((f) => `${f}:1: named as test support: move it under test/support/`),
+    'test support names',
+  );
 
   // a module only tests import is test support or not wired yet: listed, not failed, since a
   // folder in progress (wired in a later step) passes through that state
@@ -143,26 +166,42 @@ t.test('no test support in production folders', async (t) => {
     if (!importers.has(i.target)) importers.set(i.target, new Set());
     importers.get(i.target)!.add(i.from);
   }
-  const outside = [readFileSync(join(ROOT, 'package.json'), 'utf8'), ...[...texts].filter(([f]) => !isTest(f)).map(([, text]) => text)].join('\n');
+  const outside = [
+    readFileSync(join(ROOT, 'package.json'), 'utf8'),
+    ...[...texts].filter(([f]) => !isTest(f)).map(([, text]) => text),
+  ].join('\n');
   const onlyTests = productionFiles.filter((f) => {
     if (f.endsWith('.test.ts')) return false;
     const by = [...(importers.get(f) ?? [])];
     return by.length > 0 && by.every(isTest) && !outside.includes(posix.basename(f));
   });
-  for (const f of onlyTests) t.comment(`note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it under test/support/`);
+  for (const f of onlyTests)
+    t.comment(
+      `note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it under test/support/`,
+    );
 });
 
 t.test('production code imports only runtime dependencies (and build tools where it builds)', async (t) => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   const builtins = new Set(builtinModules);
-  const packageOf = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  const packageOf = (spec: string) =>
+    spec
+      .split('/')
+      .slice(0, spec.startsWith('@') ? 2 : 1)
+      .join('/');
   const violations: string[] = [];
   for (const i of productionImports) {
-    if (i.target !== null || i.spec.startsWith('node:') || builtins.has(i.spec) || builtins.has(packageOf(i.spec))) continue;
+    if (i.target !== null || i.spec.startsWith('node:') || builtins.has(i.spec) || builtins.has(packageOf(i.spec)))
+      continue;
     const name = packageOf(i.spec);
     if (name in pkg.dependencies) continue;
     if (name in pkg.devDependencies && BUILD_TOOLS.includes(name)) continue;
-    violations.push(`${i.from}:${i.line}: imports ${i.spec}: ${name in pkg.devDependencies ? 'a devDependency (tests only), absent from an npm ci --omit=dev install' : 'not a declared dependency'}`);
+    violations.push(
+      `${i.from}:${i.line}: imports ${i.spec}: ${name in pkg.devDependencies ? 'a devDependency (tests only), absent from an npm ci --omit=dev install' : 'not a declared dependency'}`,
+    );
   }
   report(t, violations, 'imports of test-only or undeclared packages');
 });
@@ -178,7 +217,12 @@ t.test('README shows the layer table the check enforces', async (t) => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.split(/^#+ Import direction\s*$/m)[1]?.split(/^#/m)[0] ?? '';
   const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map(([, tier, folders]) => ({
-    tier: Number(tier), folders: [...folders!.matchAll(/`([\w-]+)\/`/g)].map((m) => m[1]!),
+    tier: Number(tier),
+    folders: [...folders!.matchAll(/`([\w-]+)\/`/g)].map((m) => m[1]!),
   }));
-  t.strictSame(rows, LAYERS.map((tier, i) => ({ tier: i, folders: [...tier.folders] })), 'README "Import direction" lists the tiers of test/support/layers.ts');
+  t.strictSame(
+    rows,
+    LAYERS.map((tier, i) => ({ tier: i, folders: [...tier.folders] })),
+    'README "Import direction" lists the tiers of test/support/layers.ts',
+  );
 });

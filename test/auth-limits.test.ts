@@ -10,9 +10,10 @@ const QUOTA_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceed
 
 // the streaming issue's provider plugs in here; this one sends the reset event only
 const streams: StreamProvider = {
-  open: (request) => new StreamReply((sink) => {
-    void request.render().then((body) => sink.write(Buffer.from(`event: reset\ndata: ${JSON.stringify(body)}\n\n`)));
-  }),
+  open: (request) =>
+    new StreamReply((sink) => {
+      void request.render().then((body) => sink.write(Buffer.from(`event: reset\ndata: ${JSON.stringify(body)}\n\n`)));
+    }),
 };
 
 t.test('keys and limits', async (t) => {
@@ -81,38 +82,41 @@ t.test('keys and limits', async (t) => {
 
   // issue 15: one rule for what counts; it used to depend on the endpoint (exports' 403 and
   // limit_exceeds_plan counted, a stream's 403 did not, a revalidation past the limit got 429)
-  t.test('every answer to a keyed, metered request counts, refusals and streams too; only a 304 is free, even past the limit', async (t) => {
-    const free = bearer(await h.key('free'));
-    const remaining = async (path: string, headers: Record<string, string> = {}) => {
-      const r = await fetch(`${h.url}${path}`, { headers: { ...free, ...headers } });
-      await r.arrayBuffer();
-      return [r.status, Number(r.headers.get('x-ratelimit-remaining'))];
-    };
-    t.same(await remaining('/api/v1/alerts'), [200, 19]);
-    t.same(await remaining('/api/v1/alerts?limit=100'), [400, 18], '400 limit_exceeds_plan counts');
-    t.same(await remaining('/api/v1/bus/nope/realtime'), [404, 17], '404 counts');
-    t.same(await remaining('/api/v1/alerts?format=sse'), [403, 16], 'a stream refused to the plan (403) counts');
-    t.same(await remaining('/api/v1/alerts', { accept: 'text/event-stream' }), [403, 15], 'either way of asking');
-    const first = await fetch(`${h.url}/api/v1/alerts`, { headers: free });
-    await first.arrayBuffer();
-    const etag = first.headers.get('etag')!;
-    t.equal(first.headers.get('x-ratelimit-remaining'), '14');
-    t.same(await remaining('/api/v1/alerts', { 'if-none-match': etag }), [304, 14], 'a 304 is given back');
-    for (let left = 13; left >= 0; left--) t.same(await remaining('/api/v1/rail'), [200, left]);
-    t.same(await remaining('/api/v1/alerts'), [429, 0], 'the window is used up');
-    const revalidated = await fetch(`${h.url}/api/v1/alerts`, { headers: { ...free, 'if-none-match': etag } });
-    t.equal(revalidated.status, 304, 'past the limit, a revalidation still gets its 304: it would not have counted');
-    t.equal(revalidated.headers.get('x-ratelimit-remaining'), '0');
-    t.equal(revalidated.headers.get('retry-after'), null);
-    const changed = await fetch(`${h.url}/api/v1/alerts`, { headers: { ...free, 'if-none-match': '"stale"' } });
-    t.equal(changed.status, 429, 'a revalidation that is not a 304 is refused like any request');
-    t.ok(changed.headers.get('retry-after'));
-    t.match(await changed.json(), { code: 'rate_limited' });
-    const refused = await fetch(`${h.url}/api/v1/alerts?limit=100`, { headers: { ...free, 'if-none-match': etag } });
-    t.equal(refused.status, 429, 'past the limit a conditional request that fails otherwise is 429, not its 400');
-    await refused.arrayBuffer();
-    h.clock.now += WINDOW_MS;
-  });
+  t.test(
+    'every answer to a keyed, metered request counts, refusals and streams too; only a 304 is free, even past the limit',
+    async (t) => {
+      const free = bearer(await h.key('free'));
+      const remaining = async (path: string, headers: Record<string, string> = {}) => {
+        const r = await fetch(`${h.url}${path}`, { headers: { ...free, ...headers } });
+        await r.arrayBuffer();
+        return [r.status, Number(r.headers.get('x-ratelimit-remaining'))];
+      };
+      t.same(await remaining('/api/v1/alerts'), [200, 19]);
+      t.same(await remaining('/api/v1/alerts?limit=100'), [400, 18], '400 limit_exceeds_plan counts');
+      t.same(await remaining('/api/v1/bus/nope/realtime'), [404, 17], '404 counts');
+      t.same(await remaining('/api/v1/alerts?format=sse'), [403, 16], 'a stream refused to the plan (403) counts');
+      t.same(await remaining('/api/v1/alerts', { accept: 'text/event-stream' }), [403, 15], 'either way of asking');
+      const first = await fetch(`${h.url}/api/v1/alerts`, { headers: free });
+      await first.arrayBuffer();
+      const etag = first.headers.get('etag')!;
+      t.equal(first.headers.get('x-ratelimit-remaining'), '14');
+      t.same(await remaining('/api/v1/alerts', { 'if-none-match': etag }), [304, 14], 'a 304 is given back');
+      for (let left = 13; left >= 0; left--) t.same(await remaining('/api/v1/rail'), [200, left]);
+      t.same(await remaining('/api/v1/alerts'), [429, 0], 'the window is used up');
+      const revalidated = await fetch(`${h.url}/api/v1/alerts`, { headers: { ...free, 'if-none-match': etag } });
+      t.equal(revalidated.status, 304, 'past the limit, a revalidation still gets its 304: it would not have counted');
+      t.equal(revalidated.headers.get('x-ratelimit-remaining'), '0');
+      t.equal(revalidated.headers.get('retry-after'), null);
+      const changed = await fetch(`${h.url}/api/v1/alerts`, { headers: { ...free, 'if-none-match': '"stale"' } });
+      t.equal(changed.status, 429, 'a revalidation that is not a 304 is refused like any request');
+      t.ok(changed.headers.get('retry-after'));
+      t.match(await changed.json(), { code: 'rate_limited' });
+      const refused = await fetch(`${h.url}/api/v1/alerts?limit=100`, { headers: { ...free, 'if-none-match': etag } });
+      t.equal(refused.status, 429, 'past the limit a conditional request that fails otherwise is 429, not its 400');
+      await refused.arrayBuffer();
+      h.clock.now += WINDOW_MS;
+    },
+  );
 
   t.test('50 concurrent clients on one Regular key get exactly 600 successes', async (t) => {
     const key = bearer(await h.key('regular'));

@@ -11,6 +11,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 t.test('the browser code type-checks against the DOM', async (t) => {
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
-  const run = spawnSync(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.browser.json'], { cwd: root, encoding: 'utf8', timeout: 110_000 });
+  const run = spawnSync(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.browser.json'], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 110_000,
+  });
   t.equal(run.status, 0, run.stdout + run.stderr);
 });

@@ -22,8 +22,14 @@ function nativeDirs(): string[] {
   for (const name of NATIVE_PACKAGES) {
     dirs.push(name);
     const manifest = join(REPO_ROOT, 'node_modules', name, 'package.json');
-    const { optionalDependencies = {} } = JSON.parse(readFileSync(manifest, 'utf8')) as { optionalDependencies?: Record<string, string> };
-    dirs.push(...Object.keys(optionalDependencies).filter((dep) => dep.startsWith(name) && existsSync(join(REPO_ROOT, 'node_modules', dep))));
+    const { optionalDependencies = {} } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+      optionalDependencies?: Record<string, string>;
+    };
+    dirs.push(
+      ...Object.keys(optionalDependencies).filter(
+        (dep) => dep.startsWith(name) && existsSync(join(REPO_ROOT, 'node_modules', dep)),
+      ),
+    );
   }
   return dirs;
 }
@@ -42,7 +48,12 @@ function assembleTree(root: string): string[] {
   return natives;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, child: ChildProcess, output: () => string): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  child: ChildProcess,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (!(await check())) {
     if (child.exitCode !== null) throw new Error(`transit-api exited (${child.exitCode}) before ${what}:\n${output()}`);
@@ -68,7 +79,9 @@ t.test('bin/transit-api.js runs the build from a tree with only the native packa
 
   const port = await freePort();
   const child = spawn(process.execPath, [bin, 'serve', '--demo', '--port', String(port)], {
-    cwd: dir, env: childEnv({ TRANSIT_DEMO_DIR: join(dir, 'demo'), TRANSIT_DB: '' }), stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: dir,
+    env: childEnv({ TRANSIT_DEMO_DIR: join(dir, 'demo'), TRANSIT_DB: '' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -78,8 +91,18 @@ t.test('bin/transit-api.js runs the build from a tree with only the native packa
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitFor('/status.json', async () => (await fetch(`${base}/status.json`).catch(() => null))?.ok ?? false, child, () => out);
-  await waitFor('the demo keys', () => /^\s*max\s+live\s+tk_live_\S+/m.test(out), child, () => out);
+  await waitFor(
+    '/status.json',
+    async () => (await fetch(`${base}/status.json`).catch(() => null))?.ok ?? false,
+    child,
+    () => out,
+  );
+  await waitFor(
+    'the demo keys',
+    () => /^\s*max\s+live\s+tk_live_\S+/m.test(out),
+    child,
+    () => out,
+  );
   const key = /^\s*max\s+live\s+(tk_live_\S+)/m.exec(out)![1]!;
 
   const alerts = await fetch(`${base}/api/v1/alerts`, { headers: { authorization: `Bearer ${key}` } });
@@ -95,7 +118,10 @@ t.test('bin/transit-api.js runs the build from a tree with only the native packa
     await res.arrayBuffer();
   }
   const controller = new AbortController();
-  const stream = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+  const stream = await fetch(`${base}/api/v1/events/stream`, {
+    headers: { authorization: `Bearer ${key}` },
+    signal: controller.signal,
+  });
   t.equal(stream.status, 200);
   t.match(stream.headers.get('content-type') ?? '', /text\/event-stream/);
   controller.abort();

@@ -6,13 +6,18 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { bearer, startHarness } from './support/harness.ts';
 
 /** A GET on the real socket, without a client that decodes the body for us. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -20,7 +25,8 @@ t.test('JSON bodies in gzip or brotli, one ETag per representation', async (t) =
   const h = await startHarness();
   t.teardown(() => h.close());
   const auth = bearer(await h.key('max'));
-  const get = (url: string, headers: Record<string, string> = {}) => h.api.app.inject({ url, headers: { ...auth, ...headers } });
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    h.api.app.inject({ url, headers: { ...auth, ...headers } });
 
   const plain = await get('/api/v1/alerts');
   t.equal(plain.status, 200);
@@ -40,9 +46,14 @@ t.test('JSON bodies in gzip or brotli, one ETag per representation', async (t) =
   t.equal(br.headers['content-encoding'], 'br', 'brotli preferred when both are accepted equally');
   t.same(brotliDecompressSync(br.bytes), plain.bytes);
   t.not(br.headers.etag, gz.headers.etag);
-  t.same((await get('/api/v1/alerts', { 'accept-encoding': 'br' })).bytes, br.bytes, 'compressed once: the same bytes again');
+  t.same(
+    (await get('/api/v1/alerts', { 'accept-encoding': 'br' })).bytes,
+    br.bytes,
+    'compressed once: the same bytes again',
+  );
 
-  const pick = async (header: string) => (await get('/api/v1/alerts', { 'accept-encoding': header })).headers['content-encoding'] ?? 'identity';
+  const pick = async (header: string) =>
+    (await get('/api/v1/alerts', { 'accept-encoding': header })).headers['content-encoding'] ?? 'identity';
   t.equal(await pick('gzip;q=1, br;q=0.5'), 'gzip', 'q-values decide');
   t.equal(await pick('br;q=0, gzip'), 'gzip', 'q=0 refuses a coding');
   t.equal(await pick('identity, gzip;q=0.5'), 'identity', 'identity preferred when asked for with a higher q');
@@ -56,10 +67,18 @@ t.test('JSON bodies in gzip or brotli, one ETag per representation', async (t) =
   const notModified = await get('/api/v1/alerts', { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag! });
   t.equal(notModified.headers.etag, gz.headers.etag);
   t.equal(notModified.headers.vary, 'Accept-Encoding', 'the 304 varies too');
-  t.equal((await get('/api/v1/alerts', { 'if-none-match': gz.headers.etag! })).status, 200, 'the gzip ETag does not match the identity body');
+  t.equal(
+    (await get('/api/v1/alerts', { 'if-none-match': gz.headers.etag! })).status,
+    200,
+    'the gzip ETag does not match the identity body',
+  );
   t.equal((await get('/api/v1/alerts', { 'if-none-match': etag })).status, 304, 'identity revalidates as before');
 
-  const head = await h.api.app.inject({ method: 'HEAD', url: '/api/v1/alerts', headers: { ...auth, 'accept-encoding': 'gzip' } });
+  const head = await h.api.app.inject({
+    method: 'HEAD',
+    url: '/api/v1/alerts',
+    headers: { ...auth, 'accept-encoding': 'gzip' },
+  });
   t.equal(head.headers['content-encoding'], 'gzip', 'HEAD names the coding a GET would get');
   t.equal(head.body, '');
 
@@ -84,7 +103,10 @@ t.test('event streams are never compressed', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const auth = bearer(await h.key('max'));
-  const response = await h.api.app.inject({ url: '/api/v1/alerts?format=sse', headers: { ...auth, 'accept-encoding': 'gzip, br' } });
+  const response = await h.api.app.inject({
+    url: '/api/v1/alerts?format=sse',
+    headers: { ...auth, 'accept-encoding': 'gzip, br' },
+  });
   // without a stream provider the harness answers 406; with one, the stream is text/event-stream, uncoded
   t.equal(response.headers['content-encoding'], undefined);
   response.stream?.close();

@@ -62,7 +62,13 @@ async function setup(t: Test): Promise<Setup> {
     limiter,
     config: { webhooks: { allow_private_targets: true }, api: { key_recheck_ms: 100 } },
     routes: ({ db, config }) => {
-      made.webhooks = createWebhooks({ db, bus, config, stopGraceMs: 200, onError: (err) => t.fail(`webhooks: ${String(err)}`) });
+      made.webhooks = createWebhooks({
+        db,
+        bus,
+        config,
+        stopGraceMs: 200,
+        onError: (err) => t.fail(`webhooks: ${String(err)}`),
+      });
       return [
         ...accountRoutes({ db, limiter, meter }),
         ...webhookRoutes(made.webhooks),
@@ -96,7 +102,10 @@ async function setup(t: Test): Promise<Setup> {
   };
   // traffic on three days: 3 days ago, yesterday, and today (the harness clock's day)
   const today = h.clock.now;
-  for (const [daysAgo, calls] of [[3, 2], [1, 4]] as const) {
+  for (const [daysAgo, calls] of [
+    [3, 2],
+    [1, 4],
+  ] as const) {
     h.clock.now = today - daysAgo * DAY_MS;
     for (let i = 0; i < calls; i++) await get('/api/v1/alerts');
   }
@@ -104,11 +113,23 @@ async function setup(t: Test): Promise<Setup> {
   await get('/api/v1/alerts');
   await get('/api/v1/alerts/no-such-alert');
   // connection-minutes as the streaming layer records them
-  for (const [daysAgo, minutes] of [[2, 12], [0, 7]] as const) {
+  for (const [daysAgo, minutes] of [
+    [2, 12],
+    [0, 7],
+  ] as const) {
     const atMs = today - daysAgo * DAY_MS;
     h.api.meter.record({
-      keyId: created.id, plan: 'max', test: false, unit: 'connection-minute', quantity: minutes, method: 'GET',
-      endpoint: '/api/v1/events/stream', status: 200, latencyMs: 0, atMs, requestId: `stream-${daysAgo}`,
+      keyId: created.id,
+      plan: 'max',
+      test: false,
+      unit: 'connection-minute',
+      quantity: minutes,
+      method: 'GET',
+      endpoint: '/api/v1/events/stream',
+      status: 200,
+      latencyMs: 0,
+      atMs,
+      requestId: `stream-${daysAgo}`,
     });
     const date = new Date(atMs).toISOString().slice(0, 10);
     const day = usage.get(date) ?? { requests: 0, errors: 0, minutes: 0 };
@@ -118,14 +139,25 @@ async function setup(t: Test): Promise<Setup> {
   const registered = await fetch(`${h.url}/api/v1/webhooks/endpoints`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `${receiver.url}/hooks`, description: HOSTILE_DESCRIPTION, filters: { event_types: ['export.ready'] } }),
+    body: JSON.stringify({
+      url: `${receiver.url}/hooks`,
+      description: HOSTILE_DESCRIPTION,
+      filters: { event_types: ['export.ready'] },
+    }),
   });
   t.equal(registered.status, 201, 'webhook endpoint registered');
   count(registered.status);
-  const endpointId = (await registered.json() as { id: string }).id;
+  const endpointId = ((await registered.json()) as { id: string }).id;
 
   await seedDay(h.db);
-  const summary = await runExport(h.db, { dataset: ['reliability', 'alerts'], from: DAY, dir: exportsDir, timezone: TZ, now: () => LATER, bus });
+  const summary = await runExport(h.db, {
+    dataset: ['reliability', 'alerts'],
+    from: DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => LATER,
+    bus,
+  });
   const manifests = summary.files.flatMap((f) => (f.outcome === 'ready' && f.manifest ? [f.manifest] : []));
   t.equal(manifests.length, 4, 'reliability and alerts of one day, Parquet and NDJSON');
   await receiver.waitFor(manifests.length);
@@ -133,11 +165,18 @@ async function setup(t: Test): Promise<Setup> {
   return { h, webhooks, manifests, exportsDir, max: { key: created.key, id: created.id }, made: usage, endpointId };
 }
 
-async function openPage(browser: Browser, url: string, watch: PageWatch, viewport = { width: 1280, height: 900 }): Promise<Page> {
+async function openPage(
+  browser: Browser,
+  url: string,
+  watch: PageWatch,
+  viewport = { width: 1280, height: 900 },
+): Promise<Page> {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   // Chromium logs every 4xx fetch; the refused and rate-limited calls below are deliberate
-  watchPage(page, url, watch, { ignoreConsole: /^Failed to load resource: the server responded with a status of (401|429) / });
+  watchPage(page, url, watch, {
+    ignoreConsole: /^Failed to load resource: the server responded with a status of (401|429) /,
+  });
   const response = await page.goto(`${url}/dashboard`);
   if (response?.status() !== 200) throw new Error(`/dashboard answered ${response?.status()}`);
   return page;
@@ -165,7 +204,13 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
   await t.test('a Max key: plan, limits, window', async (t) => {
     await signIn(page, s.max.key);
     await page.waitForSelector('#plan-body .plan[data-plan="max"]');
-    t.equal(await page.locator('#plan-body .plan').innerText().then((x) => x.toLowerCase()), 'max');
+    t.equal(
+      await page
+        .locator('#plan-body .plan')
+        .innerText()
+        .then((x) => x.toLowerCase()),
+      'max',
+    );
     const facts = await page.locator('#plan-body dl.facts').innerText();
     t.match(facts, /Requests\s+6,000 requests per 5 min/);
     t.match(facts, /Event streams\s+25 open at a time/);
@@ -181,13 +226,21 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
   await t.test('the usage chart: bars and points for 14 days, the requests made before', async (t) => {
     // the oldest days have no requests: their bars have no height, so wait for presence
     await page.waitForSelector('#usage-chart svg g.day', { state: 'attached' });
-    const days = await page.locator('#usage-chart svg g.day').evaluateAll((groups) => groups.map((g) => ({
-      date: g.getAttribute('data-date')!, requests: Number(g.getAttribute('data-requests')), errors: Number(g.getAttribute('data-errors')),
-      barHeight: Number(g.querySelector('rect.bar')?.getAttribute('height')),
-    })));
-    const points = await page.locator('#usage-chart svg circle.point').evaluateAll((cs) => cs.map((c) => ({
-      date: c.getAttribute('data-date')!, minutes: Number(c.getAttribute('data-minutes')), cy: Number(c.getAttribute('cy')),
-    })));
+    const days = await page.locator('#usage-chart svg g.day').evaluateAll((groups) =>
+      groups.map((g) => ({
+        date: g.getAttribute('data-date')!,
+        requests: Number(g.getAttribute('data-requests')),
+        errors: Number(g.getAttribute('data-errors')),
+        barHeight: Number(g.querySelector('rect.bar')?.getAttribute('height')),
+      })),
+    );
+    const points = await page.locator('#usage-chart svg circle.point').evaluateAll((cs) =>
+      cs.map((c) => ({
+        date: c.getAttribute('data-date')!,
+        minutes: Number(c.getAttribute('data-minutes')),
+        cy: Number(c.getAttribute('cy')),
+      })),
+    );
     t.equal(days.length, 14, 'one bar per day');
     t.equal(points.length, 14, 'one point per day');
     t.equal(days.at(-1)!.date, new Date(h.clock.now).toISOString().slice(0, 10), 'ending today (UTC)');
@@ -195,17 +248,34 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
       const before = s.made.get(d.date) ?? { requests: 0, errors: 0, minutes: 0 };
       if (d.date === days.at(-1)!.date) {
         // today also holds the page's own metered calls, made while the usage was read
-        t.ok(d.requests >= before.requests && d.errors >= before.errors, `today: at least the ${before.requests} requests made before`);
+        t.ok(
+          d.requests >= before.requests && d.errors >= before.errors,
+          `today: at least the ${before.requests} requests made before`,
+        );
       } else {
-        t.same({ requests: d.requests, errors: d.errors }, { requests: before.requests, errors: before.errors }, `${d.date}: as made`);
+        t.same(
+          { requests: d.requests, errors: d.errors },
+          { requests: before.requests, errors: before.errors },
+          `${d.date}: as made`,
+        );
       }
       t.equal(d.barHeight > 0, d.requests > 0, `${d.date}: a visible bar exactly when there were requests`);
     }
-    t.same(points.map((p) => p.minutes), days.map((d) => s.made.get(d.date)?.minutes ?? 0), 'connection-minutes per day');
+    t.same(
+      points.map((p) => p.minutes),
+      days.map((d) => s.made.get(d.date)?.minutes ?? 0),
+      'connection-minutes per day',
+    );
     const peak = points.reduce((a, b) => (b.minutes > a.minutes ? b : a));
-    t.ok(points.every((p) => p.cy >= peak.cy), 'the busiest streaming day is the highest point');
+    t.ok(
+      points.every((p) => p.cy >= peak.cy),
+      'the busiest streaming day is the highest point',
+    );
     t.match(await page.locator('#usage-chart svg title#usage-chart-title').textContent(), /API usage per day \(UTC\)/);
-    t.match(await page.locator('#usage-chart svg desc').textContent(), /Totals: \d+ requests, \d+ errors, 19 connection-minutes/);
+    t.match(
+      await page.locator('#usage-chart svg desc').textContent(),
+      /Totals: \d+ requests, \d+ errors, 19 connection-minutes/,
+    );
     t.match(await page.locator('#usage-legend').innerText(), /Requests[\s\S]*Connection-minutes/);
     t.equal(await page.locator('#usage-table tbody tr').count(), 14, 'the table fallback lists every day');
   });
@@ -218,7 +288,11 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     const delivered = page.locator('#deliveries-body tr[data-state="succeeded"]');
     t.equal(await delivered.count(), s.manifests.length, 'one succeeded delivery per export.ready event');
     t.match(await delivered.first().innerText(), /export\.ready/);
-    t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'nothing injected ran');
+    t.equal(
+      await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+      undefined,
+      'nothing injected ran',
+    );
     t.equal(await page.locator('#app img, #app script').count(), 0, 'no element came from data');
   });
 
@@ -227,7 +301,10 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.equal(await page.locator('#exports-body tr[data-export]').count(), s.manifests.length);
     for (const format of ['parquet', 'ndjson.gz'] as const) {
       const m = s.manifests.find((x) => x.format === format && x.dataset === 'reliability')!;
-      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#exports-body a.download[data-id="${m.id}"]`)]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click(`#exports-body a.download[data-id="${m.id}"]`),
+      ]);
       t.equal(download.suggestedFilename(), m.id, `${m.id}: the file name`);
       const path = join(mkdtempSync(join(tmpdir(), 'dashboard-download-')), m.id);
       t.teardown(() => rmSync(dirname(path), { recursive: true, force: true }));
@@ -243,34 +320,65 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
   });
 
   await t.test('export filters: dataset and format, a failed file, a service-day range, more pages', async (t) => {
-    const listed = () => page.locator('#exports-body tr[data-export]').evaluateAll((trs) => trs.map((tr) => ({ id: tr.getAttribute('data-export')!,
-      state: tr.getAttribute('data-state'), dataset: tr.getAttribute('data-dataset'), format: tr.getAttribute('data-format') })));
+    const listed = () =>
+      page
+        .locator('#exports-body tr[data-export]')
+        .evaluateAll((trs) =>
+          trs.map((tr) => ({
+            id: tr.getAttribute('data-export')!,
+            state: tr.getAttribute('data-state'),
+            dataset: tr.getAttribute('data-dataset'),
+            format: tr.getAttribute('data-format'),
+          })),
+        );
     const fillForm = async (f: Partial<Record<'dataset' | 'format' | 'state' | 'from' | 'to', string>>) => {
-      for (const name of ['dataset', 'format', 'state'] as const) if (f[name] !== undefined) await page.selectOption(`#exports-${name}`, f[name]!);
-      for (const name of ['from', 'to'] as const) if (f[name] !== undefined) await page.fill(`#exports-${name}`, f[name]!);
+      for (const name of ['dataset', 'format', 'state'] as const)
+        if (f[name] !== undefined) await page.selectOption(`#exports-${name}`, f[name]!);
+      for (const name of ['from', 'to'] as const)
+        if (f[name] !== undefined) await page.fill(`#exports-${name}`, f[name]!);
     };
     /** clicks and waits for the list request, then for the rows; the request's query */
     const submit = async (button: string) => {
-      const [res] = await Promise.all([page.waitForResponse((r) => r.url().includes('/api/v1/history/exports?')), page.click(button)]);
+      const [res] = await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/v1/history/exports?')),
+        page.click(button),
+      ]);
       await page.waitForSelector('#exports[aria-busy="false"]', { state: 'attached' });
       return new URL(res.url()).searchParams;
     };
 
     await fillForm({ dataset: 'alerts', format: 'ndjson.gz' });
     let query = await submit('#exports-apply');
-    t.same([query.get('dataset'), query.get('format'), query.get('state')], ['alerts', 'ndjson.gz', 'ready'], 'the filters are sent');
+    t.same(
+      [query.get('dataset'), query.get('format'), query.get('state')],
+      ['alerts', 'ndjson.gz', 'ready'],
+      'the filters are sent',
+    );
     const alertsNdjson = s.manifests.find((m) => m.dataset === 'alerts' && m.format === 'ndjson.gz')!;
-    t.same(await listed(), [{ id: alertsNdjson.id, state: 'ready', dataset: 'alerts', format: 'ndjson.gz' }], 'only the matching file');
+    t.same(
+      await listed(),
+      [{ id: alertsNdjson.id, state: 'ready', dataset: 'alerts', format: 'ndjson.gz' }],
+      'only the matching file',
+    );
     t.match(await page.locator('#exports-summary').innerText(), /^1 shown · ready files · alerts · ndjson\.gz$/);
 
     const broken = s.manifests.find((m) => m.dataset === 'reliability' && m.format === 'parquet')!;
-    await h.db.run("UPDATE export_manifests SET state = 'failed', error = 'disk full' WHERE manifest_id = $id", { id: broken.id });
+    await h.db.run("UPDATE export_manifests SET state = 'failed', error = 'disk full' WHERE manifest_id = $id", {
+      id: broken.id,
+    });
     await fillForm({ dataset: '', format: '', state: 'failed' });
     await submit('#exports-apply');
-    t.same((await listed()).map((r) => [r.id, r.state]), [[broken.id, 'failed']], 'only the failed file');
+    t.same(
+      (await listed()).map((r) => [r.id, r.state]),
+      [[broken.id, 'failed']],
+      'only the failed file',
+    );
     const failedRow = page.locator(`#exports-body tr[data-export="${broken.id}"]`);
-    t.same([await failedRow.locator('.failure').innerText(), await failedRow.locator('a, button').count()], ['disk full', 0],
-      'its error is shown, and no download button');
+    t.same(
+      [await failedRow.locator('.failure').innerText(), await failedRow.locator('a, button').count()],
+      ['disk full', 0],
+      'its error is shown, and no download button',
+    );
     await page.locator('#exports').screenshot({ path: join(ARTIFACTS, 'dashboard-exports-failed.png') });
 
     await fillForm({ state: 'ready', from: NEXT_DAY, to: DAY });
@@ -280,12 +388,19 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     const error = page.locator('#exports-filter-error');
     await error.waitFor({ state: 'visible' });
     t.match(await error.innerText(), `"from" (${NEXT_DAY}) is after "to" (${DAY})`, "the page's own message");
-    t.same([await page.getAttribute('#exports-from', 'aria-invalid'), await page.locator('#exports > .error').isVisible()], ['true', false],
-      'the field is marked; no API problem, since nothing was asked');
+    t.same(
+      [await page.getAttribute('#exports-from', 'aria-invalid'), await page.locator('#exports > .error').isVisible()],
+      ['true', false],
+      'the field is marked; no API problem, since nothing was asked',
+    );
     await fillForm({ from: DAY });
     query = await submit('#exports-apply');
     t.equal(calls(), before + 1, 'the invalid range made no request, the corrected one made one');
-    t.same([query.get('from'), query.get('to'), await error.isVisible()], [DAY, DAY, false], 'sent; the message is gone');
+    t.same(
+      [query.get('from'), query.get('to'), await error.isVisible()],
+      [DAY, DAY, false],
+      'sent; the message is gone',
+    );
     t.equal((await listed()).length, s.manifests.length - 1, 'the ready files of the day');
     await fillForm({ from: NEXT_DAY, to: '' });
     await submit('#exports-apply');
@@ -302,11 +417,17 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.equal((await listed()).length, 50, 'one page');
     t.ok(await page.locator('#exports-more').isVisible(), 'with more to load');
     query = await submit('#exports-more');
-    t.same([query.has('cursor'), query.get('dataset'), query.get('format'), query.get('state')], [true, 'realtime', 'parquet', 'pending'],
-      'the next page follows the cursor, with the filters');
+    t.same(
+      [query.has('cursor'), query.get('dataset'), query.get('format'), query.get('state')],
+      [true, 'realtime', 'parquet', 'pending'],
+      'the next page follows the cursor, with the filters',
+    );
     const all = await listed();
     t.equal(new Set(all.map((r) => r.id)).size, 60, 'every queued Parquet file once');
-    t.ok(all.every((r) => r.dataset === 'realtime' && r.format === 'parquet' && r.state === 'pending'), 'and nothing else');
+    t.ok(
+      all.every((r) => r.dataset === 'realtime' && r.format === 'parquet' && r.state === 'pending'),
+      'and nothing else',
+    );
     t.notOk(await page.locator('#exports-more').isVisible(), 'no further page');
 
     await submit('#exports-clear');
@@ -321,7 +442,9 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     t.ok(width <= 390, `no horizontal scrolling on a phone (content ${width} px wide)`);
     const button = await page.locator('#exports-body a.download').first().boundingBox();
-    t.ok(button && button.x >= 0 && button.x + button.width <= 390, 'the download buttons fit on a phone screen', { button });
+    t.ok(button && button.x >= 0 && button.x + button.width <= 390, 'the download buttons fit on a phone screen', {
+      button,
+    });
     for (const control of ['#exports-to', '#exports-apply']) {
       const box = await page.locator(control).boundingBox();
       t.ok(box && box.x >= 0 && box.x + box.width <= 390, `${control} fits on a phone screen`, { box });
@@ -347,7 +470,10 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     await page.waitForSelector('#exports-body [data-reason="plan"]');
     t.match(await page.locator('#exports-body').innerText(), /part of the Max plan; this key is on the free plan/);
     await page.waitForSelector('#endpoints-body p.empty');
-    t.notOk(watch.urls.slice(before).some((u) => u.includes('/history/exports')), 'the exports endpoint is not called');
+    t.notOk(
+      watch.urls.slice(before).some((u) => u.includes('/history/exports')),
+      'the exports endpoint is not called',
+    );
     t.notOk(await page.locator('#exports-filter').isVisible(), 'and no filters are offered');
     // spend the rest of the Free window (20 metered requests per 5 minutes)
     let status = 0;
@@ -389,5 +515,8 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
 
   t.same(watch.consoleErrors, [], 'no console errors (no CSP violation)');
   t.same(watch.foreign, [], 'no request leaves the server');
-  t.notOk(watch.urls.some((u) => /tk_(live|test)_/.test(u)), 'no key in any URL');
+  t.notOk(
+    watch.urls.some((u) => /tk_(live|test)_/.test(u)),
+    'no key in any URL',
+  );
 });

@@ -13,18 +13,30 @@ const doc = documentedOpenApi('/');
 const dataFields = (type: keyof typeof EVENT_DATA) => Object.keys((EVENT_DATA[type].data as z.ZodObject).shape);
 const envelopeFields = Object.keys(EVENT_SCHEMAS['alert.created'].shape);
 
-t.test('the model lists every event type with its data fields, in the schemas\' order', async (t) => {
+t.test("the model lists every event type with its data fields, in the schemas' order", async (t) => {
   const model = eventsModel(doc);
-  t.same(model.types.map((e) => e.type), EVENT_TYPES);
+  t.same(
+    model.types.map((e) => e.type),
+    EVENT_TYPES,
+  );
   for (const e of model.types) {
     const top = e.data.map((f) => f.name.replace(/\?$/, '')).filter((n) => !n.includes('.'));
     t.same(top, dataFields(e.type as keyof typeof EVENT_DATA), `${e.type}: every data field`);
     t.equal(e.schema, `Event.${e.type}`);
   }
-  t.same(model.envelope.map((f) => f.name), envelopeFields);
+  t.same(
+    model.envelope.map((f) => f.name),
+    envelopeFields,
+  );
   t.match(model.stream, { path: '/api/v1/events/stream', operationId: 'streamEvents' });
-  t.same(model.stream!.reset.map((f) => f.name), ['reason', 'earliest_id']);
-  t.same(model.webhooks.headers.map((h) => h.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+  t.same(
+    model.stream!.reset.map((f) => f.name),
+    ['reason', 'earliest_id'],
+  );
+  t.same(
+    model.webhooks.headers.map((h) => h.name),
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+  );
   t.match(model.webhooks.delivery, /retried/);
   t.ok(model.webhooks.responses.some((r) => r.status === '410'));
 });
@@ -35,7 +47,8 @@ t.test('/docs has an #events section with every type and field', async (t) => {
   t.match(html, /href="#events"/, 'linked from the navigation');
   const events = html.slice(html.indexOf('<section id="events"'));
   for (const name of envelopeFields) t.match(events, `<code>${name}</code>`, `envelope field ${name}`);
-  for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) t.match(events, `<code>${header}</code>`);
+  for (const header of ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+    t.match(events, `<code>${header}</code>`);
   t.match(events, /Last-Event-ID/);
   t.match(events, /event: reset/);
   t.match(events, /410/);

@@ -21,10 +21,21 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
   const dir = mkdtempSync(join(tmpdir(), 'transit-forward-'));
   const logs = captureLogs('warn');
   const base = {
-    host: '127.0.0.1', port: 0, signing_secret: 'test-secret-0123456789abcdef',
-    broker: { url: redis.url, prefix: 'fw:', forward_timeout_ms: 2_000 }, api: { meter_flush_ms: 100 },
+    host: '127.0.0.1',
+    port: 0,
+    signing_secret: 'test-secret-0123456789abcdef',
+    broker: { url: redis.url, prefix: 'fw:', forward_timeout_ms: 2_000 },
+    api: { meter_flush_ms: 100 },
   };
-  let ingest: Service | null = await startService(parseConfig({ ...base, role: 'ingest', db_path: join(dir, 'ingest.duckdb'), webhooks: { allow_private_targets: true } }), { log: logs.logger, poll: false });
+  let ingest: Service | null = await startService(
+    parseConfig({
+      ...base,
+      role: 'ingest',
+      db_path: join(dir, 'ingest.duckdb'),
+      webhooks: { allow_private_targets: true },
+    }),
+    { log: logs.logger, poll: false },
+  );
   const edge: EdgeService = await startEdge(parseConfig({ ...base, role: 'edge' }), { log: logs.logger });
   t.teardown(async () => {
     await edge.close().catch(() => undefined);
@@ -36,7 +47,10 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
   const regular = await createKey(db, { plan: 'regular', name: 'forwarded' });
   const max = await createKey(db, { plan: 'max', name: 'webhooks' });
   const auth = (key: string, more: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...more });
-  await waitFor('the key on the edge', async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })).status === 200);
+  await waitFor(
+    'the key on the edge',
+    async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })).status === 200,
+  );
 
   await t.test('history and status paths answer as on the ingest node, marked as forwarded', async (t) => {
     const path = '/api/v1/history/exports';
@@ -49,7 +63,7 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     t.equal(viaEdge.headers.get('content-type'), direct.headers.get('content-type'));
 
     const page = await fetch(`${edge.url}/status`);
-    t.equal(page.status, 200, 'the status page (the ingest node\'s) through the edge');
+    t.equal(page.status, 200, "the status page (the ingest node's) through the edge");
     t.match(page.headers.get('content-type') ?? '', /text\/html/);
     t.match(await page.text(), /<html/i);
     const identity = { 'accept-encoding': 'identity' };
@@ -60,7 +74,7 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     t.equal(Number(head.headers.get('content-length')), body.byteLength, 'HEAD says the length a GET sends');
 
     const unknown = await fetch(`${edge.url}/api/v1/no/such/path`, { headers: auth(max.key) });
-    t.equal(unknown.status, 404, 'a path nobody serves is the ingest node\'s 404');
+    t.equal(unknown.status, 404, "a path nobody serves is the ingest node's 404");
     t.match(unknown.headers.get('content-type') ?? '', /application\/problem\+json/);
     t.equal(unknown.headers.get('via'), '1.1 transit-api-edge');
   });
@@ -74,19 +88,29 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     const text = await created.text();
     t.equal(created.status, 201, text);
     const id = (JSON.parse(text) as { id: string }).id;
-    const listed = await (await fetch(`${ingest!.url}/api/v1/webhooks/endpoints`, { headers: auth(max.key) })).json() as { data: Array<{ id: string }> };
-    t.ok(listed.data.some((e) => e.id === id), 'created on the ingest node');
+    const listed = (await (
+      await fetch(`${ingest!.url}/api/v1/webhooks/endpoints`, { headers: auth(max.key) })
+    ).json()) as { data: Array<{ id: string }> };
+    t.ok(
+      listed.data.some((e) => e.id === id),
+      'created on the ingest node',
+    );
   });
 
   await t.test('a forwarded request counts once in the shared window', async (t) => {
-    const remaining = async (url: string) => Number((await fetch(url, { headers: auth(regular.key) })).headers.get('x-ratelimit-remaining'));
+    const remaining = async (url: string) =>
+      Number((await fetch(url, { headers: auth(regular.key) })).headers.get('x-ratelimit-remaining'));
     const first = await remaining(`${edge.url}/api/v1/account`);
     const second = await remaining(`${edge.url}/api/v1/account/usage?days=1`);
     const local = await remaining(`${edge.url}/api/v1/alerts`);
     const third = await remaining(`${edge.url}/api/v1/history/exports`);
     t.ok(Number.isFinite(first) && first > 0, `remaining ${first}`);
     // account routes never use the window; the others use one request each, wherever they ran
-    t.same([second, local, third].map((r) => first - r), [0, 1, 2], `each request once: none counted twice (${[first, second, local, third]})`);
+    t.same(
+      [second, local, third].map((r) => first - r),
+      [0, 1, 2],
+      `each request once: none counted twice (${[first, second, local, third]})`,
+    );
   });
 
   await t.test('the ingest node gone: 503 ingest_unavailable with Retry-After; realtime still answers', async (t) => {
@@ -96,7 +120,7 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     t.equal(res.status, 503);
     t.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
     t.ok(Number(res.headers.get('retry-after')) > 0, 'Retry-After');
-    const problem = await res.json() as { type: string; status: number };
+    const problem = (await res.json()) as { type: string; status: number };
     t.match(problem.type, /ingest-unavailable$/);
     t.equal(problem.status, 503);
     const realtime = await fetch(`${edge.url}/api/v1/bus/realtime`, { headers: auth(regular.key) });

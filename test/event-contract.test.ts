@@ -32,7 +32,9 @@ import { startReceiver, verifyDelivery } from './support/webhooks.ts';
 
 type Json = Record<string, unknown>;
 
-const doc = parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8')) as Json;
+const doc = parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8'),
+) as Json;
 /**
  * The document's schemas, closed: an object schema listing its properties admits no others here,
  * so an event still carrying a field the contract dropped (feed_id, timestamp_ms …) fails.
@@ -41,15 +43,23 @@ function closed(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(closed);
   if (!node || typeof node !== 'object') return node;
   const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, closed(v)])) as Json;
-  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   return out;
 }
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 (addFormats as unknown as (a: unknown) => void)(ajv);
-ajv.addSchema(closed({ $id: 'openapi.json', components: doc.components, webhooks: doc.webhooks, paths: doc.paths }) as Json);
+ajv.addSchema(
+  closed({ $id: 'openapi.json', components: doc.components, webhooks: doc.webhooks, paths: doc.paths }) as Json,
+);
 
-const streamMedia = (((((doc.paths as Json)['/api/v1/events/stream'] as Json).get as Json).responses as Json)['200'] as Json);
-const sseEvents = (((streamMedia.content as Json)['text/event-stream'] as Json)['x-sse-events'] ?? {}) as Record<string, { $ref: string }>;
+const streamMedia = ((((doc.paths as Json)['/api/v1/events/stream'] as Json).get as Json).responses as Json)[
+  '200'
+] as Json;
+const sseEvents = (((streamMedia.content as Json)['text/event-stream'] as Json)['x-sse-events'] ?? {}) as Record<
+  string,
+  { $ref: string }
+>;
 const validators = new Map<string, ValidateFunction>();
 function validatorFor(ref: string): ValidateFunction {
   let v = validators.get(ref);
@@ -69,7 +79,8 @@ const ALERTS_TICK_MS = 30_000;
  */
 function firstAlertUpdate(network: DemoNetworkInfo, fromMs: number): number {
   const seed = network.seed ?? 1;
-  const at = (ms: number) => new Map(alertEntitiesAt(network.model, seed, ms, network.timezone).map((e) => [String(e.id), JSON.stringify(e)]));
+  const at = (ms: number) =>
+    new Map(alertEntitiesAt(network.model, seed, ms, network.timezone).map((e) => [String(e.id), JSON.stringify(e)]));
   let before = at(fromMs);
   for (let ms = fromMs + ALERTS_TICK_MS; ms < fromMs + 6 * 3_600_000; ms += ALERTS_TICK_MS) {
     const now = at(ms);
@@ -79,101 +90,149 @@ function firstAlertUpdate(network: DemoNetworkInfo, fromMs: number): number {
   throw new Error('no demo alert changes within 6 h of rush hour');
 }
 
-t.test('every event of 60 s of the demo validates against the generated document, on the stream and on webhooks', async (t) => {
-  t.ok(Object.keys(sseEvents).length >= EVENT_TYPES.length, 'the stream operation names a schema per event');
-  for (const type of EVENT_TYPES) t.ok((doc.webhooks as Json)[type], `webhooks: ${type}`);
+t.test(
+  'every event of 60 s of the demo validates against the generated document, on the stream and on webhooks',
+  async (t) => {
+    t.ok(Object.keys(sseEvents).length >= EVENT_TYPES.length, 'the stream operation names a schema per event');
+    for (const type of EVENT_TYPES) t.ok((doc.webhooks as Json)[type], `webhooks: ${type}`);
 
-  const network = generateDemoNetwork(t.testdir(), { seed: 1, startDate: '2025-06-14', endDate: '2025-06-21' });
-  // one alerts snapshot before the change: the feed shows the alert at 0–10 s and, back up at 45 s, changed
-  const update = firstAlertUpdate(network, RUSH_HOUR);
-  const START = update - ALERTS_TICK_MS;
-  t.comment(`an alert changes at ${new Date(update).toISOString()}`);
-  const clock = { ms: START };
-  const sim = await startSimulator({ network, now: () => clock.ms, badBodyEvery: 0, alertsTickMs: ALERTS_TICK_MS });
-  t.teardown(() => sim.stop());
-  // a feed is stale 15 s after its data stops changing, so one taken down goes stale and recovers within the minute
-  const overrides = { freshness: { stale_after_s: 15, expired_after_s: 40 }, webhooks: { allow_private_targets: true } };
-  const config = parseConfig({ ...demoConfig(sim), ...overrides });
+    const network = generateDemoNetwork(t.testdir(), { seed: 1, startDate: '2025-06-14', endDate: '2025-06-21' });
+    // one alerts snapshot before the change: the feed shows the alert at 0–10 s and, back up at 45 s, changed
+    const update = firstAlertUpdate(network, RUSH_HOUR);
+    const START = update - ALERTS_TICK_MS;
+    t.comment(`an alert changes at ${new Date(update).toISOString()}`);
+    const clock = { ms: START };
+    const sim = await startSimulator({ network, now: () => clock.ms, badBodyEvery: 0, alertsTickMs: ALERTS_TICK_MS });
+    t.teardown(() => sim.stop());
+    // a feed is stale 15 s after its data stops changing, so one taken down goes stale and recovers within the minute
+    const overrides = {
+      freshness: { stale_after_s: 15, expired_after_s: 40 },
+      webhooks: { allow_private_targets: true },
+    };
+    const config = parseConfig({ ...demoConfig(sim), ...overrides });
 
-  const h = await startStreamHarness({ config: overrides, quiet: true });
-  t.teardown(() => h.close());
-  await importGtfs(h.db, 'demo', sim.scheduleSource);
-  const schedule = await loadScheduleIndex(h.db, 'demo');
+    const h = await startStreamHarness({ config: overrides, quiet: true });
+    t.teardown(() => h.close());
+    await importGtfs(h.db, 'demo', sim.scheduleSource);
+    const schedule = await loadScheduleIndex(h.db, 'demo');
 
-  const receiver = await startReceiver();
-  t.teardown(() => receiver.close());
-  const webhooks = createWebhooks({ db: h.db, bus: h.bus, config, log: silentLogger });
-  const endpoint = await webhooks.createEndpoint('key_contract', { url: `${receiver.url}/all`, filters: { event_types: [...EVENT_TYPES] } });
-  await webhooks.start();
-  t.teardown(() => webhooks.stop());
+    const receiver = await startReceiver();
+    t.teardown(() => receiver.close());
+    const webhooks = createWebhooks({ db: h.db, bus: h.bus, config, log: silentLogger });
+    const endpoint = await webhooks.createEndpoint('key_contract', {
+      url: `${receiver.url}/all`,
+      filters: { event_types: [...EVENT_TYPES] },
+    });
+    await webhooks.start();
+    t.teardown(() => webhooks.stop());
 
-  const stream = await openSse(`${h.url}/api/v1/events/stream`, { authorization: `Bearer ${await h.key('max')}` });
-  t.teardown(() => stream.close());
-  t.equal(stream.status, 200);
+    const stream = await openSse(`${h.url}/api/v1/events/stream`, { authorization: `Bearer ${await h.key('max')}` });
+    t.teardown(() => stream.close());
+    t.equal(stream.status, 200);
 
-  let published = 0;
-  t.teardown(h.bus.subscribe((batch) => {
-    published += batch.length;
-  }));
-  const pipeline = createPipeline({
-    config, bus: h.bus, history: createHistoryWriter(h.db), scheduleFor: () => schedule, now: () => clock.ms, log: silentLogger,
-  });
-  t.teardown(() => pipeline.stop());
+    let published = 0;
+    t.teardown(
+      h.bus.subscribe((batch) => {
+        published += batch.length;
+      }),
+    );
+    const pipeline = createPipeline({
+      config,
+      bus: h.bus,
+      history: createHistoryWriter(h.db),
+      scheduleFor: () => schedule,
+      now: () => clock.ms,
+      log: silentLogger,
+    });
+    t.teardown(() => pipeline.stop());
 
-  // 60 s in 5 s steps, each feed polled on its interval; the alerts feed is down from 15 s to 45 s
-  for (let s = 0; s <= 60; s += 5) {
-    clock.ms = START + s * 1000;
-    if (s === 15) sim.setFeedDown('alerts', 'down');
-    if (s === 45) sim.setFeedDown('alerts', 'ok');
-    await pipeline.pollOnce('demo-vehicles');
-    if (s % 10 === 0) for (const id of ['demo-trip-updates', 'demo-alerts', 'demo-notices']) await pipeline.pollOnce(id);
-    else await pipeline.pollOnce('demo-alerts');
-  }
-  // what the demo publishes on a longer clock, through the same bus: a finalized day, export files, alerts of a removed feed
-  h.bus.publish(reliabilityEvent({
-    service_date: '2025-06-16', trips: 2, modes: ['rail', 'bus'], route_ids: ['12', 'RED'],
-    routes: [{ mode: 'rail', route_id: 'RED', scheduled: 1, delivered: 1, canceled: 0 }, { mode: 'bus', route_id: '12', scheduled: 1, delivered: 0, canceled: 1 }],
-  }, clock.ms));
-  const manifest: ExportManifest = {
-    id: 'alerts-2025-06-16.parquet', dataset: 'alerts', part: 'alerts', service_date: '2025-06-16', format: 'parquet', state: 'ready',
-    file_path: 'x', rows: 10, bytes: 100, sha256: 'ab', schema: [], error: null, attempts: 1, queued_at: '2025-06-17T12:00:00.000Z',
-    started_at: '2025-06-17T12:00:01.000Z', created_at: '2025-06-17T12:00:02.000Z', updated_at: '2025-06-17T12:00:02.000Z',
-  };
-  h.bus.publish(exportEvent(manifest, clock.ms));
-  h.bus.publish(exportEvent({ ...manifest, state: 'failed', error: 'disk full', created_at: null }, clock.ms));
-  pipeline.state.removeFeed('demo-notices', clock.ms);
-
-  await new Promise((resolve) => setImmediate(resolve));
-  const expected = published;
-  t.ok(expected > 100, `the demo published ${expected} events`);
-  await stream.waitFor((events) => events.filter((e) => e.event !== 'reset').length >= expected, 30_000);
-  await receiver.waitFor(expected, 60_000);
-
-  const seen = { stream: new Map<string, number>(), webhook: new Map<string, number>() };
-  let bad = 0;
-  const check = (channel: 'stream' | 'webhook', name: string, ref: string | undefined, body: unknown) => {
-    seen[channel].set(name, (seen[channel].get(name) ?? 0) + 1);
-    if (!ref) {
-      bad++;
-      t.fail(`${channel}: no schema for ${name}`);
-      return;
+    // 60 s in 5 s steps, each feed polled on its interval; the alerts feed is down from 15 s to 45 s
+    for (let s = 0; s <= 60; s += 5) {
+      clock.ms = START + s * 1000;
+      if (s === 15) sim.setFeedDown('alerts', 'down');
+      if (s === 45) sim.setFeedDown('alerts', 'ok');
+      await pipeline.pollOnce('demo-vehicles');
+      if (s % 10 === 0)
+        for (const id of ['demo-trip-updates', 'demo-alerts', 'demo-notices']) await pipeline.pollOnce(id);
+      else await pipeline.pollOnce('demo-alerts');
     }
-    const validate = validatorFor(ref);
-    if (!validate(body) && bad++ < 10) t.fail(`${channel}: ${name} does not validate`, { errors: validate.errors?.slice(0, 3), body });
-  };
-  for (const e of stream.events) check('stream', e.event, sseEvents[e.event]?.$ref, JSON.parse(e.data));
-  for (const req of receiver.requests) {
-    const body = verifyDelivery(endpoint.secret, req, req.at) as { type: string; id: string };
-    t.equal(req.headers['webhook-id'], body.id);
-    const webhook = (((doc.webhooks as Json)[body.type] as Json | undefined)?.post as Json | undefined);
-    check('webhook', body.type, webhook && `#/webhooks/${body.type}/post/requestBody/content/application~1json/schema`, body);
-  }
-  t.equal(bad, 0, 'every event validates');
-  t.equal(receiver.requests.length, stream.events.length, 'the stream and the webhook endpoint got the same events');
-  const report = (m: Map<string, number>) => Object.fromEntries([...m].sort());
-  t.comment(`stream ${JSON.stringify(report(seen.stream))}`);
-  for (const type of EVENT_TYPES as readonly EventType[]) {
-    t.ok(seen.stream.has(type), `the stream carried ${type}`);
-    t.ok(seen.webhook.has(type), `a webhook delivered ${type}`);
-  }
-});
+    // what the demo publishes on a longer clock, through the same bus: a finalized day, export files, alerts of a removed feed
+    h.bus.publish(
+      reliabilityEvent(
+        {
+          service_date: '2025-06-16',
+          trips: 2,
+          modes: ['rail', 'bus'],
+          route_ids: ['12', 'RED'],
+          routes: [
+            { mode: 'rail', route_id: 'RED', scheduled: 1, delivered: 1, canceled: 0 },
+            { mode: 'bus', route_id: '12', scheduled: 1, delivered: 0, canceled: 1 },
+          ],
+        },
+        clock.ms,
+      ),
+    );
+    const manifest: ExportManifest = {
+      id: 'alerts-2025-06-16.parquet',
+      dataset: 'alerts',
+      part: 'alerts',
+      service_date: '2025-06-16',
+      format: 'parquet',
+      state: 'ready',
+      file_path: 'x',
+      rows: 10,
+      bytes: 100,
+      sha256: 'ab',
+      schema: [],
+      error: null,
+      attempts: 1,
+      queued_at: '2025-06-17T12:00:00.000Z',
+      started_at: '2025-06-17T12:00:01.000Z',
+      created_at: '2025-06-17T12:00:02.000Z',
+      updated_at: '2025-06-17T12:00:02.000Z',
+    };
+    h.bus.publish(exportEvent(manifest, clock.ms));
+    h.bus.publish(exportEvent({ ...manifest, state: 'failed', error: 'disk full', created_at: null }, clock.ms));
+    pipeline.state.removeFeed('demo-notices', clock.ms);
+
+    await new Promise((resolve) => setImmediate(resolve));
+    const expected = published;
+    t.ok(expected > 100, `the demo published ${expected} events`);
+    await stream.waitFor((events) => events.filter((e) => e.event !== 'reset').length >= expected, 30_000);
+    await receiver.waitFor(expected, 60_000);
+
+    const seen = { stream: new Map<string, number>(), webhook: new Map<string, number>() };
+    let bad = 0;
+    const check = (channel: 'stream' | 'webhook', name: string, ref: string | undefined, body: unknown) => {
+      seen[channel].set(name, (seen[channel].get(name) ?? 0) + 1);
+      if (!ref) {
+        bad++;
+        t.fail(`${channel}: no schema for ${name}`);
+        return;
+      }
+      const validate = validatorFor(ref);
+      if (!validate(body) && bad++ < 10)
+        t.fail(`${channel}: ${name} does not validate`, { errors: validate.errors?.slice(0, 3), body });
+    };
+    for (const e of stream.events) check('stream', e.event, sseEvents[e.event]?.$ref, JSON.parse(e.data));
+    for (const req of receiver.requests) {
+      const body = verifyDelivery(endpoint.secret, req, req.at) as { type: string; id: string };
+      t.equal(req.headers['webhook-id'], body.id);
+      const webhook = ((doc.webhooks as Json)[body.type] as Json | undefined)?.post as Json | undefined;
+      check(
+        'webhook',
+        body.type,
+        webhook && `#/webhooks/${body.type}/post/requestBody/content/application~1json/schema`,
+        body,
+      );
+    }
+    t.equal(bad, 0, 'every event validates');
+    t.equal(receiver.requests.length, stream.events.length, 'the stream and the webhook endpoint got the same events');
+    const report = (m: Map<string, number>) => Object.fromEntries([...m].sort());
+    t.comment(`stream ${JSON.stringify(report(seen.stream))}`);
+    for (const type of EVENT_TYPES as readonly EventType[]) {
+      t.ok(seen.stream.has(type), `the stream carried ${type}`);
+      t.ok(seen.webhook.has(type), `a webhook delivered ${type}`);
+    }
+  },
+);

@@ -14,12 +14,15 @@ import { silentLogger } from '../core/logger.ts';
 function configFile(dir: string, name: string): { file: string; db: string } {
   const db = join(dir, `${name}.duckdb`);
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({
-    host: '127.0.0.1',
-    db_path: db,
-    exports: { enabled: false, dir: join(dir, `${name}-exports`) },
-    snapshot: { enabled: false, path: join(dir, `${name}-snapshot.duckdb`) },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      host: '127.0.0.1',
+      db_path: db,
+      exports: { enabled: false, dir: join(dir, `${name}-exports`) },
+      snapshot: { enabled: false, path: join(dir, `${name}-snapshot.duckdb`) },
+    }),
+  );
   return { file, db };
 }
 
@@ -27,12 +30,20 @@ const IN_USE = /could not listen on 127\.0\.0\.1:(\d+): the port is already in u
 
 t.test('a second serve on the port of a running one exits non-zero', async (t) => {
   const dir = t.testdir();
-  const service = await startService(parseConfig({
-    // a port given by number, as operators run it: uWS's default SO_REUSEPORT shares those
-    host: '127.0.0.1', port: await freePort(), db_path: join(dir, 'first.duckdb'),
-    exports: { enabled: false, dir: join(dir, 'exports') },
-    snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
-  }, {}), { log: silentLogger, poll: false });
+  const service = await startService(
+    parseConfig(
+      {
+        // a port given by number, as operators run it: uWS's default SO_REUSEPORT shares those
+        host: '127.0.0.1',
+        port: await freePort(),
+        db_path: join(dir, 'first.duckdb'),
+        exports: { enabled: false, dir: join(dir, 'exports') },
+        snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
+      },
+      {},
+    ),
+    { log: silentLogger, poll: false },
+  );
   t.teardown(() => service.close());
   const port = service.server.port;
 
@@ -59,7 +70,9 @@ t.test('a port held by another program (TRANSIT_PORT) exits non-zero the same wa
   const port = (other.address() as { port: number }).port;
 
   const config = configFile(dir, 'blocked');
-  const run = await runCli(['serve', '--config', config.file], { env: { ...process.env, TRANSIT_CONFIG: '', TRANSIT_PORT: String(port) } });
+  const run = await runCli(['serve', '--config', config.file], {
+    env: { ...process.env, TRANSIT_CONFIG: '', TRANSIT_PORT: String(port) },
+  });
   t.not(run.code, 0, 'exit code');
   t.match(run.stderr, IN_USE);
   t.equal(IN_USE.exec(run.stderr)?.[1], String(port));

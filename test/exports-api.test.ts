@@ -18,8 +18,16 @@ import { logInto } from './support/logs.ts';
 const SECRET = 'test-secret-0123456789abcdef';
 
 interface Listed {
-  id: string; dataset: string; format: string; service_date: string; state: string; rows: number; bytes: number; sha256: string;
-  content_type: string; download: { url: string; expires_at: string } | null;
+  id: string;
+  dataset: string;
+  format: string;
+  service_date: string;
+  state: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  content_type: string;
+  download: { url: string; expires_at: string } | null;
 }
 
 t.test('history exports API', async (t) => {
@@ -28,12 +36,24 @@ t.test('history exports API', async (t) => {
   const logged: string[] = [];
   const h = await startHarness({
     quiet: true,
-    routes: ({ db }) => exportRoutes({ db, dir, secret: SECRET, ttlS: 600, log: logInto((message, line) => logged.push(`${message}: ${String(line.export)}`)) }),
+    routes: ({ db }) =>
+      exportRoutes({
+        db,
+        dir,
+        secret: SECRET,
+        ttlS: 600,
+        log: logInto((message, line) => logged.push(`${message}: ${String(line.export)}`)),
+      }),
   });
   t.teardown(() => h.close());
   await seedDay(h.db);
   const summary = await runExport(h.db, {
-    dataset: ['reliability', 'realtime', 'alerts'], from: DAY, to: NEXT_DAY, dir, timezone: TZ, now: () => LATER,
+    dataset: ['reliability', 'realtime', 'alerts'],
+    from: DAY,
+    to: NEXT_DAY,
+    dir,
+    timezone: TZ,
+    now: () => LATER,
   });
   const readyCount = summary.files.filter((f) => f.outcome === 'ready').length;
   t.equal(readyCount, 14, 'the export job wrote 14 files');
@@ -42,7 +62,9 @@ t.test('history exports API', async (t) => {
 
   t.test('plans: Free, Regular and Max test keys are refused; no key is 401', async (t) => {
     for (const [name, key] of [
-      ['free', await h.key('free')], ['regular', await h.key('regular')], ['max test', await h.key('max', { test: true })],
+      ['free', await h.key('free')],
+      ['regular', await h.key('regular')],
+      ['max test', await h.key('max', { test: true })],
     ] as const) {
       for (const path of ['/api/v1/history/exports', `/api/v1/history/exports/alerts-${DAY}.parquet`]) {
         const got = await call(path, bearer(key));
@@ -59,18 +81,37 @@ t.test('history exports API', async (t) => {
     t.equal(all.status, 200);
     const items = all.json.data as Listed[];
     t.equal(items.length, readyCount);
-    t.ok(items.every((i) => i.state === 'ready' && i.download !== null), 'ready files, each with a link');
+    t.ok(
+      items.every((i) => i.state === 'ready' && i.download !== null),
+      'ready files, each with a link',
+    );
     const order = items.map((i) => `${i.service_date}|${i.id}`);
-    t.same(order, [...order].sort((a, b) => (a.slice(0, 10) === b.slice(0, 10) ? (a < b ? -1 : 1) : a < b ? 1 : -1)),
-      'newest day first, then by id');
+    t.same(
+      order,
+      [...order].sort((a, b) => (a.slice(0, 10) === b.slice(0, 10) ? (a < b ? -1 : 1) : a < b ? 1 : -1)),
+      'newest day first, then by id',
+    );
 
     const alerts = await call('/api/v1/history/exports?dataset=alerts&format=parquet', max);
-    t.same((alerts.json.data as Listed[]).map((i) => i.id).sort(), [`alerts-${DAY}.parquet`, `alerts-${NEXT_DAY}.parquet`]);
+    t.same((alerts.json.data as Listed[]).map((i) => i.id).sort(), [
+      `alerts-${DAY}.parquet`,
+      `alerts-${NEXT_DAY}.parquet`,
+    ]);
     const oneDay = await call(`/api/v1/history/exports?from=${NEXT_DAY}&to=${NEXT_DAY}&limit=100`, max);
-    t.ok((oneDay.json.data as Listed[]).length > 0 && (oneDay.json.data as Listed[]).every((i) => i.service_date === NEXT_DAY));
+    t.ok(
+      (oneDay.json.data as Listed[]).length > 0 &&
+        (oneDay.json.data as Listed[]).every((i) => i.service_date === NEXT_DAY),
+    );
     t.same((await call('/api/v1/history/exports?state=failed', max)).json.data, [], 'no failed files');
 
-    for (const bad of ['dataset=trips', 'format=csv', 'from=2024-02-30', `from=${NEXT_DAY}&to=${DAY}`, 'state=done', 'limit=1001']) {
+    for (const bad of [
+      'dataset=trips',
+      'format=csv',
+      'from=2024-02-30',
+      `from=${NEXT_DAY}&to=${DAY}`,
+      'state=done',
+      'limit=1001',
+    ]) {
       const got = await call(`/api/v1/history/exports?${bad}`, max);
       t.equal(got.status, 400, bad);
       t.equal(got.headers.get('content-type'), 'application/problem+json', bad);
@@ -85,7 +126,11 @@ t.test('history exports API', async (t) => {
       next = page.json.links.next as string | null;
       t.ok(seen.length <= readyCount, 'pagination ends');
     }
-    t.same(seen, items.map((i) => i.id), 'pages of 4 give the same files in the same order, no duplicates');
+    t.same(
+      seen,
+      items.map((i) => i.id),
+      'pages of 4 give the same files in the same order, no duplicates',
+    );
 
     // `format` is a filter here, not the event-stream switch: links.next and the cursor keep it
     let nextParquet: string | null = '/api/v1/history/exports?format=parquet&limit=2';
@@ -97,13 +142,22 @@ t.test('history exports API', async (t) => {
       if (nextParquet) t.match(nextParquet, /format=parquet/);
     }
     t.equal(parquet.length, readyCount / 2, 'every Parquet file, over several pages');
-    t.ok(parquet.every((i) => i.format === 'parquet'), 'and nothing else');
+    t.ok(
+      parquet.every((i) => i.format === 'parquet'),
+      'and nothing else',
+    );
     const parquetFirst = await call('/api/v1/history/exports?format=parquet&limit=2', max);
-    const swapped = await call(`/api/v1/history/exports?format=ndjson.gz&limit=2&cursor=${parquetFirst.json.meta.next_cursor}`, max);
+    const swapped = await call(
+      `/api/v1/history/exports?format=ndjson.gz&limit=2&cursor=${parquetFirst.json.meta.next_cursor}`,
+      max,
+    );
     t.equal(swapped.json.code, 'invalid_cursor', 'a cursor is bound to its format filter');
 
     const first = await call('/api/v1/history/exports?limit=4', max);
-    const replayed = await call(`/api/v1/history/exports?limit=4&dataset=alerts&cursor=${first.json.meta.next_cursor}`, max);
+    const replayed = await call(
+      `/api/v1/history/exports?limit=4&dataset=alerts&cursor=${first.json.meta.next_cursor}`,
+      max,
+    );
     t.equal(replayed.status, 400);
     t.equal(replayed.json.code, 'invalid_cursor', 'a cursor is bound to its filters');
 
@@ -131,7 +185,10 @@ t.test('history exports API', async (t) => {
         const table = tableFromIPC(readParquet(new Uint8Array(bytes)).intoIPCStream());
         t.equal(table.numRows, item.rows, `${item.id}: parquet-wasm reads ${item.rows} rows`);
       } else {
-        const lines = gunzipSync(bytes).toString('utf8').split('\n').filter((l) => l.length > 0);
+        const lines = gunzipSync(bytes)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0);
         t.equal(lines.length, item.rows, `${item.id}: ${item.rows} NDJSON lines`);
         for (const line of lines) JSON.parse(line);
       }
@@ -147,7 +204,11 @@ t.test('history exports API', async (t) => {
     t.equal(part.headers.get('content-range'), `bytes 4-99/${item.bytes}`);
     t.same(Buffer.from(await part.arrayBuffer()), whole.subarray(4, 100));
     const tail = await fetch(url, { headers: { range: 'bytes=-8' } });
-    t.same(Buffer.from(await tail.arrayBuffer()), whole.subarray(whole.length - 8), 'suffix range: the PAR1 footer end');
+    t.same(
+      Buffer.from(await tail.arrayBuffer()),
+      whole.subarray(whole.length - 8),
+      'suffix range: the PAR1 footer end',
+    );
     const stale = await fetch(url, { headers: { range: 'bytes=0-9', 'if-range': '"other"' } });
     t.equal(stale.status, 200, 'If-Range with another ETag gives the whole file');
     t.equal((await stale.arrayBuffer()).byteLength, item.bytes);
@@ -173,9 +234,24 @@ t.test('history exports API', async (t) => {
     const flipped = `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`;
     const cases: Array<[string, string, number, string]> = [
       ['altered signature', `${link.pathname}?expires=${expires}&signature=${flipped}`, 403, 'invalid_signature'],
-      ['later expiry', `${link.pathname}?expires=${Number(expires) + 60}&signature=${signature}`, 403, 'invalid_signature'],
-      ['the expiry in ms', `${link.pathname}?expires=${Number(expires) * 1000}&signature=${signature}`, 403, 'invalid_signature'],
-      ['another file', `/api/v1/history/exports/${other}/download?expires=${expires}&signature=${signature}`, 403, 'invalid_signature'],
+      [
+        'later expiry',
+        `${link.pathname}?expires=${Number(expires) + 60}&signature=${signature}`,
+        403,
+        'invalid_signature',
+      ],
+      [
+        'the expiry in ms',
+        `${link.pathname}?expires=${Number(expires) * 1000}&signature=${signature}`,
+        403,
+        'invalid_signature',
+      ],
+      [
+        'another file',
+        `/api/v1/history/exports/${other}/download?expires=${expires}&signature=${signature}`,
+        403,
+        'invalid_signature',
+      ],
       ['garbage signature', `${link.pathname}?expires=${expires}&signature=x`, 403, 'invalid_signature'],
       ['no signature', `${link.pathname}?expires=${expires}`, 400, 'invalid_parameter'],
     ];
@@ -208,10 +284,13 @@ t.test('history exports API', async (t) => {
     mkdirSync(join(dir, 'big'), { recursive: true });
     writeFileSync(join(dir, 'big', 'big.parquet'), bytes);
     const sha = createHash('sha256').update(bytes).digest('hex');
-    await h.db.run(`INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
+    await h.db.run(
+      `INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
         "rows", bytes, sha256, "schema", attempts, queued_at, created_at, updated_at)
       VALUES ('big.parquet', 'alerts', 'alert_versions', '2020-01-01', 'parquet', 'ready', 'big/big.parquet', 1, $bytes, $sha,
-        [], 1, now(), now(), now())`, { bytes: BigInt(bytes.length), sha });
+        [], 1, now(), now(), now())`,
+      { bytes: BigInt(bytes.length), sha },
+    );
     const got = await call('/api/v1/history/exports/big.parquet', max);
     const url = `${h.url}${got.json.download.url}`;
     const res = await fetch(url);

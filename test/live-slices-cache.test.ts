@@ -26,20 +26,67 @@ const config = parseConfig({
 });
 
 const poll = (feedId: string, at: number, status: FeedPoll['status'] = 'ok'): FeedPoll => ({
-  feed_id: feedId, polled_ms: at, status, http_status: status === 'unchanged' ? 304 : 200, bytes: 1, duration_ms: 1,
-  header_timestamp_ms: at, entities: 1, vehicles: 0, trip_updates: 0, alerts: 0, stored: 0, rejected: {}, matching: null, error: null,
+  feed_id: feedId,
+  polled_ms: at,
+  status,
+  http_status: status === 'unchanged' ? 304 : 200,
+  bytes: 1,
+  duration_ms: 1,
+  header_timestamp_ms: at,
+  entities: 1,
+  vehicles: 0,
+  trip_updates: 0,
+  alerts: 0,
+  stored: 0,
+  rejected: {},
+  matching: null,
+  error: null,
 });
 const rows = (at: number, extra: Partial<NormalizedPoll>): NormalizedPoll => ({
-  header_timestamp_ms: at, entities: 1, vehicle_entities: 0, trip_update_entities: 0, alert_entities: 0,
-  vehicles: [], arrivals: [], trips: [], alerts: [], rejected: {}, matching: null, ...extra,
+  header_timestamp_ms: at,
+  entities: 1,
+  vehicle_entities: 0,
+  trip_update_entities: 0,
+  alert_entities: 0,
+  vehicles: [],
+  arrivals: [],
+  trips: [],
+  alerts: [],
+  rejected: {},
+  matching: null,
+  ...extra,
 });
 const vehicle = (id: string, lat: number, at: number): VehiclePosition => ({
-  feed_id: 'vp', vehicle_id: id, route_id: '66', trip_id: null, mode: 'bus', lat, lon: -71, position_source: 'gps', bearing: null,
-  speed_mps: null, stop_id: null, current_status: null, timestamp_ms: at, observed_ms: at,
+  feed_id: 'vp',
+  vehicle_id: id,
+  route_id: '66',
+  trip_id: null,
+  mode: 'bus',
+  lat,
+  lon: -71,
+  position_source: 'gps',
+  bearing: null,
+  speed_mps: null,
+  stop_id: null,
+  current_status: null,
+  timestamp_ms: at,
+  observed_ms: at,
 });
 const alert = (header: string) => ({
-  id: 'al:1', feed_id: 'al', entity_id: '1', modes: ['bus' as const], impact: 'detour', cause: 'construction', severity: null,
-  header: { en: header }, description: {}, url: {}, active_periods: [], routes: ['66'], stations: [], trips: [],
+  id: 'al:1',
+  feed_id: 'al',
+  entity_id: '1',
+  modes: ['bus' as const],
+  impact: 'detour',
+  cause: 'construction',
+  severity: null,
+  header: { en: header },
+  description: {},
+  url: {},
+  active_periods: [],
+  routes: ['66'],
+  stations: [],
+  trips: [],
 });
 
 t.test('REST: an unchanged poll keeps cached bodies; a change in one slice invalidates only its bodies', async (t) => {
@@ -54,9 +101,11 @@ t.test('REST: an unchanged poll keeps cached bodies; a change in one slice inval
     await db.close();
   });
   const { key } = await createKey(db, { plan: 'max' });
-  const get = (url: string, etag?: string) => api.app.inject({
-    url, headers: { authorization: `Bearer ${key}`, ...(etag ? { 'if-none-match': etag } : {}) },
-  });
+  const get = (url: string, etag?: string) =>
+    api.app.inject({
+      url,
+      headers: { authorization: `Bearer ${key}`, ...(etag ? { 'if-none-match': etag } : {}) },
+    });
   const stats = () => ({ ...api.app.pipeline.cacheStats });
 
   const first = await get('/api/v1/alerts');
@@ -85,8 +134,12 @@ t.test('REST: an unchanged poll keeps cached bodies; a change in one slice inval
   clock += 15_000;
   live.applyPoll(poll('al', clock, 'unchanged'));
   const polled = await get('/api/v1/alerts');
-  t.not(polled.headers.etag, etag, 'the alert feed\'s own poll time is part of the body');
-  t.same(polled.json<{ data: unknown[] }>().data, first.json<{ data: unknown[] }>().data, 'the alerts themselves are the same');
+  t.not(polled.headers.etag, etag, "the alert feed's own poll time is part of the body");
+  t.same(
+    polled.json<{ data: unknown[] }>().data,
+    first.json<{ data: unknown[] }>().data,
+    'the alerts themselves are the same',
+  );
   const cachedAgain = stats();
   t.equal((await get('/api/v1/alerts')).headers.etag, polled.headers.etag);
   t.equal(stats().hits, cachedAgain.hits + 1, 'and cached again until the next change');

@@ -33,9 +33,11 @@ t.test('no console.* in production folders', async (t) => {
   t.ok(files.length > 100, `${files.length} production files checked`);
   const found: string[] = [];
   for (const file of files) {
-    readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, i) => {
-      if (/\bconsole\.\w+/.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
-    });
+    readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/\bconsole\.\w+/.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
   }
   t.same(found, [], 'diagnostics go to the logger (core/logger.ts), command output to app/output.ts');
 });

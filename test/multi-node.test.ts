@@ -17,7 +17,11 @@ import { openSse, type SseConnection } from './support/sse-client.ts';
 
 const missing = brokerMissing('redis');
 
-async function until<T>(what: string, probe: () => Promise<T | false | null | undefined> | T | false | null | undefined, ms = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | false | null | undefined> | T | false | null | undefined,
+  ms = 30_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();
@@ -28,10 +32,19 @@ async function until<T>(what: string, probe: () => Promise<T | false | null | un
 }
 
 function event(n: number): DomainEvent {
-  return { type: 'alert.created', at_ms: Date.now(), modes: ['bus'], routes: [], data: { n } } as unknown as DomainEvent;
+  return {
+    type: 'alert.created',
+    at_ms: Date.now(),
+    modes: ['bus'],
+    routes: [],
+    data: { n },
+  } as unknown as DomainEvent;
 }
 
-const numbers = (c: SseConnection) => c.events.filter((e) => e.event === 'alert.created').map((e) => (JSON.parse(e.data) as { data: { n: number } }).data.n);
+const numbers = (c: SseConnection) =>
+  c.events
+    .filter((e) => e.event === 'alert.created')
+    .map((e) => (JSON.parse(e.data) as { data: { n: number } }).data.n);
 const idsOf = (c: SseConnection) => c.events.filter((e) => e.event === 'alert.created').map((e) => e.id);
 
 t.test('an ingest node and two edges on one broker', { skip: missing }, async (t) => {
@@ -39,10 +52,16 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
   const dir = mkdtempSync(join(tmpdir(), 'transit-multi-'));
   const logs = captureLogs('warn');
   const base = {
-    host: '127.0.0.1', port: 0, signing_secret: 'test-secret-0123456789abcdef',
-    broker: { url: redis.url, prefix: 'mt:' }, api: { meter_flush_ms: 100 },
+    host: '127.0.0.1',
+    port: 0,
+    signing_secret: 'test-secret-0123456789abcdef',
+    broker: { url: redis.url, prefix: 'mt:' },
+    api: { meter_flush_ms: 100 },
   };
-  const ingest: Service = await startService(parseConfig({ ...base, role: 'ingest', db_path: join(dir, 'ingest.duckdb') }), { log: logs.logger, poll: false });
+  const ingest: Service = await startService(
+    parseConfig({ ...base, role: 'ingest', db_path: join(dir, 'ingest.duckdb') }),
+    { log: logs.logger, poll: false },
+  );
   const edges: EdgeService[] = [];
   for (let i = 0; i < 2; i++) edges.push(await startEdge(parseConfig({ ...base, role: 'edge' }), { log: logs.logger }));
   const [a, b] = edges as [EdgeService, EdgeService];
@@ -60,7 +79,10 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   // keys created on the ingest node reach the edges' own databases
   for (const edge of edges) {
-    await until('the keys on an edge', async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(streamer.key) })).status === 200);
+    await until(
+      'the keys on an edge',
+      async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(streamer.key) })).status === 200,
+    );
   }
 
   await t.test('the same ids on both edges; resume on the other edge with no gap or duplicate', async (t) => {
@@ -100,13 +122,19 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
     await redis.stop();
     ingest.runtime.bus.publish(event(9));
     ingest.runtime.bus.publish(event(10));
-    const apiState = async () => ((await (await fetch(`${ingest.url}/status.json`)).json()) as { api: { state: string; reason: string } }).api;
-    const degraded = await until('/status degraded', async () => ((await apiState()).state === 'degraded' ? apiState() : null));
+    const apiState = async () =>
+      ((await (await fetch(`${ingest.url}/status.json`)).json()) as { api: { state: string; reason: string } }).api;
+    const degraded = await until('/status degraded', async () =>
+      (await apiState()).state === 'degraded' ? apiState() : null,
+    );
     t.match(degraded.reason, /broker is unreachable/, '/status says why while the broker is away');
     await redis.restart();
     await until('/status back', async () => (await apiState()).state !== 'degraded');
     const after = await until('a stream after the restart', async () => {
-      const s = await openSse(`${edges[0]!.url}/api/v1/events/stream`, { ...auth(streamer.key), 'last-event-id': held });
+      const s = await openSse(`${edges[0]!.url}/api/v1/events/stream`, {
+        ...auth(streamer.key),
+        'last-event-id': held,
+      });
       if (s.status === 200) return s;
       await s.close();
       return null;
@@ -121,33 +149,54 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
     let ok = 0;
     let limited = 0;
     for (let i = 0; i < 700; i += 20) {
-      const batch = await Promise.all(Array.from({ length: 20 }, (_, j) =>
-        fetch(`${(i + j) % 2 ? e1.url : e2.url}/api/v1/alerts`, { headers: auth(regular.key) }).then(async (r) => { await r.arrayBuffer(); return r.status; })));
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          fetch(`${(i + j) % 2 ? e1.url : e2.url}/api/v1/alerts`, { headers: auth(regular.key) }).then(async (r) => {
+            await r.arrayBuffer();
+            return r.status;
+          }),
+        ),
+      );
       ok += batch.filter((s) => s === 200).length;
       limited += batch.filter((s) => s === 429).length;
     }
     t.equal(ok, 600);
     t.equal(limited, 100);
-    const calls = async () => Number((await db.all<{ n: bigint | null }>('SELECT sum(calls) AS n FROM api_usage WHERE key_id = $1', [regular.id]))[0]!.n ?? 0);
+    const calls = async () =>
+      Number(
+        (
+          await db.all<{ n: bigint | null }>('SELECT sum(calls) AS n FROM api_usage WHERE key_id = $1', [regular.id])
+        )[0]!.n ?? 0,
+      );
     await until('the usage rows on the ingest node', async () => (await calls()) >= 700);
     await new Promise((r) => setTimeout(r, 500));
-    t.equal(await calls(), 700, 'every request counted once in the ingest node\'s DuckDB');
+    t.equal(await calls(), 700, "every request counted once in the ingest node's DuckDB");
   });
 
   await t.test('a revoked key is refused by both edges', async (t) => {
     const victim = await createKey(db, { plan: 'max', name: 'revoked' });
     for (const edge of edges) {
-      await until('the new key on an edge', async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(victim.key) })).status === 200);
+      await until(
+        'the new key on an edge',
+        async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(victim.key) })).status === 200,
+      );
     }
-    const result = await runAdminCommand(ingest.admin!.path, 'keys', { values: {}, positionals: ['revoke', victim.id] });
+    const result = await runAdminCommand(ingest.admin!.path, 'keys', {
+      values: {},
+      positionals: ['revoke', victim.id],
+    });
     t.equal(result.exit_code, 0, result.stderr);
     // the notice is pushed (not left to the api.key_recheck_ms recheck); the time is a figure, not an assertion
     const revokedAt = Date.now();
     for (const edge of edges) {
-      const status = await until('the refusal', async () => {
-        const r = await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(victim.key) });
-        return r.status === 401 ? r.status : null;
-      }, 20_000);
+      const status = await until(
+        'the refusal',
+        async () => {
+          const r = await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(victim.key) });
+          return r.status === 401 ? r.status : null;
+        },
+        20_000,
+      );
       t.equal(status, 401);
     }
     t.comment(`both edges refused the revoked key ${Date.now() - revokedAt} ms after the revoke command returned`);
@@ -156,25 +205,37 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
 
 t.test('an ingest or edge role needs a broker; no broker is one process as before', async (t) => {
   t.throws(() => parseConfig({ role: 'edge' }), /broker\.url: an ingest or edge role needs broker\.url/);
-  t.throws(() => parseConfig({ role: 'ingest', broker: { url: 'nats://127.0.0.1:4222' } }), /must be a redis:\/\/ or rediss:\/\/ URL/);
+  t.throws(
+    () => parseConfig({ role: 'ingest', broker: { url: 'nats://127.0.0.1:4222' } }),
+    /must be a redis:\/\/ or rediss:\/\/ URL/,
+  );
   const plain = parseConfig({});
   t.equal(plain.role, 'all');
   t.equal(plain.broker.url, undefined);
 });
 
-t.test('serve --role edge as a process: listens without a database, keeps running on SIGHUP, stops on SIGTERM', { skip: missing }, async (t) => {
-  const { startServe, tempDir, writeJson } = await import('./support/service-process.ts');
-  const redis = await startBroker('redis');
-  t.teardown(() => redis.close());
-  const dir = tempDir(t.teardown.bind(t), 'transit-edge-');
-  const config = join(dir, 'edge.json');
-  writeJson(config, { port: 0, host: '127.0.0.1', signing_secret: 'test-secret-0123456789abcdef', broker: { url: redis.url } });
-  const edge = await startServe(config, ['--role', 'edge'], { ready: /edge listening on/ });
-  t.teardown(() => edge.stop('SIGKILL'));
-  t.equal((await fetch(`${edge.url}/api/v1/alerts`)).status, 401, 'answers: a key is required');
-  edge.child.kill('SIGHUP');
-  await until('the SIGHUP warning', () => /no config to reload/.test(edge.output()));
-  t.equal((await fetch(`${edge.url}/api/v1/alerts`)).status, 401, 'still serving after SIGHUP');
-  t.equal(await edge.stop('SIGTERM'), 0);
-  t.notOk(/\.duckdb/.test(edge.output()), 'no database file named');
-});
+t.test(
+  'serve --role edge as a process: listens without a database, keeps running on SIGHUP, stops on SIGTERM',
+  { skip: missing },
+  async (t) => {
+    const { startServe, tempDir, writeJson } = await import('./support/service-process.ts');
+    const redis = await startBroker('redis');
+    t.teardown(() => redis.close());
+    const dir = tempDir(t.teardown.bind(t), 'transit-edge-');
+    const config = join(dir, 'edge.json');
+    writeJson(config, {
+      port: 0,
+      host: '127.0.0.1',
+      signing_secret: 'test-secret-0123456789abcdef',
+      broker: { url: redis.url },
+    });
+    const edge = await startServe(config, ['--role', 'edge'], { ready: /edge listening on/ });
+    t.teardown(() => edge.stop('SIGKILL'));
+    t.equal((await fetch(`${edge.url}/api/v1/alerts`)).status, 401, 'answers: a key is required');
+    edge.child.kill('SIGHUP');
+    await until('the SIGHUP warning', () => /no config to reload/.test(edge.output()));
+    t.equal((await fetch(`${edge.url}/api/v1/alerts`)).status, 401, 'still serving after SIGHUP');
+    t.equal(await edge.stop('SIGTERM'), 0);
+    t.notOk(/\.duckdb/.test(edge.output()), 'no database file named');
+  },
+);

@@ -18,10 +18,13 @@ t.test('the committed OpenAPI document matches the route table', async (t) => {
     const a = generated.split('\n');
     const b = committed.split('\n');
     const line = a.findIndex((l, i) => l !== b[i]);
-    t.fail(`docs/openapi.yaml is out of date (first difference at line ${line + 1}); run \`npm run openapi\` and commit the result`, {
-      generated: a.slice(Math.max(0, line - 2), line + 3).join('\n'),
-      committed: b.slice(Math.max(0, line - 2), line + 3).join('\n'),
-    });
+    t.fail(
+      `docs/openapi.yaml is out of date (first difference at line ${line + 1}); run \`npm run openapi\` and commit the result`,
+      {
+        generated: a.slice(Math.max(0, line - 2), line + 3).join('\n'),
+        committed: b.slice(Math.max(0, line - 2), line + 3).join('\n'),
+      },
+    );
   } else {
     t.pass('identical');
   }
@@ -30,7 +33,9 @@ t.test('the committed OpenAPI document matches the route table', async (t) => {
 t.test('every operation the server serves is in the committed document', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  const served = await (await fetch(`${h.url}/openapi.json`)).json() as { paths: Record<string, Record<string, unknown>> };
+  const served = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   const committed = parse(readFileSync(COMMITTED, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
   for (const [path, item] of Object.entries(served.paths)) {
     for (const method of Object.keys(item)) {

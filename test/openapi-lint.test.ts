@@ -21,21 +21,30 @@ const text = readFileSync(COMMITTED, 'utf8');
 const doc = parse(text) as Json;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-interface Op { path: string; method: string; op: Json; where: string }
-const ops: Op[] = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json)
-  .filter(([method]) => METHODS.includes(method))
-  .map(([method, op]) => ({ path, method, op: op as Json, where: `${method.toUpperCase()} ${path}` })));
+interface Op {
+  path: string;
+  method: string;
+  op: Json;
+  where: string;
+}
+const ops: Op[] = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+  Object.entries(item as Json)
+    .filter(([method]) => METHODS.includes(method))
+    .map(([method, op]) => ({ path, method, op: op as Json, where: `${method.toUpperCase()} ${path}` })),
+);
 
 /** Every node of the document with its JSON pointer. */
 function* walk(node: unknown, pointer = ''): Generator<[string, Json]> {
   if (!node || typeof node !== 'object') return;
   if (!Array.isArray(node)) yield [pointer, node as Json];
-  for (const [key, value] of Object.entries(node)) yield* walk(value, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  for (const [key, value] of Object.entries(node))
+    yield* walk(value, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
 }
 
 function resolvePointer(ref: string): unknown {
   let target: unknown = doc;
-  for (const part of ref.slice(2).split('/')) target = (target as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  for (const part of ref.slice(2).split('/'))
+    target = (target as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
   return target;
 }
 
@@ -54,62 +63,87 @@ t.test('servers: no-empty-servers, no-server-example.com, no-server-trailing-sla
   }
 });
 
-t.test('operation-operationId, -unique, -url-safe; operation-summary; operation-2xx-response; operation-4xx-response', async (t) => {
-  const ids = new Set<string>();
-  for (const { op, where } of ops) {
-    const id = op.operationId as string | undefined;
-    t.ok(id, `${where}: operationId`);
-    t.notOk(ids.has(id!), `${where}: operationId unique`);
-    ids.add(id!);
-    t.match(id, /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]+$/, `${where}: operationId url-safe`);
-    t.ok(typeof op.summary === 'string' && op.summary.length > 0, `${where}: summary`);
-    const codes = Object.keys(op.responses as Json);
-    t.ok(codes.some((c) => /^2(\d\d|XX)$/.test(c)), `${where}: a 2xx response`);
-    t.ok(codes.some((c) => /^4(\d\d|XX)$/.test(c)), `${where}: a 4xx response`);
-  }
-});
+t.test(
+  'operation-operationId, -unique, -url-safe; operation-summary; operation-2xx-response; operation-4xx-response',
+  async (t) => {
+    const ids = new Set<string>();
+    for (const { op, where } of ops) {
+      const id = op.operationId as string | undefined;
+      t.ok(id, `${where}: operationId`);
+      t.notOk(ids.has(id!), `${where}: operationId unique`);
+      ids.add(id!);
+      t.match(id, /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]+$/, `${where}: operationId url-safe`);
+      t.ok(typeof op.summary === 'string' && op.summary.length > 0, `${where}: summary`);
+      const codes = Object.keys(op.responses as Json);
+      t.ok(
+        codes.some((c) => /^2(\d\d|XX)$/.test(c)),
+        `${where}: a 2xx response`,
+      );
+      t.ok(
+        codes.some((c) => /^4(\d\d|XX)$/.test(c)),
+        `${where}: a 4xx response`,
+      );
+    }
+  },
+);
 
 t.test('tag-description, operation-tag-defined', async (t) => {
   const tags = doc.tags as Json[];
-  for (const tag of tags) t.ok(typeof tag.description === 'string' && tag.description.length > 0, `tag ${String(tag.name)} has a description`);
+  for (const tag of tags)
+    t.ok(
+      typeof tag.description === 'string' && tag.description.length > 0,
+      `tag ${String(tag.name)} has a description`,
+    );
   const names = new Set(tags.map((tag) => tag.name));
-  for (const { op, where } of ops) for (const tag of (op.tags as string[]) ?? []) t.ok(names.has(tag), `${where}: tag ${tag} is declared`);
+  for (const { op, where } of ops)
+    for (const tag of (op.tags as string[]) ?? []) t.ok(names.has(tag), `${where}: tag ${tag} is declared`);
 });
 
-t.test('paths: path-parameters-defined, operation-parameters-unique, no-path-trailing-slash, no-identical-paths, no-ambiguous-paths', async (t) => {
-  const shapes = new Map<string, string>();
-  for (const path of Object.keys(doc.paths as Json)) {
-    t.ok(path === '/' || !path.endsWith('/'), `${path}: no trailing slash`);
-    const shape = path.replace(/\{[^}]+\}/g, '{}');
-    t.notOk(shapes.has(shape), `${path} is not identical to ${shapes.get(shape)}`);
-    shapes.set(shape, path);
-  }
-  const all = [...shapes.keys()].map((s) => s.split('/'));
-  for (let i = 0; i < all.length; i++) {
-    for (let j = i + 1; j < all.length; j++) {
-      const a = all[i]!;
-      const b = all[j]!;
-      if (a.length !== b.length) continue;
-      // ambiguous: each segment equal or a template on one side, and templates on both sides' different segments
-      const ambiguous = a.every((seg, k) => seg === b[k] || seg === '{}' || b[k] === '{}')
-        && a.some((seg, k) => seg === '{}' && b[k] !== '{}') && b.some((seg, k) => seg === '{}' && a[k] !== '{}');
-      t.notOk(ambiguous, `${a.join('/')} and ${b.join('/')} are not ambiguous`);
+t.test(
+  'paths: path-parameters-defined, operation-parameters-unique, no-path-trailing-slash, no-identical-paths, no-ambiguous-paths',
+  async (t) => {
+    const shapes = new Map<string, string>();
+    for (const path of Object.keys(doc.paths as Json)) {
+      t.ok(path === '/' || !path.endsWith('/'), `${path}: no trailing slash`);
+      const shape = path.replace(/\{[^}]+\}/g, '{}');
+      t.notOk(shapes.has(shape), `${path} is not identical to ${shapes.get(shape)}`);
+      shapes.set(shape, path);
     }
-  }
-  for (const { path, op, where } of ops) {
-    const params = ((op.parameters ?? []) as Json[]).map((p) => (typeof p.$ref === 'string' ? resolvePointer(p.$ref) as Json : p));
-    const seen = new Set<string>();
-    for (const p of params) {
-      const key = `${String(p.in)}:${String(p.name)}`;
-      t.notOk(seen.has(key), `${where}: parameter ${key} once`);
-      seen.add(key);
+    const all = [...shapes.keys()].map((s) => s.split('/'));
+    for (let i = 0; i < all.length; i++) {
+      for (let j = i + 1; j < all.length; j++) {
+        const a = all[i]!;
+        const b = all[j]!;
+        if (a.length !== b.length) continue;
+        // ambiguous: each segment equal or a template on one side, and templates on both sides' different segments
+        const ambiguous =
+          a.every((seg, k) => seg === b[k] || seg === '{}' || b[k] === '{}') &&
+          a.some((seg, k) => seg === '{}' && b[k] !== '{}') &&
+          b.some((seg, k) => seg === '{}' && a[k] !== '{}');
+        t.notOk(ambiguous, `${a.join('/')} and ${b.join('/')} are not ambiguous`);
+      }
     }
-    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!).sort();
-    const declared = params.filter((p) => p.in === 'path').map((p) => String(p.name)).sort();
-    t.same(declared, templated, `${where}: path parameters match the template`);
-    for (const p of params.filter((p) => p.in === 'path')) t.equal(p.required, true, `${where}: ${String(p.name)} required`);
-  }
-});
+    for (const { path, op, where } of ops) {
+      const params = ((op.parameters ?? []) as Json[]).map((p) =>
+        typeof p.$ref === 'string' ? (resolvePointer(p.$ref) as Json) : p,
+      );
+      const seen = new Set<string>();
+      for (const p of params) {
+        const key = `${String(p.in)}:${String(p.name)}`;
+        t.notOk(seen.has(key), `${where}: parameter ${key} once`);
+        seen.add(key);
+      }
+      const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!).sort();
+      const declared = params
+        .filter((p) => p.in === 'path')
+        .map((p) => String(p.name))
+        .sort();
+      t.same(declared, templated, `${where}: path parameters match the template`);
+      for (const p of params.filter((p) => p.in === 'path'))
+        t.equal(p.required, true, `${where}: ${String(p.name)} required`);
+    }
+  },
+);
 
 t.test('security-defined', async (t) => {
   const schemes = new Set(Object.keys(((doc.components as Json).securitySchemes ?? {}) as Json));
@@ -128,7 +162,9 @@ t.test('no-unresolved-refs, no-unused-components', async (t) => {
     t.ok(node.$ref.startsWith('#/') && resolvePointer(node.$ref) !== undefined, `${pointer}: ${node.$ref} resolves`);
     used.add(node.$ref);
   }
-  for (const { op } of ops) for (const requirement of (op.security as Json[]) ?? []) for (const name of Object.keys(requirement)) used.add(`#/components/securitySchemes/${name}`);
+  for (const { op } of ops)
+    for (const requirement of (op.security as Json[]) ?? [])
+      for (const name of Object.keys(requirement)) used.add(`#/components/securitySchemes/${name}`);
   for (const [kind, entries] of Object.entries(doc.components as Json)) {
     for (const name of Object.keys(entries as Json)) {
       const ref = `#/components/${kind}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
@@ -144,7 +180,8 @@ t.test('no-enum-type-mismatch; every pattern compiles; enumerated lists escape t
       const ok = node.enum.every((v) => v === null || (type === 'integer' ? Number.isInteger(v) : typeof v === type));
       t.ok(ok, `${pointer}: enum values are ${type}`);
     }
-    if (typeof node.pattern === 'string') t.doesNotThrow(() => new RegExp(node.pattern as string, 'u'), `${pointer}: pattern compiles`);
+    if (typeof node.pattern === 'string')
+      t.doesNotThrow(() => new RegExp(node.pattern as string, 'u'), `${pointer}: pattern compiles`);
   }
   const events = ops.find((o) => o.path === '/api/v1/events/stream')!;
   const types = ((events.op.parameters as Json[]).find((p) => p.name === 'types')!.schema as Json).pattern as string;
@@ -154,44 +191,52 @@ t.test('no-enum-type-mismatch; every pattern compiles; enumerated lists escape t
   t.notOk(re.test('alert.created,feedXstale'));
 });
 
-t.test('no-invalid-media-type-examples, no-invalid-schema-examples; a response example on every operation', async (t) => {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  (addFormats as unknown as (a: unknown) => void)(ajv);
-  ajv.addSchema({ $id: 'openapi.json', components: doc.components, paths: doc.paths } as Json);
-  const check = (pointer: string, value: unknown, where: string) => {
-    const validate = ajv.compile({ $ref: `openapi.json#${pointer}` });
-    t.ok(validate(value), `${where}: example valid`, { errors: validate.errors?.slice(0, 3) });
-  };
-  for (const { path, method, op, where } of ops) {
-    let examples = 0;
-    for (const [status, response] of Object.entries(op.responses as Json)) {
-      for (const [type, media] of Object.entries(((response as Json).content ?? {}) as Json)) {
-        const m = media as Json;
-        if (m.example === undefined) continue;
-        examples++;
-        const pointer = `/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}/content/${type.replace(/\//g, '~1')}/schema`;
-        check(pointer, m.example, `${where} ${status} ${type}`);
+t.test(
+  'no-invalid-media-type-examples, no-invalid-schema-examples; a response example on every operation',
+  async (t) => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    (addFormats as unknown as (a: unknown) => void)(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: doc.components, paths: doc.paths } as Json);
+    const check = (pointer: string, value: unknown, where: string) => {
+      const validate = ajv.compile({ $ref: `openapi.json#${pointer}` });
+      t.ok(validate(value), `${where}: example valid`, { errors: validate.errors?.slice(0, 3) });
+    };
+    for (const { path, method, op, where } of ops) {
+      let examples = 0;
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        for (const [type, media] of Object.entries(((response as Json).content ?? {}) as Json)) {
+          const m = media as Json;
+          if (m.example === undefined) continue;
+          examples++;
+          const pointer = `/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}/content/${type.replace(/\//g, '~1')}/schema`;
+          check(pointer, m.example, `${where} ${status} ${type}`);
+        }
       }
+      t.ok(examples > 0, `${where}: has a response example`);
+      const ok = (op.responses as Json)['200'] ?? (op.responses as Json)['201'] ?? (op.responses as Json)['202'];
+      const json = (((ok as Json | undefined)?.content ?? {}) as Json)['application/json'] as Json | undefined;
+      if (json) t.not(json.example, undefined, `${where}: its JSON success body has an example`);
     }
-    t.ok(examples > 0, `${where}: has a response example`);
-    const ok = (op.responses as Json)['200'] ?? (op.responses as Json)['201'] ?? (op.responses as Json)['202'];
-    const json = (((ok as Json | undefined)?.content ?? {}) as Json)['application/json'] as Json | undefined;
-    if (json) t.not(json.example, undefined, `${where}: its JSON success body has an example`);
-  }
-  for (const [pointer, node] of walk(doc.components, '/components')) {
-    if (node.example === undefined || pointer.includes('/headers/')) continue;
-    if (!pointer.includes('/schemas/')) continue;
-    check(pointer, node.example, `schema example at ${pointer}`);
-  }
-});
+    for (const [pointer, node] of walk(doc.components, '/components')) {
+      if (node.example === undefined || pointer.includes('/headers/')) continue;
+      if (!pointer.includes('/schemas/')) continue;
+      check(pointer, node.example, `schema example at ${pointer}`);
+    }
+  },
+);
 
 t.test('the served /openapi.yaml is the committed file, byte for byte', async (t) => {
   const dir = t.testdir();
-  const service = await startService(parseConfig({
-    host: '127.0.0.1', port: await freePort(), db_path: join(dir, 'api.duckdb'),
-    exports: { enabled: false, dir: join(dir, 'exports') },
-    snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
-  }), { log: silentLogger, poll: false });
+  const service = await startService(
+    parseConfig({
+      host: '127.0.0.1',
+      port: await freePort(),
+      db_path: join(dir, 'api.duckdb'),
+      exports: { enabled: false, dir: join(dir, 'exports') },
+      snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
+    }),
+    { log: silentLogger, poll: false },
+  );
   t.teardown(() => service.close());
   const served = await (await fetch(`${service.url}/openapi.yaml`)).text();
   if (served === text) {

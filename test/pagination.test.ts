@@ -22,11 +22,16 @@ t.test('pagination under concurrent change', async (t) => {
   let serial = 0;
   const newAlert = (firstSeen: number): Alert => {
     serial++;
-    return makeAlert({ id: `feed:al-${String(serial).padStart(4, '0')}`, modes: [modes[serial % 3]!], first_seen_ms: firstSeen });
+    return makeAlert({
+      id: `feed:al-${String(serial).padStart(4, '0')}`,
+      modes: [modes[serial % 3]!],
+      first_seen_ms: firstSeen,
+    });
   };
   // ties on first_seen on purpose: the id must break them
   for (let i = 0; i < 150; i++) live.alertList.push(newAlert(NOW - Math.floor(i / 3) * 1000));
-  for (let i = 0; i < 60; i++) live.vehicleList.push(makeVehicle({ vehicle_id: `v${String(i).padStart(3, '0')}`, route_id: String(i % 7) }));
+  for (let i = 0; i < 60; i++)
+    live.vehicleList.push(makeVehicle({ vehicle_id: `v${String(i).padStart(3, '0')}`, route_id: String(i % 7) }));
   const h = await startHarness({ live });
   t.teardown(() => h.close());
   const call = checker(t, h, await loadValidator(h));
@@ -50,22 +55,26 @@ t.test('pagination under concurrent change', async (t) => {
     const initial = new Set(live.alertList.map((a) => a.id));
     const removed = new Set<string>();
     const seen: string[] = [];
-    const { pages } = await walk('/api/v1/alerts?limit=7', (page) => {
-      live.change((l) => {
-        // newer alerts (before the cursor), older ones (anywhere), an update, a removal
-        l.alertList = [...l.alertList, newAlert(NOW + page * 1000), newAlert(NOW - Math.floor(random() * 60) * 1000)];
-        const i = Math.floor(random() * l.alertList.length);
-        const old = l.alertList[i]!;
-        l.alertList[i] = { ...old, version: old.version + 1, updated_ms: NOW + page, status: 'resolved' };
-        if (page % 5 === 0) {
-          const victim = l.alertList.find((a) => initial.has(a.id) && !removed.has(a.id) && !seen.includes(a.id));
-          if (victim) {
-            removed.add(victim.id);
-            l.alertList = l.alertList.filter((a) => a !== victim);
+    const { pages } = await walk(
+      '/api/v1/alerts?limit=7',
+      (page) => {
+        live.change((l) => {
+          // newer alerts (before the cursor), older ones (anywhere), an update, a removal
+          l.alertList = [...l.alertList, newAlert(NOW + page * 1000), newAlert(NOW - Math.floor(random() * 60) * 1000)];
+          const i = Math.floor(random() * l.alertList.length);
+          const old = l.alertList[i]!;
+          l.alertList[i] = { ...old, version: old.version + 1, updated_ms: NOW + page, status: 'resolved' };
+          if (page % 5 === 0) {
+            const victim = l.alertList.find((a) => initial.has(a.id) && !removed.has(a.id) && !seen.includes(a.id));
+            if (victim) {
+              removed.add(victim.id);
+              l.alertList = l.alertList.filter((a) => a !== victim);
+            }
           }
-        }
-      });
-    }, seen);
+        });
+      },
+      seen,
+    );
     t.ok(pages > 20, `walked ${pages} pages`);
     t.equal(new Set(seen).size, seen.length, 'no duplicates');
     const missing = [...initial].filter((id) => !removed.has(id) && !seen.includes(id));
@@ -80,9 +89,15 @@ t.test('pagination under concurrent change', async (t) => {
     });
     t.equal(new Set(seen).size, seen.length);
     const byId = new Map(live.alertList.map((a) => [a.id, a]));
-    t.ok(seen.every((id) => byId.get(id)!.modes.includes('bus')), 'only bus alerts');
+    t.ok(
+      seen.every((id) => byId.get(id)!.modes.includes('bus')),
+      'only bus alerts',
+    );
     const keys = seen.map((id) => [-byId.get(id)!.first_seen_ms, id] as const);
-    t.ok(keys.every((k, i) => i === 0 || keys[i - 1]![0] < k[0] || (keys[i - 1]![0] === k[0] && keys[i - 1]![1] < k[1])), 'newest first, id breaks ties');
+    t.ok(
+      keys.every((k, i) => i === 0 || keys[i - 1]![0] < k[0] || (keys[i - 1]![0] === k[0] && keys[i - 1]![1] < k[1])),
+      'newest first, id breaks ties',
+    );
   });
 
   t.test('bus realtime: vehicles move and appear between pages', async (t) => {
@@ -95,7 +110,11 @@ t.test('pagination under concurrent change', async (t) => {
       });
     });
     t.equal(new Set(seen).size, seen.length, 'no duplicates');
-    t.same([...initial].filter((id) => !seen.includes(id)), [], 'no gaps');
+    t.same(
+      [...initial].filter((id) => !seen.includes(id)),
+      [],
+      'no gaps',
+    );
   });
 
   t.test('cursors are opaque, bound to their query and tamper-evident', async (t) => {
@@ -125,14 +144,25 @@ t.test('pagination under concurrent change', async (t) => {
     live.change((l) => {
       for (let trip = 0; trip < 8; trip++) {
         for (let stop = 1; stop <= 5; stop++) {
-          l.arrivalList.push(makeArrival({ trip_id: `R${trip}`, station_id: `st-${stop}`, stop_sequence: stop, route_id: trip % 2 ? 'Red' : 'Blue' }));
+          l.arrivalList.push(
+            makeArrival({
+              trip_id: `R${trip}`,
+              station_id: `st-${stop}`,
+              stop_sequence: stop,
+              route_id: trip % 2 ? 'Red' : 'Blue',
+            }),
+          );
         }
       }
     });
     const initial = new Set(live.arrivalList.map((a) => `${a.feed_id}:${a.trip_id}:${a.stop_sequence}`));
     const { seen } = await walk('/api/v1/rail/realtime?limit=6', (page) => {
       live.change((l) => {
-        l.arrivalList = l.arrivalList.map((a) => ({ ...a, delay_s: (a.delay_s ?? 0) + page, predicted_ms: (a.predicted_ms ?? 0) + 1000 }));
+        l.arrivalList = l.arrivalList.map((a) => ({
+          ...a,
+          delay_s: (a.delay_s ?? 0) + page,
+          predicted_ms: (a.predicted_ms ?? 0) + 1000,
+        }));
       });
     });
     t.equal(seen.length, initial.size);

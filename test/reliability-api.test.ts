@@ -12,15 +12,34 @@ import { FIRST_DAY, LAST_FINALIZED, seedRailDay, seedReliability, TODAY } from '
 import { silentLogger } from '../core/logger.ts';
 
 interface Row {
-  id: string; route_id: string; period: string; period_start: string; period_end: string; service_day: string; days: number;
-  final: boolean; scheduled: number; delivered: number; canceled: number; canceled_unscheduled: number;
-  partially_canceled: number; unobserved: number; pending: number; added: number; delivered_pct: number | null;
+  id: string;
+  route_id: string;
+  period: string;
+  period_start: string;
+  period_end: string;
+  service_day: string;
+  days: number;
+  final: boolean;
+  scheduled: number;
+  delivered: number;
+  canceled: number;
+  canceled_unscheduled: number;
+  partially_canceled: number;
+  unobserved: number;
+  pending: number;
+  added: number;
+  delivered_pct: number | null;
   rolling_7d: { from: string; to: string; scheduled: number; delivered: number; delivered_pct: number | null } | null;
 }
 
 const counts = (r: Row) => ({
-  scheduled: r.scheduled, delivered: r.delivered, canceled: r.canceled, partially_canceled: r.partially_canceled,
-  unobserved: r.unobserved, pending: r.pending, delivered_pct: r.delivered_pct,
+  scheduled: r.scheduled,
+  delivered: r.delivered,
+  canceled: r.canceled,
+  partially_canceled: r.partially_canceled,
+  unobserved: r.unobserved,
+  pending: r.pending,
+  delivered_pct: r.delivered_pct,
 });
 
 t.test('reliability endpoints', async (t) => {
@@ -56,57 +75,142 @@ t.test('reliability endpoints', async (t) => {
     const r = await call('/api/v1/bus/39/reliability', key);
     t.equal(r.status, 200);
     t.equal(r.headers.get('x-meter-unit'), 'request');
-    t.same(r.json.meta, {
-      mode: 'bus', route_id: '39', group: 'day', from: FIRST_DAY, to: TODAY, split: 'none', timezone: 'America/New_York',
-      complete_through: LAST_FINALIZED, retained_window: { from: FIRST_DAY, to: TODAY, finalized_through: LAST_FINALIZED },
-      days_without_observations: [], notes: [],
-    }, 'every day of the window has observations: nothing to flag');
+    t.same(
+      r.json.meta,
+      {
+        mode: 'bus',
+        route_id: '39',
+        group: 'day',
+        from: FIRST_DAY,
+        to: TODAY,
+        split: 'none',
+        timezone: 'America/New_York',
+        complete_through: LAST_FINALIZED,
+        retained_window: { from: FIRST_DAY, to: TODAY, finalized_through: LAST_FINALIZED },
+        days_without_observations: [],
+        notes: [],
+      },
+      'every day of the window has observations: nothing to flag',
+    );
     const rows = r.json.data as Row[];
     t.equal(rows.length, 12, '2024-04-20..2024-05-01');
-    t.same(rows.map((x) => x.period), rows.map((x) => x.period_start), 'a day is its own period');
+    t.same(
+      rows.map((x) => x.period),
+      rows.map((x) => x.period_start),
+      'a day is its own period',
+    );
     t.same(rows[0], {
-      id: `39:${FIRST_DAY}`, route_id: '39', period: FIRST_DAY, period_start: FIRST_DAY, period_end: FIRST_DAY, service_day: 'all',
-      days: 1, final: true, scheduled: 4, delivered: 2, canceled: 1, canceled_unscheduled: 0, partially_canceled: 1,
-      unobserved: 1, pending: 0, added: 0, delivered_pct: 50, rolling_7d: rows[0]!.rolling_7d, days_observed: 1,
+      id: `39:${FIRST_DAY}`,
+      route_id: '39',
+      period: FIRST_DAY,
+      period_start: FIRST_DAY,
+      period_end: FIRST_DAY,
+      service_day: 'all',
+      days: 1,
+      final: true,
+      scheduled: 4,
+      delivered: 2,
+      canceled: 1,
+      canceled_unscheduled: 0,
+      partially_canceled: 1,
+      unobserved: 1,
+      pending: 0,
+      added: 0,
+      delivered_pct: 50,
+      rolling_7d: rows[0]!.rolling_7d,
+      days_observed: 1,
     });
     const apr26 = rows.find((x) => x.period === '2024-04-26')!;
     t.same(apr26.rolling_7d, { from: FIRST_DAY, to: '2024-04-26', scheduled: 28, delivered: 14, delivered_pct: 50 });
     const today = rows.at(-1)!;
-    t.same({ period: today.period, final: today.final, ...counts(today) }, {
-      period: TODAY, final: false, scheduled: 4, delivered: 1, canceled: 0, partially_canceled: 0, unobserved: 0, pending: 3, delivered_pct: 25,
-    }, 'today is live: trips not seen yet are pending');
+    t.same(
+      { period: today.period, final: today.final, ...counts(today) },
+      {
+        period: TODAY,
+        final: false,
+        scheduled: 4,
+        delivered: 1,
+        canceled: 0,
+        partially_canceled: 0,
+        unobserved: 0,
+        pending: 3,
+        delivered_pct: 25,
+      },
+      'today is live: trips not seen yet are pending',
+    );
   });
 
   t.test('group=week: ISO weeks, cut by the range', async (t) => {
     const r = await call(`/api/v1/bus/39/reliability?group=week&from=${FIRST_DAY}&to=${TODAY}`, key);
     t.equal(r.status, 200);
     const rows = r.json.data as Row[];
-    t.same(rows.map((x) => [x.period, x.period_start, x.period_end, x.days, x.final]), [
-      ['2024-W16', '2024-04-20', '2024-04-21', 2, true],
-      ['2024-W17', '2024-04-22', '2024-04-28', 7, true],
-      ['2024-W18', '2024-04-29', '2024-05-01', 3, false],
-    ]);
-    t.same(counts(rows[1]!), { scheduled: 28, delivered: 14, canceled: 7, partially_canceled: 7, unobserved: 7, pending: 0, delivered_pct: 50 });
-    t.ok(rows.every((x) => x.rolling_7d === null), 'rolling figures belong to days');
+    t.same(
+      rows.map((x) => [x.period, x.period_start, x.period_end, x.days, x.final]),
+      [
+        ['2024-W16', '2024-04-20', '2024-04-21', 2, true],
+        ['2024-W17', '2024-04-22', '2024-04-28', 7, true],
+        ['2024-W18', '2024-04-29', '2024-05-01', 3, false],
+      ],
+    );
+    t.same(counts(rows[1]!), {
+      scheduled: 28,
+      delivered: 14,
+      canceled: 7,
+      partially_canceled: 7,
+      unobserved: 7,
+      pending: 0,
+      delivered_pct: 50,
+    });
+    t.ok(
+      rows.every((x) => x.rolling_7d === null),
+      'rolling figures belong to days',
+    );
   });
 
   t.test('group=period: one row, numerator and denominator', async (t) => {
     const r = await call(`/api/v1/bus/66/reliability?group=period&from=2024-04-24&to=${LAST_FINALIZED}`, key);
     t.equal(r.status, 200);
-    t.same(r.json.data.map((x: Row) => [x.id, x.period, x.days, x.final]), [['66:2024-04-24/2024-04-30', '2024-04-24/2024-04-30', 7, true]]);
+    t.same(
+      r.json.data.map((x: Row) => [x.id, x.period, x.days, x.final]),
+      [['66:2024-04-24/2024-04-30', '2024-04-24/2024-04-30', 7, true]],
+    );
     // weekdays 24, 25, 26, 29, 30: 66_a every time, 66_b on the even dates
-    t.same(counts(r.json.data[0]), { scheduled: 10, delivered: 8, canceled: 0, partially_canceled: 0, unobserved: 2, pending: 0, delivered_pct: 80 });
+    t.same(counts(r.json.data[0]), {
+      scheduled: 10,
+      delivered: 8,
+      canceled: 0,
+      partially_canceled: 0,
+      unobserved: 2,
+      pending: 0,
+      delivered_pct: 80,
+    });
   });
 
   t.test('split=service_day, and a day without trips has zeros and a null percentage', async (t) => {
-    const r = await call(`/api/v1/bus/66/reliability?group=period&split=service_day&from=${FIRST_DAY}&to=${LAST_FINALIZED}`, key);
+    const r = await call(
+      `/api/v1/bus/66/reliability?group=period&split=service_day&from=${FIRST_DAY}&to=${LAST_FINALIZED}`,
+      key,
+    );
     t.equal(r.status, 200);
     t.equal(r.json.meta.split, 'service_day');
-    t.same(r.json.data.map((x: Row) => [x.service_day, x.days, x.scheduled, x.delivered, x.delivered_pct]), [
-      ['weekday', 7, 14, 11, 78.57], ['saturday', 2, 0, 0, null], ['sunday', 2, 0, 0, null],
-    ]);
+    t.same(
+      r.json.data.map((x: Row) => [x.service_day, x.days, x.scheduled, x.delivered, x.delivered_pct]),
+      [
+        ['weekday', 7, 14, 11, 78.57],
+        ['saturday', 2, 0, 0, null],
+        ['sunday', 2, 0, 0, null],
+      ],
+    );
     const sat = await call('/api/v1/bus/66/reliability?from=2024-04-27&to=2024-04-27', key);
-    t.same(counts(sat.json.data[0]), { scheduled: 0, delivered: 0, canceled: 0, partially_canceled: 0, unobserved: 0, pending: 0, delivered_pct: null });
+    t.same(counts(sat.json.data[0]), {
+      scheduled: 0,
+      delivered: 0,
+      canceled: 0,
+      partially_canceled: 0,
+      unobserved: 0,
+      pending: 0,
+      delivered_pct: null,
+    });
   });
 
   t.test('a missing from or to defaults inside the window', async (t) => {
@@ -117,7 +221,11 @@ t.test('reliability endpoints', async (t) => {
   });
 
   t.test('400 outside the retained window, naming it', async (t) => {
-    for (const [query, parameter] of [['from=2024-04-19', 'from'], ['to=2024-05-02', 'to'], ['from=2023-01-01&to=2023-01-31', 'from']] as const) {
+    for (const [query, parameter] of [
+      ['from=2024-04-19', 'from'],
+      ['to=2024-05-02', 'to'],
+      ['from=2023-01-01&to=2023-01-31', 'from'],
+    ] as const) {
       const r = await call(`/api/v1/bus/39/reliability?${query}`, key);
       t.equal(r.status, 400, query);
       t.equal(r.json.code, 'outside_retention');
@@ -129,8 +237,12 @@ t.test('reliability endpoints', async (t) => {
 
   t.test('malformed parameters: 400 naming the parameter', async (t) => {
     for (const [query, parameter] of [
-      ['group=month', 'group'], ['from=2024-02-30', 'from'], ['to=yesterday', 'to'], ['split=weekday', 'split'],
-      ['from=2024-04-28&to=2024-04-21', 'to'], ['route=39', 'route'],
+      ['group=month', 'group'],
+      ['from=2024-02-30', 'from'],
+      ['to=yesterday', 'to'],
+      ['split=weekday', 'split'],
+      ['from=2024-04-28&to=2024-04-21', 'to'],
+      ['route=39', 'route'],
     ] as const) {
       const r = await call(`/api/v1/bus/39/reliability?${query}`, key);
       t.equal(r.status, 400, query);
@@ -145,8 +257,10 @@ t.test('reliability endpoints', async (t) => {
 
   t.test('unknown routes and lines: 404 not_found', async (t) => {
     for (const [path, parameter] of [
-      ['/api/v1/bus/999/reliability', 'route_id'], ['/api/v1/bus/Red/reliability', 'route_id'],
-      ['/api/v1/rail/Purple/reliability', 'line'], ['/api/v1/streetcar/39/reliability', 'route_id'],
+      ['/api/v1/bus/999/reliability', 'route_id'],
+      ['/api/v1/bus/Red/reliability', 'route_id'],
+      ['/api/v1/rail/Purple/reliability', 'line'],
+      ['/api/v1/streetcar/39/reliability', 'route_id'],
     ] as const) {
       const r = await call(path, key);
       t.equal(r.status, 404, path);
@@ -158,7 +272,11 @@ t.test('reliability endpoints', async (t) => {
     await seedRailDay(h.db, '2024-04-29');
     const rail = await call('/api/v1/rail/Red/reliability?group=period', key);
     t.equal(rail.status, 200);
-    t.same([rail.json.meta.from, rail.json.meta.to], ['2024-04-29', TODAY], 'the rail window starts at its first retained day');
+    t.same(
+      [rail.json.meta.from, rail.json.meta.to],
+      ['2024-04-29', TODAY],
+      'the rail window starts at its first retained day',
+    );
     t.match(rail.json.data[0], { route_id: 'Red', scheduled: 3, delivered: 1 });
     t.equal((await call('/api/v1/streetcar/E/reliability', key)).json.code, 'no_retained_rows');
     const before = await call('/api/v1/rail/Red/reliability?from=2024-04-28', key);
@@ -169,29 +287,57 @@ t.test('reliability endpoints', async (t) => {
     await snapshots!.refresh();
     const r = await call('/api/v1/bus', key);
     t.equal(r.status, 200);
-    const byId = new Map(r.json.data.map((b: { route_id: string; reliability: unknown }) => [b.route_id, b.reliability]));
+    const byId = new Map(
+      r.json.data.map((b: { route_id: string; reliability: unknown }) => [b.route_id, b.reliability]),
+    );
     t.same(byId.get('39'), {
-      from: '2024-04-24', to: LAST_FINALIZED, scheduled: 28, canceled: 7, partially_canceled: 7, unobserved: 7, delivered: 14, delivered_pct: 50,
+      from: '2024-04-24',
+      to: LAST_FINALIZED,
+      scheduled: 28,
+      canceled: 7,
+      partially_canceled: 7,
+      unobserved: 7,
+      delivered: 14,
+      delivered_pct: 50,
     });
     t.same(byId.get('66'), {
-      from: '2024-04-24', to: LAST_FINALIZED, scheduled: 10, canceled: 0, partially_canceled: 0, unobserved: 2, delivered: 8, delivered_pct: 80,
+      from: '2024-04-24',
+      to: LAST_FINALIZED,
+      scheduled: 10,
+      canceled: 0,
+      partially_canceled: 0,
+      unobserved: 2,
+      delivered: 8,
+      delivered_pct: 80,
     });
     t.equal(byId.get('1'), null, 'a route without figures has none');
 
     // the next morning the job finalizes 2024-05-01 and announces it on the bus
     const version = snapshots!.version;
     const job = await scheduleFinalize(h.db, bus, parseConfig({ reliability: { timezone: 'America/New_York' } }), {
-      now: () => new Date('2024-05-02T14:00:00Z'), runAtStart: false, log: silentLogger,
+      now: () => new Date('2024-05-02T14:00:00Z'),
+      runAtStart: false,
+      log: silentLogger,
     });
     t.teardown(() => job.stop());
     const done = await job.runOnce();
-    t.same(done.map((d) => d.service_date), [TODAY]);
+    t.same(
+      done.map((d) => d.service_date),
+      [TODAY],
+    );
     for (let i = 0; i < 200 && snapshots!.version === version; i++) await new Promise((r) => setTimeout(r, 10));
     t.not(snapshots!.version, version, 'the snapshots followed the reliability.updated event');
     const after = await call('/api/v1/bus', key);
     const b39 = after.json.data.find((b: { route_id: string }) => b.route_id === '39');
     t.same(b39.reliability, {
-      from: '2024-04-25', to: TODAY, scheduled: 28, canceled: 6, partially_canceled: 6, unobserved: 9, delivered: 13, delivered_pct: 46.43,
+      from: '2024-04-25',
+      to: TODAY,
+      scheduled: 28,
+      canceled: 6,
+      partially_canceled: 6,
+      unobserved: 9,
+      delivered: 13,
+      delivered_pct: 46.43,
     });
   });
 });

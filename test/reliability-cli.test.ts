@@ -19,15 +19,23 @@ t.test('the CLI prints the table', async (t) => {
   await db.close();
   const run = (...args: string[]) => {
     const r = spawnSync(process.execPath, cliArgv('reliability', ...args), {
-      encoding: 'utf8', env: childEnv({ TRANSIT_DB: dbPath }), timeout: 60_000,
+      encoding: 'utf8',
+      env: childEnv({ TRANSIT_DB: dbPath }),
+      timeout: 60_000,
     });
     return { code: r.status, out: r.stdout, err: r.stderr };
   };
 
   const week = run('--route', '39', '--from', '2024-04-22', '--to', '2024-04-28', '--group', 'week');
   t.equal(week.code, 0, week.err);
-  t.match(week.out, /^bus 39, 2024-04-22 to 2024-04-28, by week \(America\/New_York; days over through \d{4}-\d\d-\d\d\)$/m);
-  t.match(week.out, /^route\s+week\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+final$/m);
+  t.match(
+    week.out,
+    /^bus 39, 2024-04-22 to 2024-04-28, by week \(America\/New_York; days over through \d{4}-\d\d-\d\d\)$/m,
+  );
+  t.match(
+    week.out,
+    /^route\s+week\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+final$/m,
+  );
   t.match(week.out, /^39\s+2024-W17\s+28\s+14\s+7\s+7\s+7\s+0\s+0\s+50\.00\s+yes$/m);
 });
 
@@ -38,9 +46,14 @@ t.test('the report', async (t) => {
   const report = async (options: Partial<ReportOptions>) => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await printReliabilityReport(db, { mode: 'bus', group: 'day', split: false, settings, ...options }, {
-      out: (text) => out.push(text), err: (line) => err.push(line),
-    });
+    const code = await printReliabilityReport(
+      db,
+      { mode: 'bus', group: 'day', split: false, settings, ...options },
+      {
+        out: (text) => out.push(text),
+        err: (line) => err.push(line),
+      },
+    );
     return { code, out: out.join(''), err: err.join('\n') };
   };
 
@@ -71,12 +84,24 @@ t.test('the report', async (t) => {
     t.equal(unknown.code, 1);
     t.match(unknown.err, /unknown bus route "999"/);
     t.equal(unknown.out, '');
-    await t.rejects(report({ route: '39', from: '2024-04-28', to: '2024-04-21' }), new UsageError('--to: must not be before from'));
-    await t.rejects(report({ route: '39', from: '2024-13-01', to: '2024-04-21' }), new UsageError('--from: a YYYY-MM-DD date'));
+    await t.rejects(
+      report({ route: '39', from: '2024-04-28', to: '2024-04-21' }),
+      new UsageError('--to: must not be before from'),
+    );
+    await t.rejects(
+      report({ route: '39', from: '2024-13-01', to: '2024-04-21' }),
+      new UsageError('--from: a YYYY-MM-DD date'),
+    );
     await t.rejects(report({ route: '39', to: 'soon' }), new UsageError('--to must be a date as YYYY-MM-DD'));
     // option checks come before the database is opened
-    await t.rejects(runCommand(reliabilityCommand, ['--group', 'month']), new UsageError('--group must be one of day, week, period'));
-    await t.rejects(runCommand(reliabilityCommand, ['--mode', 'ferry']), new UsageError('--mode must be one of rail, bus, streetcar'));
+    await t.rejects(
+      runCommand(reliabilityCommand, ['--group', 'month']),
+      new UsageError('--group must be one of day, week, period'),
+    );
+    await t.rejects(
+      runCommand(reliabilityCommand, ['--mode', 'ferry']),
+      new UsageError('--mode must be one of rail, bus, streetcar'),
+    );
     await t.rejects(runCommand(reliabilityCommand, ['--routes', '39']), { message: /Unknown option '--routes'/ });
   });
 });

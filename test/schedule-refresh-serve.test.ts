@@ -21,7 +21,14 @@ import { gtfsDate, smallGtfsZip } from './support/small-gtfs.ts';
 const TZ = 'America/Chicago';
 const CLIENTS = 50;
 
-interface ScheduleStatus { schedule_id: string; state: string; reason: string; version_id: number | null; last_check_outcome: string | null; last_error: string | null }
+interface ScheduleStatus {
+  schedule_id: string;
+  state: string;
+  reason: string;
+  version_id: number | null;
+  last_check_outcome: string | null;
+  last_error: string | null;
+}
 
 t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re-expanded', async (t) => {
   const dir = t.testdir();
@@ -41,20 +48,28 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   t.teardown(() => new Promise<void>((r) => source.close(() => r())));
   const url = `http://127.0.0.1:${(source.address() as { port: number }).port}/gtfs.zip`;
 
-  const service = await startService(parseConfig({
-    host: '127.0.0.1', port: 0, db_path: join(dir, 'serve.duckdb'),
-    schedules: [{ id: 'small', source: url, refresh_cron: '0 0 1 1 *' }],
-    reliability: { timezone: TZ },
-    exports: { enabled: false, dir: join(dir, 'exports') },
-    snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
-  }), { log: silentLogger });
+  const service = await startService(
+    parseConfig({
+      host: '127.0.0.1',
+      port: 0,
+      db_path: join(dir, 'serve.duckdb'),
+      schedules: [{ id: 'small', source: url, refresh_cron: '0 0 1 1 *' }],
+      reliability: { timezone: TZ },
+      exports: { enabled: false, dir: join(dir, 'exports') },
+      snapshot: { enabled: false, path: join(dir, 'snapshot.duckdb') },
+    }),
+    { log: silentLogger },
+  );
   t.teardown(() => service.close());
   const db = service.runtime.db;
   const keys = await Promise.all(Array.from({ length: 10 }, () => createKey(db, { plan: 'max', name: null })));
   const today = wallClock(new Date(), TZ).date;
   const get = async (path: string, key = keys[0]!.key): Promise<{ status: number; json: any }> => {
     const res = await fetch(`${service.url}${path}`, { headers: bearer(key) });
-    return { status: res.status, json: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text() };
+    return {
+      status: res.status,
+      json: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text(),
+    };
   };
   const scheduledToday = async (key?: string): Promise<number> => {
     const r = await get(`/api/v1/bus/R1/reliability?from=${today}&to=${today}`, key);
@@ -65,7 +80,9 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   const statusOf = async (until: (s: ScheduleStatus) => boolean = () => true): Promise<ScheduleStatus> => {
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const s = ((await get('/status.json')).json.schedules as ScheduleStatus[]).find((x) => x.schedule_id === 'small')!;
+      const s = ((await get('/status.json')).json.schedules as ScheduleStatus[]).find(
+        (x) => x.schedule_id === 'small',
+      )!;
       if (until(s) || Date.now() > deadline) return s;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -89,7 +106,13 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   let swapped = false;
   let refreshing = false;
   let during = 0;
-  const paths = ['/api/v1/bus', `/api/v1/bus/R1/reliability?from=${today}&to=${today}`, '/api/v1/rail', '/api/v1/bus/realtime', '/status.json'];
+  const paths = [
+    '/api/v1/bus',
+    `/api/v1/bus/R1/reliability?from=${today}&to=${today}`,
+    '/api/v1/rail',
+    '/api/v1/bus/realtime',
+    '/status.json',
+  ];
   const client = async (i: number): Promise<void> => {
     const key = keys[i % keys.length]!.key;
     // every client keeps going until the swap is over, then makes a few more requests
@@ -101,8 +124,13 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
         const r = await get(path, key);
         if (inSwap && refreshing) during++;
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-        if (r.status === 200 && path.includes('/reliability')) seen.add((r.json.data as Array<{ scheduled: number }>)[0]!.scheduled);
-        if (r.status === 200 && path === '/api/v1/bus' && !(r.json.data as Array<{ route_id: string }>).some((x) => x.route_id === 'R1')) {
+        if (r.status === 200 && path.includes('/reliability'))
+          seen.add((r.json.data as Array<{ scheduled: number }>)[0]!.scheduled);
+        if (
+          r.status === 200 &&
+          path === '/api/v1/bus' &&
+          !(r.json.data as Array<{ route_id: string }>).some((x) => x.route_id === 'R1')
+        ) {
           failures.push('the bus directory lost R1');
         }
       } catch (err) {
@@ -122,19 +150,38 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   t.equal(result.version?.version_id, 2);
   const total = [...statuses.values()].reduce((a, b) => a + b, 0);
   const serverErrors = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
-  t.equal(serverErrors, 0, `zero 5xx in ${total} requests (${JSON.stringify(Object.fromEntries(statuses))}), ${during} of them `
-    + `sent and answered while the refresh ran (${result.ms} ms)`);
+  t.equal(
+    serverErrors,
+    0,
+    `zero 5xx in ${total} requests (${JSON.stringify(Object.fromEntries(statuses))}), ${during} of them ` +
+      `sent and answered while the refresh ran (${result.ms} ms)`,
+  );
   t.ok(during > 0, 'requests overlapped the refresh');
   t.same(failures, [], 'no failed connection, no directory without the route');
-  t.same([...statuses.keys()].filter((s) => s !== 200), [], 'every request answered 200');
+  t.same(
+    [...statuses.keys()].filter((s) => s !== 200),
+    [],
+    'every request answered 200',
+  );
   t.same([...seen].sort(), [3, 5], 'reliability saw the old schedule, then the new one, and nothing in between');
   t.equal(await scheduledToday(), 5, 'today re-expanded with version 2');
   const days = await db.all<{ d: string; v: number }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v FROM schedule_days WHERE schedule_id = 'small' ORDER BY 1`);
-  t.ok(days.filter((d) => d.d >= today).every((d) => Number(d.v) === 2), 'today and later: version 2');
-  t.ok(days.filter((d) => d.d < today).every((d) => Number(d.v) === 1), 'earlier days keep version 1');
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v FROM schedule_days WHERE schedule_id = 'small' ORDER BY 1`,
+  );
+  t.ok(
+    days.filter((d) => d.d >= today).every((d) => Number(d.v) === 2),
+    'today and later: version 2',
+  );
+  t.ok(
+    days.filter((d) => d.d < today).every((d) => Number(d.v) === 1),
+    'earlier days keep version 1',
+  );
   t.equal(service.runtime.schedules.get('small')?.trip('R1-5')?.route_id, 'R1', 'the pipeline resolves the new trips');
-  t.match(await statusOf((s) => s.version_id === 2), { state: 'operational', version_id: 2, last_check_outcome: 'imported' });
+  t.match(await statusOf((s) => s.version_id === 2), {
+    state: 'operational',
+    version_id: 2,
+    last_check_outcome: 'imported',
+  });
 
   // the same bytes without a usable ETag: hashed, unchanged, not imported
   conditional.length = 0;
@@ -143,7 +190,9 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   t.equal((await listScheduleVersions(db, 'small')).length, 2, 'still two versions');
 
   // a corrupt copy: refused, version 2 keeps serving, /status.json says so
-  body = hasRealFixtures() ? readFileSync(join(FIXTURES_REAL, 'bad', 'corrupted-gtfs.zip')) : Buffer.from('not a zip at all');
+  body = hasRealFixtures()
+    ? readFileSync(join(FIXTURES_REAL, 'bad', 'corrupted-gtfs.zip'))
+    : Buffer.from('not a zip at all');
   const failed = await service.schedules.refreshSchedule('small');
   t.equal(failed.outcome, 'failed');
   t.match(failed.error, /ZIP/);

@@ -55,7 +55,10 @@ t.test('graceful shutdown finishes in-flight requests and flushes metering', asy
   });
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(closed, 'close waits for the request in flight');
-  await t.rejects(fetch(`${h.url}/api/v1/alerts`, { headers: { ...bearer(live), connection: 'close' } }), 'new connections are refused');
+  await t.rejects(
+    fetch(`${h.url}/api/v1/alerts`, { headers: { ...bearer(live), connection: 'close' } }),
+    'new connections are refused',
+  );
   release();
   const res = await pending;
   t.equal(res.status, 200);
@@ -67,18 +70,35 @@ t.test('graceful shutdown finishes in-flight requests and flushes metering', asy
   const db = await Db.open(dbPath);
   t.teardown(() => db.close());
   const liveRows = await db.all<{ endpoint: string; status: number; n: bigint }>(
-    'SELECT endpoint, status, sum(calls) AS n FROM api_usage WHERE key_id IS NOT NULL GROUP BY ALL ORDER BY ALL');
-  t.same(liveRows.map((r) => [r.endpoint, r.status, Number(r.n)]), [
-    ['/api/v1/alerts', 200, 30],
-    ['/api/v1/test/slow', 200, 1],
-  ], 'every live call once, the in-flight one included');
+    'SELECT endpoint, status, sum(calls) AS n FROM api_usage WHERE key_id IS NOT NULL GROUP BY ALL ORDER BY ALL',
+  );
+  t.same(
+    liveRows.map((r) => [r.endpoint, r.status, Number(r.n)]),
+    [
+      ['/api/v1/alerts', 200, 30],
+      ['/api/v1/test/slow', 200, 1],
+    ],
+    'every live call once, the in-flight one included',
+  );
   const testRows = await db.all<{ status: number; n: bigint }>(
-    'SELECT status, sum(calls) AS n FROM api_usage_test GROUP BY ALL ORDER BY ALL');
-  t.same(testRows.map((r) => [r.status, Number(r.n)]), [[200, 20], [429, 5]], 'test-key usage kept apart, 429s included');
-  const anonymous = await db.all<{ n: bigint }>("SELECT sum(calls) AS n FROM api_usage WHERE key_id IS NULL AND status = 401 AND endpoint = '/api/v1/rail'");
+    'SELECT status, sum(calls) AS n FROM api_usage_test GROUP BY ALL ORDER BY ALL',
+  );
+  t.same(
+    testRows.map((r) => [r.status, Number(r.n)]),
+    [
+      [200, 20],
+      [429, 5],
+    ],
+    'test-key usage kept apart, 429s included',
+  );
+  const anonymous = await db.all<{ n: bigint }>(
+    "SELECT sum(calls) AS n FROM api_usage WHERE key_id IS NULL AND status = 401 AND endpoint = '/api/v1/rail'",
+  );
   t.equal(Number(anonymous[0]!.n), 4, 'unauthenticated calls recorded without a key');
   const docs = await db.all<{ n: bigint }>("SELECT count(*) AS n FROM api_usage WHERE endpoint = '/docs'");
   t.equal(Number(docs[0]!.n), 0, 'public pages are not metered');
-  const units = await db.all<{ unit: string; plan: string }>('SELECT DISTINCT unit, plan FROM api_usage WHERE key_id IS NOT NULL');
+  const units = await db.all<{ unit: string; plan: string }>(
+    'SELECT DISTINCT unit, plan FROM api_usage WHERE key_id IS NOT NULL',
+  );
   t.same(units, [{ unit: 'request', plan: 'regular' }]);
 });

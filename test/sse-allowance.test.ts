@@ -31,7 +31,12 @@ t.test('allowance and metering', async (t) => {
     const third = await sse(`/api/v1/rail/realtime?format=sse&api_key=${key}`);
     t.equal(third.status, 429);
     t.equal(third.headers.get('content-type'), 'application/problem+json');
-    t.match(JSON.parse(third.text), { code: 'sse_allowance_exceeded', status: 429, open_streams: 2, allowed_streams: 2 });
+    t.match(JSON.parse(third.text), {
+      code: 'sse_allowance_exceeded',
+      status: 429,
+      open_streams: 2,
+      allowed_streams: 2,
+    });
     t.equal(third.headers.get('x-meter-unit'), 'connection-minute');
     // issue 15: the document promises Retry-After on every 429, whichever way the stream is asked for
     t.equal(third.headers.get('retry-after'), '30', '?format=sse: Retry-After');
@@ -70,13 +75,17 @@ t.test('allowance and metering', async (t) => {
     const key = await h.key('max');
     const json = await fetch(`${h.url}/api/v1/alerts?api_key=${key}`);
     t.equal(json.status, 401, 'a JSON request does not read the key from the query');
-    const problem = await json.json() as { code: string; detail: string; errors: Array<{ parameter: string }> };
+    const problem = (await json.json()) as { code: string; detail: string; errors: Array<{ parameter: string }> };
     t.equal(problem.code, 'unauthorized');
-    t.match(problem.detail, /api_key in the query is accepted on event streams only/, 'the message says why (issue 15)');
+    t.match(
+      problem.detail,
+      /api_key in the query is accepted on event streams only/,
+      'the message says why (issue 15)',
+    );
     t.match(problem.errors, [{ parameter: 'api_key' }]);
-    const noStream = await (await fetch(`${h.url}/api/v1/rail?api_key=${key}`)).json() as { detail: string };
+    const noStream = (await (await fetch(`${h.url}/api/v1/rail?api_key=${key}`)).json()) as { detail: string };
     t.match(noStream.detail, /this endpoint has none/);
-    const none = await (await fetch(`${h.url}/api/v1/alerts`)).json() as { detail: string };
+    const none = (await (await fetch(`${h.url}/api/v1/alerts`)).json()) as { detail: string };
     t.match(none.detail, /send Authorization: Bearer/, 'no key at all: the plain message');
     const both = await fetch(`${h.url}/api/v1/alerts?api_key=${key}`, { headers: bearer(key) });
     t.equal(both.status, 400);
@@ -117,22 +126,33 @@ t.test('allowance and metering', async (t) => {
     h.streaming.connections.tick();
     await stream.close();
     const deadline = Date.now() + 10_000;
-    while (h.streaming.connections.openCount > openBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (h.streaming.connections.openCount > openBefore && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     t.equal(h.streaming.connections.openCount, openBefore, 'metering stopped with the stream');
     h.clock.now = started + 600_000;
     h.streaming.connections.tick();
     await h.api.meter.flush();
     const rows = await h.db.all<{ quantity: number; calls: number }>(
       `SELECT CAST(sum(quantity) AS INTEGER) AS quantity, CAST(sum(calls) AS INTEGER) AS calls FROM api_usage
-       WHERE key_id = $1 AND unit = 'connection-minute' AND endpoint = '/api/v1/events/stream'`, [created.id],
+       WHERE key_id = $1 AND unit = 'connection-minute' AND endpoint = '/api/v1/events/stream'`,
+      [created.id],
     );
     t.equal(rows[0]!.quantity, 3, 'minutes 1, 2 and 3 started; closing in the third adds nothing more');
     h.clock.now = started;
   });
 
   t.test('the events route is in the served OpenAPI document as an event stream', async (t) => {
-    const doc = await (await fetch(`${h.url}/openapi.json`)).json() as {
-      paths: Record<string, { get?: { 'x-meter-unit'?: string; security?: unknown; responses: Record<string, { content?: Record<string, unknown> }> } }>;
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        {
+          get?: {
+            'x-meter-unit'?: string;
+            security?: unknown;
+            responses: Record<string, { content?: Record<string, unknown> }>;
+          };
+        }
+      >;
     };
     const op = doc.paths['/api/v1/events/stream']?.get;
     t.ok(op);
@@ -141,8 +161,17 @@ t.test('allowance and metering', async (t) => {
     t.ok(op!.responses['429'], 'sse_allowance_exceeded is documented');
     t.ok(doc.paths['/api/v1/alerts']!.get!.responses['200']!.content!['text/event-stream']);
     // issue 15: the query key is declared only where every answer is a stream (what the server does)
-    const ops = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item as Record<string, { security?: Array<Record<string, unknown>>; responses: Record<string, { content?: Record<string, unknown> }> }>)
-      .map(([method, op]) => ({ name: `${method} ${path}`, op })));
+    const ops = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(
+        item as Record<
+          string,
+          {
+            security?: Array<Record<string, unknown>>;
+            responses: Record<string, { content?: Record<string, unknown> }>;
+          }
+        >,
+      ).map(([method, op]) => ({ name: `${method} ${path}`, op })),
+    );
     for (const { name, op } of ops) {
       const query = (op.security ?? []).some((s) => 'apiKeyQuery' in s);
       const streamOnly = Object.keys(op.responses['200']?.content ?? {}).join() === 'text/event-stream';

@@ -14,9 +14,11 @@ const HUB = { retryMs: 250, maxConnectionMs: 1_500, sweepIntervalMs: 100 };
 
 function withKey(key: string) {
   return {
-    fetch: (input: string | URL | Request, init?: RequestInit) => fetch(input, {
-      ...init, headers: { ...(init?.headers as Record<string, string> | undefined), authorization: `Bearer ${key}` },
-    }),
+    fetch: (input: string | URL | Request, init?: RequestInit) =>
+      fetch(input, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string> | undefined), authorization: `Bearer ${key}` },
+      }),
   };
 }
 
@@ -84,8 +86,15 @@ t.test('events stream: drops and a restart, resumed with no gap and no duplicate
   pub.stop();
   await until('every event', () => seqs.at(-1) === pub.next - 1);
 
-  t.same(seqs, Array.from({ length: pub.next }, (_, i) => i), `all ${pub.next} events, in order, none twice`);
-  t.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!), 'ids increase');
+  t.same(
+    seqs,
+    Array.from({ length: pub.next }, (_, i) => i),
+    `all ${pub.next} events, in order, none twice`,
+  );
+  t.ok(
+    ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+    'ids increase',
+  );
   t.equal(resets, 0, 'every reconnection resumed');
   t.ok(h.streaming.hub.stats().closed.lifetime >= 2, 'the server ended streams by lifetime');
   t.same(h.errors, []);
@@ -108,7 +117,10 @@ t.test('an id older than the retained log gets reset and Last-Event-ID: earliest
   t.equal(raw.headers.get('last-event-id'), 'earliest');
   await raw.waitFor((e) => e.length > 0);
   t.equal(raw.events[0]!.event, 'reset');
-  t.same(JSON.parse(raw.events[0]!.data), { reason: 'last_event_id_unknown', earliest_id: String(h.streaming.eventLog.earliestId) });
+  t.same(JSON.parse(raw.events[0]!.data), {
+    reason: 'last_event_id_unknown',
+    earliest_id: String(h.streaming.eventLog.earliestId),
+  });
   t.equal(raw.events[0]!.id, String(h.streaming.eventLog.latestId), 'the reset moves the client to the newest id');
 
   const got: Array<[string, string]> = [];
@@ -120,7 +132,10 @@ t.test('an id older than the retained log gets reset and Last-Event-ID: earliest
   await raw.close();
   pub.burst(1);
   await until('a live event after the reset', () => got.length > 1);
-  t.same(got.map(([type]) => type), ['reset', 'vehicle.position']);
+  t.same(
+    got.map(([type]) => type),
+    ['reset', 'vehicle.position'],
+  );
   t.ok(Number(got[1]![1]) > Number(got[0]![1]));
 });
 
@@ -129,7 +144,10 @@ t.test('query stream: reset, then add/update/remove that keep a client equal to 
   t.teardown(() => h.close());
   const key = await h.key('regular');
   const path = '/api/v1/alerts?status=active,upcoming&limit=100';
-  const json = async () => (await fetch(`${h.url}${path}`, { headers: bearer(key) })).json() as Promise<{ data: Array<Record<string, unknown>> }>;
+  const json = async () =>
+    (await fetch(`${h.url}${path}`, { headers: bearer(key) })).json() as Promise<{
+      data: Array<Record<string, unknown>>;
+    }>;
   const model = new StreamModel();
   let opens = 0;
   let firstReset: unknown = null;
@@ -147,15 +165,16 @@ t.test('query stream: reset, then add/update/remove that keep a client equal to 
 
   // each change edits one alert, adds one and removes the one added five changes before
   let n = 0;
-  const change = () => h.live.change((live) => {
-    n++;
-    const kept = live.alertList.filter((a) => a.id !== `alerts:new${n - 5}`);
-    const edit = n % kept.length;
-    live.alertList = [
-      ...kept.map((a, i) => (i === edit ? { ...a, header: { en: `edited ${n}` }, version: a.version + 1 } : a)),
-      makeAlert({ id: `alerts:new${n}`, status: 'active' }),
-    ];
-  });
+  const change = () =>
+    h.live.change((live) => {
+      n++;
+      const kept = live.alertList.filter((a) => a.id !== `alerts:new${n - 5}`);
+      const edit = n % kept.length;
+      live.alertList = [
+        ...kept.map((a, i) => (i === edit ? { ...a, header: { en: `edited ${n}` }, version: a.version + 1 } : a)),
+        makeAlert({ id: `alerts:new${n}`, status: 'active' }),
+      ];
+    });
   // bursts of three changes: the hub recomputes once per burst
   let bursts = 0;
   const timer = setInterval(() => {
@@ -165,8 +184,14 @@ t.test('query stream: reset, then add/update/remove that keep a client equal to 
   await until('three drops with changes in between', () => opens >= 4);
   clearInterval(timer);
   const expected = sortedData(await json());
-  await until('the model to catch up', () => JSON.stringify(model.sorted()) === JSON.stringify(expected)).catch(() => undefined);
-  t.same(model.sorted(), expected, `after ${n} changes and ${opens - 1} reconnections the client holds the JSON answer`);
+  await until('the model to catch up', () => JSON.stringify(model.sorted()) === JSON.stringify(expected)).catch(
+    () => undefined,
+  );
+  t.same(
+    model.sorted(),
+    expected,
+    `after ${n} changes and ${opens - 1} reconnections the client holds the JSON answer`,
+  );
   t.equal(model.resets, 1, 'reconnections resumed from the topic history, no second reset');
   t.ok(model.idsIncrease(), 'no event twice');
   t.ok(model.ids.length > n, 'add/update/remove events were delivered');

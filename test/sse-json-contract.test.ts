@@ -16,12 +16,15 @@ import { startStreamHarness } from './support/streaming.ts';
 
 type Json = Record<string, unknown>;
 
-const doc = parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8')) as Json;
+const doc = parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8'),
+) as Json;
 function closed(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(closed);
   if (!node || typeof node !== 'object') return node;
   const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, closed(v)])) as Json;
-  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   return out;
 }
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
@@ -37,13 +40,17 @@ function validatorsOf(path: string): Map<string, ValidateFunction> {
   return new Map(Object.keys(events).map((name) => [name, ajv.compile({ $ref: `openapi.json#${pointer}/${name}` })]));
 }
 
-t.test('every event of the JSON endpoints\' streams validates against its x-sse-events schema', async (t) => {
+t.test("every event of the JSON endpoints' streams validates against its x-sse-events schema", async (t) => {
   const h = await startStreamHarness({ quiet: true });
   t.teardown(() => h.close());
   const key = await h.key('max');
-  const streams = await Promise.all(PATHS.map(async (path) => ({
-    path, conn: await openSse(`${h.url}${path}?format=sse&limit=100`, bearer(key)), validators: validatorsOf(path),
-  })));
+  const streams = await Promise.all(
+    PATHS.map(async (path) => ({
+      path,
+      conn: await openSse(`${h.url}${path}?format=sse&limit=100`, bearer(key)),
+      validators: validatorsOf(path),
+    })),
+  );
   for (const s of streams) t.teardown(() => s.conn.close());
   for (const s of streams) {
     t.equal(s.conn.status, 200, `${s.path} streams`);
@@ -55,17 +62,25 @@ t.test('every event of the JSON endpoints\' streams validates against its x-sse-
   // one of each change in each result: an item edited, one added, one gone
   h.live.change((live) => {
     live.alertList = [
-      ...live.alertList.filter((a) => a.id !== 'alerts:a5')
+      ...live.alertList
+        .filter((a) => a.id !== 'alerts:a5')
         .map((a) => (a.id === 'alerts:a1' ? { ...a, header: { en: 'Edited' }, version: a.version + 1 } : a)),
       makeAlert({ id: 'alerts:new', modes: ['bus'], routes: ['39'] }),
     ];
     live.vehicleList = [
-      ...live.vehicleList.filter((v) => v.vehicle_id !== 'b4').map((v) => (v.vehicle_id === 'b2' ? { ...v, lat: v.lat + 0.01 } : v)),
+      ...live.vehicleList
+        .filter((v) => v.vehicle_id !== 'b4')
+        .map((v) => (v.vehicle_id === 'b2' ? { ...v, lat: v.lat + 0.01 } : v)),
       makeVehicle({ vehicle_id: 'b9', route_id: '66' }),
     ];
     live.arrivalList = [
-      ...live.arrivalList.filter((a) => a.trip_id !== 'T2')
-        .map((a) => (a.trip_id === 'T1' && a.stop_sequence === 1 ? { ...a, predicted_ms: a.predicted_ms! + 60_000, delay_s: 120 } : a)),
+      ...live.arrivalList
+        .filter((a) => a.trip_id !== 'T2')
+        .map((a) =>
+          a.trip_id === 'T1' && a.stop_sequence === 1
+            ? { ...a, predicted_ms: a.predicted_ms! + 60_000, delay_s: 120 }
+            : a,
+        ),
       makeArrival({ trip_id: 'T9', station_id: 'place-dwnxg', stop_sequence: 5 }),
     ];
   });
@@ -80,7 +95,8 @@ t.test('every event of the JSON endpoints\' streams validates against its x-sse-
         continue;
       }
       const body = JSON.parse(e.data) as unknown;
-      if (!validate(body) && bad++ < 5) t.fail(`${s.path}: ${e.event} does not validate`, { errors: validate.errors?.slice(0, 3), body });
+      if (!validate(body) && bad++ < 5)
+        t.fail(`${s.path}: ${e.event} does not validate`, { errors: validate.errors?.slice(0, 3), body });
     }
     t.equal(bad, 0, `${s.path}: ${s.conn.events.map((e) => e.event).join(', ')} all validate`);
   }

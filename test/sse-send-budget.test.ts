@@ -69,14 +69,20 @@ interface Viewers {
   broadcast(event: 'status', data: string): void;
 }
 
-const alert = (type: DomainEvent['type']): DomainEvent => rawEvent(type, { modes: ['bus'], routes: ['39'], data: { pad: PAD } });
+const alert = (type: DomainEvent['type']): DomainEvent =>
+  rawEvent(type, { modes: ['bus'], routes: ['39'], data: { pad: PAD } });
 
-async function harness(t: { teardown(fn: () => unknown): void }, sse: Record<string, unknown>): Promise<{ h: StreamHarness; viewers: Viewers }> {
+async function harness(
+  t: { teardown(fn: () => unknown): void },
+  sse: Record<string, unknown>,
+): Promise<{ h: StreamHarness; viewers: Viewers }> {
   let hub: StreamHub | null = null;
   const h = await startStreamHarness({
     quiet: true,
     // the per-client bound (buffer_bytes) far above the budget: here the budget decides
-    config: { sse: { buffer_bytes: 64 * 1024 * 1024, ping_interval_s: 60, event_log_max_bytes: 4 * 1024 * 1024, ...sse } },
+    config: {
+      sse: { buffer_bytes: 64 * 1024 * 1024, ping_interval_s: 60, event_log_max_bytes: 4 * 1024 * 1024, ...sse },
+    },
     routes: statusRoutes(statusPages(() => hub!)),
   });
   hub = h.streaming.hub;
@@ -116,7 +122,11 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   await fill(2, () => viewers.broadcast('status', JSON.stringify({ pad: PAD })));
   await fill(3, () => h.publish(alert('alert.updated')));
   t.equal(h.budget.stats().cutForBudget, 0, 'within the budget while they stalled one after the other');
-  const open3 = () => [h.streaming.allowance.openStreams(keyA.id), viewers.count, h.streaming.allowance.openStreams(keyB.id)];
+  const open3 = () => [
+    h.streaming.allowance.openStreams(keyA.id),
+    viewers.count,
+    h.streaming.allowance.openStreams(keyB.id),
+  ];
   t.same(open3(), [1, 1, 1]);
 
   // only B's backlog grows from now on, yet the longest-stalled go first
@@ -129,7 +139,10 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   t.same(open3(), [0, 0, 0], 'then B itself');
   const stats = h.budget.stats();
   t.equal(stats.cutForStall, 0);
-  t.ok(stats.bufferedBytes <= 2 * 1024 * 1024, `the server holds ${stats.bufferedBytes} unsent bytes, within the budget`);
+  t.ok(
+    stats.bufferedBytes <= 2 * 1024 * 1024,
+    `the server holds ${stats.bufferedBytes} unsent bytes, within the budget`,
+  );
   t.equal(stats.streams, 0);
 
   // the cut clients find their stream ended once they read
@@ -149,14 +162,21 @@ t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are no
   await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2);
 
   // the readers get small events all along; the stalled ones are filled until the server holds bytes
-  const small = setInterval(() => h.publish(rawEvent('feed.stale', { modes: ['bus'], routes: ['39'], data: { n: 1 } })), 50);
+  const small = setInterval(
+    () => h.publish(rawEvent('feed.stale', { modes: ['bus'], routes: ['39'], data: { n: 1 } })),
+    50,
+  );
   t.teardown(() => clearInterval(small));
   // (A may already be cut for its stall while V fills: both count)
   const stalledOrCut = () => h.budget.stats().stalled + h.budget.stats().cutForStall;
-  await until('A and V stalled', () => stalledOrCut() >= 2, () => {
-    h.publish(alert('alert.created'));
-    viewers.broadcast('status', JSON.stringify({ pad: PAD.slice(0, 32 * 1024) }));
-  });
+  await until(
+    'A and V stalled',
+    () => stalledOrCut() >= 2,
+    () => {
+      h.publish(alert('alert.created'));
+      viewers.broadcast('status', JSON.stringify({ pad: PAD.slice(0, 32 * 1024) }));
+    },
+  );
   const stalledAt = Date.now();
 
   await until('both stalled streams cut', () => h.budget.stats().cutForStall === 2);

@@ -35,7 +35,13 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
   const sim = await startSimulator({ network, host: '127.0.0.1', port: 0, badBodyEvery: 0, tickMs: 1_000 });
   t.teardown(() => sim.stop());
   const feed = (id: string, kind: 'gtfs-rt', url: string) => ({
-    id, kind, url, interval_s: 1, timeout_s: 0.8, backoff_max_s: 1, schedule_id: DEMO_SCHEDULE_ID,
+    id,
+    kind,
+    url,
+    interval_s: 1,
+    timeout_s: 0.8,
+    backoff_max_s: 1,
+    schedule_id: DEMO_SCHEDULE_ID,
   });
   const config = parseConfig({
     host: '127.0.0.1',
@@ -82,11 +88,19 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
 
   t.equal(resets, 0, 'the restarted service resumed the client from its persisted log');
   const ids = received.map((e) => e.id);
-  t.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!), 'ids increase: no event twice');
+  t.ok(
+    ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+    'ids increase: no event twice',
+  );
   const db = await Db.open(config.db_path);
   const rows = await db.all<{ id: bigint; type: string }>(
-    'SELECT id, type FROM event_log WHERE id BETWEEN $1 AND $2 ORDER BY id', [BigInt(ids[0]!), BigInt(ids.at(-1)!)],
+    'SELECT id, type FROM event_log WHERE id BETWEEN $1 AND $2 ORDER BY id',
+    [BigInt(ids[0]!), BigInt(ids.at(-1)!)],
   );
   await db.close();
-  t.same(received, rows.map((r) => ({ type: r.type, id: Number(r.id) })), `the client got exactly the ${rows.length} logged events, across the restart`);
+  t.same(
+    received,
+    rows.map((r) => ({ type: r.type, id: Number(r.id) })),
+    `the client got exactly the ${rows.length} logged events, across the restart`,
+  );
 });

@@ -20,7 +20,9 @@ interface Reader {
 
 function request(port: number, key: string): Socket {
   const socket = connect(port, '127.0.0.1');
-  socket.write(`GET /api/v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`);
+  socket.write(
+    `GET /api/v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
   socket.on('error', () => undefined);
   return socket;
 }
@@ -83,8 +85,14 @@ t.test('a client that never reads is cut; 100 readers keep receiving', async (t)
     slow.destroy();
     for (const r of readers) r.socket.destroy();
   });
-  await until('every stream open', () => h.streaming.hub.stats().subscribers === READERS + 1 && readers.every((r) => r.status !== null));
-  t.ok(readers.every((r) => r.status === 'HTTP/1.1 200'), 'every reader got 200');
+  await until(
+    'every stream open',
+    () => h.streaming.hub.stats().subscribers === READERS + 1 && readers.every((r) => r.status !== null),
+  );
+  t.ok(
+    readers.every((r) => r.status === 'HTTP/1.1 200'),
+    'every reader got 200',
+  );
 
   // each round: one tick and 128 KB of padding; the slow client's kernel buffers (a few MB on
   // loopback) fill first, then the hub's bound
@@ -109,7 +117,8 @@ t.test('a client that never reads is cut; 100 readers keep receiving', async (t)
   t.equal(stats.closed.client, 0, 'no reader was dropped');
   t.equal(stats.subscribers, READERS);
   for (const r of readers) {
-    if (r.ticks.some((n, i) => n !== i)) t.fail(`a reader missed or repeated ticks: ${r.ticks.slice(0, 20).join(',')}…`);
+    if (r.ticks.some((n, i) => n !== i))
+      t.fail(`a reader missed or repeated ticks: ${r.ticks.slice(0, 20).join(',')}…`);
   }
   t.pass(`${READERS} readers got all ${tick} ticks in order`);
 
@@ -121,11 +130,16 @@ t.test('a client that never reads is cut; 100 readers keep receiving', async (t)
   slow.resume();
   await until('the slow connection to close', () => slowClosed);
   const total = readers[0]!.bytes;
-  t.ok(slowBytes < total, `the slow client got ${(slowBytes / 1e6).toFixed(1)} MB of the ${(total / 1e6).toFixed(1)} MB sent to readers`);
+  t.ok(
+    slowBytes < total,
+    `the slow client got ${(slowBytes / 1e6).toFixed(1)} MB of the ${(total / 1e6).toFixed(1)} MB sent to readers`,
+  );
   const phase = (from: number, to: number) => {
     const values = readers.flatMap((r) => r.latencies.filter((_, i) => r.ticks[i]! >= from && r.ticks[i]! < to));
     return `p50 ${percentile(values, 50)} ms, p99 ${percentile(values, 99)} ms`;
   };
-  t.comment(`slow client cut at tick ${cutAtTick} of ${tick}. Reader latency while it filled: ${phase(0, cutAtTick)}; `
-    + `after the cut: ${phase(cutAtTick, tick)} (server, readers and publisher share one process on a shared machine; not asserted)`);
+  t.comment(
+    `slow client cut at tick ${cutAtTick} of ${tick}. Reader latency while it filled: ${phase(0, cutAtTick)}; ` +
+      `after the cut: ${phase(cutAtTick, tick)} (server, readers and publisher share one process on a shared machine; not asserted)`,
+  );
 });

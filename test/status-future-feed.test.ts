@@ -9,21 +9,49 @@ import { parseConfig } from '../core/config.ts';
 import { silentLogger } from '../core/logger.ts';
 import { encodeFeed, header } from './support/pipeline-fakes.ts';
 
-interface FeedStatus { feed_id: string; state: string; reason: string; last_poll_status: string | null; last_error: string | null; freshness: string }
+interface FeedStatus {
+  feed_id: string;
+  state: string;
+  reason: string;
+  last_poll_status: string | null;
+  last_error: string | null;
+  freshness: string;
+}
 
 t.test('/status.json: a future-dated feed is not ok, and says why', async (t) => {
   const dir = t.testdir();
   const nowS = Math.floor(Date.now() / 1000);
   const feedFile = join(dir, 'future.pb');
-  writeFileSync(feedFile, encodeFeed({
-    header: header(nowS + 3 * 365 * 86_400),
-    entity: [{ id: '1', vehicle: { vehicle: { id: 'bus-1' }, trip: { route_id: '66' }, position: { latitude: 40, longitude: -73 } } }],
-  }));
+  writeFileSync(
+    feedFile,
+    encodeFeed({
+      header: header(nowS + 3 * 365 * 86_400),
+      entity: [
+        {
+          id: '1',
+          vehicle: { vehicle: { id: 'bus-1' }, trip: { route_id: '66' }, position: { latitude: 40, longitude: -73 } },
+        },
+      ],
+    }),
+  );
   const goodFile = join(dir, 'good.pb');
-  writeFileSync(goodFile, encodeFeed({
-    header: header(nowS),
-    entity: [{ id: '1', vehicle: { vehicle: { id: 'bus-2' }, trip: { route_id: '66' }, position: { latitude: 40, longitude: -73 }, timestamp: nowS } }],
-  }));
+  writeFileSync(
+    goodFile,
+    encodeFeed({
+      header: header(nowS),
+      entity: [
+        {
+          id: '1',
+          vehicle: {
+            vehicle: { id: 'bus-2' },
+            trip: { route_id: '66' },
+            position: { latitude: 40, longitude: -73 },
+            timestamp: nowS,
+          },
+        },
+      ],
+    }),
+  );
   const config = parseConfig({
     host: '127.0.0.1',
     port: 0,
@@ -40,7 +68,8 @@ t.test('/status.json: a future-dated feed is not ok, and says why', async (t) =>
   const service = await startService(config, { log: silentLogger });
   t.teardown(() => service.close());
 
-  const feeds = async (): Promise<FeedStatus[]> => ((await (await fetch(`${service.url}/status.json`)).json()) as { feeds: FeedStatus[] }).feeds;
+  const feeds = async (): Promise<FeedStatus[]> =>
+    ((await (await fetch(`${service.url}/status.json`)).json()) as { feeds: FeedStatus[] }).feeds;
   let seen: FeedStatus[] = [];
   for (let i = 0; i < 200; i++) {
     seen = await feeds();
@@ -53,6 +82,9 @@ t.test('/status.json: a future-dated feed is not ok, and says why', async (t) =>
   t.equal(future.last_poll_status, 'rejected');
   t.not(future.state, 'operational');
   t.not(future.freshness, 'fresh');
-  t.match(future.reason, /header timestamp \S+ is [\d,]+ s ahead of this server's clock, beyond freshness\.max_future_s \(300\)/);
+  t.match(
+    future.reason,
+    /header timestamp \S+ is [\d,]+ s ahead of this server's clock, beyond freshness\.max_future_s \(300\)/,
+  );
   t.match(future.last_error, /freshness\.max_future_s/);
 });

@@ -35,7 +35,13 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   const sim = await startSimulator({ network, host: '127.0.0.1', port: 0, badBodyEvery: 0 });
   t.teardown(() => sim.stop());
   const feed = (id: string, kind: 'gtfs-rt' | 'alerts-json', url: string, interval_s: number) => ({
-    id, kind, url, interval_s, timeout_s: interval_s * 0.8, backoff_max_s: interval_s, schedule_id: DEMO_SCHEDULE_ID,
+    id,
+    kind,
+    url,
+    interval_s,
+    timeout_s: interval_s * 0.8,
+    backoff_max_s: interval_s,
+    schedule_id: DEMO_SCHEDULE_ID,
   });
   const config = parseConfig({
     host: '127.0.0.1',
@@ -53,7 +59,9 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
     status: { tick_ms: 250 },
   });
   const logs: string[] = [];
-  const service = await startService(config, { log: logInto((message, line) => logs.push(`${String(line.component)}: ${message}`)) });
+  const service = await startService(config, {
+    log: logInto((message, line) => logs.push(`${String(line.component)}: ${message}`)),
+  });
   t.teardown(() => service.close());
   const { url } = service;
 
@@ -78,13 +86,27 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   const { key } = await createKey(service.runtime.db, { plan: 'max', name: 'status-test' });
   for (let i = 0; i < 5; i++) await fetch(`${url}/api/v1/alerts`, { headers: { authorization: `Bearer ${key}` } });
   await fetch(`${url}/api/v1/alerts`, { headers: { authorization: 'Bearer tk_live_wrong' } });
-  await page.waitForFunction(() => /\d/.test(document.querySelector('#api tbody td')?.textContent ?? '') &&
-    document.querySelector('#api tbody td')?.textContent !== '0', undefined, { timeout: 5_000 });
+  await page.waitForFunction(
+    () =>
+      /\d/.test(document.querySelector('#api tbody td')?.textContent ?? '') &&
+      document.querySelector('#api tbody td')?.textContent !== '0',
+    undefined,
+    { timeout: 5_000 },
+  );
   const vehicles = page.locator(card('feed:demo-vehicles'));
-  t.match(await vehicles.locator('dl.facts').innerText(), /Last successful poll[\s\S]*Header timestamp age[\s\S]*Freshness\s+fresh[\s\S]*Entities in last poll\s+\d/);
+  t.match(
+    await vehicles.locator('dl.facts').innerText(),
+    /Last successful poll[\s\S]*Header timestamp age[\s\S]*Freshness\s+fresh[\s\S]*Entities in last poll\s+\d/,
+  );
   t.equal(await vehicles.locator('svg rect').count(), 60, 'a sparkline of 60 minutes');
-  t.match(await page.locator(card('alerts')).innerText(), /rail[\s\S]*bus[\s\S]*streetcar[\s\S]*Sources[\s\S]*demo-notices/);
-  t.match(await page.locator(card('api')).innerText(), /Last 5 min[\s\S]*Last 60 min[\s\S]*Open event streams[\s\S]*Webhook outbox/);
+  t.match(
+    await page.locator(card('alerts')).innerText(),
+    /rail[\s\S]*bus[\s\S]*streetcar[\s\S]*Sources[\s\S]*demo-notices/,
+  );
+  t.match(
+    await page.locator(card('api')).innerText(),
+    /Last 5 min[\s\S]*Last 60 min[\s\S]*Open event streams[\s\S]*Webhook outbox/,
+  );
   await page.screenshot({ path: join(ARTIFACTS, 'status.png'), fullPage: true });
 
   // the simulator stops answering the vehicles feed and fails the notices feed
@@ -95,12 +117,18 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   sim.setFeedDown('vehicles', 'timeout');
   sim.setFeedDown('alertsJson', 'error500');
   await waitForState(page, 'feed:demo-vehicles', 'down');
-  t.comment(`vehicles (1 s interval, polls time out) shown down ${Date.now() - stoppedAt} ms after the simulator stopped`);
+  t.comment(
+    `vehicles (1 s interval, polls time out) shown down ${Date.now() - stoppedAt} ms after the simulator stopped`,
+  );
   await waitForState(page, 'feed:demo-notices', 'down');
   await waitForState(page, 'alerts', 'degraded');
   t.match(await vehicles.locator('.reason').innerText(), /no successful poll for \d+ s|polls failed in a row/);
   t.equal(await page.getAttribute('#overall .banner', 'data-state'), 'down');
-  t.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, 'the same page, never reloaded');
+  t.equal(
+    await page.evaluate(() => (window as unknown as { marker?: number }).marker),
+    42,
+    'the same page, never reloaded',
+  );
   await page.screenshot({ path: join(ARTIFACTS, 'status-down.png'), fullPage: true });
 
   sim.setFeedDown('vehicles', 'ok');
@@ -108,23 +136,40 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   await waitForState(page, 'feed:demo-vehicles', 'operational');
   await waitForState(page, 'feed:demo-notices', 'operational');
   await waitForState(page, 'alerts', 'operational');
-  await page.waitForSelector('#history li[data-component="feed:demo-vehicles"][data-ongoing="false"]', { timeout: 5_000 });
-  t.match(await page.locator(card('feed:demo-notices')).locator('dl.facts').innerText(), /Last error\s+HTTP 500/, 'the last error stays visible');
+  await page.waitForSelector('#history li[data-component="feed:demo-vehicles"][data-ongoing="false"]', {
+    timeout: 5_000,
+  });
+  t.match(
+    await page.locator(card('feed:demo-notices')).locator('dl.facts').innerText(),
+    /Last error\s+HTTP 500/,
+    'the last error stays visible',
+  );
   t.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42);
   await page.screenshot({ path: join(ARTIFACTS, 'status-recovered.png'), fullPage: true });
 
   // /status.json against the OpenAPI document the server generates from its route table
-  const validator = new OpenApiValidator(await (await fetch(`${url}/openapi.json`)).json() as Record<string, unknown>);
+  const validator = new OpenApiValidator(
+    (await (await fetch(`${url}/openapi.json`)).json()) as Record<string, unknown>,
+  );
   const json = await fetch(`${url}/status.json`);
   const text = await json.text();
   const checked = validator.check('GET', '/status.json', json.status, json.headers, text);
   t.same(checked.errors, [], '/status.json matches the OpenAPI document');
-  const doc = JSON.parse(text) as { feeds: Array<{ feed_id: string; failures_1h: number }>; api: { last_5m: { requests: number; client_errors: number } }; history: { incidents: Array<{ component: string }> } };
-  t.same(doc.feeds.map((f) => f.feed_id), FEEDS);
+  const doc = JSON.parse(text) as {
+    feeds: Array<{ feed_id: string; failures_1h: number }>;
+    api: { last_5m: { requests: number; client_errors: number } };
+    history: { incidents: Array<{ component: string }> };
+  };
+  t.same(
+    doc.feeds.map((f) => f.feed_id),
+    FEEDS,
+  );
   t.ok(doc.feeds[0]!.failures_1h > 0, 'the outage is in the hour figures');
   t.ok(doc.api.last_5m.requests >= 6 && doc.api.last_5m.client_errors >= 1);
   t.ok(doc.history.incidents.some((i) => i.component === 'feed:demo-vehicles'));
-  const rows = await service.runtime.db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM status_changes WHERE component = 'feed:demo-vehicles' AND state = 'down'`);
+  const rows = await service.runtime.db.all<{ n: number }>(
+    `SELECT count(*)::INTEGER AS n FROM status_changes WHERE component = 'feed:demo-vehicles' AND state = 'down'`,
+  );
   t.ok(rows[0]!.n >= 1, 'the state change is stored in DuckDB');
 
   // DuckDB's shared queue held: the page and the document still answer, from memory
@@ -134,7 +179,10 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
     released = true;
   });
   const busy = await Promise.all([fetch(`${url}/status`), fetch(`${url}/status.json`)]);
-  t.same(busy.map((r) => r.status), [200, 200]);
+  t.same(
+    busy.map((r) => r.status),
+    [200, 200],
+  );
   t.notOk(released, 'answered while the database queue was held');
   await hold;
 
@@ -151,5 +199,8 @@ t.test('the status page follows the demo network live', { skip: chromiumSkip }, 
   t.same(consoleErrors, [], 'no console errors');
   t.same(foreign, [], 'no request leaves the server');
   t.ok(existsSync(join(ARTIFACTS, 'status-down.png')) && existsSync(join(ARTIFACTS, 'status-phone.png')));
-  t.notOk(logs.some((l) => /^status:/.test(l)), 'the status collector logged no error');
+  t.notOk(
+    logs.some((l) => /^status:/.test(l)),
+    'the status collector logged no error',
+  );
 });

@@ -12,7 +12,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 t.test('.taprc includes the tests of every production folder and of test/', async (t) => {
   const taprc = readFileSync(join(root, '.taprc'), 'utf8');
   const included = new Set([...taprc.matchAll(/^\s*-\s*"([a-z-]+)\/\*\*\/\*\.test\.ts"/gm)].map((m) => m[1]));
-  for (const folder of [...PRODUCTION_FOLDERS, 'test']) t.ok(included.has(folder), `${folder}/**/*.test.ts in .taprc include`);
+  for (const folder of [...PRODUCTION_FOLDERS, 'test'])
+    t.ok(included.has(folder), `${folder}/**/*.test.ts in .taprc include`);
 });
 
 t.test('scripts/test.mjs measures coverage over every production folder', async (t) => {
@@ -25,5 +26,6 @@ t.test('scripts/test.mjs measures coverage over every production folder', async 
 
 t.test('tsconfig.json type-checks every production folder and the tests', async (t) => {
   const tsconfig = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')) as { include: string[] };
-  for (const folder of [...PRODUCTION_FOLDERS, 'test', 'bench', 'scripts']) t.ok(tsconfig.include.includes(folder), `${folder} in tsconfig include`);
+  for (const folder of [...PRODUCTION_FOLDERS, 'test', 'bench', 'scripts'])
+    t.ok(tsconfig.include.includes(folder), `${folder} in tsconfig include`);
 });

@@ -26,7 +26,13 @@ async function webhookServer(t: Test, allowPrivate: boolean): Promise<Server> {
   const h = await startHarness({
     config: { webhooks: { allow_private_targets: allowPrivate } },
     routes: ({ db, config }) => {
-      made.webhooks = createWebhooks({ db, bus, config, stopGraceMs: 200, onError: (err) => t.fail(`webhooks: ${String(err)}`) });
+      made.webhooks = createWebhooks({
+        db,
+        bus,
+        config,
+        stopGraceMs: 200,
+        onError: (err) => t.fail(`webhooks: ${String(err)}`),
+      });
       return webhookRoutes(made.webhooks);
     },
   });
@@ -49,7 +55,6 @@ function event(type: EventType, id: string, extra: RawEventFields = {}): DomainE
   return rawEvent(type, { modes: ['bus'], routes: ['39'], data: { id }, ...extra });
 }
 
-
 t.test('webhook API with loopback targets allowed', async (t) => {
   const s = await webhookServer(t, true);
   const { h, bus, webhooks } = s;
@@ -62,7 +67,9 @@ t.test('webhook API with loopback targets allowed', async (t) => {
   await t.test('register: 201, the secret shown once', async (t) => {
     const call = checker(t, h, s.validator);
     const created = await call(`${BASE}/endpoints`, a, 'POST', {
-      url: `${rx.url}/a`, description: 'ops', filters: { modes: ['bus'], event_types: ['alert.created', 'alert.updated'] },
+      url: `${rx.url}/a`,
+      description: 'ops',
+      filters: { modes: ['bus'], event_types: ['alert.created', 'alert.updated'] },
     });
     t.equal(created.status, 201);
     t.match(created.json.secret, /^whsec_[A-Za-z0-9+/=]+$/);
@@ -77,21 +84,53 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.notOk('secret' in got.json, 'get never shows the secret');
     t.equal(got.json.url, `${rx.url}/a`);
     const listed = await call(`${BASE}/endpoints`, a);
-    t.same(listed.json.data.map((e: { id: string }) => e.id), [endpoint.id]);
+    t.same(
+      listed.json.data.map((e: { id: string }) => e.id),
+      [endpoint.id],
+    );
     t.notOk('secret' in listed.json.data[0], 'the list never shows the secret');
     t.equal((await call(`${BASE}/endpoints`)).status, 401, 'a key is required');
   });
 
   await t.test('invalid bodies and parameters are 400 naming the field', async (t) => {
     const call = checker(t, h, s.validator);
-    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: 'ftp://example.com/x' }), 400, 'invalid_body', 'url');
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints`, a, 'POST', { url: 'ftp://example.com/x' }),
+      400,
+      'invalid_body',
+      'url',
+    );
     expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { description: 'no url' }), 400, 'invalid_body', 'url');
-    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, filters: { modes: ['plane'] } }), 400, 'invalid_body', 'filters.modes.0');
-    expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, colour: 'red' }), 400, 'invalid_body', 'colour');
-    expectProblem(t, await call(`${BASE}/endpoints`, { ...a, 'content-type': 'application/json' }, 'POST', '{"url":'), 400, 'invalid_body');
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, filters: { modes: ['plane'] } }),
+      400,
+      'invalid_body',
+      'filters.modes.0',
+    );
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints`, a, 'POST', { url: rx.url, colour: 'red' }),
+      400,
+      'invalid_body',
+      'colour',
+    );
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints`, { ...a, 'content-type': 'application/json' }, 'POST', '{"url":'),
+      400,
+      'invalid_body',
+    );
     expectProblem(t, await call(`${BASE}/endpoints`, a, 'POST', `{"url":"${rx.url}"}`), 415, 'unsupported_media_type');
     expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}`, a, 'PATCH', {}), 400, 'invalid_body', '(body)');
-    expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', {}), 400, 'invalid_body', 'message_id');
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', {}),
+      400,
+      'invalid_body',
+      'message_id',
+    );
     expectProblem(t, await call(`${BASE}/deliveries?state=lost`, a), 400, 'invalid_parameter', 'state');
     expectProblem(t, await call(`${BASE}/deliveries?colour=red`, a), 400, 'invalid_parameter', 'colour');
     expectProblem(t, await call(`${BASE}/deliveries?limit=0`, a), 400, 'invalid_parameter', 'limit');
@@ -115,7 +154,10 @@ t.test('webhook API with loopback targets allowed', async (t) => {
       t.equal(payload.data.id, 'bus-1', 'verified by standardwebhooks');
       t.match(req.headers['webhook-id'], /\S/);
     }
-    t.same(rx.requests.map((r) => (JSON.parse(r.body) as { type: string }).type).sort(), ['alert.created', 'alert.updated']);
+    t.same(rx.requests.map((r) => (JSON.parse(r.body) as { type: string }).type).sort(), [
+      'alert.created',
+      'alert.updated',
+    ]);
   });
 
   await t.test('deliveries: attempts, one delivery, filters', async (t) => {
@@ -140,7 +182,10 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.same(one.json, list.json.data[0]);
     t.equal((await call(`${BASE}/deliveries?endpoint_id=${endpoint.id}`, a)).json.data.length, 2);
     const updated = await call(`${BASE}/deliveries?event_type=alert.updated`, a);
-    t.same(updated.json.data.map((d: { event_type: string }) => d.event_type), ['alert.updated']);
+    t.same(
+      updated.json.data.map((d: { event_type: string }) => d.event_type),
+      ['alert.updated'],
+    );
     t.equal((await call(`${BASE}/deliveries?state=failed`, a)).json.data.length, 0);
   });
 
@@ -181,7 +226,12 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     await webhooks.drain();
     const done = await call(`${BASE}/deliveries/${queued.json.id}`, a);
     t.equal(done.json.state, 'succeeded');
-    expectProblem(t, await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', { message_id: 'msg_never' }), 404, 'not_found');
+    expectProblem(
+      t,
+      await call(`${BASE}/endpoints/${endpoint.id}/redeliver`, a, 'POST', { message_id: 'msg_never' }),
+      404,
+      'not_found',
+    );
   });
 
   await t.test('failures: 410 disables the endpoint, 503 with Retry-After waits', async (t) => {
@@ -199,7 +249,12 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.ok(verifyDelivery(goneEp.secret, gone.requests[0]!), 'the 410 receiver got a valid delivery');
     const failed = await call(`${BASE}/deliveries?state=failed`, a);
     t.equal(failed.json.data.length, 1);
-    t.match(failed.json.data[0], { endpoint_id: goneEp.id, event_type: 'feed.stale', last_status_code: 410, next_attempt_at: null });
+    t.match(failed.json.data[0], {
+      endpoint_id: goneEp.id,
+      event_type: 'feed.stale',
+      last_status_code: 410,
+      next_attempt_at: null,
+    });
     t.match(failed.json.data[0].attempts, [{ outcome: 'gone', status_code: 410 }]);
     t.match((await call(`${BASE}/endpoints/${goneEp.id}`, a)).json, { enabled: false, disabled_reason: 'gone' });
     const retrying = await call(`${BASE}/deliveries?state=retrying`, a);
@@ -242,10 +297,28 @@ t.test('webhook API with loopback targets allowed', async (t) => {
 
     const firstPage = await call(`${BASE}/deliveries?limit=2`, a);
     const cursor = firstPage.json.meta.next_cursor as string;
-    expectProblem(t, await call(`${BASE}/deliveries?limit=2&state=failed&cursor=${encodeURIComponent(cursor)}`, a), 400, 'invalid_cursor', 'cursor');
+    expectProblem(
+      t,
+      await call(`${BASE}/deliveries?limit=2&state=failed&cursor=${encodeURIComponent(cursor)}`, a),
+      400,
+      'invalid_cursor',
+      'cursor',
+    );
     const tampered = `${cursor.slice(0, 4)}${cursor[4] === 'A' ? 'B' : 'A'}${cursor.slice(5)}`;
-    expectProblem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(tampered)}`, a), 400, 'invalid_cursor', 'cursor');
-    expectProblem(t, await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(cursor)}`, b), 400, 'invalid_cursor', 'cursor');
+    expectProblem(
+      t,
+      await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(tampered)}`, a),
+      400,
+      'invalid_cursor',
+      'cursor',
+    );
+    expectProblem(
+      t,
+      await call(`${BASE}/deliveries?limit=2&cursor=${encodeURIComponent(cursor)}`, b),
+      400,
+      'invalid_cursor',
+      'cursor',
+    );
     expectProblem(t, await call(`${BASE}/deliveries?limit=101`, a), 400, 'limit_exceeds_plan', 'limit');
     expectProblem(t, await call(`${BASE}/deliveries?limit=21`, free), 400, 'limit_exceeds_plan', 'limit');
     t.equal((await call(`${BASE}/deliveries?limit=20`, free)).status, 200);
@@ -272,10 +345,17 @@ t.test('webhook API with loopback targets allowed', async (t) => {
   await t.test('update, disable, enable, delete; unknown ids are 404', async (t) => {
     const call = checker(t, h, s.validator);
     const ep = `${BASE}/endpoints/${endpoint.id}`;
-    const patched = await call(ep, a, 'PATCH', { description: 'changed', filters: { modes: ['rail'], lines: ['Red'] } });
+    const patched = await call(ep, a, 'PATCH', {
+      description: 'changed',
+      filters: { modes: ['rail'], lines: ['Red'] },
+    });
     t.equal(patched.status, 200);
     t.match(patched.json, { description: 'changed', filters: { modes: ['rail'], lines: ['Red'] } });
-    t.equal((await call(ep, a, 'PATCH', { url: 'http://10.0.0.1/hook' })).json.url, 'http://10.0.0.1/hook', 'private targets allowed here');
+    t.equal(
+      (await call(ep, a, 'PATCH', { url: 'http://10.0.0.1/hook' })).json.url,
+      'http://10.0.0.1/hook',
+      'private targets allowed here',
+    );
     expectProblem(t, await call(ep, a, 'PATCH', { url: 'http://169.254.169.254/' }), 400, 'unsafe_target', 'url');
     t.equal((await call(ep, a, 'PATCH', { url: `${rx.url}/a` })).json.url, `${rx.url}/a`);
 
@@ -284,7 +364,11 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     t.ok(disabled.json.disabled_at);
     const message = String(rx.requests[0]!.headers['webhook-id']);
     expectProblem(t, await call(`${ep}/redeliver`, a, 'POST', { message_id: message }), 409, 'conflict');
-    t.match((await call(ep, a, 'PATCH', { enabled: true })).json, { enabled: true, disabled_reason: null, disabled_at: null });
+    t.match((await call(ep, a, 'PATCH', { enabled: true })).json, {
+      enabled: true,
+      disabled_reason: null,
+      disabled_at: null,
+    });
 
     const deleted = await call(ep, a, 'DELETE');
     t.equal(deleted.status, 200);
@@ -292,7 +376,11 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     expectProblem(t, await call(ep, a), 404, 'not_found');
     expectProblem(t, await call(ep, a, 'DELETE'), 404, 'not_found');
     t.notOk((await call(`${BASE}/endpoints`, a)).json.data.some((e: { id: string }) => e.id === endpoint.id));
-    t.equal((await call(`${BASE}/deliveries?endpoint_id=${endpoint.id}`, a)).json.data.length, 10, 'the audit outlives the endpoint');
+    t.equal(
+      (await call(`${BASE}/deliveries?endpoint_id=${endpoint.id}`, a)).json.data.length,
+      10,
+      'the audit outlives the endpoint',
+    );
 
     expectProblem(t, await call(`${BASE}/endpoints/ep_unknown`, a), 404, 'not_found');
     expectProblem(t, await call(`${BASE}/endpoints/ep_unknown/rotate-secret`, a, 'POST'), 404, 'not_found');
@@ -303,13 +391,29 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     const call = checker(t, h, s.validator);
     const deep = JSON.parse(`${'{"a":'.repeat(200)}1${'}'.repeat(200)}`) as unknown;
     const bodies: unknown[] = [
-      null, [], 'just text', 42, { url: null }, { url: ['http://x/'] }, { url: 'x'.repeat(5000) },
-      { url: 'http://user:pw@example.com/' }, { url: 'javascript:alert(1)' }, { url: rx.url, filters: null },
-      { url: rx.url, filters: { routes: [''] } }, { url: rx.url, filters: { event_types: ['alert.*'] } },
-      { url: rx.url, description: 'd'.repeat(501) }, JSON.parse('{"__proto__":{"admin":true},"url":1}'), { url: rx.url, filters: deep },
+      null,
+      [],
+      'just text',
+      42,
+      { url: null },
+      { url: ['http://x/'] },
+      { url: 'x'.repeat(5000) },
+      { url: 'http://user:pw@example.com/' },
+      { url: 'javascript:alert(1)' },
+      { url: rx.url, filters: null },
+      { url: rx.url, filters: { routes: [''] } },
+      { url: rx.url, filters: { event_types: ['alert.*'] } },
+      { url: rx.url, description: 'd'.repeat(501) },
+      JSON.parse('{"__proto__":{"admin":true},"url":1}'),
+      { url: rx.url, filters: deep },
     ];
     for (const body of bodies) {
-      const got = await call(`${BASE}/endpoints`, { ...a, 'content-type': 'application/json' }, 'POST', JSON.stringify(body));
+      const got = await call(
+        `${BASE}/endpoints`,
+        { ...a, 'content-type': 'application/json' },
+        'POST',
+        JSON.stringify(body),
+      );
       t.equal(got.status, 400, `POST ${JSON.stringify(body).slice(0, 60)} → 400 ${got.json?.code}`);
     }
     for (const id of ['%00', '%E0%A4%A', 'a%2Fb', '..', 'x'.repeat(300), '%F0%9F%92%A9']) {
@@ -325,7 +429,10 @@ t.test('webhook API with loopback targets allowed', async (t) => {
     const second = await call(`${BASE}/deliveries?limit=1`, a);
     t.equal(first.headers.get('x-meter-unit'), 'request');
     t.equal(second.headers.get('x-meter-unit'), 'request');
-    t.equal(Number(second.headers.get('x-ratelimit-remaining')), Number(first.headers.get('x-ratelimit-remaining')) - 1);
+    t.equal(
+      Number(second.headers.get('x-ratelimit-remaining')),
+      Number(first.headers.get('x-ratelimit-remaining')) - 1,
+    );
   });
 });
 
@@ -350,7 +457,21 @@ t.test('SSRF through the API: private targets refused when not allowed', async (
   // a public literal needs no DNS and is never contacted here: no event is published
   const created = await call(`${BASE}/endpoints`, key, 'POST', { url: 'https://93.184.216.34/hook' });
   t.equal(created.status, 201);
-  expectProblem(t, await call(`${BASE}/endpoints/${created.json.id}`, key, 'PATCH', { url: 'http://[::1]/hook' }), 400, 'unsafe_target', 'url');
-  t.equal((await call(`${BASE}/endpoints/${created.json.id}`, key)).json.url, 'https://93.184.216.34/hook', 'unchanged');
-  t.same((await call(`${BASE}/endpoints`, key)).json.data.map((e: { id: string }) => e.id), [created.json.id], 'nothing refused was stored');
+  expectProblem(
+    t,
+    await call(`${BASE}/endpoints/${created.json.id}`, key, 'PATCH', { url: 'http://[::1]/hook' }),
+    400,
+    'unsafe_target',
+    'url',
+  );
+  t.equal(
+    (await call(`${BASE}/endpoints/${created.json.id}`, key)).json.url,
+    'https://93.184.216.34/hook',
+    'unchanged',
+  );
+  t.same(
+    (await call(`${BASE}/endpoints`, key)).json.data.map((e: { id: string }) => e.id),
+    [created.json.id],
+    'nothing refused was stored',
+  );
 });

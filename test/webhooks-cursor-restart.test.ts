@@ -14,7 +14,10 @@ import { startReceiver } from './support/webhooks.ts';
 const BASE = '/api/v1/webhooks';
 const SECRET = 'restart-secret-0123456789abcdef';
 
-async function start(dbPath: string, secret: string): Promise<{ h: Harness; bus: InMemoryEventBus; webhooks: Webhooks; stop(): Promise<void> }> {
+async function start(
+  dbPath: string,
+  secret: string,
+): Promise<{ h: Harness; bus: InMemoryEventBus; webhooks: Webhooks; stop(): Promise<void> }> {
   const bus = new InMemoryEventBus();
   const made: { webhooks?: Webhooks } = {};
   const h = await startHarness({
@@ -28,7 +31,9 @@ async function start(dbPath: string, secret: string): Promise<{ h: Harness; bus:
   const webhooks = made.webhooks!;
   await webhooks.start();
   return {
-    h, bus, webhooks,
+    h,
+    bus,
+    webhooks,
     async stop() {
       await webhooks.stop();
       await h.close();
@@ -47,13 +52,18 @@ t.test('a delivery cursor survives a restart when signing_secret is set', async 
   const a = bearer(await first.h.key('regular'));
   const b = bearer(await first.h.key('regular'));
   const created = await fetch(`${first.h.url}${BASE}/endpoints`, {
-    method: 'POST', headers: { ...a, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${rx.url}/hook` }),
+    method: 'POST',
+    headers: { ...a, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${rx.url}/hook` }),
   });
   t.equal(created.status, 201);
-  for (let i = 0; i < 3; i++) first.bus.publish(rawEvent('alert.created', { modes: ['bus'], routes: ['39'], data: { id: `a${i}` } }));
+  for (let i = 0; i < 3; i++)
+    first.bus.publish(rawEvent('alert.created', { modes: ['bus'], routes: ['39'], data: { id: `a${i}` } }));
   await rx.waitFor(3);
   await first.webhooks.drain();
-  const all = (await (await first.h.get(`${BASE}/deliveries?limit=10`, a)).json()).data.map((d: { id: string }) => d.id);
+  const all = (await (await first.h.get(`${BASE}/deliveries?limit=10`, a)).json()).data.map(
+    (d: { id: string }) => d.id,
+  );
   t.equal(all.length, 3);
   const page1 = await (await first.h.get(`${BASE}/deliveries?limit=1`, a)).json();
   const cursor = page1.meta.next_cursor as string;
@@ -68,11 +78,14 @@ t.test('a delivery cursor survives a restart when signing_secret is set', async 
   t.teardown(() => second.stop());
   const next = await second.h.get(`${BASE}/deliveries?limit=10&cursor=${encodeURIComponent(cursor)}`, a);
   t.equal(next.status, 200, 'the cursor is accepted after the restart');
-  t.same((await next.json()).data.map((d: { id: string }) => d.id), all.slice(1), 'and continues where the first page ended');
+  t.same(
+    (await next.json()).data.map((d: { id: string }) => d.id),
+    all.slice(1),
+    'and continues where the first page ended',
+  );
   const stolen = await second.h.get(`${BASE}/deliveries?limit=10&cursor=${encodeURIComponent(cursor)}`, b);
   t.equal(stolen.status, 400, 'another key cannot use it');
   t.equal((await stolen.json()).code, 'invalid_cursor');
-
 });
 
 t.test('without the same signing_secret the cursor is refused after a restart', async (t) => {
@@ -84,9 +97,12 @@ t.test('without the same signing_secret the cursor is refused after a restart', 
   const first = await start(dbPath, SECRET);
   const a = bearer(await first.h.key('regular'));
   await fetch(`${first.h.url}${BASE}/endpoints`, {
-    method: 'POST', headers: { ...a, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${rx.url}/hook` }),
+    method: 'POST',
+    headers: { ...a, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${rx.url}/hook` }),
   });
-  for (let i = 0; i < 2; i++) first.bus.publish(rawEvent('alert.created', { modes: ['bus'], routes: ['39'], data: { id: `b${i}` } }));
+  for (let i = 0; i < 2; i++)
+    first.bus.publish(rawEvent('alert.created', { modes: ['bus'], routes: ['39'], data: { id: `b${i}` } }));
   await rx.waitFor(2);
   await first.webhooks.drain();
   const cursor = (await (await first.h.get(`${BASE}/deliveries?limit=1`, a)).json()).meta.next_cursor as string;

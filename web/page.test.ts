@@ -24,7 +24,14 @@ import { buildOpenApi } from '../docs/openapi.ts';
 
 /** A client module bundled as the page's script is, its exports on `module` (for a VM with a fake DOM). */
 function bundled(entry: string): string {
-  const result = buildSync({ entryPoints: [entry], bundle: true, write: false, format: 'iife', globalName: 'module', target: 'es2020' });
+  const result = buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    globalName: 'module',
+    target: 'es2020',
+  });
   return result.outputFiles[0]!.text;
 }
 
@@ -34,15 +41,27 @@ function setup(t: Test) {
   const meter = new MemoryMeter();
   const keys: KeyAuthenticator = { authenticate: () => null, close: () => {} };
   const app = new App({
-    routes: dashboardRoutes(), keys, limiter: new SlidingWindowLimiter(), meter,
-    cursors: new CursorCodec('x'.repeat(32)), clock: Date.now, log: silentLogger, maxBodyBytes: 1024, responseCacheEntries: 10,
+    routes: dashboardRoutes(),
+    keys,
+    limiter: new SlidingWindowLimiter(),
+    meter,
+    cursors: new CursorCodec('x'.repeat(32)),
+    clock: Date.now,
+    log: silentLogger,
+    maxBodyBytes: 1024,
+    responseCacheEntries: 10,
   });
   t.teardown(() => app.close());
   return { app, meter };
 }
 
 function directives(csp: string): Map<string, string[]> {
-  return new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+  return new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values]),
+  );
 }
 
 t.test('GET /dashboard: public, unmetered, with the security headers', async (t) => {
@@ -61,7 +80,9 @@ t.test('GET /dashboard: public, unmetered, with the security headers', async (t)
   t.equal(head.status, 200);
   t.equal(head.body, '');
   t.equal(meter.records.length, 0, 'nothing recorded');
-  const api = buildOpenApi(app.routes) as { paths: Record<string, Record<string, { security: unknown[]; tags: string[] }>> };
+  const api = buildOpenApi(app.routes) as {
+    paths: Record<string, Record<string, { security: unknown[]; tags: string[] }>>;
+  };
   t.same(api.paths['/dashboard']?.get?.security, [], 'documented as needing no key');
   t.same(api.paths['/dashboard']?.get?.tags, ['Dashboard']);
 });
@@ -72,7 +93,11 @@ t.test('the CSP allows exactly the inlined script and style', async (t) => {
   const styles = [...page.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
   t.same(scripts, [dashboardScript()], 'one inline script');
   t.same(styles, [DASHBOARD_STYLE], 'one inline style');
-  t.notMatch(page, /<script[^>]+src=|<link[^>]+stylesheet|\sstyle="|\son[a-z]+="/i, 'no other script, style or handler attribute');
+  t.notMatch(
+    page,
+    /<script[^>]+src=|<link[^>]+stylesheet|\sstyle="|\son[a-z]+="/i,
+    'no other script, style or handler attribute',
+  );
   const csp = directives(dashboardCsp());
   t.same(csp.get('default-src'), ["'none'"]);
   t.same(csp.get('script-src'), [`'sha256-${sha256(scripts[0]!)}'`]);
@@ -103,36 +128,72 @@ t.test('nothing is loaded from elsewhere and the key never goes into a URL or th
 
 t.test('the client builds DOM nodes and never parses HTML', async (t) => {
   t.doesNotThrow(() => new vm.Script(dashboardScript()), 'the script compiles');
-  for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'DOMParser', 'createContextualFragment', 'eval(', 'new Function', "'style'", '"style"']) {
+  for (const sink of [
+    'innerHTML',
+    'outerHTML',
+    'insertAdjacentHTML',
+    'document.write',
+    'DOMParser',
+    'createContextualFragment',
+    'eval(',
+    'new Function',
+    "'style'",
+    '"style"',
+  ]) {
     t.notOk(dashboardScript().includes(sink), `no ${sink}`);
   }
 
   // the DOM helper against a recording fake document: strings end up as text, never as markup
-  type Node = { tag: string; attrs: Record<string, string>; children: Node[]; textContent: string; listeners: string[] };
+  type Node = {
+    tag: string;
+    attrs: Record<string, string>;
+    children: Node[];
+    textContent: string;
+    listeners: string[];
+  };
   const node = (tag: string): Node => ({ tag, attrs: {}, children: [], textContent: '', listeners: [] });
   const document = {
-    createElement: (tag: string) => Object.assign(node(tag), {
-      setAttribute(this: Node, name: string, value: string) { this.attrs[name] = value; },
-      appendChild(this: Node, child: Node) { this.children.push(child); },
-      addEventListener(this: Node, type: string) { this.listeners.push(type); },
-    }),
+    createElement: (tag: string) =>
+      Object.assign(node(tag), {
+        setAttribute(this: Node, name: string, value: string) {
+          this.attrs[name] = value;
+        },
+        appendChild(this: Node, child: Node) {
+          this.children.push(child);
+        },
+        addEventListener(this: Node, type: string) {
+          this.listeners.push(type);
+        },
+      }),
     createTextNode: (text: string) => ({ ...node('#text'), textContent: text }),
   };
   const context = vm.createContext({ document });
-  const el = vm.runInContext(`${bundled('web/client/dom.ts')}; module.el`, context) as (tag: string, attrs: unknown, children?: unknown) => Node;
+  const el = vm.runInContext(`${bundled('web/client/dom.ts')}; module.el`, context) as (
+    tag: string,
+    attrs: unknown,
+    children?: unknown,
+  ) => Node;
   const hostile = '<img src=x onerror="alert(1)">';
   const cell = el('td', { text: hostile, title: hostile, onclick: () => {} });
   t.equal(cell.textContent, hostile, 'text is assigned as textContent');
   t.equal(cell.attrs.title, hostile, 'attributes are set one by one, as values');
   t.same(cell.listeners, ['click']);
   const para = el('p', null, ['a ', hostile, 7, null]);
-  t.same(para.children.map((c) => [c.tag, c.textContent]), [['#text', 'a '], ['#text', hostile], ['#text', '7']]);
+  t.same(
+    para.children.map((c) => [c.tag, c.textContent]),
+    [
+      ['#text', 'a '],
+      ['#text', hostile],
+      ['#text', '7'],
+    ],
+  );
 });
 
 t.test('client helpers: scales, formats, links, problems', async (t) => {
   const base = 'http://127.0.0.1:8080/dashboard';
   const f = {
-    ...scales, ...formats,
+    ...scales,
+    ...formats,
     safeHref: (url: unknown) => formats.safeHref(url, base),
     sameOrigin: (url: unknown) => formats.sameOrigin(url, base),
   } as unknown as Record<string, (...args: any[]) => any>;
@@ -165,28 +226,49 @@ t.test('client helpers: scales, formats, links, problems', async (t) => {
   t.equal(f.fmtTime!('2024-05-01T12:34:56.789Z'), '2024-05-01 12:34 UTC');
   t.equal(f.fmtTime!('not a time'), 'not a time');
 
-  t.equal(f.safeHref!('/api/v1/history/exports/a.parquet/download?expires=1&signature=x'),
-    'http://127.0.0.1:8080/api/v1/history/exports/a.parquet/download?expires=1&signature=x');
+  t.equal(
+    f.safeHref!('/api/v1/history/exports/a.parquet/download?expires=1&signature=x'),
+    'http://127.0.0.1:8080/api/v1/history/exports/a.parquet/download?expires=1&signature=x',
+  );
   t.equal(f.safeHref!('https://cdn.example/file'), 'https://cdn.example/file', 'a public base URL stays a link');
-  for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,<script>x</script>', 'vbscript:x', '', null, 42]) {
+  for (const bad of [
+    'javascript:alert(1)',
+    'JaVaScRiPt:alert(1)',
+    'data:text/html,<script>x</script>',
+    'vbscript:x',
+    '',
+    null,
+    42,
+  ]) {
     t.equal(f.safeHref!(bad), null, `${String(bad)} is no link`);
   }
-  t.equal(f.sameOrigin!('/api/v1/history/exports?cursor=abc'), 'http://127.0.0.1:8080/api/v1/history/exports?cursor=abc');
-  t.equal(f.sameOrigin!('https://elsewhere.example/api/v1/history/exports'), null, 'the key is never sent to another origin');
+  t.equal(
+    f.sameOrigin!('/api/v1/history/exports?cursor=abc'),
+    'http://127.0.0.1:8080/api/v1/history/exports?cursor=abc',
+  );
+  t.equal(
+    f.sameOrigin!('https://elsewhere.example/api/v1/history/exports'),
+    null,
+    'the key is never sent to another origin',
+  );
 
-  t.equal(f.problemText!({ title: 'Forbidden', detail: 'History exports need the Max plan.' }, 403), 'Forbidden: History exports need the Max plan.');
+  t.equal(
+    f.problemText!({ title: 'Forbidden', detail: 'History exports need the Max plan.' }, 403),
+    'Forbidden: History exports need the Max plan.',
+  );
   t.equal(f.problemText!({ title: 'Unauthorized' }, 401), 'Unauthorized');
   t.equal(f.problemText!(null, 502), 'HTTP 502');
   t.equal(f.problemText!({ message: 'x' }, 500), 'HTTP 500');
 });
 
-t.test('the export filters: the API\'s values, native date inputs, the range checked before any request', async (t) => {
+t.test("the export filters: the API's values, native date inputs, the range checked before any request", async (t) => {
   const form = /<form id="exports-filter"([^>]*)>([\s\S]*?)<\/form>/.exec(renderDashboardPage());
   t.ok(form, 'the filter form is in the page');
   t.match(form?.[1], /\snovalidate\b/, "the page's own messages, not the browser's bubbles");
   t.match(form?.[1], /\shidden\b/, 'hidden until a key with exports signs in');
   const html = form?.[2] ?? '';
-  const select = (id: string) => /<select id="([^"]+)">([\s\S]*?)<\/select>/g.exec(html.slice(html.indexOf(`<select id="${id}"`)))?.[2] ?? '';
+  const select = (id: string) =>
+    /<select id="([^"]+)">([\s\S]*?)<\/select>/g.exec(html.slice(html.indexOf(`<select id="${id}"`)))?.[2] ?? '';
   const values = (id: string) => [...select(id).matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
   t.same(values('exports-dataset'), ['', ...EXPORT_DATASETS]);
   t.same(values('exports-format'), ['', ...EXPORT_FORMATS]);
@@ -205,19 +287,44 @@ t.test('the export filters: the API\'s values, native date inputs, the range che
   t.equal(reversed.field, 'from');
   t.match(reversed.error, 'ends before it starts: "from" (2024-03-11) is after "to" (2024-03-10)');
   t.notOk(reversed.filter, 'no filter to apply');
-  t.same(plain(f.checkExportFilter!({ dataset: 'alerts', format: '', state: '', from: '2024-03-10', to: '2024-03-10' })),
-    { filter: { dataset: 'alerts', format: '', state: 'ready', from: '2024-03-10', to: '2024-03-10' } }, 'one day; state defaults to ready');
-  t.same(plain(f.checkExportFilter!({ state: 'failed', to: '2024-03-10' })).filter, { dataset: '', format: '', state: 'failed', from: '', to: '2024-03-10' });
-  t.equal(f.checkExportFilter!({ state: 'ready', fromBad: true }).field, 'from', 'a half-typed date is not taken as no date');
+  t.same(
+    plain(f.checkExportFilter!({ dataset: 'alerts', format: '', state: '', from: '2024-03-10', to: '2024-03-10' })),
+    { filter: { dataset: 'alerts', format: '', state: 'ready', from: '2024-03-10', to: '2024-03-10' } },
+    'one day; state defaults to ready',
+  );
+  t.same(plain(f.checkExportFilter!({ state: 'failed', to: '2024-03-10' })).filter, {
+    dataset: '',
+    format: '',
+    state: 'failed',
+    from: '',
+    to: '2024-03-10',
+  });
+  t.equal(
+    f.checkExportFilter!({ state: 'ready', fromBad: true }).field,
+    'from',
+    'a half-typed date is not taken as no date',
+  );
   t.equal(f.checkExportFilter!({ state: 'ready', from: '2024-03-01', toBad: true }).field, 'to');
 
   const filter = { dataset: 'alerts', format: 'ndjson.gz', state: 'ready', from: '2024-03-01', to: '' };
-  t.equal(f.exportsPath!(filter), `history/exports?limit=${EXPORTS_PAGE_SIZE}&dataset=alerts&format=ndjson.gz&state=ready&from=2024-03-01`);
-  t.equal(f.exportsPath!({ dataset: '', format: '', state: 'ready', from: '', to: '' }), `history/exports?limit=${EXPORTS_PAGE_SIZE}&state=ready`);
+  t.equal(
+    f.exportsPath!(filter),
+    `history/exports?limit=${EXPORTS_PAGE_SIZE}&dataset=alerts&format=ndjson.gz&state=ready&from=2024-03-01`,
+  );
+  t.equal(
+    f.exportsPath!({ dataset: '', format: '', state: 'ready', from: '', to: '' }),
+    `history/exports?limit=${EXPORTS_PAGE_SIZE}&state=ready`,
+  );
 
   t.equal(f.describeFilter!(filter), 'ready files · alerts · ndjson.gz · service days from 2024-03-01');
-  t.equal(f.describeFilter!({ ...filter, dataset: '', format: '', from: '2024-03-01', to: '2024-03-09' }), 'ready files · service days 2024-03-01 to 2024-03-09');
-  t.equal(f.describeFilter!({ ...filter, state: 'failed', dataset: '', format: '', from: '', to: '2024-03-09' }), 'failed files · service days up to 2024-03-09');
+  t.equal(
+    f.describeFilter!({ ...filter, dataset: '', format: '', from: '2024-03-01', to: '2024-03-09' }),
+    'ready files · service days 2024-03-01 to 2024-03-09',
+  );
+  t.equal(
+    f.describeFilter!({ ...filter, state: 'failed', dataset: '', format: '', from: '', to: '2024-03-09' }),
+    'failed files · service days up to 2024-03-09',
+  );
   t.ok(f.isDefaultFilter!({ dataset: '', format: '', state: 'ready', from: '', to: '' }));
   t.notOk(f.isDefaultFilter!({ dataset: '', format: '', state: 'failed', from: '', to: '' }));
 });

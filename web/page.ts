@@ -21,16 +21,17 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
  * 'self' because the sign-in form exists (its submission is handled by the script, and the key
  * field has no name, so even a submission without the script would carry no key).
  */
-export const dashboardCsp = (): string => [
-  "default-src 'none'",
-  `script-src 'sha256-${sha256(dashboardScript())}'`,
-  `style-src 'sha256-${sha256(DASHBOARD_STYLE)}'`,
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const dashboardCsp = (): string =>
+  [
+    "default-src 'none'",
+    `script-src 'sha256-${sha256(dashboardScript())}'`,
+    `style-src 'sha256-${sha256(DASHBOARD_STYLE)}'`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
 /** The status page's set, plus no framing for browsers without CSP level 2, and no caching of a page that shows keyed data. */
 export const dashboardHeaders = (): HeaderList => [
@@ -42,8 +43,8 @@ export const dashboardHeaders = (): HeaderList => [
   ['Cross-Origin-Opener-Policy', 'same-origin'],
 ];
 
-const options = (values: readonly string[], labels: Record<string, string>, selected: string) => values
-  .map((v) => `<option value="${v}"${v === selected ? ' selected' : ''}>${labels[v] ?? v}</option>`).join('');
+const options = (values: readonly string[], labels: Record<string, string>, selected: string) =>
+  values.map((v) => `<option value="${v}"${v === selected ? ' selected' : ''}>${labels[v] ?? v}</option>`).join('');
 
 /**
  * The export list's filters, with the API's own values. Handled by the script on submit (one

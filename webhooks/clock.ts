@@ -20,7 +20,11 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-interface ManualTimer { id: number; due: number; fn: () => void }
+interface ManualTimer {
+  id: number;
+  due: number;
+  fn: () => void;
+}
 
 /** A clock that only moves when told to; timers fire in due order during `advance`. */
 export class ManualClock implements Clock {

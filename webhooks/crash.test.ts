@@ -15,20 +15,35 @@ import { rawEvent } from '../test/support/events.ts';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..');
 
-interface Child { proc: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; output: () => string }
+interface Child {
+  proc: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
 
 function startChild(dbPath: string): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test', 'support', 'webhook-crash-child.ts'), dbPath], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'test', 'support', 'webhook-crash-child.ts'), dbPath],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
-  proc.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
-  proc.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
+  proc.stdout!.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  proc.stderr!.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     proc.on('exit', (code, signal) => resolve({ code, signal }));
   });
   // a failed wait must not leave the child holding the test file open until tap's own timeout
-  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
   return { proc, exited, output: () => output };
 }
 
@@ -57,7 +72,8 @@ t.test('a killed worker loses nothing: every delivery arrives and every attempt 
   }
   const now = Date.now();
   const events = Array.from({ length: 6 }, (_, i) =>
-    rawEvent('alert.created', { at_ms: now + i, modes: ['bus'], routes: ['1'], data: { n: i } }));
+    rawEvent('alert.created', { at_ms: now + i, modes: ['bus'], routes: ['1'], data: { n: i } }),
+  );
   t.same(await enqueueEvents(seed, events, now), { messages: 6, deliveries: 12, rejected: 0 });
   await seed.close();
 
@@ -77,24 +93,40 @@ t.test('a killed worker loses nothing: every delivery arrives and every attempt 
   second.proc.kill('SIGTERM');
   t.same(await second.exited, { code: 0, signal: null });
 
-  for (const req of receiver.requests) t.ok(verifyDelivery(secrets.get(req.path)!, req), `${req.path} ${req.headers['webhook-id']} verifies`);
+  for (const req of receiver.requests)
+    t.ok(verifyDelivery(secrets.get(req.path)!, req), `${req.path} ${req.headers['webhook-id']} verifies`);
   const received = new Map<string, number>();
   for (const req of receiver.requests) {
     const k = `${req.path} ${req.headers['webhook-id']}`;
     received.set(k, (received.get(k) ?? 0) + 1);
   }
   t.equal(received.size, 12, 'every delivery arrived');
-  t.same([...received.values()].sort(), [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2], 'the 4 in flight arrived twice, same webhook-id');
+  t.same(
+    [...received.values()].sort(),
+    [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2],
+    'the 4 in flight arrived twice, same webhook-id',
+  );
 
   const db = await Db.open(dbPath);
   t.teardown(() => db.close());
-  const deliveries = await db.all<{ delivery_id: string; message_id: string; url: string; state: string; attempt_count: number }>(
+  const deliveries = await db.all<{
+    delivery_id: string;
+    message_id: string;
+    url: string;
+    state: string;
+    attempt_count: number;
+  }>(
     `SELECT d.delivery_id, d.message_id, e.url, d.state, d.attempt_count FROM webhook_deliveries d
-     JOIN webhook_endpoints e USING (endpoint_id)`);
+     JOIN webhook_endpoints e USING (endpoint_id)`,
+  );
   t.equal(deliveries.length, 12);
-  t.ok(deliveries.every((d) => d.state === 'succeeded'), 'all succeeded');
+  t.ok(
+    deliveries.every((d) => d.state === 'succeeded'),
+    'all succeeded',
+  );
   const attempts = await db.all<{ delivery_id: string; attempt: number; outcome: string; error: string | null }>(
-    'SELECT delivery_id, attempt, outcome, error FROM webhook_attempts ORDER BY delivery_id, attempt');
+    'SELECT delivery_id, attempt, outcome, error FROM webhook_attempts ORDER BY delivery_id, attempt',
+  );
   t.equal(attempts.length, receiver.requests.length, 'one audited attempt per request the receiver saw');
   for (const d of deliveries) {
     const path = new URL(d.url).pathname;

@@ -10,14 +10,20 @@ import { harness } from '../test/support/webhooks.ts';
 import { rawEvent } from '../test/support/events.ts';
 
 const at = Date.parse('2026-03-01T10:00:00Z');
-const ev = (type: DomainEvent['type'] = 'alert.created'): DomainEvent => rawEvent(type, { at_ms: at, modes: ['bus'], routes: ['1'] });
+const ev = (type: DomainEvent['type'] = 'alert.created'): DomainEvent =>
+  rawEvent(type, { at_ms: at, modes: ['bus'], routes: ['1'] });
 const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at };
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   const a = await createEndpoint(db, 'k', { url: 'http://127.0.0.1:1/a', filters: {} }, deps);
-  const b = await createEndpoint(db, 'k', { url: 'http://127.0.0.1:1/b', filters: { event_types: ['alert.updated'] } }, deps);
+  const b = await createEndpoint(
+    db,
+    'k',
+    { url: 'http://127.0.0.1:1/b', filters: { event_types: ['alert.updated'] } },
+    deps,
+  );
   const other = await createEndpoint(db, 'other', { url: 'http://127.0.0.1:1/o', filters: {} }, deps);
   return { db, a, b, other };
 }
@@ -49,8 +55,15 @@ t.test('filters by endpoint, state and event type, scoped to the key', async (t)
   t.equal((await listDeliveries(db, 'k', { limit: 20, endpoint_id: a.id })).data.length, 2);
   t.equal((await listDeliveries(db, 'k', { limit: 20, state: 'failed' })).data.length, 1);
   t.equal((await listDeliveries(db, 'k', { limit: 20, event_type: 'alert.updated' })).data.length, 2);
-  t.equal((await listDeliveries(db, 'k', { limit: 20, event_type: 'alert.updated', state: 'pending' })).data[0]!.endpoint_id, a.id);
-  t.same((await listDeliveries(db, 'k', { limit: 20, endpoint_id: other.id })).data, [], "another key's endpoint shows nothing");
+  t.equal(
+    (await listDeliveries(db, 'k', { limit: 20, event_type: 'alert.updated', state: 'pending' })).data[0]!.endpoint_id,
+    a.id,
+  );
+  t.same(
+    (await listDeliveries(db, 'k', { limit: 20, endpoint_id: other.id })).data,
+    [],
+    "another key's endpoint shows nothing",
+  );
   t.equal((await listDeliveries(db, 'other', { limit: 20 })).data.length, 2);
   const mine = (await listDeliveries(db, 'k', { limit: 1 })).data[0]!;
   t.equal((await getDelivery(db, 'k', mine.id)).id, mine.id);
@@ -58,19 +71,22 @@ t.test('filters by endpoint, state and event type, scoped to the key', async (t)
   t.equal((err as ApiError).code, 'not_found');
 });
 
-t.test('positions are plain sequence numbers (the API signs them in its cursor); anything else is refused', async (t) => {
-  const { db } = await setup(t);
-  for (let i = 0; i < 3; i++) await enqueueEvents(db, [ev()], at);
-  const { next_after } = await listDeliveries(db, 'k', { limit: 1 });
-  t.match(next_after, /^\d+$/);
-  t.equal((await listDeliveries(db, 'k', { limit: 5, after: next_after! })).data.length, 2);
-  for (const bad of ['', 'garbage', '-1', '1.5', '9'.repeat(20)]) {
-    const err = await listDeliveries(db, 'k', { limit: 5, after: bad }).catch((e: unknown) => e);
-    t.ok(err instanceof ApiError && err.code === 'invalid_cursor', `refused: ${JSON.stringify(bad)}`);
-  }
-  const badLimit = await listDeliveries(db, 'k', { limit: 0 }).catch((e: unknown) => e);
-  t.equal((badLimit as ApiError).code, 'invalid_parameter');
-});
+t.test(
+  'positions are plain sequence numbers (the API signs them in its cursor); anything else is refused',
+  async (t) => {
+    const { db } = await setup(t);
+    for (let i = 0; i < 3; i++) await enqueueEvents(db, [ev()], at);
+    const { next_after } = await listDeliveries(db, 'k', { limit: 1 });
+    t.match(next_after, /^\d+$/);
+    t.equal((await listDeliveries(db, 'k', { limit: 5, after: next_after! })).data.length, 2);
+    for (const bad of ['', 'garbage', '-1', '1.5', '9'.repeat(20)]) {
+      const err = await listDeliveries(db, 'k', { limit: 5, after: bad }).catch((e: unknown) => e);
+      t.ok(err instanceof ApiError && err.code === 'invalid_cursor', `refused: ${JSON.stringify(bad)}`);
+    }
+    const badLimit = await listDeliveries(db, 'k', { limit: 0 }).catch((e: unknown) => e);
+    t.equal((badLimit as ApiError).code, 'invalid_parameter');
+  },
+);
 
 t.test('the query schema validates listing parameters', async (t) => {
   t.same(DeliveryListQuerySchema.parse({}), { limit: 20 });
@@ -95,7 +111,13 @@ t.test('each delivery lists its attempts with time, status, latency and error', 
   t.equal(d!.state, 'succeeded');
   t.equal(d!.next_attempt_at, null);
   t.equal(d!.attempt_count, 2);
-  t.same(d!.attempts.map((a) => [a.attempt, a.outcome, a.status_code]), [[1, 'http_error', 500], [2, 'succeeded', 200]]);
+  t.same(
+    d!.attempts.map((a) => [a.attempt, a.outcome, a.status_code]),
+    [
+      [1, 'http_error', 500],
+      [2, 'succeeded', 200],
+    ],
+  );
   t.ok(d!.attempts.every((a) => a.finished_at && typeof a.latency_ms === 'number'));
   t.equal(d!.attempts[0]!.error, 'HTTP 500');
   t.equal(d!.attempts[1]!.started_at, new Date(h.clock.now()).toISOString());

@@ -33,15 +33,24 @@ const DELIVERY_COLUMNS = `d.delivery_id, d.seq, d.endpoint_id, d.message_id, d.e
 function withRunning(done: Attempt[], row: Record<string, unknown>): Attempt[] {
   if (!row.in_flight || row.running_since_ms === null || row.running_since_ms === undefined) return done;
   if (done.some((a) => a.attempt >= Number(row.attempt_count))) return done;
-  return [...done, {
-    attempt: Number(row.attempt_count), started_at: isoRequired(row.running_since_ms as bigint), finished_at: null,
-    outcome: 'in_flight', status_code: null, latency_ms: null, error: null,
-  }];
+  return [
+    ...done,
+    {
+      attempt: Number(row.attempt_count),
+      started_at: isoRequired(row.running_since_ms as bigint),
+      finished_at: null,
+      outcome: 'in_flight',
+      status_code: null,
+      latency_ms: null,
+      error: null,
+    },
+  ];
 }
 
 async function attach(conn: DuckDBConnection, found: Record<string, unknown>[]): Promise<Delivery[]> {
   if (found.length === 0) return [];
-  const attempts = await rows<Record<string, unknown>>(conn,
+  const attempts = await rows<Record<string, unknown>>(
+    conn,
     `SELECT delivery_id, attempt, epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms, outcome,
        status_code, latency_ms, error
      FROM webhook_attempts WHERE delivery_id IN (SELECT unnest($1::VARCHAR[])) ORDER BY delivery_id, attempt`,
@@ -83,7 +92,9 @@ async function attach(conn: DuckDBConnection, found: Record<string, unknown>[]):
  */
 export async function listDeliveries(db: Db, keyId: string, filter: DeliveryFilter): Promise<DeliveryPage> {
   if (!Number.isInteger(filter.limit) || filter.limit < 1) {
-    throw new ApiError('invalid_parameter', 'limit: must be a positive integer', { errors: [{ parameter: 'limit', detail: 'must be a positive integer' }] });
+    throw new ApiError('invalid_parameter', 'limit: must be a positive integer', {
+      errors: [{ parameter: 'limit', detail: 'must be a positive integer' }],
+    });
   }
   const where = ['d.key_id = $1'];
   const params: DuckDBValue[] = [keyId];
@@ -96,7 +107,9 @@ export async function listDeliveries(db: Db, keyId: string, filter: DeliveryFilt
   if (filter.event_type !== undefined) add('d.event_type = ?', filter.event_type);
   if (filter.after !== undefined) {
     if (!POSITION.test(filter.after)) {
-      throw new ApiError('invalid_cursor', 'the cursor is malformed', { errors: [{ parameter: 'cursor', detail: 'the cursor is malformed' }] });
+      throw new ApiError('invalid_cursor', 'the cursor is malformed', {
+        errors: [{ parameter: 'cursor', detail: 'the cursor is malformed' }],
+      });
     }
     add('d.seq < ?::BIGINT', BigInt(filter.after));
   }
@@ -104,7 +117,8 @@ export async function listDeliveries(db: Db, keyId: string, filter: DeliveryFilt
   // one snapshot: a verdict committed between two reads would show a delivery still in flight
   // beside the audit row of that same attempt
   const { found, data } = await db.transaction(async (conn) => {
-    const found = await rows<Record<string, unknown>>(conn,
+    const found = await rows<Record<string, unknown>>(
+      conn,
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE ${where.join(' AND ')}
        ORDER BY d.seq DESC LIMIT $${params.length}`,
       params,
@@ -119,10 +133,16 @@ export async function listDeliveries(db: Db, keyId: string, filter: DeliveryFilt
 }
 
 export async function getDelivery(db: Db, keyId: string, deliveryId: string): Promise<Delivery> {
-  const [delivery] = await db.transaction(async (conn) => attach(conn, await rows<Record<string, unknown>>(conn,
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.key_id = $1 AND d.delivery_id = $2`,
-    [keyId, deliveryId],
-  )));
+  const [delivery] = await db.transaction(async (conn) =>
+    attach(
+      conn,
+      await rows<Record<string, unknown>>(
+        conn,
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.key_id = $1 AND d.delivery_id = $2`,
+        [keyId, deliveryId],
+      ),
+    ),
+  );
   if (!delivery) throw new ApiError('not_found', `webhook delivery ${deliveryId} not found`);
   return delivery;
 }

@@ -14,24 +14,49 @@ function appendNullable<T>(appender: DuckDBAppender, value: T | null, append: (v
   else append(value);
 }
 
-export interface NewMessage { message_id: string; event_type: string; occurred_ms: number; body: string }
-export interface NewDelivery { delivery_id: string; message_id: string; endpoint_id: string; key_id: string; event_type: string }
+export interface NewMessage {
+  message_id: string;
+  event_type: string;
+  occurred_ms: number;
+  body: string;
+}
+export interface NewDelivery {
+  delivery_id: string;
+  message_id: string;
+  endpoint_id: string;
+  key_id: string;
+  event_type: string;
+}
 
 /**
  * Stores messages and their deliveries in one transaction, before any attempt is made.
  * Endpoints disabled since the events were matched are dropped here, inside the transaction,
  * so no delivery is queued for an endpoint that can no longer receive it. Returns the count stored.
  */
-export async function insertOutbox(db: Db, messages: readonly NewMessage[], matched: readonly NewDelivery[], nowMs: number): Promise<number> {
+export async function insertOutbox(
+  db: Db,
+  messages: readonly NewMessage[],
+  matched: readonly NewDelivery[],
+  nowMs: number,
+): Promise<number> {
   if (matched.length === 0) return 0;
   return db.transaction(async (conn) => {
-    const enabled = new Set((await rows<{ endpoint_id: string }>(conn,
-      `SELECT endpoint_id FROM webhook_endpoints WHERE enabled AND endpoint_id IN (SELECT unnest($1::VARCHAR[]))`,
-      [list([...new Set(matched.map((d) => d.endpoint_id))])])).map((r) => r.endpoint_id));
+    const enabled = new Set(
+      (
+        await rows<{ endpoint_id: string }>(
+          conn,
+          `SELECT endpoint_id FROM webhook_endpoints WHERE enabled AND endpoint_id IN (SELECT unnest($1::VARCHAR[]))`,
+          [list([...new Set(matched.map((d) => d.endpoint_id))])],
+        )
+      ).map((r) => r.endpoint_id),
+    );
     const deliveries = matched.filter((d) => enabled.has(d.endpoint_id));
     if (deliveries.length === 0) return 0;
-    const seqs = await rows<{ v: bigint }>(conn,
-      `SELECT nextval('webhook_delivery_seq') AS v FROM range($1::BIGINT) ORDER BY v`, [deliveries.length]);
+    const seqs = await rows<{ v: bigint }>(
+      conn,
+      `SELECT nextval('webhook_delivery_seq') AS v FROM range($1::BIGINT) ORDER BY v`,
+      [deliveries.length],
+    );
     const messageAppender = await conn.createAppender('webhook_messages');
     try {
       for (const m of messages) {
@@ -103,7 +128,12 @@ export interface Claim {
  * the queue costs ten times the plain ordered scan.
  */
 export async function claimDue(
-  db: Db, nowMs: number, capacity: number, perEndpoint: number, busy: ReadonlyMap<string, number>, cache?: BodyCache,
+  db: Db,
+  nowMs: number,
+  capacity: number,
+  perEndpoint: number,
+  busy: ReadonlyMap<string, number>,
+  cache?: BodyCache,
 ): Promise<Claim> {
   if (capacity <= 0) return { claimed: [], more: false };
   const saturated = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
@@ -111,7 +141,8 @@ export async function claimDue(
   // no transaction: the select has no effect, and the update alone is the claim; both run
   // back to back on the shared connection, which no other writer of these rows uses
   const { picked, more } = await db.exclusive(async (conn) => {
-    const candidates = await rows<Record<string, unknown>>(conn,
+    const candidates = await rows<Record<string, unknown>>(
+      conn,
       `SELECT d.delivery_id, d.endpoint_id, d.message_id, d.attempt_count, d.interrupted_count, e.url, e.secret,
          e.previous_secret, epoch_ms(e.previous_secret_until) AS previous_until_ms
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id AND e.enabled
@@ -119,20 +150,24 @@ export async function claimDue(
          AND d.endpoint_id NOT IN (SELECT unnest($2::VARCHAR[]))
        ORDER BY d.next_attempt_at, d.seq
        LIMIT $3`,
-      [nowMs, list(saturated), scan]);
+      [nowMs, list(saturated), scan],
+    );
     const taken = new Map(busy);
-    const chosen = candidates.filter((c) => {
-      const n = taken.get(c.endpoint_id as string) ?? 0;
-      if (n >= perEndpoint) return false;
-      taken.set(c.endpoint_id as string, n + 1);
-      return true;
-    }).slice(0, capacity);
+    const chosen = candidates
+      .filter((c) => {
+        const n = taken.get(c.endpoint_id as string) ?? 0;
+        if (n >= perEndpoint) return false;
+        taken.set(c.endpoint_id as string, n + 1);
+        return true;
+      })
+      .slice(0, capacity);
     if (chosen.length) {
       await conn.run(
         `UPDATE webhook_deliveries SET in_flight = true, attempt_count = attempt_count + 1,
            attempt_started_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
          WHERE delivery_id IN (SELECT unnest($1::VARCHAR[]))`,
-        [list(chosen.map((c) => c.delivery_id as string)), nowMs]);
+        [list(chosen.map((c) => c.delivery_id as string)), nowMs],
+      );
     }
     return { picked: chosen, more: candidates.length === scan && chosen.length < capacity };
   });
@@ -141,7 +176,9 @@ export async function claimDue(
   const bodies = new Map<string, string>();
   if (missing.length) {
     const found = await db.all<{ message_id: string; body: string }>(
-      'SELECT message_id, body FROM webhook_messages WHERE message_id IN (SELECT unnest($1::VARCHAR[]))', [list(missing)]);
+      'SELECT message_id, body FROM webhook_messages WHERE message_id IN (SELECT unnest($1::VARCHAR[]))',
+      [list(missing)],
+    );
     for (const m of found) bodies.set(m.message_id, m.body);
   }
   const claimed = picked.map((c) => ({
@@ -204,7 +241,10 @@ function failureRuns(verdicts: readonly AttemptVerdict[]): Map<string, { cleared
  * for five days, and fails what they still had queued. Returns the endpoints disabled.
  */
 export async function recordVerdicts(
-  db: Db, verdicts: readonly AttemptVerdict[], nowMs: number, knownClear: Set<string> = new Set(),
+  db: Db,
+  verdicts: readonly AttemptVerdict[],
+  nowMs: number,
+  knownClear: Set<string> = new Set(),
 ): Promise<string[]> {
   if (verdicts.length === 0) return [];
   if (!staged.has(db)) {
@@ -256,7 +296,8 @@ export async function recordVerdicts(
          last_error = v.error, updated_at = ${tsParam(1)}
        FROM temp.webhook_verdict_stage v
        WHERE d.delivery_id = v.delivery_id`,
-      [nowMs]);
+      [nowMs],
+    );
 
     // only this module sets failing_since, so endpoints known to be clear need no statement
     const unknown = cleared.filter((id) => !knownClear.has(id));
@@ -264,7 +305,8 @@ export async function recordVerdicts(
       await conn.run(
         `UPDATE webhook_endpoints SET failing_since = NULL
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND failing_since IS NOT NULL`,
-        [list(unknown)]);
+        [list(unknown)],
+      );
     }
     if (failing.length) {
       const runParams: DuckDBValue[] = failing.flatMap(([id, run]) => [id, run.cleared, run.since]);
@@ -274,29 +316,38 @@ export async function recordVerdicts(
            ELSE coalesce(e.failing_since, make_timestamptz(v.since * 1000)) END
          FROM (VALUES ${valuesClause(failing.length, ['VARCHAR', 'BOOLEAN', 'BIGINT'])}) AS v(endpoint_id, cleared, since)
          WHERE e.endpoint_id = v.endpoint_id`,
-        runParams);
+        runParams,
+      );
     }
     const turnedOff: string[] = [];
     const gone = [...new Set(verdicts.filter((v) => v.step.disable_endpoint).map((v) => v.endpoint_id))];
     if (gone.length) {
-      const found = await rows<{ endpoint_id: string }>(conn,
+      const found = await rows<{ endpoint_id: string }>(
+        conn,
         `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND enabled RETURNING endpoint_id`,
-        [list(gone), nowMs]);
+        [list(gone), nowMs],
+      );
       turnedOff.push(...found.map((r) => r.endpoint_id));
     }
     if (failing.length) {
-      const found = await rows<{ endpoint_id: string }>(conn,
+      const found = await rows<{ endpoint_id: string }>(
+        conn,
         `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', disabled_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND enabled
            AND failing_since <= make_timestamptz(($2::BIGINT - $3::BIGINT) * 1000)
          RETURNING endpoint_id`,
-        [list(failing.map(([id]) => id)), nowMs, FAILING_DISABLE_MS]);
+        [list(failing.map(([id]) => id)), nowMs, FAILING_DISABLE_MS],
+      );
       turnedOff.push(...found.map((r) => r.endpoint_id));
     }
     // a delivery put back in the queue may belong to an endpoint disabled meanwhile (410 on a
     // sibling, the owner disabling it): fail those rather than leave them queued forever
-    const requeued = [...new Set(verdicts.filter((v) => v.step.state === 'retrying' || v.step.state === 'pending').map((v) => v.endpoint_id))];
+    const requeued = [
+      ...new Set(
+        verdicts.filter((v) => v.step.state === 'retrying' || v.step.state === 'pending').map((v) => v.endpoint_id),
+      ),
+    ];
     await failOutstanding(conn, [...new Set([...turnedOff, ...requeued])], null, nowMs);
     return turnedOff;
   });
@@ -309,7 +360,12 @@ export async function recordVerdicts(
  * Fails the queued (not in-flight) deliveries of those endpoints that are disabled. `reason`
  * overrides the error text; by default it names the endpoint's disabled reason.
  */
-export async function failOutstanding(conn: DuckDBConnection, endpointIds: readonly string[], reason: string | null, nowMs: number): Promise<void> {
+export async function failOutstanding(
+  conn: DuckDBConnection,
+  endpointIds: readonly string[],
+  reason: string | null,
+  nowMs: number,
+): Promise<void> {
   if (endpointIds.length === 0) return;
   await conn.run(
     `UPDATE webhook_deliveries d SET state = 'failed', next_attempt_at = NULL, updated_at = ${tsParam(3)},
@@ -317,7 +373,8 @@ export async function failOutstanding(conn: DuckDBConnection, endpointIds: reado
      FROM webhook_endpoints e
      WHERE d.endpoint_id = e.endpoint_id AND NOT e.enabled AND d.endpoint_id IN (SELECT unnest($1::VARCHAR[]))
        AND d.state IN ('pending', 'retrying') AND NOT d.in_flight`,
-    [list(endpointIds), reason, nowMs]);
+    [list(endpointIds), reason, nowMs],
+  );
 }
 
 /**
@@ -330,12 +387,15 @@ export async function recoverInFlight(db: Db, nowMs: number): Promise<number> {
       `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, finished_at, outcome, status_code, latency_ms, error)
        SELECT delivery_id, attempt_count, coalesce(attempt_started_at, updated_at), NULL, 'interrupted', NULL, NULL,
          'interrupted: the process stopped before the response was recorded; retried'
-       FROM webhook_deliveries WHERE in_flight`);
-    const recovered = await rows<{ delivery_id: string }>(conn,
+       FROM webhook_deliveries WHERE in_flight`,
+    );
+    const recovered = await rows<{ delivery_id: string }>(
+      conn,
       `UPDATE webhook_deliveries SET in_flight = false, attempt_started_at = NULL, interrupted_count = interrupted_count + 1,
          next_attempt_at = ${tsParam(1)}, updated_at = ${tsParam(1)}
        WHERE in_flight RETURNING delivery_id`,
-      [nowMs]);
+      [nowMs],
+    );
     return recovered.length;
   });
 }
@@ -345,7 +405,8 @@ export async function nextDueMs(db: Db): Promise<number | null> {
   const [row] = await db.all<{ due: bigint | null }>(
     `SELECT epoch_ms(min(d.next_attempt_at)) AS due FROM webhook_deliveries d
      JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
-     WHERE d.state IN ('pending', 'retrying') AND NOT d.in_flight AND e.enabled`);
+     WHERE d.state IN ('pending', 'retrying') AND NOT d.in_flight AND e.enabled`,
+  );
   return row?.due === null || row?.due === undefined ? null : Number(row.due);
 }
 
@@ -355,14 +416,21 @@ export async function pruneOutbox(db: Db, beforeMs: number): Promise<number> {
     const old = `SELECT delivery_id FROM webhook_deliveries
       WHERE state IN ('succeeded', 'failed') AND updated_at < ${tsParam(1)}`;
     await conn.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${old})`, [beforeMs]);
-    const gone = await rows<{ delivery_id: string }>(conn,
-      `DELETE FROM webhook_deliveries WHERE delivery_id IN (${old}) RETURNING delivery_id`, [beforeMs]);
+    const gone = await rows<{ delivery_id: string }>(
+      conn,
+      `DELETE FROM webhook_deliveries WHERE delivery_id IN (${old}) RETURNING delivery_id`,
+      [beforeMs],
+    );
     await conn.run(
       `DELETE FROM webhook_messages m WHERE created_at < ${tsParam(1)}
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.message_id)`, [beforeMs]);
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.message_id)`,
+      [beforeMs],
+    );
     await conn.run(
       `DELETE FROM webhook_endpoints e WHERE deleted_at < ${tsParam(1)}
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.endpoint_id)`, [beforeMs]);
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.endpoint_id)`,
+      [beforeMs],
+    );
     return gone.length;
   });
 }

@@ -2,9 +2,21 @@ import t from 'tap';
 import { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
 import {
-  EndpointCreateSchema, EndpointUpdateSchema, EndpointWithSecretSchema, EndpointSchema, createEndpoint, deleteEndpoint,
-  disableEndpoint, getEndpoint, listEndpoints, redeliverMessage, rotateSecret, signingSecrets, updateEndpoint,
-  ROTATION_OVERLAP_MS, type EndpointDeps,
+  EndpointCreateSchema,
+  EndpointUpdateSchema,
+  EndpointWithSecretSchema,
+  EndpointSchema,
+  createEndpoint,
+  deleteEndpoint,
+  disableEndpoint,
+  getEndpoint,
+  listEndpoints,
+  redeliverMessage,
+  rotateSecret,
+  signingSecrets,
+  updateEndpoint,
+  ROTATION_OVERLAP_MS,
+  type EndpointDeps,
 } from './endpoints.ts';
 import { enqueueEvents } from './outbox.ts';
 import { MAX_ENDPOINTS_PER_KEY } from './schemas.ts';
@@ -22,31 +34,62 @@ async function freshDb(t: { teardown(fn: () => unknown): void }): Promise<Db> {
 }
 
 async function code(promise: Promise<unknown>): Promise<string | null> {
-  return promise.then(() => null, (err: unknown) => (err instanceof ApiError ? err.code : String(err)));
+  return promise.then(
+    () => null,
+    (err: unknown) => (err instanceof ApiError ? err.code : String(err)),
+  );
 }
 
 t.test('the create schema validates the body', async (t) => {
-  const parsed = EndpointCreateSchema.parse({ url: 'https://example.com/h', filters: { modes: ['rail'], lines: ['RED'] } });
+  const parsed = EndpointCreateSchema.parse({
+    url: 'https://example.com/h',
+    filters: { modes: ['rail'], lines: ['RED'] },
+  });
   t.same(parsed.filters, { modes: ['rail'], lines: ['RED'] });
   t.same(EndpointCreateSchema.parse({ url: 'https://example.com/h' }).filters, {}, 'filters default to none');
-  const bad = EndpointCreateSchema.safeParse({ url: 'ftp://x/', filters: { modes: ['ferry'], colour: 1 }, extra: true });
+  const bad = EndpointCreateSchema.safeParse({
+    url: 'ftp://x/',
+    filters: { modes: ['ferry'], colour: 1 },
+    extra: true,
+  });
   t.notOk(bad.success);
   const paths = bad.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-  t.ok(paths.some((p) => p.startsWith('url: scheme ftp:')), paths.join(' | '));
-  t.ok(paths.some((p) => p.startsWith('filters.modes.0')), 'bad mode named');
-  t.ok(paths.some((p) => p.startsWith('filters') && /colour/.test(p)), 'unknown filter named');
-  t.ok(paths.some((p) => /extra/.test(p)), 'unknown field named');
+  t.ok(
+    paths.some((p) => p.startsWith('url: scheme ftp:')),
+    paths.join(' | '),
+  );
+  t.ok(
+    paths.some((p) => p.startsWith('filters.modes.0')),
+    'bad mode named',
+  );
+  t.ok(
+    paths.some((p) => p.startsWith('filters') && /colour/.test(p)),
+    'unknown filter named',
+  );
+  t.ok(
+    paths.some((p) => /extra/.test(p)),
+    'unknown field named',
+  );
   t.notOk(EndpointCreateSchema.safeParse({ url: 'https://e.com', filters: { event_types: ['bogus.type'] } }).success);
-  t.notOk(EndpointCreateSchema.safeParse({ url: 'https://e.com', filters: { routes: [] } }).success, 'empty list refused');
+  t.notOk(
+    EndpointCreateSchema.safeParse({ url: 'https://e.com', filters: { routes: [] } }).success,
+    'empty list refused',
+  );
   t.notOk(EndpointUpdateSchema.safeParse({}).success, 'an empty update is refused');
   t.ok(EndpointUpdateSchema.safeParse({ description: null }).success);
 });
 
 t.test('register shows the secret once; list and get never do', async (t) => {
   const db = await freshDb(t);
-  const created = await createEndpoint(db, 'key_a', body('http://127.0.0.1:9/hook', {
-    description: 'ops', filters: { modes: ['bus'], routes: ['504'], event_types: ['alert.created'] },
-  }), deps);
+  const created = await createEndpoint(
+    db,
+    'key_a',
+    body('http://127.0.0.1:9/hook', {
+      description: 'ops',
+      filters: { modes: ['bus'], routes: ['504'], event_types: ['alert.created'] },
+    }),
+    deps,
+  );
   t.ok(EndpointWithSecretSchema.safeParse(created).success);
   t.match(created.secret, /^whsec_/);
   t.match(created.id, /^ep_/);
@@ -83,7 +126,10 @@ t.test('with the default policy every unsafe target is a 400 unsafe_target at re
     ['http://[::1]:8080/in', /loopback/],
   ];
   for (const [url, why] of cases) {
-    const err = await createEndpoint(db, 'k', body(url), strict).then(() => null, (e: unknown) => e);
+    const err = await createEndpoint(db, 'k', body(url), strict).then(
+      () => null,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof ApiError, url);
     t.equal((err as ApiError).status, 400, `${url}: 400`);
     t.equal((err as ApiError).code, 'unsafe_target');
@@ -107,9 +153,17 @@ t.test('update changes url, description, filters and enabled', async (t) => {
   const db = await freshDb(t);
   const ep = await createEndpoint(db, 'k', body('http://127.0.0.1:9/a', { filters: { modes: ['rail'] } }), deps);
   now += 1_000;
-  const updated = await updateEndpoint(db, 'k', ep.id, {
-    url: 'http://127.0.0.1:9/b', description: 'new', filters: { event_types: ['export.ready', 'export.failed'] },
-  }, deps);
+  const updated = await updateEndpoint(
+    db,
+    'k',
+    ep.id,
+    {
+      url: 'http://127.0.0.1:9/b',
+      description: 'new',
+      filters: { event_types: ['export.ready', 'export.failed'] },
+    },
+    deps,
+  );
   t.equal(updated.url, 'http://127.0.0.1:9/b');
   t.equal(updated.description, 'new');
   t.same(updated.filters, { event_types: ['export.ready', 'export.failed'] }, 'filters replaced as a whole');
@@ -131,12 +185,22 @@ t.test('disabling or deleting fails what was queued', async (t) => {
   await disableEndpoint(db, 'k', a.id, deps);
   await deleteEndpoint(db, 'k', b.id);
   const states = await db.all<{ endpoint_id: string; state: string; last_error: string }>(
-    'SELECT endpoint_id, state, last_error FROM webhook_deliveries ORDER BY endpoint_id');
-  t.same(states.map((s) => s.state), ['failed', 'failed']);
+    'SELECT endpoint_id, state, last_error FROM webhook_deliveries ORDER BY endpoint_id',
+  );
+  t.same(
+    states.map((s) => s.state),
+    ['failed', 'failed'],
+  );
   t.same(new Set(states.map((s) => s.last_error)), new Set(['endpoint disabled by its owner', 'endpoint deleted']));
-  t.same((await listEndpoints(db, 'k')).map((e) => e.id), [a.id], 'deleted endpoint gone from the list');
+  t.same(
+    (await listEndpoints(db, 'k')).map((e) => e.id),
+    [a.id],
+    'deleted endpoint gone from the list',
+  );
   t.equal(await code(getEndpoint(db, 'k', b.id)), 'not_found');
-  const [erased] = await db.all<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE endpoint_id = $1', [b.id]);
+  const [erased] = await db.all<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE endpoint_id = $1', [
+    b.id,
+  ]);
   t.equal(erased!.secret, '', 'secret erased on delete');
 });
 
@@ -147,18 +211,29 @@ t.test('rotation: new secret shown once, old one signs during the overlap', asyn
   t.not(rotated.secret, ep.secret);
   t.equal(rotated.previous_secret_expires_at, new Date(now + ROTATION_OVERLAP_MS).toISOString());
   const [row] = await db.all<Record<string, unknown>>(
-    'SELECT secret, previous_secret, epoch_ms(previous_secret_until) AS until FROM webhook_endpoints');
-  const record = { secret: row!.secret as string, previous_secret: row!.previous_secret as string, previous_until_ms: Number(row!.until) };
+    'SELECT secret, previous_secret, epoch_ms(previous_secret_until) AS until FROM webhook_endpoints',
+  );
+  const record = {
+    secret: row!.secret as string,
+    previous_secret: row!.previous_secret as string,
+    previous_until_ms: Number(row!.until),
+  };
   t.same(signingSecrets(record, now), [rotated.secret, ep.secret]);
   t.same(signingSecrets(record, now + ROTATION_OVERLAP_MS), [rotated.secret], 'overlap over: one signature');
-  t.equal((await getEndpoint(db, 'k', ep.id, { now: () => now + ROTATION_OVERLAP_MS + 1 })).previous_secret_expires_at, null);
+  t.equal(
+    (await getEndpoint(db, 'k', ep.id, { now: () => now + ROTATION_OVERLAP_MS + 1 })).previous_secret_expires_at,
+    null,
+  );
 });
 
 t.test('a key holds a bounded number of endpoints', async (t) => {
   const db = await freshDb(t);
   const secret = generateSecret();
-  await db.run(`INSERT INTO webhook_endpoints (endpoint_id, key_id, url, enabled, secret, created_at, updated_at)
-    SELECT 'ep_' || i, 'k', 'http://127.0.0.1/', true, $1, now(), now() FROM range(${MAX_ENDPOINTS_PER_KEY}) t(i)`, [secret]);
+  await db.run(
+    `INSERT INTO webhook_endpoints (endpoint_id, key_id, url, enabled, secret, created_at, updated_at)
+    SELECT 'ep_' || i, 'k', 'http://127.0.0.1/', true, $1, now(), now() FROM range(${MAX_ENDPOINTS_PER_KEY}) t(i)`,
+    [secret],
+  );
   t.equal(await code(createEndpoint(db, 'k', body(), deps)), 'conflict');
   t.equal(await code(createEndpoint(db, 'other', body(), deps)), null);
 });
@@ -172,7 +247,9 @@ t.test('redelivery queues the same message again for an endpoint that had it', a
   const [msg] = await db.all<{ message_id: string }>('SELECT message_id FROM webhook_messages');
   const id = await redeliverMessage(db, 'k', a.id, msg!.message_id, deps);
   const rows = await db.all<{ delivery_id: string; message_id: string; state: string }>(
-    'SELECT delivery_id, message_id, state FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY seq', [a.id]);
+    'SELECT delivery_id, message_id, state FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY seq',
+    [a.id],
+  );
   t.equal(rows.length, 2);
   t.equal(rows[1]!.delivery_id, id);
   t.equal(rows[1]!.message_id, msg!.message_id, 'same webhook-id');

@@ -8,15 +8,25 @@ import type { Mode } from '../core/types.ts';
 import { generateSecret } from './signing.ts';
 import { checkTarget, type Resolver, type TargetPolicy } from './ssrf.ts';
 import {
-  MAX_ENDPOINTS_PER_KEY, type DisabledReason, type Endpoint, type EndpointCreate, type EndpointFilters,
-  type EndpointUpdate, type EndpointWithSecret,
+  MAX_ENDPOINTS_PER_KEY,
+  type DisabledReason,
+  type Endpoint,
+  type EndpointCreate,
+  type EndpointFilters,
+  type EndpointUpdate,
+  type EndpointWithSecret,
 } from './schemas.ts';
 import { failOutstanding } from './delivery-store.ts';
 import { iso, isoRequired, list, newId, rows, tsParam } from './sql.ts';
 
 export {
-  EndpointCreateSchema, EndpointUpdateSchema, EndpointSchema, EndpointWithSecretSchema, EndpointListSchema,
-  EndpointFiltersSchema, RedeliverSchema,
+  EndpointCreateSchema,
+  EndpointUpdateSchema,
+  EndpointSchema,
+  EndpointWithSecretSchema,
+  EndpointListSchema,
+  EndpointFiltersSchema,
+  RedeliverSchema,
 } from './schemas.ts';
 
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
@@ -81,7 +91,10 @@ export function toRecord(row: EndpointRow): EndpointRecord {
 }
 
 /** The secrets that sign now: the current one, and the replaced one until its overlap ends. */
-export function signingSecrets(endpoint: Pick<EndpointRecord, 'secret' | 'previous_secret' | 'previous_until_ms'>, nowMs: number): string[] {
+export function signingSecrets(
+  endpoint: Pick<EndpointRecord, 'secret' | 'previous_secret' | 'previous_until_ms'>,
+  nowMs: number,
+): string[] {
   const secrets = [endpoint.secret];
   if (endpoint.previous_secret && endpoint.previous_until_ms !== null && endpoint.previous_until_ms > nowMs) {
     secrets.push(endpoint.previous_secret);
@@ -90,7 +103,8 @@ export function signingSecrets(endpoint: Pick<EndpointRecord, 'secret' | 'previo
 }
 
 export function toPublic(record: EndpointRecord, nowMs: number): Endpoint {
-  const overlap = record.previous_until_ms !== null && record.previous_until_ms > nowMs ? record.previous_until_ms : null;
+  const overlap =
+    record.previous_until_ms !== null && record.previous_until_ms > nowMs ? record.previous_until_ms : null;
   return {
     id: record.endpoint_id,
     url: record.url,
@@ -119,24 +133,45 @@ async function loadRecord(db: Db, keyId: string, endpointId: string): Promise<En
   return toRecord(found[0]);
 }
 
-export async function createEndpoint(db: Db, keyId: string, input: EndpointCreate, deps: EndpointDeps): Promise<EndpointWithSecret> {
+export async function createEndpoint(
+  db: Db,
+  keyId: string,
+  input: EndpointCreate,
+  deps: EndpointDeps,
+): Promise<EndpointWithSecret> {
   await checkTarget(input.url, deps.policy, deps.resolve);
   const now = clock(deps);
   const id = newId('ep');
   const secret = generateSecret();
   const filters = input.filters ?? {};
   await db.transaction(async (conn) => {
-    const [count] = await rows<{ n: bigint }>(conn,
-      'SELECT count(*) AS n FROM webhook_endpoints WHERE key_id = $1 AND deleted_at IS NULL', [keyId]);
+    const [count] = await rows<{ n: bigint }>(
+      conn,
+      'SELECT count(*) AS n FROM webhook_endpoints WHERE key_id = $1 AND deleted_at IS NULL',
+      [keyId],
+    );
     if (Number(count?.n ?? 0) >= MAX_ENDPOINTS_PER_KEY) {
-      throw new ApiError('conflict', `a key may hold at most ${MAX_ENDPOINTS_PER_KEY} webhook endpoints; delete one first`);
+      throw new ApiError(
+        'conflict',
+        `a key may hold at most ${MAX_ENDPOINTS_PER_KEY} webhook endpoints; delete one first`,
+      );
     }
     await conn.run(
       `INSERT INTO webhook_endpoints (endpoint_id, key_id, url, description, filter_modes, filter_routes, filter_lines,
         filter_event_types, enabled, secret, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5::VARCHAR[], $6::VARCHAR[], $7::VARCHAR[], $8::VARCHAR[], true, $9, ${tsParam(10)}, ${tsParam(10)})`,
-      [id, keyId, input.url, input.description ?? null, list(filters.modes), list(filters.routes), list(filters.lines),
-        list(filters.event_types), secret, now],
+      [
+        id,
+        keyId,
+        input.url,
+        input.description ?? null,
+        list(filters.modes),
+        list(filters.routes),
+        list(filters.lines),
+        list(filters.event_types),
+        secret,
+        now,
+      ],
     );
   });
   const record = await loadRecord(db, keyId, id);
@@ -152,12 +187,21 @@ export async function listEndpoints(db: Db, keyId: string, deps: { now?: () => n
   return found.map((row) => toPublic(toRecord(row), now));
 }
 
-export async function getEndpoint(db: Db, keyId: string, endpointId: string, deps: { now?: () => number } = {}): Promise<Endpoint> {
+export async function getEndpoint(
+  db: Db,
+  keyId: string,
+  endpointId: string,
+  deps: { now?: () => number } = {},
+): Promise<Endpoint> {
   return toPublic(await loadRecord(db, keyId, endpointId), clock(deps));
 }
 
 export async function updateEndpoint(
-  db: Db, keyId: string, endpointId: string, patch: EndpointUpdate, deps: EndpointDeps,
+  db: Db,
+  keyId: string,
+  endpointId: string,
+  patch: EndpointUpdate,
+  deps: EndpointDeps,
 ): Promise<Endpoint> {
   const current = await loadRecord(db, keyId, endpointId);
   if (patch.url !== undefined && patch.url !== current.url) await checkTarget(patch.url, deps.policy, deps.resolve);
@@ -181,10 +225,13 @@ export async function updateEndpoint(
     // a fresh start: the failure history that disabled it no longer counts
     sets.push('enabled = true', 'disabled_reason = NULL', 'disabled_at = NULL', 'failing_since = NULL');
   } else if (disabling) {
-    sets.push("enabled = false", "disabled_reason = 'user'", `disabled_at = ${tsParam(3)}`);
+    sets.push('enabled = false', "disabled_reason = 'user'", `disabled_at = ${tsParam(3)}`);
   }
   await db.transaction(async (conn) => {
-    await conn.run(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE key_id = $1 AND endpoint_id = $2 AND deleted_at IS NULL`, params as never);
+    await conn.run(
+      `UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE key_id = $1 AND endpoint_id = $2 AND deleted_at IS NULL`,
+      params as never,
+    );
     if (disabling) await failOutstanding(conn, [endpointId], 'endpoint disabled by its owner', now);
   });
   return toPublic(await loadRecord(db, keyId, endpointId), now);
@@ -198,7 +245,12 @@ export function disableEndpoint(db: Db, keyId: string, endpointId: string, deps:
  * Deletes for the owner's purposes: gone from listings, secret erased, nothing more sent.
  * The rows stay so the delivery audit keeps its history until retention prunes it.
  */
-export async function deleteEndpoint(db: Db, keyId: string, endpointId: string, deps: { now?: () => number } = {}): Promise<void> {
+export async function deleteEndpoint(
+  db: Db,
+  keyId: string,
+  endpointId: string,
+  deps: { now?: () => number } = {},
+): Promise<void> {
   await loadRecord(db, keyId, endpointId);
   const now = clock(deps);
   await db.transaction(async (conn) => {
@@ -214,7 +266,12 @@ export async function deleteEndpoint(db: Db, keyId: string, endpointId: string, 
 }
 
 /** New secret, shown once; the replaced one keeps signing for the overlap (both signatures sent). */
-export async function rotateSecret(db: Db, keyId: string, endpointId: string, deps: EndpointDeps): Promise<EndpointWithSecret> {
+export async function rotateSecret(
+  db: Db,
+  keyId: string,
+  endpointId: string,
+  deps: EndpointDeps,
+): Promise<EndpointWithSecret> {
   const current = await loadRecord(db, keyId, endpointId);
   const now = clock(deps);
   const secret = generateSecret();
@@ -229,10 +286,15 @@ export async function rotateSecret(db: Db, keyId: string, endpointId: string, de
 
 /** Queues the message again for this endpoint, with the same webhook-id; returns the new delivery id. */
 export async function redeliverMessage(
-  db: Db, keyId: string, endpointId: string, messageId: string, deps: { now?: () => number } = {},
+  db: Db,
+  keyId: string,
+  endpointId: string,
+  messageId: string,
+  deps: { now?: () => number } = {},
 ): Promise<string> {
   const endpoint = await loadRecord(db, keyId, endpointId);
-  if (!endpoint.enabled) throw new ApiError('conflict', `webhook endpoint ${endpointId} is disabled; enable it before redelivering`);
+  if (!endpoint.enabled)
+    throw new ApiError('conflict', `webhook endpoint ${endpointId} is disabled; enable it before redelivering`);
   const now = clock(deps);
   const id = newId('dlv');
   const inserted = await db.all<{ delivery_id: string }>(
@@ -246,6 +308,7 @@ export async function redeliverMessage(
      RETURNING delivery_id`,
     [id, endpointId, keyId, messageId, now],
   );
-  if (!inserted[0]) throw new ApiError('not_found', `message ${messageId} was never sent to webhook endpoint ${endpointId}`);
+  if (!inserted[0])
+    throw new ApiError('not_found', `message ${messageId} was never sent to webhook endpoint ${endpointId}`);
   return id;
 }

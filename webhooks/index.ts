@@ -6,13 +6,27 @@ import { componentLogger, type Logger } from '../core/logger.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { getDelivery, listDeliveries, type DeliveryFilter } from './deliveries.ts';
 import {
-  createEndpoint, deleteEndpoint, disableEndpoint, getEndpoint, listEndpoints, redeliverMessage, rotateSecret,
-  updateEndpoint, type EndpointDeps,
+  createEndpoint,
+  deleteEndpoint,
+  disableEndpoint,
+  getEndpoint,
+  listEndpoints,
+  redeliverMessage,
+  rotateSecret,
+  updateEndpoint,
+  type EndpointDeps,
 } from './endpoints.ts';
 import { pruneOutbox } from './delivery-store.ts';
 import { BodyCache } from './body-cache.ts';
 import { Outbox } from './outbox.ts';
-import type { Delivery, DeliveryPage, Endpoint, EndpointCreate, EndpointUpdate, EndpointWithSecret } from './schemas.ts';
+import type {
+  Delivery,
+  DeliveryPage,
+  Endpoint,
+  EndpointCreate,
+  EndpointUpdate,
+  EndpointWithSecret,
+} from './schemas.ts';
 import { policyFromConfig, systemResolver, type Resolver, type TargetPolicy } from './ssrf.ts';
 import { DeliveryWorker, type WorkerStats } from './worker.ts';
 import type { AttemptVerdict } from './delivery-store.ts';
@@ -70,10 +84,15 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const resolve = options.resolve ?? systemResolver;
   const deps: EndpointDeps = { policy, resolve, now };
   const log = componentLogger(options.log, 'webhooks');
-  const onError = options.onError ?? ((err: unknown) => log.error({ err }, 'background work failed (outbox or delivery)'));
+  const onError =
+    options.onError ?? ((err: unknown) => log.error({ err }, 'background work failed (outbox or delivery)'));
   const bodies = new BodyCache();
   const worker = new DeliveryWorker({
-    db, clock, policy, resolve, bodies,
+    db,
+    clock,
+    policy,
+    resolve,
+    bodies,
     timeoutMs: config.webhooks.timeout_ms,
     maxConcurrency: config.webhooks.max_concurrency,
     maxConcurrencyPerEndpoint: config.webhooks.max_concurrency_per_endpoint,
@@ -82,7 +101,14 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     ...(options.onVerdict ? { onVerdict: options.onVerdict } : {}),
     onError,
   });
-  const outbox = new Outbox({ db, bus, now, onStored: (r) => r.deliveries > 0 && worker.wake(), onError, cache: bodies });
+  const outbox = new Outbox({
+    db,
+    bus,
+    now,
+    onStored: (r) => r.deliveries > 0 && worker.wake(),
+    onError,
+    cache: bodies,
+  });
 
   return {
     async start() {

@@ -34,10 +34,12 @@ t.test('filters: every given dimension must match; service-wide events pass mode
   t.notOk(DEFAULT_EVENT_TYPES.includes('arrival.updated'));
 });
 
-t.test('the payload is the event envelope, holding Standard Webhooks\' {type, timestamp, data}', async (t) => {
+t.test("the payload is the event envelope, holding Standard Webhooks' {type, timestamp, data}", async (t) => {
   const event = { ...ev('trip.canceled', ['bus'], ['7']), id: 'evt_1' };
-  t.equal(payloadOf(event),
-    '{"version":1,"id":"evt_1","type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","modes":["bus"],"routes":["7"],"lines":[],"data":{"n":1}}');
+  t.equal(
+    payloadOf(event),
+    '{"version":1,"id":"evt_1","type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","modes":["bus"],"routes":["7"],"lines":[],"data":{"n":1}}',
+  );
 });
 
 t.test('matched events are stored as a message plus one pending delivery per endpoint', async (t) => {
@@ -46,23 +48,41 @@ t.test('matched events are stored as a message plus one pending delivery per end
   const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at };
   const a = await createEndpoint(db, 'k1', { url: 'http://127.0.0.1:1/a', filters: {} }, deps);
   const b = await createEndpoint(db, 'k2', { url: 'http://127.0.0.1:1/b', filters: { modes: ['rail'] } }, deps);
-  const result = await enqueueEvents(db, [ev('alert.created', ['bus'], ['1']), ev('alert.created', ['rail'], ['RED']),
-    ev('vehicle.position', ['bus'], ['1'])], at + 5);
+  const result = await enqueueEvents(
+    db,
+    [
+      ev('alert.created', ['bus'], ['1']),
+      ev('alert.created', ['rail'], ['RED']),
+      ev('vehicle.position', ['bus'], ['1']),
+    ],
+    at + 5,
+  );
   t.same(result, { messages: 2, deliveries: 3, rejected: 0 });
   const rows = await db.all<Record<string, unknown>>(
     `SELECT d.endpoint_id, d.key_id, d.state, d.attempt_count, d.in_flight, epoch_ms(d.next_attempt_at) AS next_ms,
        m.event_type, epoch_ms(m.occurred_at) AS occurred_ms, m.body
-     FROM webhook_deliveries d JOIN webhook_messages m USING (message_id) ORDER BY d.seq`);
+     FROM webhook_deliveries d JOIN webhook_messages m USING (message_id) ORDER BY d.seq`,
+  );
   t.same(rows.map((r) => `${r.endpoint_id} ${r.key_id}`).sort(), [`${a.id} k1`, `${a.id} k1`, `${b.id} k2`].sort());
   t.ok(rows.every((r) => r.state === 'pending' && r.attempt_count === 0 && r.in_flight === false));
-  t.ok(rows.every((r) => Number(r.next_ms) === at + 5), 'due at once');
+  t.ok(
+    rows.every((r) => Number(r.next_ms) === at + 5),
+    'due at once',
+  );
   t.ok(rows.every((r) => Number(r.occurred_ms) === at));
   t.same(await enqueueEvents(db, [], at), { messages: 0, deliveries: 0, rejected: 0 });
-  t.same(await enqueueEvents(db, [ev('arrival.updated', ['rail'], ['RED'])], at), { messages: 0, deliveries: 0, rejected: 0 });
+  t.same(await enqueueEvents(db, [ev('arrival.updated', ['rail'], ['RED'])], at), {
+    messages: 0,
+    deliveries: 0,
+    rejected: 0,
+  });
   const bad = rawEvent('alert.created', { at_ms: at, modes: ['bus'], routes: ['1'], data: { n: 1n } });
   const rejectedEvents: unknown[] = [];
-  t.same(await enqueueEvents(db, [bad, ev('alert.created', ['bus'], ['1'])], at, undefined, (e) => rejectedEvents.push(e)),
-    { messages: 1, deliveries: 1, rejected: 1 }, 'a bad event is dropped, its batch mates stored');
+  t.same(
+    await enqueueEvents(db, [bad, ev('alert.created', ['bus'], ['1'])], at, undefined, (e) => rejectedEvents.push(e)),
+    { messages: 1, deliveries: 1, rejected: 1 },
+    'a bad event is dropped, its batch mates stored',
+  );
   t.same(rejectedEvents, [bad]);
 });
 
@@ -71,10 +91,21 @@ t.test('the bus subscription stores batches in order and counts failures', async
   const bus = new InMemoryEventBus();
   const stored: number[] = [];
   const errors: unknown[] = [];
-  const outbox = new Outbox({ db, bus, now: () => at, onStored: (r) => stored.push(r.deliveries), onError: (e) => errors.push(e) });
+  const outbox = new Outbox({
+    db,
+    bus,
+    now: () => at,
+    onStored: (r) => stored.push(r.deliveries),
+    onError: (e) => errors.push(e),
+  });
   outbox.start();
   outbox.start();
-  await createEndpoint(db, 'k', { url: 'http://127.0.0.1:1/', filters: {} }, { policy: { allow: new Set(['loopback']) } });
+  await createEndpoint(
+    db,
+    'k',
+    { url: 'http://127.0.0.1:1/', filters: {} },
+    { policy: { allow: new Set(['loopback']) } },
+  );
   bus.publish(ev('alert.created', ['bus'], ['1']));
   bus.publish(ev('alert.resolved', ['bus'], ['1']));
   await new Promise((r) => setImmediate(r));

@@ -45,12 +45,16 @@ export interface EnqueueResult {
 
 export async function activeEndpoints(db: Db): Promise<EndpointRecord[]> {
   const found = await db.all<Record<string, unknown>>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY endpoint_id`);
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY endpoint_id`,
+  );
   return found.map(toRecord);
 }
 
 export async function enqueueEvents(
-  db: Db, events: readonly DomainEvent[], nowMs: number, cache?: BodyCache,
+  db: Db,
+  events: readonly DomainEvent[],
+  nowMs: number,
+  cache?: BodyCache,
   onReject?: (event: DomainEvent, err: unknown) => void,
 ): Promise<EnqueueResult> {
   if (events.length === 0) return { messages: 0, deliveries: 0, rejected: 0 };
@@ -75,7 +79,11 @@ export async function enqueueEvents(
     messages.push({ message_id, event_type: event.type, occurred_ms: event.at_ms, body });
     for (const endpoint of matched) {
       deliveries.push({
-        delivery_id: newId('dlv'), message_id, endpoint_id: endpoint.endpoint_id, key_id: endpoint.key_id, event_type: event.type,
+        delivery_id: newId('dlv'),
+        message_id,
+        endpoint_id: endpoint.endpoint_id,
+        key_id: endpoint.key_id,
+        event_type: event.type,
       });
     }
   }
@@ -120,12 +128,17 @@ export class Outbox {
     const { db, now, onStored, onError } = this.options;
     this.chain = this.chain.then(async () => {
       try {
-        onStored(await enqueueEvents(db, events, Math.round(now()), this.options.cache, (event, err) => {
-          this.rejectedEvents++;
-          const rejected = new Error(`webhook outbox: ${event.type} event not serializable: ${(err as Error).message}`, { cause: err });
-          if (onError) onError(rejected);
-          else componentLogger(this.options.log, 'webhooks').error({ err: rejected }, 'event not stored');
-        }));
+        onStored(
+          await enqueueEvents(db, events, Math.round(now()), this.options.cache, (event, err) => {
+            this.rejectedEvents++;
+            const rejected = new Error(
+              `webhook outbox: ${event.type} event not serializable: ${(err as Error).message}`,
+              { cause: err },
+            );
+            if (onError) onError(rejected);
+            else componentLogger(this.options.log, 'webhooks').error({ err: rejected }, 'event not stored');
+          }),
+        );
       } catch (err) {
         this.failedBatches++;
         if (onError) onError(err);

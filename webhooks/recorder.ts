@@ -6,7 +6,10 @@ import { recordVerdicts, type AttemptVerdict } from './delivery-store.ts';
 const MAX_BATCH = 200;
 const RETRY_WRITE_MS = 1_000;
 
-interface Waiting { verdict: AttemptVerdict; done: () => void }
+interface Waiting {
+  verdict: AttemptVerdict;
+  done: () => void;
+}
 
 export class VerdictRecorder {
   private buffer: Waiting[] = [];
@@ -52,7 +55,12 @@ export class VerdictRecorder {
       const batch = this.buffer.splice(0, MAX_BATCH);
       for (;;) {
         try {
-          const disabled = await recordVerdicts(this.db, batch.map((w) => w.verdict), Math.round(this.now()), this.knownClear);
+          const disabled = await recordVerdicts(
+            this.db,
+            batch.map((w) => w.verdict),
+            Math.round(this.now()),
+            this.knownClear,
+          );
           if (disabled.length) this.onDisabled(disabled);
           break;
         } catch (err) {

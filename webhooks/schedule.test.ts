@@ -1,11 +1,24 @@
 import t from 'tap';
 import { ManualClock } from './clock.ts';
 import {
-  JITTER, MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, jittered, nextStep, parseRetryAfter, type AttemptResult,
+  JITTER,
+  MAX_ATTEMPTS,
+  MAX_RETRY_AFTER_MS,
+  RETRY_DELAYS_MS,
+  jittered,
+  nextStep,
+  parseRetryAfter,
+  type AttemptResult,
 } from './schedule.ts';
 
-const failure = (extra: Partial<AttemptResult> = {}): AttemptResult =>
-  ({ outcome: 'http_error', status_code: 500, latency_ms: 3, error: 'HTTP 500', retry_after_ms: null, ...extra });
+const failure = (extra: Partial<AttemptResult> = {}): AttemptResult => ({
+  outcome: 'http_error',
+  status_code: 500,
+  latency_ms: 3,
+  error: 'HTTP 500',
+  retry_after_ms: null,
+  ...extra,
+});
 const mid = () => 0.5;
 
 t.test('the schedule is immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', async (t) => {
@@ -22,20 +35,38 @@ t.test('the schedule is immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', 
 });
 
 t.test('jitter stays within its share either way', async (t) => {
-  t.equal(jittered(10_000, () => 0), 10_000 * (1 - JITTER));
-  t.equal(jittered(10_000, () => 0.999999), Math.round(10_000 * (1 + JITTER * 0.999998)));
+  t.equal(
+    jittered(10_000, () => 0),
+    10_000 * (1 - JITTER),
+  );
+  t.equal(
+    jittered(10_000, () => 0.999999),
+    Math.round(10_000 * (1 + JITTER * 0.999998)),
+  );
   const low = nextStep(failure(), 1, 0, () => 0).next_attempt_ms!;
   const high = nextStep(failure(), 1, 0, () => 0.99).next_attempt_ms!;
   t.ok(low < high && low >= 4_000 && high <= 6_000);
 });
 
 t.test('outcomes other than plain failures', async (t) => {
-  t.same(nextStep({ ...failure(), outcome: 'succeeded', status_code: 200, error: null }, 3, 5, mid),
-    { state: 'succeeded', next_attempt_ms: null, disable_endpoint: false, failed: false });
-  t.same(nextStep({ ...failure(), outcome: 'gone', status_code: 410 }, 1, 5, mid),
-    { state: 'failed', next_attempt_ms: null, disable_endpoint: true, failed: true });
-  t.same(nextStep({ ...failure(), outcome: 'interrupted' }, 0, 5, mid),
-    { state: 'pending', next_attempt_ms: 5, disable_endpoint: false, failed: false });
+  t.same(nextStep({ ...failure(), outcome: 'succeeded', status_code: 200, error: null }, 3, 5, mid), {
+    state: 'succeeded',
+    next_attempt_ms: null,
+    disable_endpoint: false,
+    failed: false,
+  });
+  t.same(nextStep({ ...failure(), outcome: 'gone', status_code: 410 }, 1, 5, mid), {
+    state: 'failed',
+    next_attempt_ms: null,
+    disable_endpoint: true,
+    failed: true,
+  });
+  t.same(nextStep({ ...failure(), outcome: 'interrupted' }, 0, 5, mid), {
+    state: 'pending',
+    next_attempt_ms: 5,
+    disable_endpoint: false,
+    failed: false,
+  });
   t.equal(nextStep({ ...failure(), outcome: 'interrupted' }, 2, 5, mid).state, 'retrying');
   // Retry-After longer than the schedule wins; shorter does not shorten it; absurd values are capped
   t.equal(nextStep(failure({ status_code: 429, retry_after_ms: 120_000 }), 1, 0, mid).next_attempt_ms, 120_000);

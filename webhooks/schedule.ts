@@ -3,7 +3,13 @@ import type { AttemptOutcome, DeliveryState } from './schemas.ts';
 
 /** Delay before attempt n+1 (index n-1 = after the n-th attempt failed); attempt 1 is immediate. */
 export const RETRY_DELAYS_MS: readonly number[] = [
-  5_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000, 5 * 3600_000, 10 * 3600_000, 10 * 3600_000,
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3600_000,
+  5 * 3600_000,
+  10 * 3600_000,
+  10 * 3600_000,
 ];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** ± share of each delay, so endpoints that failed together do not retry in lockstep */
@@ -41,12 +47,19 @@ export function jittered(delayMs: number, random: () => number): number {
  *   do not count: their outcome is unknown, so they do not use up the schedule)
  */
 export function nextStep(result: AttemptResult, judgedAttempts: number, nowMs: number, random: () => number): NextStep {
-  if (result.outcome === 'succeeded') return { state: 'succeeded', next_attempt_ms: null, disable_endpoint: false, failed: false };
+  if (result.outcome === 'succeeded')
+    return { state: 'succeeded', next_attempt_ms: null, disable_endpoint: false, failed: false };
   if (result.outcome === 'interrupted') {
     // nothing was learned: try again at once, without using up a retry
-    return { state: judgedAttempts > 0 ? 'retrying' : 'pending', next_attempt_ms: nowMs, disable_endpoint: false, failed: false };
+    return {
+      state: judgedAttempts > 0 ? 'retrying' : 'pending',
+      next_attempt_ms: nowMs,
+      disable_endpoint: false,
+      failed: false,
+    };
   }
-  if (result.outcome === 'gone') return { state: 'failed', next_attempt_ms: null, disable_endpoint: true, failed: true };
+  if (result.outcome === 'gone')
+    return { state: 'failed', next_attempt_ms: null, disable_endpoint: true, failed: true };
   const delay = RETRY_DELAYS_MS[judgedAttempts - 1];
   if (delay === undefined) return { state: 'failed', next_attempt_ms: null, disable_endpoint: false, failed: true };
   const wait = Math.max(jittered(delay, random), Math.min(result.retry_after_ms ?? 0, MAX_RETRY_AFTER_MS));

@@ -8,7 +8,10 @@ import type { AttemptResult } from './schedule.ts';
 import { parseRetryAfter } from './schedule.ts';
 import type { CheckedTarget } from './ssrf.ts';
 
-export interface Agents { http: http.Agent; https: https.Agent }
+export interface Agents {
+  http: http.Agent;
+  https: https.Agent;
+}
 
 export function createAgents(): Agents {
   // keep-alive: a busy endpoint reuses its connections instead of a handshake per delivery
@@ -36,7 +39,10 @@ export interface InFlightAttempt {
 const KEEP_BODY_CHARS = 200;
 
 class AttemptStop extends Error {
-  constructor(readonly outcome: 'timeout' | 'interrupted', message: string) {
+  constructor(
+    readonly outcome: 'timeout' | 'interrupted',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -63,7 +69,10 @@ export function sendAttempt(options: SendOptions): InFlightAttempt {
     const fail = (err: Error) => {
       const outcome = err instanceof AttemptStop ? err.outcome : 'network_error';
       finish({
-        outcome, status_code: null, latency_ms: elapsed(), retry_after_ms: null,
+        outcome,
+        status_code: null,
+        latency_ms: elapsed(),
+        retry_after_ms: null,
         error: err instanceof AttemptStop ? err.message : describeNetworkError(err),
       });
     };
@@ -116,14 +125,19 @@ export function sendAttempt(options: SendOptions): InFlightAttempt {
         } else if (status >= 300 && status < 400) {
           const location = res.headers.location;
           finish({
-            ...base, outcome: 'redirect', retry_after_ms: null, ...(location ? { location } : {}),
+            ...base,
+            outcome: 'redirect',
+            retry_after_ms: null,
+            ...(location ? { location } : {}),
             error: `HTTP ${status} redirect${location ? ` to ${location.slice(0, 300)}` : ''} not followed (webhook targets must answer directly)`,
           });
         } else {
-          const retryAfter = status === 429 || status === 503
-            ? parseRetryAfter(res.headers['retry-after'], clock.now()) : null;
+          const retryAfter =
+            status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], clock.now()) : null;
           finish({
-            ...base, outcome: 'http_error', retry_after_ms: retryAfter,
+            ...base,
+            outcome: 'http_error',
+            retry_after_ms: retryAfter,
             error: `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`,
           });
         }

@@ -18,8 +18,16 @@ t.test('signatures verify with the standardwebhooks package', async (t) => {
   t.same(new Webhook(secret).verify(body, { ...headers }), JSON.parse(body));
   // the package's own signer agrees byte for byte
   t.equal(headers['webhook-signature'], new Webhook(secret).sign('msg_1', new Date(ts * 1000), body));
-  t.throws(() => new Webhook(secret).verify(`${body} `, { ...headers }), /No matching signature/, 'a changed body fails');
-  t.throws(() => new Webhook(generateSecret()).verify(body, { ...headers }), /No matching signature/, 'another secret fails');
+  t.throws(
+    () => new Webhook(secret).verify(`${body} `, { ...headers }),
+    /No matching signature/,
+    'a changed body fails',
+  );
+  t.throws(
+    () => new Webhook(generateSecret()).verify(body, { ...headers }),
+    /No matching signature/,
+    'another secret fails',
+  );
   const forgedId = { ...headers, 'webhook-id': 'msg_2' };
   t.throws(() => new Webhook(secret).verify(body, forgedId), /No matching signature/, 'a changed id fails');
 });

@@ -33,7 +33,12 @@ export interface SignedHeaders {
  * Headers for one attempt. During a secret rotation both the new and the old secret sign,
  * space-separated, so receivers can switch their secret at any time within the overlap.
  */
-export function signHeaders(secrets: readonly string[], msgId: string, timestampS: number, body: string): SignedHeaders {
+export function signHeaders(
+  secrets: readonly string[],
+  msgId: string,
+  timestampS: number,
+  body: string,
+): SignedHeaders {
   if (secrets.length === 0) throw new Error('at least one secret is needed to sign');
   if (!Number.isInteger(timestampS)) throw new Error('webhook-timestamp must be whole seconds');
   return {

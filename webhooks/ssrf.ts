@@ -7,8 +7,17 @@ import { isIP } from 'node:net';
 import { ApiError } from '../core/errors.ts';
 
 export const ADDRESS_CLASSES = [
-  'public', 'private', 'loopback', 'link_local', 'metadata', 'unique_local', 'cgnat',
-  'unspecified', 'multicast', 'broadcast', 'reserved',
+  'public',
+  'private',
+  'loopback',
+  'link_local',
+  'metadata',
+  'unique_local',
+  'cgnat',
+  'unspecified',
+  'multicast',
+  'broadcast',
+  'reserved',
 ] as const;
 export type AddressClass = (typeof ADDRESS_CLASSES)[number];
 
@@ -24,7 +33,10 @@ export function policyFromConfig(webhooks: { allow_private_targets: boolean }): 
   return { allow: new Set(webhooks.allow_private_targets ? PRIVATE_CLASSES : []) };
 }
 
-export interface ResolvedAddress { address: string; family: 4 | 6 }
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (hostname) => {
@@ -41,7 +53,7 @@ function v4ToInt(address: string): number {
 
 function inV4(ip: number, base: string, bits: number): boolean {
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return ((ip & mask) >>> 0) === ((v4ToInt(base) & mask) >>> 0);
+  return (ip & mask) >>> 0 === (v4ToInt(base) & mask) >>> 0;
 }
 
 export function classifyV4(address: string): AddressClass {
@@ -55,8 +67,15 @@ export function classifyV4(address: string): AddressClass {
   if (inV4(ip, '100.64.0.0', 10)) return 'cgnat';
   if (inV4(ip, '224.0.0.0', 4)) return 'multicast';
   // IETF protocol assignments, documentation, benchmarking and the old class E block
-  if (inV4(ip, '192.0.0.0', 24) || inV4(ip, '192.0.2.0', 24) || inV4(ip, '198.51.100.0', 24)
-    || inV4(ip, '203.0.113.0', 24) || inV4(ip, '198.18.0.0', 15) || inV4(ip, '240.0.0.0', 4)) return 'reserved';
+  if (
+    inV4(ip, '192.0.0.0', 24) ||
+    inV4(ip, '192.0.2.0', 24) ||
+    inV4(ip, '198.51.100.0', 24) ||
+    inV4(ip, '203.0.113.0', 24) ||
+    inV4(ip, '198.18.0.0', 15) ||
+    inV4(ip, '240.0.0.0', 4)
+  )
+    return 'reserved';
   return 'public';
 }
 
@@ -88,7 +107,8 @@ export function classifyV6(address: string): AddressClass {
   if (zeroUpTo(7) && g7 === 1) return 'loopback';
   // IPv4-mapped (::ffff:a.b.c.d) and the NAT64 well-known prefix reach the embedded IPv4 address
   if (zeroUpTo(5) && g5 === 0xffff) return classifyV4(embeddedV4(g6, g7));
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return classifyV4(embeddedV4(g6, g7));
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0)
+    return classifyV4(embeddedV4(g6, g7));
   // 6to4 carries an IPv4 address in bits 16-47
   if (g0 === 0x2002) return classifyV4(embeddedV4(g1, g2));
   if (zeroUpTo(6)) return 'reserved'; // deprecated IPv4-compatible ::a.b.c.d
@@ -142,7 +162,8 @@ export function parseTargetUrl(raw: string): URL {
   } catch {
     refuse(`url: not a valid absolute URL: ${JSON.stringify(raw.slice(0, 200))}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse(`url: scheme ${url.protocol} is not allowed; use http or https`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    refuse(`url: scheme ${url.protocol} is not allowed; use http or https`);
   if (url.username || url.password) refuse('url: credentials in the URL are not allowed');
   if (!url.hostname) refuse('url: has no host');
   return url;
@@ -152,7 +173,11 @@ export function parseTargetUrl(raw: string): URL {
  * Parses, resolves and checks a target. Refuses when ANY resolved address is outside the
  * policy: a name answering with one public and one private address could be steered to either.
  */
-export async function checkTarget(raw: string, policy: TargetPolicy, resolve: Resolver = systemResolver): Promise<CheckedTarget> {
+export async function checkTarget(
+  raw: string,
+  policy: TargetPolicy,
+  resolve: Resolver = systemResolver,
+): Promise<CheckedTarget> {
   const url = parseTargetUrl(raw);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: ResolvedAddress[];
@@ -163,7 +188,9 @@ export async function checkTarget(raw: string, policy: TargetPolicy, resolve: Re
     try {
       addresses = await resolve(host);
     } catch (err) {
-      refuse(`url: host ${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      refuse(
+        `url: host ${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     if (addresses.length === 0) refuse(`url: host ${host} has no addresses`);
   }

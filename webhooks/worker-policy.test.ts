@@ -25,7 +25,10 @@ t.test('the connection goes to the checked address, not a fresh lookup', async (
   // `receiver.test` exists only in this resolver; the system resolver would fail on it
   const resolve: Resolver = async (host) => (host === 'receiver.test' ? [{ address: '127.0.0.1', family: 4 }] : []);
   const h = await harness(t, undefined, { resolve });
-  const ep = await h.webhooks.createEndpoint('key_test', { url: `http://receiver.test:${h.receiver.port}/pinned`, filters: {} });
+  const ep = await h.webhooks.createEndpoint('key_test', {
+    url: `http://receiver.test:${h.receiver.port}/pinned`,
+    filters: {},
+  });
   await h.webhooks.enqueue([h.event()]);
   await h.webhooks.drain();
   const [req] = h.receiver.requests;
@@ -91,13 +94,19 @@ t.test('concurrency stays within the overall and per-endpoint bounds', async (t)
   t.ok(maxOpen <= 3, `at most 3 at once overall (saw ${maxOpen})`);
   t.ok(maxPer <= 2, `at most 2 at once per endpoint (saw ${maxPer})`);
   t.ok(maxOpen >= 2, 'and it does run in parallel');
-  t.same((await h.deliveries()).filter((d) => d.state !== 'succeeded'), []);
+  t.same(
+    (await h.deliveries()).filter((d) => d.state !== 'succeeded'),
+    [],
+  );
 });
 
 t.test('stop interrupts running attempts; the next start delivers them again', async (t) => {
   const held: http.ServerResponse[] = [];
   const h = await harness(t);
-  const receiver = await startReceiver((_req, res) => void held.push(res), () => h.clock.now());
+  const receiver = await startReceiver(
+    (_req, res) => void held.push(res),
+    () => h.clock.now(),
+  );
   t.teardown(() => receiver.close());
   const ep = await h.webhooks.createEndpoint('key_test', { url: `${receiver.url}/slow`, filters: {} });
   await h.webhooks.enqueue([h.event()]);
@@ -110,7 +119,11 @@ t.test('stop interrupts running attempts; the next start delivers them again', a
   t.equal(d!.interrupted_count, 1);
   receiver.reply = (_req, res) => res.writeHead(200).end();
   const again = createWebhooks({
-    db: h.db, bus: h.bus, config: webhookConfig(), clock: h.clock, targetPolicy: { allow: new Set(['loopback']) },
+    db: h.db,
+    bus: h.bus,
+    config: webhookConfig(),
+    clock: h.clock,
+    targetPolicy: { allow: new Set(['loopback']) },
   });
   await again.start();
   await again.drain();
@@ -139,10 +152,20 @@ t.test('redeliver sends the same message again with the same webhook-id', async 
   const second = h.receiver.requests[1]!;
   t.equal(second.headers['webhook-id'], first.headers['webhook-id']);
   t.equal(second.body, first.body, 'byte-identical body');
-  t.same(verifyDelivery(ep.secret, second, second.at), {
-      version: 1, id: first.headers['webhook-id'], type: 'export.ready', timestamp: new Date(h.clock.now()).toISOString(),
-      modes: [], routes: [], lines: [], data: { dataset: 'alerts' },
-    }, 'the whole envelope, its id the webhook-id');
+  t.same(
+    verifyDelivery(ep.secret, second, second.at),
+    {
+      version: 1,
+      id: first.headers['webhook-id'],
+      type: 'export.ready',
+      timestamp: new Date(h.clock.now()).toISOString(),
+      modes: [],
+      routes: [],
+      lines: [],
+      data: { dataset: 'alerts' },
+    },
+    'the whole envelope, its id the webhook-id',
+  );
 });
 
 t.test('bus events reach only the endpoints whose filters match', async (t) => {
@@ -157,7 +180,11 @@ t.test('bus events reach only the endpoints whose filters match', async (t) => {
   await h.webhooks.drain();
   const got = h.receiver.requests.map((r) => `${r.path} ${JSON.parse(r.body).type}`).sort();
   t.same(got, ['/bus504 alert.created', '/bus504 export.failed', '/exports export.failed', '/rail export.failed']);
-  const secrets: Record<string, string> = { '/bus504': bus504.secret, '/rail': rail.secret, '/exports': exports.secret };
+  const secrets: Record<string, string> = {
+    '/bus504': bus504.secret,
+    '/rail': rail.secret,
+    '/exports': exports.secret,
+  };
   for (const req of h.receiver.requests) t.ok(verifyDelivery(secrets[req.path]!, req, req.at), `${req.path} verifies`);
 });
 
@@ -166,13 +193,23 @@ t.test('a delivery read as its verdict lands lists each attempt once', async (t)
   await h.endpoint();
   await h.webhooks.enqueue([h.event()]);
   await h.webhooks.drain();
-  const [row] = await h.deliveries() as Array<{ delivery_id: string }>;
+  const [row] = (await h.deliveries()) as Array<{ delivery_id: string }>;
   // the state a read straddling a verdict used to combine: the audit row of attempt 1, and the
   // delivery row from before the verdict (in flight on attempt 1)
-  await h.db.run(`UPDATE webhook_deliveries SET in_flight = true, attempt_started_at = now(), state = 'pending'
-    WHERE delivery_id = $1`, [row!.delivery_id]);
+  await h.db.run(
+    `UPDATE webhook_deliveries SET in_flight = true, attempt_started_at = now(), state = 'pending'
+    WHERE delivery_id = $1`,
+    [row!.delivery_id],
+  );
   const delivery = await h.webhooks.getDelivery('key_test', row!.delivery_id);
-  t.same(delivery.attempts.map((a) => [a.attempt, a.outcome]), [[1, 'succeeded']], 'attempt 1 once, with its verdict');
+  t.same(
+    delivery.attempts.map((a) => [a.attempt, a.outcome]),
+    [[1, 'succeeded']],
+    'attempt 1 once, with its verdict',
+  );
   const page = await h.webhooks.listDeliveries('key_test', { limit: 10 });
-  t.same(page.data[0]!.attempts.map((a) => a.attempt), [1]);
+  t.same(
+    page.data[0]!.attempts.map((a) => a.attempt),
+    [1],
+  );
 });

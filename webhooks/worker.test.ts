@@ -27,7 +27,15 @@ t.test('an event arrives signed, verified by standardwebhooks, and is audited', 
   t.equal(req!.headers['content-type'], 'application/json');
   const payload = verifyDelivery(ep.secret, req!, req!.at) as Record<string, unknown>;
   // the envelope (core/event-schemas.ts): Standard Webhooks' {type, timestamp, data} and the event's scope
-  t.match(payload, { version: 1, type: 'alert.created', timestamp: new Date(h.clock.now()).toISOString(), modes: ['bus'], routes: ['504'], lines: [], data: { id: 'a:1', header: 'Detour' } });
+  t.match(payload, {
+    version: 1,
+    type: 'alert.created',
+    timestamp: new Date(h.clock.now()).toISOString(),
+    modes: ['bus'],
+    routes: ['504'],
+    lines: [],
+    data: { id: 'a:1', header: 'Detour' },
+  });
   t.equal(req!.headers['webhook-timestamp'], String(Math.floor(h.clock.now() / 1000)));
   t.match(req!.headers['webhook-id'], /^evt_/);
   t.equal(payload.id, req!.headers['webhook-id'], 'webhook-id is the event id');
@@ -76,11 +84,20 @@ t.test('a failing receiver is retried on the schedule with the same webhook-id',
   t.equal(ids.size, 1, 'one webhook-id across retries');
   for (const req of h.receiver.requests) t.ok(verifyDelivery(ep.secret, req, req.at), 'every attempt verifies');
   const timestamps = h.receiver.requests.map((r) => Number(r.headers['webhook-timestamp']));
-  t.same(timestamps, [t0, t0 + 5e3, t0 + 5e3 + 5 * MIN, t0 + 5e3 + 35 * MIN].map((ms) => Math.floor(ms / 1000)),
-    'each attempt is signed at its own time');
+  t.same(
+    timestamps,
+    [t0, t0 + 5e3, t0 + 5e3 + 5 * MIN, t0 + 5e3 + 35 * MIN].map((ms) => Math.floor(ms / 1000)),
+    'each attempt is signed at its own time',
+  );
   const attempts = await h.attempts();
-  t.same(attempts.map((a) => a.outcome), ['http_error', 'http_error', 'http_error', 'succeeded']);
-  t.same(attempts.map((a) => a.status_code), [500, 500, 500, 204]);
+  t.same(
+    attempts.map((a) => a.outcome),
+    ['http_error', 'http_error', 'http_error', 'succeeded'],
+  );
+  t.same(
+    attempts.map((a) => a.status_code),
+    [500, 500, 500, 204],
+  );
   t.equal(attempts[0]!.error, 'HTTP 500: boom');
 });
 
@@ -107,14 +124,20 @@ t.test('after the eighth failure the delivery is failed', async (t) => {
 
 t.test('a receiver that never answers times out after timeout_ms', async (t) => {
   let answer = false;
-  const h = await harness(t, (_req, res) => { if (answer) res.writeHead(200).end('ok'); });
+  const h = await harness(t, (_req, res) => {
+    if (answer) res.writeHead(200).end('ok');
+  });
   const ep = await h.endpoint();
   await h.webhooks.enqueue([h.event()]);
   const drained = h.webhooks.drain();
   await h.receiver.waitFor(1);
   h.clock.advance(14_999);
   const [running] = (await h.webhooks.listDeliveries('key_test', { limit: 1 })).data;
-  t.same(running!.attempts.map((a) => a.outcome), ['in_flight'], 'still waiting just before the timeout');
+  t.same(
+    running!.attempts.map((a) => a.outcome),
+    ['in_flight'],
+    'still waiting just before the timeout',
+  );
   t.equal((await h.attempts()).length, 0, 'its audit row is written with the verdict');
   h.clock.advance(1);
   await drained;
@@ -140,7 +163,10 @@ t.test('410 Gone disables the endpoint and fails what it had queued', async (t) 
   await h.webhooks.drain();
   t.equal(h.receiver.requests.length, 1, 'the queued second delivery is never sent');
   const ds = await h.deliveries();
-  t.same(ds.map((d) => d.state), ['failed', 'failed']);
+  t.same(
+    ds.map((d) => d.state),
+    ['failed', 'failed'],
+  );
   t.equal(ds[0]!.last_status_code, 410);
   t.equal(ds[1]!.last_error, 'endpoint disabled (gone)');
   const ep = await h.webhooks.getEndpoint('key_test', gone.id);
@@ -171,7 +197,10 @@ t.test('429 and 503 honour Retry-After', async (t) => {
   await h.webhooks.drain();
   [d] = await h.deliveries();
   t.equal(d!.state, 'succeeded');
-  t.same((await h.attempts()).map((a) => a.status_code), [429, 503, 204]);
+  t.same(
+    (await h.attempts()).map((a) => a.status_code),
+    [429, 503, 204],
+  );
   for (const req of h.receiver.requests) t.ok(verifyDelivery(ep.secret, req, req.at));
 });
 

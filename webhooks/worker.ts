@@ -45,7 +45,10 @@ export interface WorkerStats {
   recovered_at_start: number;
 }
 
-interface Running { promise: Promise<void>; interrupt: () => void }
+interface Running {
+  promise: Promise<void>;
+  interrupt: () => void;
+}
 
 export class DeliveryWorker {
   private readonly agents: Agents = createAgents();
@@ -59,12 +62,23 @@ export class DeliveryWorker {
   private pumping: Promise<void> | null = null;
   private again = false;
   private timer: TimerHandle | null = null;
-  readonly stats: WorkerStats = { attempts: 0, succeeded: 0, failed_attempts: 0, interrupted: 0, recovered_at_start: 0 };
+  readonly stats: WorkerStats = {
+    attempts: 0,
+    succeeded: 0,
+    failed_attempts: 0,
+    interrupted: 0,
+    recovered_at_start: 0,
+  };
 
   constructor(private readonly options: WorkerOptions) {
     this.resolve = options.resolve ?? systemResolver;
     this.random = options.random ?? Math.random;
-    this.recorder = new VerdictRecorder(options.db, () => options.clock.now(), (err) => this.report(err), options.onEndpointsDisabled);
+    this.recorder = new VerdictRecorder(
+      options.db,
+      () => options.clock.now(),
+      (err) => this.report(err),
+      options.onEndpointsDisabled,
+    );
   }
 
   /** Recovers deliveries a crash left in flight, then starts delivering. */
@@ -153,7 +167,12 @@ export class DeliveryWorker {
     const free = maxConcurrency - this.inflight.size;
     if (free <= 0) return this.clearTimer(); // a finishing attempt pumps again
     const { claimed, more } = await claimDue(
-      db, Math.round(clock.now()), free, maxConcurrencyPerEndpoint, this.busy, this.options.bodies,
+      db,
+      Math.round(clock.now()),
+      free,
+      maxConcurrencyPerEndpoint,
+      this.busy,
+      this.options.bodies,
     );
     for (const delivery of claimed) this.launch(delivery);
     if (more) this.again = true; // a busy endpoint's backlog hid others' due rows
@@ -172,10 +191,13 @@ export class DeliveryWorker {
   private arm(ms: number): void {
     this.clearTimer();
     if (!this.running) return;
-    this.timer = this.options.clock.setTimeout(() => {
-      this.timer = null;
-      void this.pump();
-    }, Math.max(0, ms));
+    this.timer = this.options.clock.setTimeout(
+      () => {
+        this.timer = null;
+        void this.pump();
+      },
+      Math.max(0, ms),
+    );
   }
 
   private clearTimer(): void {
@@ -194,13 +216,24 @@ export class DeliveryWorker {
       try {
         result = await this.attempt(delivery, handle, () => interrupted);
       } catch (err) {
-        result = { outcome: 'network_error', status_code: null, latency_ms: null, error: (err as Error).message, retry_after_ms: null };
+        result = {
+          outcome: 'network_error',
+          status_code: null,
+          latency_ms: null,
+          error: (err as Error).message,
+          retry_after_ms: null,
+        };
       }
       const finished = Math.round(this.options.clock.now());
       const judged = delivery.judged_before + (result.outcome === 'interrupted' ? 0 : 1);
       const verdict: AttemptVerdict = {
-        delivery_id: delivery.delivery_id, endpoint_id: delivery.endpoint_id, attempt: delivery.attempt,
-        started_ms: delivery.started_ms, finished_ms: finished, result, step: nextStep(result, judged, finished, this.random),
+        delivery_id: delivery.delivery_id,
+        endpoint_id: delivery.endpoint_id,
+        attempt: delivery.attempt,
+        started_ms: delivery.started_ms,
+        finished_ms: finished,
+        result,
+        step: nextStep(result, judged, finished, this.random),
       };
       this.count(result);
       // The overall slot frees as soon as the request is over; the endpoint's slot only once
@@ -231,10 +264,19 @@ export class DeliveryWorker {
     else this.stats.failed_attempts++;
   }
 
-  private async attempt(delivery: ClaimedDelivery, handle: Running, isInterrupted: () => boolean): Promise<AttemptResult> {
+  private async attempt(
+    delivery: ClaimedDelivery,
+    handle: Running,
+    isInterrupted: () => boolean,
+  ): Promise<AttemptResult> {
     const { clock, policy } = this.options;
-    const refused = (outcome: AttemptResult['outcome'], error: string): AttemptResult =>
-      ({ outcome, status_code: null, latency_ms: null, error, retry_after_ms: null });
+    const refused = (outcome: AttemptResult['outcome'], error: string): AttemptResult => ({
+      outcome,
+      status_code: null,
+      latency_ms: null,
+      error,
+      retry_after_ms: null,
+    });
     let target;
     try {
       // checked again at every attempt: the name may resolve elsewhere since registration
@@ -243,13 +285,22 @@ export class DeliveryWorker {
       if (err instanceof ApiError) return refused('unsafe_target', err.detail);
       return refused('network_error', (err as Error).message);
     }
-    if (isInterrupted()) return refused('interrupted', 'attempt interrupted by shutdown before sending; it will be retried');
+    if (isInterrupted())
+      return refused('interrupted', 'attempt interrupted by shutdown before sending; it will be retried');
     const now = clock.now();
     const headers = signHeaders(
-      signingSecrets(delivery, now), delivery.message_id, Math.floor(now / 1000), delivery.body,
+      signingSecrets(delivery, now),
+      delivery.message_id,
+      Math.floor(now / 1000),
+      delivery.body,
     );
     const sent = sendAttempt({
-      target, headers: { ...headers }, body: delivery.body, timeoutMs: this.options.timeoutMs, clock, agents: this.agents,
+      target,
+      headers: { ...headers },
+      body: delivery.body,
+      timeoutMs: this.options.timeoutMs,
+      clock,
+      agents: this.agents,
     });
     handle.interrupt = sent.interrupt;
     const result = await sent.result;

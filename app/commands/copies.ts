@@ -16,7 +16,8 @@ export const snapshotCommand: Command = {
 
 export const backupCommand: Command = {
   name: 'backup',
-  summary: 'Write a consistent copy of the whole database to <file>, also while the service runs (restore: README, Operations)',
+  summary:
+    'Write a consistent copy of the whole database to <file>, also while the service runs (restore: README, Operations)',
   usage: 'backup <file> [--json] [--config <file>]',
   allowPositionals: true,
   options: { json: { type: 'boolean' }, config: { type: 'string' } },

@@ -4,10 +4,16 @@ import { operate } from '../operator.ts';
 export const exportCommand: Command = {
   name: 'export',
   summary: 'Write history exports (typed Parquet and gzipped NDJSON) for finished service days',
-  usage: 'export --from <YYYY-MM-DD> [--to <YYYY-MM-DD>] [--dataset reliability,realtime,alerts|all] [--format parquet,ndjson.gz|all] [--force] [--json]',
+  usage:
+    'export --from <YYYY-MM-DD> [--to <YYYY-MM-DD>] [--dataset reliability,realtime,alerts|all] [--format parquet,ndjson.gz|all] [--force] [--json]',
   options: {
-    dataset: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
-    format: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' }, config: { type: 'string' },
+    dataset: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    format: { type: 'string' },
+    force: { type: 'boolean' },
+    json: { type: 'boolean' },
+    config: { type: 'string' },
   },
   optionHelp: {
     dataset: 'datasets, comma-separated, or all (default all)',

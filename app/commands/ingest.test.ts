@@ -3,13 +3,39 @@ import { describeMatching } from './ingest.ts';
 
 t.test('ingest prints the match rate per feed and what each strategy decided', async (t) => {
   t.equal(describeMatching(null, true), null, 'no trips looked up: no line');
-  t.equal(describeMatching({
-    trips: 257, matched: 241, unmatched: 12, ambiguous: 4, previous_day: 3, match_rate: 241 / 257,
-    strategies: { exact: { matched: 0, unmatched: 257, ambiguous: 0 }, nyct: { matched: 241, unmatched: 12, ambiguous: 4 } },
-  }, true), 'trips matched to the schedule: 241 of 257 (93.8 %); exact 0/257, nyct 241/257 (4 ambiguous); '
-    + '4 ambiguous, 3 on the service day before their start_date');
-  t.equal(describeMatching({
-    trips: 20, matched: 0, unmatched: 20, ambiguous: 0, previous_day: 0, match_rate: 0, strategies: {},
-  }, false), 'trips matched to the schedule: 0 of 20 (0.0 %): no schedule for this feed (set feeds[].schedule_id, or configure one schedule)',
-  '0 of 20 is not silent, and says why');
+  t.equal(
+    describeMatching(
+      {
+        trips: 257,
+        matched: 241,
+        unmatched: 12,
+        ambiguous: 4,
+        previous_day: 3,
+        match_rate: 241 / 257,
+        strategies: {
+          exact: { matched: 0, unmatched: 257, ambiguous: 0 },
+          nyct: { matched: 241, unmatched: 12, ambiguous: 4 },
+        },
+      },
+      true,
+    ),
+    'trips matched to the schedule: 241 of 257 (93.8 %); exact 0/257, nyct 241/257 (4 ambiguous); ' +
+      '4 ambiguous, 3 on the service day before their start_date',
+  );
+  t.equal(
+    describeMatching(
+      {
+        trips: 20,
+        matched: 0,
+        unmatched: 20,
+        ambiguous: 0,
+        previous_day: 0,
+        match_rate: 0,
+        strategies: {},
+      },
+      false,
+    ),
+    'trips matched to the schedule: 0 of 20 (0.0 %): no schedule for this feed (set feeds[].schedule_id, or configure one schedule)',
+    '0 of 20 is not silent, and says why',
+  );
 });

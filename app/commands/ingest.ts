@@ -6,7 +6,8 @@ import { print } from '../output.ts';
 
 /** What a status means for the operator, where the word alone does not say it. */
 const STATUS_NOTES: Partial<Record<FeedPoll['status'], string>> = {
-  duplicate: 'this snapshot is stored already (an earlier run or process): live state updated, history not appended again',
+  duplicate:
+    'this snapshot is stored already (an earlier run or process): live state updated, history not appended again',
   rejected: 'not ok: nothing from this snapshot was stored',
 };
 
@@ -29,7 +30,9 @@ export function describeMatching(matching: TripMatching | null, hasSchedule: boo
 }
 
 function describe(poll: FeedPoll, hasSchedule: boolean): string {
-  const rejected = Object.entries(poll.rejected).map(([reason, n]) => `${reason} ${n}`).join(', ');
+  const rejected = Object.entries(poll.rejected)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
   const note = STATUS_NOTES[poll.status];
   const head = `${poll.feed_id}: ${poll.status}${poll.http_status ? ` (HTTP ${poll.http_status})` : ''}${note ? ` (${note})` : ''}`;
   const counts = `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ${poll.alerts} alerts), ${poll.stored} rows stored`;
@@ -52,7 +55,8 @@ export const ingestCommand: Command = {
     if (!values.once) throw new UsageError('ingest needs --once (continuous ingestion runs inside `serve`)');
     const config = loadConfig(values.config as string | undefined);
     useConfig(config);
-    if (config.feeds.length === 0) throw new UsageError('no feeds configured: declare them in the config file (see README, Configuration)');
+    if (config.feeds.length === 0)
+      throw new UsageError('no feeds configured: declare them in the config file (see README, Configuration)');
     const { openRuntime, scheduleForFeed } = await import('../runtime.ts');
     const runtime = await openRuntime(config, { log });
     try {
@@ -61,12 +65,21 @@ export const ingestCommand: Command = {
       for (const poll of polls) {
         const feed = config.feeds.find((f) => f.id === poll.feed_id)!;
         if (values.json) {
-          print(JSON.stringify({
-            feed_id: poll.feed_id, status: poll.status, entities: poll.entities, vehicles: poll.vehicles,
-            trip_updates: poll.trip_updates, alerts: poll.alerts, stored: poll.stored, rejected: poll.rejected,
-            match_rate: poll.matching?.match_rate ?? null, matching: poll.matching,
-            ...(poll.error ? { error: poll.error } : {}),
-          }));
+          print(
+            JSON.stringify({
+              feed_id: poll.feed_id,
+              status: poll.status,
+              entities: poll.entities,
+              vehicles: poll.vehicles,
+              trip_updates: poll.trip_updates,
+              alerts: poll.alerts,
+              stored: poll.stored,
+              rejected: poll.rejected,
+              match_rate: poll.matching?.match_rate ?? null,
+              matching: poll.matching,
+              ...(poll.error ? { error: poll.error } : {}),
+            }),
+          );
         } else {
           print(describe(poll, scheduleOf(feed) !== undefined));
         }

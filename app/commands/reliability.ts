@@ -4,10 +4,17 @@ import { operate } from '../operator.ts';
 export const reliabilityCommand: Command = {
   name: 'reliability',
   summary: 'Print scheduled, delivered and canceled trips of a route by day, week or period',
-  usage: 'reliability [--route <id>] [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group day|week|period] [--split] [--json] [--config <file>]',
+  usage:
+    'reliability [--route <id>] [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group day|week|period] [--split] [--json] [--config <file>]',
   options: {
-    route: { type: 'string' }, mode: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
-    group: { type: 'string' }, split: { type: 'boolean' }, json: { type: 'boolean' }, config: { type: 'string' },
+    route: { type: 'string' },
+    mode: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    group: { type: 'string' },
+    split: { type: 'boolean' },
+    json: { type: 'boolean' },
+    config: { type: 'string' },
   },
   optionHelp: {
     route: 'bus/streetcar route id or rail line id (default: every route of the mode)',

@@ -8,7 +8,8 @@ type Raw = Record<string, unknown>;
 /** The file's settings with the command line's on top. */
 function fileWithFlags(file: string | undefined, flags: Raw): Raw {
   const raw = readConfigFile(file);
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError([`config file ${file}: not a JSON object`]);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError([`config file ${file}: not a JSON object`]);
   return { ...(raw as Raw), ...flags };
 }
 
@@ -16,9 +17,15 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'Run the pipeline and the HTTP API in one process (--demo: on the generated demo network)',
   usage: 'serve [--config <file>] [--demo] [--port <n>] [--host <address>] [--role all|ingest|edge]',
-  options: { config: { type: 'string' }, demo: { type: 'boolean' }, port: { type: 'string' }, host: { type: 'string' }, role: { type: 'string' } },
+  options: {
+    config: { type: 'string' },
+    demo: { type: 'boolean' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    role: { type: 'string' },
+  },
   optionHelp: {
-    config: 'config file (JSON); TRANSIT_PORT and TRANSIT_DB override it. With --demo: merged over the demo\'s config',
+    config: "config file (JSON); TRANSIT_PORT and TRANSIT_DB override it. With --demo: merged over the demo's config",
     demo: 'generate the demo city, replay it through a local GTFS-RT simulator, print demo keys (listens on 127.0.0.1)',
     port: 'listen port (0 picks a free one); overrides the config and TRANSIT_PORT',
     host: 'listen address (0.0.0.0: every interface); overrides the config',
@@ -30,16 +37,19 @@ export const serveCommand: Command = {
       throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
     }
     const host = values.host as string | undefined;
-    if (host !== undefined && host.trim() === '') throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
+    if (host !== undefined && host.trim() === '')
+      throw new UsageError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0');
     const env = port === undefined ? process.env : { ...process.env, TRANSIT_PORT: String(port) };
     // --demo brings its own config: TRANSIT_CONFIG is not read, an explicit --config is merged over it
     const file = configFile(values.config as string | undefined, values.demo ? {} : process.env);
     const [{ startService, closeOnSignals }, { startDemo, createDemoKeys }] = await Promise.all([
-      import('../serve.ts'), import('../demo.ts'),
+      import('../serve.ts'),
+      import('../demo.ts'),
     ]);
     // the file is read again on reload: flags keep applying over it
     const role = values.role as string | undefined;
-    if (role !== undefined && !['all', 'ingest', 'edge'].includes(role)) throw new UsageError(`--role must be all, ingest or edge, got ${JSON.stringify(role)}`);
+    if (role !== undefined && !['all', 'ingest', 'edge'].includes(role))
+      throw new UsageError(`--role must be all, ingest or edge, got ${JSON.stringify(role)}`);
     const flags: Raw = { ...(host === undefined ? {} : { host }), ...(role === undefined ? {} : { role }) };
     let demo: Awaited<ReturnType<typeof startDemo>> | null = null;
     let read: () => Readonly<Config>;
@@ -63,16 +73,25 @@ export const serveCommand: Command = {
       await demo?.simulator.stop();
       const { startEdge } = await import('../edge.ts');
       const edge = await startEdge(config, { log });
-      print(`transit-api edge listening on ${edge.url} (broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')})`);
+      print(
+        `transit-api edge listening on ${edge.url} (broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')})`,
+      );
       // SIGHUP would end the process by default: an edge has nothing to reload (no feeds, no jobs)
       const onHangup = () => log.warn('an edge has no config to reload: restart it to apply a change');
       process.on('SIGHUP', onHangup);
       await new Promise<void>((resolve) => {
-        closeOnSignals(async () => {
-          process.off('SIGHUP', onHangup);
-          await edge.close();
-          resolve();
-        }, (code) => { process.exitCode = code; resolve(); }, log);
+        closeOnSignals(
+          async () => {
+            process.off('SIGHUP', onHangup);
+            await edge.close();
+            resolve();
+          },
+          (code) => {
+            process.exitCode = code;
+            resolve();
+          },
+          log,
+        );
       });
       return process.exitCode === undefined ? 0 : Number(process.exitCode);
     }
@@ -81,9 +100,14 @@ export const serveCommand: Command = {
       throw err;
     });
     print(`transit-api listening on ${service.url} (database ${config.db_path})`);
-    print(`  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`);
+    print(
+      `  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`,
+    );
     if (service.metricsServer) print(`  metrics ${service.metricsServer.url} (Prometheus)`);
-    if (service.admin) print(`  admin socket ${service.admin.path} (keys, status, reload, backup … while serving; SIGHUP reloads the config)`);
+    if (service.admin)
+      print(
+        `  admin socket ${service.admin.path} (keys, status, reload, backup … while serving; SIGHUP reloads the config)`,
+      );
     if (demo) {
       print(`  demo network simulated at ${demo.simulator.url}`);
       print('  demo keys (printed once; new ones on every start):');
@@ -99,12 +123,19 @@ export const serveCommand: Command = {
     };
     process.on('SIGHUP', onHangup);
     await new Promise<void>((resolve) => {
-      closeOnSignals(async () => {
-        process.off('SIGHUP', onHangup);
-        await service.close();
-        await demo?.simulator.stop();
-        resolve();
-      }, (code) => { process.exitCode = code; resolve(); }, log);
+      closeOnSignals(
+        async () => {
+          process.off('SIGHUP', onHangup);
+          await service.close();
+          await demo?.simulator.stop();
+          resolve();
+        },
+        (code) => {
+          process.exitCode = code;
+          resolve();
+        },
+        log,
+      );
     });
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   },

@@ -8,11 +8,15 @@ import type { CommandIO, Operation } from './types.ts';
 
 function print(io: CommandIO, what: string, summary: SnapshotSummary, json: boolean): void {
   if (json) {
-    io.out(JSON.stringify({ path: summary.path, taken_at: summary.taken_at, bytes: summary.bytes, tables: summary.tables }));
+    io.out(
+      JSON.stringify({ path: summary.path, taken_at: summary.taken_at, bytes: summary.bytes, tables: summary.tables }),
+    );
     return;
   }
   const rows = summary.tables.reduce((n, t) => n + t.rows, 0);
-  io.out(`${what} written to ${summary.path}: ${summary.tables.length} tables, ${rows} rows, ${summary.bytes} bytes, taken at ${summary.taken_at}`);
+  io.out(
+    `${what} written to ${summary.path}: ${summary.tables.length} tables, ${rows} rows, ${summary.bytes} bytes, taken at ${summary.taken_at}`,
+  );
 }
 
 export const snapshotOperation: Operation = {

@@ -4,7 +4,8 @@ import { progressReporter } from '../progress.ts';
 import type { Operation } from './types.ts';
 
 function sourceOf(positionals: readonly string[]): string {
-  if (positionals.length !== 1) throw new UsageError('import-gtfs takes exactly one source: a zip path, a folder or a URL');
+  if (positionals.length !== 1)
+    throw new UsageError('import-gtfs takes exactly one source: a zip path, a folder or a URL');
   return positionals[0]!;
 }
 
@@ -12,12 +13,14 @@ export const importGtfsOperation: Operation = {
   check: ({ positionals }) => void sourceOf(positionals),
   async run({ db, config, service, progress }, { values, positionals }, io) {
     const source = sourceOf(positionals);
-    const id = (values.id as string | undefined) ?? (config.schedules.length === 1 ? config.schedules[0]!.id : 'default');
+    const id =
+      (values.id as string | undefined) ?? (config.schedules.length === 1 ? config.schedules[0]!.id : 'default');
     const bar = progressReporter(`import ${id}`, progress ?? ({ isTTY: false } as NodeJS.WriteStream));
     try {
       // a new version: recorded, today and later re-expanded with it, in the import's transaction
       const { summary, version, expanded } = await importScheduleVersion(db, id, source, {
-        timezone: config.reliability.timezone, horizonDays: config.reliability.horizon_days,
+        timezone: config.reliability.timezone,
+        horizonDays: config.reliability.horizon_days,
         onProgress: (p) => bar.update(p.step, p.done, p.total),
       });
       bar.done();
@@ -27,9 +30,13 @@ export const importGtfsOperation: Operation = {
         io.out(JSON.stringify({ ...summary, version, expanded }));
         return 0;
       }
-      io.out(`imported schedule ${id} from ${summary.location} in ${Math.round(summary.ms)} ms (time zone ${summary.timezone})`);
-      io.out(`  version ${version.version_id}, sha256 ${version.sha256?.slice(0, 12) ?? '?'}…, service ${version.service_start_date} to ${version.service_end_date}`
-        + `${expanded ? `; scheduled trips expanded ${expanded.from} to ${expanded.to}` : ''}`);
+      io.out(
+        `imported schedule ${id} from ${summary.location} in ${Math.round(summary.ms)} ms (time zone ${summary.timezone})`,
+      );
+      io.out(
+        `  version ${version.version_id}, sha256 ${version.sha256?.slice(0, 12) ?? '?'}…, service ${version.service_start_date} to ${version.service_end_date}` +
+          `${expanded ? `; scheduled trips expanded ${expanded.from} to ${expanded.to}` : ''}`,
+      );
       for (const [table, load] of Object.entries(summary.tables)) {
         if (!load) continue;
         const skipped = load.skipped ? `, ${load.skipped} skipped` : '';

@@ -31,7 +31,10 @@ export function isOperationName(name: string): name is OperationName {
 
 /** Bad arguments exit 2 with the message, failures exit 1 with theirs; nothing escapes. */
 export async function executeOperation(
-  operation: Operation, ctx: OperationContext, request: CommandRequest, io: CommandIO,
+  operation: Operation,
+  ctx: OperationContext,
+  request: CommandRequest,
+  io: CommandIO,
 ): Promise<number> {
   try {
     operation.check?.(request);
@@ -48,7 +51,11 @@ export async function executeOperation(
 }
 
 /** Runs a command inside the service, keeping what it prints for the answer. */
-export async function executeCaptured(name: OperationName, ctx: OperationContext, request: CommandRequest): Promise<CommandResult> {
+export async function executeCaptured(
+  name: OperationName,
+  ctx: OperationContext,
+  request: CommandRequest,
+): Promise<CommandResult> {
   const io = capturedIO();
   return io.result(await executeOperation(OPERATIONS[name], ctx, request, io));
 }

@@ -7,7 +7,8 @@ const GROUPS = ['day', 'week', 'period'] as const;
 
 function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
-  if (!(allowed as readonly unknown[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly unknown[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -24,9 +25,19 @@ export const reliabilityOperation: Operation = {
     const route = text(values.route);
     const from = text(values.from);
     const to = text(values.to);
-    return printReliabilityReport(db, {
-      mode, group, split: values.split === true, json: values.json === true, settings: config.reliability,
-      ...(route !== undefined ? { route } : {}), ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}),
-    }, { out: (table) => io.out(table.replace(/\n$/, '')), err: io.err });
+    return printReliabilityReport(
+      db,
+      {
+        mode,
+        group,
+        split: values.split === true,
+        json: values.json === true,
+        settings: config.reliability,
+        ...(route !== undefined ? { route } : {}),
+        ...(from !== undefined ? { from } : {}),
+        ...(to !== undefined ? { to } : {}),
+      },
+      { out: (table) => io.out(table.replace(/\n$/, '')), err: io.err },
+    );
   },
 };

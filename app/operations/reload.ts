@@ -7,7 +7,10 @@ import type { CommandIO, Operation, ReloadOutcome } from './types.ts';
 export function formatReload(outcome: ReloadOutcome): string[] {
   const file = outcome.file ?? 'the built-in config';
   if (!outcome.applied) {
-    return [`reload refused: ${file} is invalid; the running config is kept`, ...outcome.problems.map((p) => `  - ${p}`)];
+    return [
+      `reload refused: ${file} is invalid; the running config is kept`,
+      ...outcome.problems.map((p) => `  - ${p}`),
+    ];
   }
   const list = (ids: string[]) => (ids.length ? ids.join(', ') : '-');
   const lines = [`reloaded ${file}`];
@@ -16,7 +19,8 @@ export function formatReload(outcome: ReloadOutcome): string[] {
     lines.push(`  ${what.padEnd(9)} added ${list(d.added)}; changed ${list(d.changed)}; removed ${list(d.removed)}`);
   }
   if (outcome.failed.length) lines.push(...outcome.failed.map((f) => `  failed: ${f}`));
-  if (outcome.needs_restart.length) lines.push(`  needs restart: ${outcome.needs_restart.join(', ')} (kept as running until then)`);
+  if (outcome.needs_restart.length)
+    lines.push(`  needs restart: ${outcome.needs_restart.join(', ')} (kept as running until then)`);
   return lines;
 }
 

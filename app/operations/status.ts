@@ -12,19 +12,37 @@ export interface StatusReport {
   service: ({ running: true } & ServiceInfo) | { running: false };
   database: string;
   schedules: Array<{
-    id: string; source: string; imported_at: string; timezone: string | null; feed_version: string | null;
-    routes: number; trips: number; stops: number; configured: boolean;
+    id: string;
+    source: string;
+    imported_at: string;
+    timezone: string | null;
+    feed_version: string | null;
+    routes: number;
+    trips: number;
+    stops: number;
+    configured: boolean;
   }>;
   feeds: Array<{
-    id: string; kind: string | null; interval_s: number | null; configured: boolean;
-    last_poll_at: string | null; last_status: string | null; last_entities: number | null;
-    polls: number; failed_polls: number;
+    id: string;
+    kind: string | null;
+    interval_s: number | null;
+    configured: boolean;
+    last_poll_at: string | null;
+    last_status: string | null;
+    last_entities: number | null;
+    polls: number;
+    failed_polls: number;
   }>;
   api_keys: { active: number; active_live: number; active_test: number; revoked: number };
 }
 
 interface PollRow {
-  feed_id: string; polls: bigint; failed: bigint; last_poll: Date | null; last_status: string | null; last_entities: number | null;
+  feed_id: string;
+  polls: bigint;
+  failed: bigint;
+  last_poll: Date | null;
+  last_status: string | null;
+  last_entities: number | null;
 }
 
 async function feedPolls(db: Db): Promise<Map<string, PollRow>> {
@@ -38,19 +56,38 @@ async function feedPolls(db: Db): Promise<Map<string, PollRow>> {
 export async function statusReport(ctx: OperationContext): Promise<StatusReport> {
   const { db, config } = ctx;
   const configuredSchedules = new Set(config.schedules.map((s) => s.id));
-  const schedules = (await listSchedules(db)).map((s) => ({
-    id: s.schedule_id, source: s.source, imported_at: new Date(s.imported_ms).toISOString(), timezone: s.timezone,
-    feed_version: s.feed_version, routes: s.routes, trips: s.trips, stops: s.stops, configured: configuredSchedules.has(s.schedule_id),
-  })).sort((a, b) => a.id.localeCompare(b.id));
+  const schedules = (await listSchedules(db))
+    .map((s) => ({
+      id: s.schedule_id,
+      source: s.source,
+      imported_at: new Date(s.imported_ms).toISOString(),
+      timezone: s.timezone,
+      feed_version: s.feed_version,
+      routes: s.routes,
+      trips: s.trips,
+      stops: s.stops,
+      configured: configuredSchedules.has(s.schedule_id),
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
   const polls = await feedPolls(db);
   type Known = Pick<StatusReport['feeds'][number], 'id' | 'kind' | 'interval_s' | 'configured'>;
-  const known: Known[] = config.feeds.map((f) => ({ id: f.id, kind: f.kind, interval_s: f.interval_s, configured: true }));
-  for (const id of polls.keys()) if (!config.feeds.some((f) => f.id === id)) known.push({ id, kind: null, interval_s: null, configured: false });
+  const known: Known[] = config.feeds.map((f) => ({
+    id: f.id,
+    kind: f.kind,
+    interval_s: f.interval_s,
+    configured: true,
+  }));
+  for (const id of polls.keys())
+    if (!config.feeds.some((f) => f.id === id)) known.push({ id, kind: null, interval_s: null, configured: false });
   const feeds: StatusReport['feeds'] = known.map((f) => {
     const p = polls.get(f.id);
     return {
-      ...f, last_poll_at: p?.last_poll?.toISOString() ?? null, last_status: p?.last_status ?? null,
-      last_entities: p?.last_entities ?? null, polls: Number(p?.polls ?? 0), failed_polls: Number(p?.failed ?? 0),
+      ...f,
+      last_poll_at: p?.last_poll?.toISOString() ?? null,
+      last_status: p?.last_status ?? null,
+      last_entities: p?.last_entities ?? null,
+      polls: Number(p?.polls ?? 0),
+      failed_polls: Number(p?.failed ?? 0),
     };
   });
   const [keys] = await db.all<{ live: bigint; test: bigint; revoked: bigint }>(`SELECT
@@ -78,13 +115,17 @@ export function formatStatus(report: StatusReport): string[] {
     `schedules  ${report.schedules.length}`,
   ];
   for (const sc of report.schedules) {
-    lines.push(`  ${sc.id}: imported ${sc.imported_at} from ${sc.source}; ${sc.routes} routes, ${sc.trips} trips, ${sc.stops} stops`
-      + `${sc.timezone ? `, ${sc.timezone}` : ''}${sc.feed_version ? `, version ${sc.feed_version}` : ''}${sc.configured ? '' : ' (not in the config)'}`);
+    lines.push(
+      `  ${sc.id}: imported ${sc.imported_at} from ${sc.source}; ${sc.routes} routes, ${sc.trips} trips, ${sc.stops} stops` +
+        `${sc.timezone ? `, ${sc.timezone}` : ''}${sc.feed_version ? `, version ${sc.feed_version}` : ''}${sc.configured ? '' : ' (not in the config)'}`,
+    );
   }
   lines.push(`feeds      ${report.feeds.length}`);
   for (const f of report.feeds) {
     const what = f.configured ? `${f.kind}, every ${f.interval_s} s` : 'not in the config';
-    const last = f.last_poll_at ? `last poll ${f.last_poll_at} ${f.last_status} (${f.last_entities ?? 0} entities)` : 'never polled';
+    const last = f.last_poll_at
+      ? `last poll ${f.last_poll_at} ${f.last_status} (${f.last_entities ?? 0} entities)`
+      : 'never polled';
     lines.push(`  ${f.id} (${what}): ${last}; ${f.polls} polls retained, ${f.failed_polls} failed`);
   }
   const k = report.api_keys;

@@ -95,6 +95,9 @@ export class WriteTrace {
     if (!file || this.samplesMs.length === 0) return;
     const sorted = [...this.samplesMs].sort((a, b) => a - b);
     const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-    writeFileSync(file, JSON.stringify({ events: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: sorted.at(-1) }));
+    writeFileSync(
+      file,
+      JSON.stringify({ events: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: sorted.at(-1) }),
+    );
   }
 }

@@ -20,22 +20,46 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVERS = {
   uws: { file: 'server-raw-uws.ts', path: '/events', label: 'raw uWS (baseline)' },
   hub: { file: 'server-hub.ts', path: '/api/v1/events/stream', label: 'hub + uWS sink (streaming core alone)' },
-  api: { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server (real path: pipeline, auth, allowance, metering)' },
+  api: {
+    file: 'server-api.ts',
+    path: '/api/v1/events/stream',
+    label: 'the API server (real path: pipeline, auth, allowance, metering)',
+  },
   // the same server compiled ahead of time, as a deploy runs it (the binary bundles the app):
   // no tsx loader thread in the process, so its RSS is the product's, not the dev loader's
-  'api-js': { file: 'server-api.ts', path: '/api/v1/events/stream', label: 'the API server, bundled by esbuild (no tsx)' },
+  'api-js': {
+    file: 'server-api.ts',
+    path: '/api/v1/events/stream',
+    label: 'the API server, bundled by esbuild (no tsx)',
+  },
   node: { file: 'server-node-http.ts', path: '/events', label: 'node:http (baseline)' },
   // the same API server with its event log on Redis (bus → Redis stream → XREAD → hub), as an
   // edge of a multi-node deploy: against `api`, the latency difference is the broker hop
-  broker: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'the API server, event log on Redis (an edge)' },
+  broker: {
+    file: 'server-broker.ts',
+    path: '/api/v1/events/stream',
+    label: 'the API server, event log on Redis (an edge)',
+  },
   // an ingest process publishing to a Redis the runner starts, and one or two edge processes
   // (both on the server CPU) sharing the connections; one client per edge, both on the client CPU
-  edge1: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'one edge behind a separate ingest process' },
-  edge2: { file: 'server-broker.ts', path: '/api/v1/events/stream', label: 'two edges, the connections split, behind a separate ingest process' },
+  edge1: {
+    file: 'server-broker.ts',
+    path: '/api/v1/events/stream',
+    label: 'one edge behind a separate ingest process',
+  },
+  edge2: {
+    file: 'server-broker.ts',
+    path: '/api/v1/events/stream',
+    label: 'two edges, the connections split, behind a separate ingest process',
+  },
 } as const;
 type ServerKind = keyof typeof SERVERS;
 
-const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
+const list = (name: string, fallback: string) =>
+  (process.env[name] ?? fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const connectionsWanted = list('FANOUT_CONNECTIONS', '1000,10000').map(Number);
 const rates = list('FANOUT_RATES', '10,100').map(Number);
@@ -45,7 +69,8 @@ const windowS = num('FANOUT_WINDOW_S', 10);
 const eventBytes = num('FANOUT_EVENT_BYTES', 300);
 const maxInflight = num('FANOUT_MAX_INFLIGHT', 256);
 const connectTimeoutS = num('FANOUT_CONNECT_TIMEOUT_S', 40);
-for (const s of servers) if (!(s in SERVERS)) throw new Error(`unknown server ${s}; use ${Object.keys(SERVERS).join(',')}`);
+for (const s of servers)
+  if (!(s in SERVERS)) throw new Error(`unknown server ${s}; use ${Object.keys(SERVERS).join(',')}`);
 
 const CLK_TCK = 100;
 const pin = existsSync('/usr/bin/taskset') && cpus().length >= 2;
@@ -132,8 +157,14 @@ function bundleServer(): Promise<string> {
     const { build } = await import('esbuild');
     const outfile = join(REPO, '.bench-bundle', 'server-api.mjs');
     await build({
-      entryPoints: [join(HERE, SERVERS['api-js'].file)], outfile, bundle: true, platform: 'node', format: 'esm',
-      target: 'node20', packages: 'external', logLevel: 'warning',
+      entryPoints: [join(HERE, SERVERS['api-js'].file)],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'warning',
     });
     return outfile;
   })();
@@ -156,17 +187,31 @@ function waitReady(child: ChildProcess, what: string): Promise<{ port: number; p
  * client of its own on the client CPU. Events/s and latency combine the clients; CPU per event
  * is per edge (the ingest process and Redis are reported apart).
  */
-async function runEdges(client: string, kind: 'edge1' | 'edge2', connections: number, rate: number): Promise<Result | null> {
+async function runEdges(
+  client: string,
+  kind: 'edge1' | 'edge2',
+  connections: number,
+  rate: number,
+): Promise<Result | null> {
   const { startBroker } = await import('../../test/support/broker-servers.ts');
   const redis = await startBroker('redis');
   const edges = kind === 'edge2' ? 2 : 1;
-  const env = { ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1', FANOUT_BROKER_URL: redis.url };
+  const env = {
+    ...process.env,
+    FANOUT_RATE: String(rate),
+    FANOUT_EVENT_BYTES: String(eventBytes),
+    FANOUT_START_ON_SIGNAL: '1',
+    FANOUT_BROKER_URL: redis.url,
+  };
   const script = ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
   const children: ChildProcess[] = [];
-  const deadline = setTimeout(() => {
-    console.error(`  ${kind}: run exceeded its time budget; stopping`);
-    for (const child of children) child.kill('SIGKILL');
-  }, (connectTimeoutS + warmupS + windowS + 90) * 1000);
+  const deadline = setTimeout(
+    () => {
+      console.error(`  ${kind}: run exceeded its time budget; stopping`);
+      for (const child of children) child.kill('SIGKILL');
+    },
+    (connectTimeoutS + warmupS + windowS + 90) * 1000,
+  );
   try {
     const ingest = launch(1, process.execPath, script, { ...env, FANOUT_BROKER_ROLE: 'ingest' });
     children.push(ingest);
@@ -184,25 +229,45 @@ async function runEdges(client: string, kind: 'edge1' | 'edge2', connections: nu
     let connectedClients = 0;
     let connected = 0;
     let start: { servers: number[]; ingest: number; clients: number; machine: number; at: number } | null = null;
-    const clients = targets.map((target) => launch(1, client, [
-      '127.0.0.1', String(target.port), target.path, String(share), String(warmupS), String(windowS), String(maxInflight), String(connectTimeoutS),
-    ]));
+    const clients = targets.map((target) =>
+      launch(1, client, [
+        '127.0.0.1',
+        String(target.port),
+        target.path,
+        String(share),
+        String(warmupS),
+        String(windowS),
+        String(maxInflight),
+        String(connectTimeoutS),
+      ]),
+    );
     children.push(...clients);
     const clientCpu = () => clients.reduce((n, c) => n + cpuSeconds(c.pid!), 0);
-    const outputs = await Promise.all(clients.map((c) => new Promise<Record<string, number>>((resolve, reject) => {
-      lines(c, (line) => {
-        if (line.startsWith('connected ')) {
-          connected += Number(line.split(' ')[1]);
-          process.stdout.write(`  ${kind}: ${line}\n`);
-          if (++connectedClients === clients.length) ingest.kill('SIGUSR1');
-        } else if (line === 'measure') {
-          start ??= { servers: servers.map((p) => cpuSeconds(p.pid!)), ingest: cpuSeconds(ingest.pid!), clients: clientCpu(), machine: machineBusySeconds(), at: performance.now() };
-        } else if (line.startsWith('{')) {
-          resolve(JSON.parse(line) as Record<string, number>);
-        }
-      });
-      c.once('exit', (code) => reject(new Error(`client exited (${code}) without a result`)));
-    })));
+    const outputs = await Promise.all(
+      clients.map(
+        (c) =>
+          new Promise<Record<string, number>>((resolve, reject) => {
+            lines(c, (line) => {
+              if (line.startsWith('connected ')) {
+                connected += Number(line.split(' ')[1]);
+                process.stdout.write(`  ${kind}: ${line}\n`);
+                if (++connectedClients === clients.length) ingest.kill('SIGUSR1');
+              } else if (line === 'measure') {
+                start ??= {
+                  servers: servers.map((p) => cpuSeconds(p.pid!)),
+                  ingest: cpuSeconds(ingest.pid!),
+                  clients: clientCpu(),
+                  machine: machineBusySeconds(),
+                  at: performance.now(),
+                };
+              } else if (line.startsWith('{')) {
+                resolve(JSON.parse(line) as Record<string, number>);
+              }
+            });
+            c.once('exit', (code) => reject(new Error(`client exited (${code}) without a result`)));
+          }),
+      ),
+    );
     const s = start!;
     const elapsed = (performance.now() - s.at) / 1000;
     const serverCpus = servers.map((p, i) => (cpuSeconds(p.pid!) - s.servers[i]!) / elapsed);
@@ -211,14 +276,20 @@ async function runEdges(client: string, kind: 'edge1' | 'edge2', connections: nu
     const machineCpu = (machineBusySeconds() - s.machine) / elapsed;
     const eventsPerS = outputs.reduce((n, o) => n + o.events_per_s!, 0);
     const serverCpu = serverCpus.reduce((a, b) => a + b, 0);
-    console.log(`  ${kind}: per edge ${serverCpus.map((c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`).join('; ')}; `
-      + `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, p99 ${outputs.map((o) => fmt(o.p99_ms!, 1)).join(' / ')} ms`);
+    console.log(
+      `  ${kind}: per edge ${serverCpus.map((c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`).join('; ')}; ` +
+        `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, p99 ${outputs.map((o) => fmt(o.p99_ms!, 1)).join(' / ')} ms`,
+    );
     return {
-      server: kind, connections, rate, connected,
+      server: kind,
+      connections,
+      rate,
+      connected,
       eventsPerS,
       offeredPerS: connected * rate,
       // the clients' medians and p99s: the worse edge's, so nothing looks better than one of them
-      p50: Math.max(...outputs.map((o) => o.p50_ms!)), p99: Math.max(...outputs.map((o) => o.p99_ms!)),
+      p50: Math.max(...outputs.map((o) => o.p50_ms!)),
+      p99: Math.max(...outputs.map((o) => o.p99_ms!)),
       serverCpuPct: serverCpu * 100,
       cpuUsPerEvent: eventsPerS > 0 ? (serverCpu * 1e6) / eventsPerS : Number.NaN,
       rssMb: Math.max(...servers.map((p) => rssMb(p.pid!))),
@@ -240,20 +311,33 @@ async function runEdges(client: string, kind: 'edge1' | 'edge2', connections: nu
   }
 }
 
-async function runOne(dir: string, client: string, kind: ServerKind, connections: number, rate: number): Promise<Result | null> {
+async function runOne(
+  dir: string,
+  client: string,
+  kind: ServerKind,
+  connections: number,
+  rate: number,
+): Promise<Result | null> {
   if (kind === 'edge1' || kind === 'edge2') return runEdges(client, kind, connections, rate);
   const argv = kind === 'api-js' ? [await bundleServer()] : ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
   const traceFile = join(dir, `trace-${runNumber + 1}.json`);
   const server = launch(0, process.execPath, argv, {
-    ...process.env, FANOUT_RATE: String(rate), FANOUT_EVENT_BYTES: String(eventBytes), FANOUT_START_ON_SIGNAL: '1',
-    FANOUT_DB_PATH: join(dir, `hub-${++runNumber}.duckdb`), FANOUT_SERVER_TRACE: traceFile,
+    ...process.env,
+    FANOUT_RATE: String(rate),
+    FANOUT_EVENT_BYTES: String(eventBytes),
+    FANOUT_START_ON_SIGNAL: '1',
+    FANOUT_DB_PATH: join(dir, `hub-${++runNumber}.duckdb`),
+    FANOUT_SERVER_TRACE: traceFile,
     FANOUT_WARMUP_S: String(warmupS),
   });
   live.add(server);
-  const deadline = setTimeout(() => {
-    console.error(`  ${kind}: run exceeded its time budget; stopping`);
-    for (const child of live) child.kill('SIGKILL');
-  }, (connectTimeoutS + warmupS + windowS + 60) * 1000);
+  const deadline = setTimeout(
+    () => {
+      console.error(`  ${kind}: run exceeded its time budget; stopping`);
+      for (const child of live) child.kill('SIGKILL');
+    },
+    (connectTimeoutS + warmupS + windowS + 60) * 1000,
+  );
   try {
     // a server may name the path to request (the API server: its key in ?api_key=)
     const { port, path } = await new Promise<{ port: number; path: string }>((resolve, reject) => {
@@ -264,8 +348,14 @@ async function runOne(dir: string, client: string, kind: ServerKind, connections
       server.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
     });
     const loadClient = launch(1, client, [
-      '127.0.0.1', String(port), path, String(connections), String(warmupS), String(windowS),
-      String(maxInflight), String(connectTimeoutS),
+      '127.0.0.1',
+      String(port),
+      path,
+      String(connections),
+      String(warmupS),
+      String(windowS),
+      String(maxInflight),
+      String(connectTimeoutS),
     ]);
     live.add(loadClient);
     let start: { server: number; client: number; machine: number; at: number } | null = null;
@@ -278,9 +368,19 @@ async function runOne(dir: string, client: string, kind: ServerKind, connections
           server.kill('SIGUSR1');
           process.stdout.write(`  ${kind}: ${line}\n`);
         } else if (line === 'measure') {
-          start = { server: cpuSeconds(server.pid!), client: cpuSeconds(loadClient.pid!), machine: machineBusySeconds(), at: performance.now() };
+          start = {
+            server: cpuSeconds(server.pid!),
+            client: cpuSeconds(loadClient.pid!),
+            machine: machineBusySeconds(),
+            at: performance.now(),
+          };
         } else if (line.startsWith('{')) {
-          const end = { server: cpuSeconds(server.pid!), client: cpuSeconds(loadClient.pid!), machine: machineBusySeconds(), at: performance.now() };
+          const end = {
+            server: cpuSeconds(server.pid!),
+            client: cpuSeconds(loadClient.pid!),
+            machine: machineBusySeconds(),
+            at: performance.now(),
+          };
           const parsed = JSON.parse(line) as Record<string, number>;
           const s = start!;
           const elapsed = (end.at - s.at) / 1000;
@@ -296,13 +396,19 @@ async function runOne(dir: string, client: string, kind: ServerKind, connections
     await stopProcess(loadClient);
     live.delete(loadClient);
     await stopProcess(server);
-    const serverSide = existsSync(traceFile) ? JSON.parse(readFileSync(traceFile, 'utf8')) as { p50_ms: number; p99_ms: number } : null;
+    const serverSide = existsSync(traceFile)
+      ? (JSON.parse(readFileSync(traceFile, 'utf8')) as { p50_ms: number; p99_ms: number })
+      : null;
     const eventsPerS = json.events_per_s!;
     return {
-      server: kind, connections, rate, connected,
+      server: kind,
+      connections,
+      rate,
+      connected,
       eventsPerS,
       offeredPerS: connected * rate,
-      p50: json.p50_ms!, p99: json.p99_ms!,
+      p50: json.p50_ms!,
+      p99: json.p99_ms!,
       serverCpuPct: json.serverCpu! * 100,
       cpuUsPerEvent: eventsPerS > 0 ? (json.serverCpu! * 1e6) / eventsPerS : Number.NaN,
       rssMb: json.rss!,
@@ -329,15 +435,49 @@ async function runOne(dir: string, client: string, kind: ServerKind, connections
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
 function printTable(results: Result[]): void {
-  const header = ['server', 'C', 'rate/s', 'conn', 'offered/s', 'events/s', 'deliv%', 'p50 ms', 'p99 ms', 'srv p50', 'srv p99',
-    'srv CPU%', 'µs/event', 'RSS MB', 'client%', 'other%', 'min/conn', 'x uWS ev/s', 'x uWS µs/ev'];
+  const header = [
+    'server',
+    'C',
+    'rate/s',
+    'conn',
+    'offered/s',
+    'events/s',
+    'deliv%',
+    'p50 ms',
+    'p99 ms',
+    'srv p50',
+    'srv p99',
+    'srv CPU%',
+    'µs/event',
+    'RSS MB',
+    'client%',
+    'other%',
+    'min/conn',
+    'x uWS ev/s',
+    'x uWS µs/ev',
+  ];
   const rows = results.map((r) => {
     const ref = results.find((x) => x.server === 'uws' && x.connections === r.connections && x.rate === r.rate);
     return [
-      r.server, String(r.connections), String(r.rate), String(r.connected), fmt(r.offeredPerS), fmt(r.eventsPerS),
-      fmt((100 * r.eventsPerS) / r.offeredPerS, 1), fmt(r.p50, 1), fmt(r.p99, 1), fmt(r.serverP50 ?? Number.NaN, 1), fmt(r.serverP99 ?? Number.NaN, 1), fmt(r.serverCpuPct), fmt(r.cpuUsPerEvent, 2),
-      fmt(r.rssMb), fmt(r.clientCpuPct), fmt(r.otherCpuPct), String(r.perConnMin),
-      ref ? fmt(r.eventsPerS / ref.eventsPerS, 2) : '-', ref ? fmt(r.cpuUsPerEvent / ref.cpuUsPerEvent, 2) : '-',
+      r.server,
+      String(r.connections),
+      String(r.rate),
+      String(r.connected),
+      fmt(r.offeredPerS),
+      fmt(r.eventsPerS),
+      fmt((100 * r.eventsPerS) / r.offeredPerS, 1),
+      fmt(r.p50, 1),
+      fmt(r.p99, 1),
+      fmt(r.serverP50 ?? Number.NaN, 1),
+      fmt(r.serverP99 ?? Number.NaN, 1),
+      fmt(r.serverCpuPct),
+      fmt(r.cpuUsPerEvent, 2),
+      fmt(r.rssMb),
+      fmt(r.clientCpuPct),
+      fmt(r.otherCpuPct),
+      String(r.perConnMin),
+      ref ? fmt(r.eventsPerS / ref.eventsPerS, 2) : '-',
+      ref ? fmt(r.cpuUsPerEvent / ref.cpuUsPerEvent, 2) : '-',
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -350,13 +490,16 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fanout-bench-'));
   try {
     const client = compileClient(dir);
-    console.log(`fan-out bench: ${pin ? 'server on CPU 0, client on CPU 1' : 'NOT pinned (taskset or a 2nd CPU missing)'}; `
-      + `${eventBytes}-byte events; warm-up ${warmupS} s, window ${windowS} s; open-file hard limit ${hardNoFile}`);
+    console.log(
+      `fan-out bench: ${pin ? 'server on CPU 0, client on CPU 1' : 'NOT pinned (taskset or a 2nd CPU missing)'}; ` +
+        `${eventBytes}-byte events; warm-up ${warmupS} s, window ${windowS} s; open-file hard limit ${hardNoFile}`,
+    );
     const results: Result[] = [];
     for (const wanted of connectionsWanted) {
       // the server holds one descriptor per connection plus its own (DuckDB, epoll, stdio)
       const connections = Math.min(wanted, hardNoFile - 200);
-      if (connections < wanted) console.log(`C=${wanted} exceeds the open-file limit of one process; running ${connections}`);
+      if (connections < wanted)
+        console.log(`C=${wanted} exceeds the open-file limit of one process; running ${connections}`);
       for (const rate of rates) {
         console.log(`C=${connections} rate=${rate}/s`);
         for (const kind of servers) {
@@ -369,18 +512,36 @@ async function main(): Promise<void> {
     for (const r of results.filter((x) => x.server === 'api')) {
       const ref = results.find((x) => x.server === 'uws' && x.connections === r.connections && x.rate === r.rate);
       const target = r.rate <= 10 ? 100 : 200;
-      report({ bench: 'fanout', figure: `SSE ${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p99 (${Math.round(r.eventsPerS).toLocaleString('en')} events/s)`,
-        value: r.p99, unit: 'ms', ...(ref ? { baseline: 'raw uWS, same load', baselineValue: ref.p99, ratio: r.p99 / ref.p99 } : {}),
-        target: `p99 < ${target} ms`, met: r.p99 < target && r.eventsPerS >= 0.99 * r.offeredPerS });
+      report({
+        bench: 'fanout',
+        figure: `SSE ${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p99 (${Math.round(r.eventsPerS).toLocaleString('en')} events/s)`,
+        value: r.p99,
+        unit: 'ms',
+        ...(ref ? { baseline: 'raw uWS, same load', baselineValue: ref.p99, ratio: r.p99 / ref.p99 } : {}),
+        target: `p99 < ${target} ms`,
+        met: r.p99 < target && r.eventsPerS >= 0.99 * r.offeredPerS,
+      });
       if (r.serverP99 !== null) {
-        report({ bench: 'fanout', figure: `the same, server side: due → written to the last socket, p99`,
-          value: r.serverP99, unit: 'ms', ...(ref?.serverP99 ? { baseline: 'raw uWS, same load', baselineValue: ref.serverP99, ratio: r.serverP99 / ref.serverP99 } : {}),
-          target: `p99 < ${target} ms`, met: r.serverP99 < target });
+        report({
+          bench: 'fanout',
+          figure: `the same, server side: due → written to the last socket, p99`,
+          value: r.serverP99,
+          unit: 'ms',
+          ...(ref?.serverP99
+            ? { baseline: 'raw uWS, same load', baselineValue: ref.serverP99, ratio: r.serverP99 / ref.serverP99 }
+            : {}),
+          target: `p99 < ${target} ms`,
+          met: r.serverP99 < target,
+        });
       }
     }
-    console.log('\nratios: events/s ÷ raw uWS (higher is better), server CPU-µs per delivered event ÷ raw uWS (lower is better).');
+    console.log(
+      '\nratios: events/s ÷ raw uWS (higher is better), server CPU-µs per delivered event ÷ raw uWS (lower is better).',
+    );
     console.log('other% = machine CPU used by neither server nor client (other tenants); runs above ~15 are noisy.');
-    console.log('srv p50/p99 = the server\'s own: from an event\'s due time until its write to the last socket returned (api, uws); p50/p99 are the client\'s, which adds its own queueing.');
+    console.log(
+      "srv p50/p99 = the server's own: from an event's due time until its write to the last socket returned (api, uws); p50/p99 are the client's, which adds its own queueing.",
+    );
     console.log(`\nJSON ${JSON.stringify(results)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

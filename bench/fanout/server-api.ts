@@ -35,19 +35,44 @@ const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duck
 const bus = new InMemoryEventBus();
 const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance() });
-const api = await createApi({ db, live, config, log, limiter: new BenchLimiter(), streams: streaming.provider, routes: streaming.routes });
+const api = await createApi({
+  db,
+  live,
+  config,
+  log,
+  limiter: new BenchLimiter(),
+  streams: streaming.provider,
+  routes: streaming.routes,
+});
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
-const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
+const server = await startServer({
+  app: api.app,
+  host: '127.0.0.1',
+  port: 0,
+  streamBufferBytes: config.sse.buffer_bytes,
+  log,
+});
 
 // synthetic data the bench client reads ("ts"); the hub and log never look inside `data`
-const event = (seq: number, ts: number, pad: string): DomainEvent => ({
-  id: `evt_${seq}`, type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], lines: [], data: { seq, ts, pad },
-} as unknown as DomainEvent);
+const event = (seq: number, ts: number, pad: string): DomainEvent =>
+  ({
+    id: `evt_${seq}`,
+    type: 'vehicle.position',
+    at_ms: Math.floor(ts / 1000),
+    modes: ['bus'],
+    routes: ['7'],
+    lines: [],
+    data: { seq, ts, pad },
+  }) as unknown as DomainEvent;
 // same frame size as the baselines: pad what the envelope does not already take
-const pad = padFor(eventBytes, (p) => frame({
-  id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
-}));
+const pad = padFor(eventBytes, (p) =>
+  frame({
+    id: 1_700_000_000_000_000,
+    event: 'vehicle.position',
+    data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+  }),
+);
 
 // the server's side of the latency: a flush writes its events to every socket before it returns
 const trace = new WriteTrace();
@@ -63,9 +88,13 @@ fanout.flush = function flushTraced(this: { pending: StoredEvent[] }) {
 const stop = startPublisher(rate, (batch) => {
   for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
 });
-announce(server.port, () => {
-  stop();
-  trace.save();
-  streaming.endStreams();
-  if (ownDir) rmSync(ownDir, { recursive: true, force: true });
-}, `/api/v1/events/stream?api_key=${key}`);
+announce(
+  server.port,
+  () => {
+    stop();
+    trace.save();
+    streaming.endStreams();
+    if (ownDir) rmSync(ownDir, { recursive: true, force: true });
+  },
+  `/api/v1/events/stream?api_key=${key}`,
+);

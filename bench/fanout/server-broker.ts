@@ -35,30 +35,74 @@ const log = createLogger();
 const role = process.env.FANOUT_BROKER_ROLE ?? 'both';
 const url = process.env.FANOUT_BROKER_URL ?? (await startBroker('redis')).url;
 const broker = await new Broker({ url, prefix: 'fanout:', log }).ready();
-const bounds = { capacity: config.sse.event_log_size, maxBytes: config.sse.event_log_max_bytes, maxAgeMs: config.sse.event_log_max_age_s * 1000 };
+const bounds = {
+  capacity: config.sse.event_log_size,
+  maxBytes: config.sse.event_log_max_bytes,
+  maxAgeMs: config.sse.event_log_max_age_s * 1000,
+};
 const db = await Db.open(':memory:');
 const bus = new InMemoryEventBus();
 if (role !== 'edge') new BrokerEventPublisher(broker, bounds).attach(bus);
 const eventLog = await BrokerEventLog.open(broker, bounds);
 const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
-const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance(), followedLog: eventLog });
-const api = await createApi({ db, live, config, log, limiter: new BenchLimiter(), streams: streaming.provider, routes: streaming.routes });
+const streaming = await openStreaming({
+  db,
+  bus,
+  live,
+  config,
+  log,
+  allowance: new BenchAllowance(),
+  followedLog: eventLog,
+});
+const api = await createApi({
+  db,
+  live,
+  config,
+  log,
+  limiter: new BenchLimiter(),
+  streams: streaming.provider,
+  routes: streaming.routes,
+});
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
-const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, streamBufferBytes: config.sse.buffer_bytes, log });
-
-const event = (seq: number, ts: number, pad: string): DomainEvent => ({
-  id: `evt_${seq}`, type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: ['bus'], routes: ['7'], lines: [], data: { seq, ts, pad },
-} as unknown as DomainEvent);
-const pad = padFor(eventBytes, (p) => frame({
-  id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
-}));
-
-const stop = role === 'edge' ? () => {} : startPublisher(rate, (batch) => {
-  for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
+const server = await startServer({
+  app: api.app,
+  host: '127.0.0.1',
+  port: 0,
+  streamBufferBytes: config.sse.buffer_bytes,
+  log,
 });
-announce(server.port, () => {
-  stop();
-  streaming.endStreams();
-  // the redis-server child is killed when this process exits (test/support/broker-servers.ts)
-}, `/api/v1/events/stream?api_key=${key}`);
+
+const event = (seq: number, ts: number, pad: string): DomainEvent =>
+  ({
+    id: `evt_${seq}`,
+    type: 'vehicle.position',
+    at_ms: Math.floor(ts / 1000),
+    modes: ['bus'],
+    routes: ['7'],
+    lines: [],
+    data: { seq, ts, pad },
+  }) as unknown as DomainEvent;
+const pad = padFor(eventBytes, (p) =>
+  frame({
+    id: 1_700_000_000_000_000,
+    event: 'vehicle.position',
+    data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+  }),
+);
+
+const stop =
+  role === 'edge'
+    ? () => {}
+    : startPublisher(rate, (batch) => {
+        for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
+      });
+announce(
+  server.port,
+  () => {
+    stop();
+    streaming.endStreams();
+    // the redis-server child is killed when this process exits (test/support/broker-servers.ts)
+  },
+  `/api/v1/events/stream?api_key=${key}`,
+);

@@ -32,13 +32,24 @@ hub.attachBus(bus);
 const MODES = ['bus'] as const;
 const ROUTES = ['7'];
 // synthetic data the bench client reads ("ts"); the hub and log never look inside `data`
-const event = (seq: number, ts: number, pad: string): DomainEvent => ({
-  id: `evt_${seq}`, type: 'vehicle.position', at_ms: Math.floor(ts / 1000), modes: [...MODES], routes: ROUTES, lines: [], data: { seq, ts, pad },
-} as unknown as DomainEvent);
+const event = (seq: number, ts: number, pad: string): DomainEvent =>
+  ({
+    id: `evt_${seq}`,
+    type: 'vehicle.position',
+    at_ms: Math.floor(ts / 1000),
+    modes: [...MODES],
+    routes: ROUTES,
+    lines: [],
+    data: { seq, ts, pad },
+  }) as unknown as DomainEvent;
 // same frame size as the baselines: pad what the envelope does not already take
-const pad = padFor(eventBytes, (p) => frame({
-  id: 1_700_000_000_000_000, event: 'vehicle.position', data: encodeEventPayload(event(0, Date.now() * 1000, p)),
-}));
+const pad = padFor(eventBytes, (p) =>
+  frame({
+    id: 1_700_000_000_000_000,
+    event: 'vehicle.position',
+    data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+  }),
+);
 
 const app = uWS.App().get('/api/v1/events/stream', (res, req) => {
   const lastEventId = req.getHeader('last-event-id') || null;

@@ -13,7 +13,8 @@ const app = uWS.App().get('/*', (res) => {
   const entry = res;
   res.onAborted(() => clients.delete(entry));
   res.onWritable(() => (clients.has(entry) ? entry.write(':\n\n') : true));
-  res.writeStatus('200 OK')
+  res
+    .writeStatus('200 OK')
     .writeHeader('Content-Type', 'text/event-stream; charset=utf-8')
     .writeHeader('Cache-Control', 'no-store')
     .write('retry: 3000\n\n');

@@ -55,7 +55,9 @@ export class Directory implements RouteDirectory {
     const byMode = new Map<Mode, DirectoryRoute[]>(MODES.map((m) => [m, []]));
     const byKey = new Map<string, DirectoryRoute>();
     // numeric-aware order (1, 39, 66, 111), then by schedule so the first schedule wins below
-    const routes = [...snapshot.routes].sort((a, b) => NATURAL.compare(a.route_id, b.route_id) || NATURAL.compare(a.schedule, b.schedule));
+    const routes = [...snapshot.routes].sort(
+      (a, b) => NATURAL.compare(a.route_id, b.route_id) || NATURAL.compare(a.schedule, b.schedule),
+    );
     for (const route of routes) {
       const key = `${route.mode}\u0000${route.route_id}`;
       // the same route id in two schedules: the first schedule (by id) names it
@@ -109,7 +111,8 @@ export async function readDirectory(db: Db): Promise<DirectorySnapshot> {
     FROM gtfs_routes WHERE mode IN ('rail', 'bus', 'streetcar')
     ORDER BY mode, route_id, schedule_id`);
   const stops = await db.all<{ stop_id: string; stop_name: string | null }>(
-    'SELECT DISTINCT ON (stop_id) stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id');
+    'SELECT DISTINCT ON (stop_id) stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id',
+  );
   const stations = await db.all<{ route_id: string; station_id: string }>(`
     SELECT t.route_id, coalesce(nullif(s.parent_station, ''), st.stop_id) AS station_id, min(st.stop_sequence) AS seq
     FROM gtfs_routes r
@@ -148,7 +151,10 @@ export class StoreDirectory extends Directory {
 
   private readonly log: Logger;
 
-  constructor(private readonly db: Db, log?: Logger) {
+  constructor(
+    private readonly db: Db,
+    log?: Logger,
+  ) {
     super();
     this.log = componentLogger(log, 'directory');
   }
@@ -157,9 +163,11 @@ export class StoreDirectory extends Directory {
 
   /** One reload at a time; callers during a reload share it. */
   reload(): Promise<void> {
-    this.reloading ??= readDirectory(this.db).then((snapshot) => this.replace(snapshot)).finally(() => {
-      this.reloading = null;
-    });
+    this.reloading ??= readDirectory(this.db)
+      .then((snapshot) => this.replace(snapshot))
+      .finally(() => {
+        this.reloading = null;
+      });
     return this.reloading;
   }
 

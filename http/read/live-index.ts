@@ -62,7 +62,8 @@ export class LiveIndex {
     const at = this.live.version;
     if (this.alertsToken?.at === at) return this.alertsToken.token;
     let health = 0;
-    for (const feedId of this.alertFeeds()) health += this.live.feedVersion ? this.live.feedVersion(feedId) : this.sliceVersion('feeds');
+    for (const feedId of this.alertFeeds())
+      health += this.live.feedVersion ? this.live.feedVersion(feedId) : this.sliceVersion('feeds');
     // a feed added or removed moves `freshness`: the same health sum over another set of feeds is another key
     const token = `${this.sliceVersion('alerts')}.${health}.${this.sliceVersion('freshness')}`;
     this.alertsToken = { at, token };
@@ -81,7 +82,11 @@ export class LiveIndex {
 
   /** Feed ids of the alerts held. */
   private alertFeeds(): ReadonlySet<string> {
-    return this.memo('alertFeeds', this.sliceVersion('alerts'), () => new Set(this.live.alerts().map((a) => a.feed_id)));
+    return this.memo(
+      'alertFeeds',
+      this.sliceVersion('alerts'),
+      () => new Set(this.live.alerts().map((a) => a.feed_id)),
+    );
   }
 
   railArrivals(): readonly Arrival[] {
@@ -144,7 +149,8 @@ export class LiveIndex {
       for (const v of this.live.vehicles(mode)) if (v.route_id) seen.add(v.route_id);
       for (const a of this.live.arrivals()) if (a.mode === mode && a.route_id) seen.add(a.route_id);
       // an alert of several modes does not say which of its routes is which mode's (Red and 39)
-      for (const al of this.live.alerts()) if (al.modes.length === 1 && al.modes[0] === mode) for (const r of al.routes) seen.add(r);
+      for (const al of this.live.alerts())
+        if (al.modes.length === 1 && al.modes[0] === mode) for (const r of al.routes) seen.add(r);
       return seen;
     });
   }

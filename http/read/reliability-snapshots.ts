@@ -24,7 +24,10 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
 
   private readonly log: Logger;
 
-  constructor(private readonly db: Db, private readonly options: SnapshotOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    private readonly options: SnapshotOptions = {},
+  ) {
     this.log = componentLogger(options.log, 'reliability');
   }
 
@@ -66,7 +69,9 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
     this.unsubscribe?.();
     this.unsubscribe = bus.subscribe((events) => {
       if (this.closed || !events.some((e) => e.type === 'reliability.updated')) return;
-      this.refresh().catch((err: unknown) => this.log.error({ err }, 'reliability snapshots: refresh failed; keeping the previous ones'));
+      this.refresh().catch((err: unknown) =>
+        this.log.error({ err }, 'reliability snapshots: refresh failed; keeping the previous ones'),
+      );
     });
   }
 
@@ -84,8 +89,14 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
     for (const [routeId, s] of figures) {
       if (s.from === null || s.to === null) continue;
       next.set(routeId, {
-        from: s.from, to: s.to, scheduled: s.scheduled, canceled: s.canceled, partially_canceled: s.partially_canceled,
-        unobserved: s.unobserved, delivered: s.delivered, delivered_pct: s.delivered_pct,
+        from: s.from,
+        to: s.to,
+        scheduled: s.scheduled,
+        canceled: s.canceled,
+        partially_canceled: s.partially_canceled,
+        unobserved: s.unobserved,
+        delivered: s.delivered,
+        delivered_pct: s.delivered_pct,
       });
     }
     const body = JSON.stringify([...next]);

@@ -3,7 +3,14 @@
 import type { FeedHealth } from '../../core/ports.ts';
 import type { Alert, Arrival, Freshness, VehiclePosition } from '../../core/types.ts';
 import { iso, isoOr } from '../../core/api-shapes.ts';
-import { arrivalId, publicAlert, publicArrival, publicSource, publicVehicle, reportedMs } from '../../core/public-forms.ts';
+import {
+  arrivalId,
+  publicAlert,
+  publicArrival,
+  publicSource,
+  publicVehicle,
+  reportedMs,
+} from '../../core/public-forms.ts';
 import type { ApiAlert, ApiRailArrival, ApiSourceFreshness, ApiVehicle } from '../routes/schemas.ts';
 
 export interface FreshnessThresholds {
@@ -51,7 +58,11 @@ export function arrivalToApi(a: Arrival, stationName: string | null, freshness: 
 }
 
 export function vehicleToApi(
-  v: VehiclePosition, nowMs: number, feedFreshness: Freshness | undefined, delayS: number | null, t: FreshnessThresholds,
+  v: VehiclePosition,
+  nowMs: number,
+  feedFreshness: Freshness | undefined,
+  delayS: number | null,
+  t: FreshnessThresholds,
 ): ApiVehicle {
   const ageS = Math.max(0, Math.round((nowMs - reportedMs(v)) / 1000));
   const own = ageFreshness(ageS, t);

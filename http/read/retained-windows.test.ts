@@ -4,13 +4,17 @@ import { RetainedWindows } from './retained-windows.ts';
 
 const WINDOW = { earliest: '2024-04-01', latest: '2024-05-01', finalized_through: '2024-04-30' };
 
-t.test('a mode\'s window is reused until it is older than maxAgeMs', async (t) => {
+t.test("a mode's window is reused until it is older than maxAgeMs", async (t) => {
   const loads: Mode[] = [];
   const clock = { ms: 0 };
-  const windows = new RetainedWindows(async (mode) => {
-    loads.push(mode);
-    return mode === 'bus' ? WINDOW : null;
-  }, 10_000, () => clock.ms);
+  const windows = new RetainedWindows(
+    async (mode) => {
+      loads.push(mode);
+      return mode === 'bus' ? WINDOW : null;
+    },
+    10_000,
+    () => clock.ms,
+  );
   t.same(await windows.get('bus'), WINDOW);
   t.equal(await windows.get('rail'), null);
   clock.ms = 9_999;
@@ -32,7 +36,10 @@ t.test('concurrent callers share a load; a failed load is not kept', async (t) =
     return WINDOW;
   }, 60_000);
   const results = await Promise.allSettled([windows.get('bus'), windows.get('bus')]);
-  t.same(results.map((r) => r.status), ['rejected', 'rejected']);
+  t.same(
+    results.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   t.equal(calls, 1);
   fail = false;
   t.same(await windows.get('bus'), WINDOW, 'the next call loads again');

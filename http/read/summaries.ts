@@ -61,30 +61,36 @@ export function railSummaries(arrivals: readonly Arrival[], stationName: (id: st
     station.add(a);
   }
   return {
-    trains: [...trains.values()].map(({ first, count }) => ({
-      trip_id: first.trip_id,
-      trip_instance: first.trip_instance,
-      source: first.feed_id,
-      line: first.route_id,
-      direction_id: first.direction_id,
-      vehicle_id: first.vehicle_id,
-      next_station_id: first.station_id,
-      delay_s: first.delay_s === null ? null : Math.round(first.delay_s),
-      delay_state: first.delay_state,
-      arrivals: count,
-    })).sort(byString((t) => `${t.line ?? ''}\u0000${t.trip_id}\u0000${t.trip_instance ?? ''}\u0000${t.source}`)),
-    lines: [...lines].map(([line, { figures, trips }]) => ({
-      line,
-      arrivals: figures.arrivals,
-      trains: trips.size,
-      ...figures.figures(),
-    })).sort(byString((l) => l.line ?? '')),
-    stations: [...stations].map(([station_id, figures]) => ({
-      station_id,
-      name: stationName(station_id),
-      arrivals: figures.arrivals,
-      ...figures.figures(),
-    })).sort(byString((s) => s.station_id)),
+    trains: [...trains.values()]
+      .map(({ first, count }) => ({
+        trip_id: first.trip_id,
+        trip_instance: first.trip_instance,
+        source: first.feed_id,
+        line: first.route_id,
+        direction_id: first.direction_id,
+        vehicle_id: first.vehicle_id,
+        next_station_id: first.station_id,
+        delay_s: first.delay_s === null ? null : Math.round(first.delay_s),
+        delay_state: first.delay_state,
+        arrivals: count,
+      }))
+      .sort(byString((t) => `${t.line ?? ''}\u0000${t.trip_id}\u0000${t.trip_instance ?? ''}\u0000${t.source}`)),
+    lines: [...lines]
+      .map(([line, { figures, trips }]) => ({
+        line,
+        arrivals: figures.arrivals,
+        trains: trips.size,
+        ...figures.figures(),
+      }))
+      .sort(byString((l) => l.line ?? '')),
+    stations: [...stations]
+      .map(([station_id, figures]) => ({
+        station_id,
+        name: stationName(station_id),
+        arrivals: figures.arrivals,
+        ...figures.figures(),
+      }))
+      .sort(byString((s) => s.station_id)),
   };
 }
 

@@ -59,10 +59,21 @@ t.test('account: key, plan, window and open streams', async (t) => {
   const res = await app.inject({ url: '/api/v1/account', headers: bearer(created.key) });
   t.equal(res.status, 200);
   const body = res.json<Record<string, any>>();
-  t.same(body.key, { id: created.id, prefix: created.prefix, name: 'dashboard', test: false, created_at: created.created_at });
+  t.same(body.key, {
+    id: created.id,
+    prefix: created.prefix,
+    name: 'dashboard',
+    test: false,
+    created_at: created.created_at,
+  });
   t.equal(body.plan, 'regular');
   t.same(body.limits, {
-    requests_per_window: 600, window_seconds: 300, sse_streams: 2, max_page_size: 100, history_exports: false, webhook_endpoints: 100,
+    requests_per_window: 600,
+    window_seconds: 300,
+    sse_streams: 2,
+    max_page_size: 100,
+    history_exports: false,
+    webhook_endpoints: 100,
   });
   t.same(body.window, { limit: 600, remaining: 600, reset_seconds: 0 });
   t.same(body.streams, {
@@ -88,11 +99,20 @@ t.test('without a streams view nothing is open', async (t) => {
   t.equal(body.limits.history_exports, false, 'test keys get no bulk history');
 });
 
-t.test('connectionStreamsView lists the key\'s open streams from the meter', async (t) => {
+t.test("connectionStreamsView lists the key's open streams from the meter", async (t) => {
   let now = NOW;
   const minutes: Array<[string, number]> = [];
-  const meter = new ConnectionMeter<StreamTag>({ sink: { record: (tag, n) => minutes.push([tag.requestId, n]) }, now: () => now });
-  const tag = (keyId: string, endpoint: string, requestId: string): StreamTag => ({ keyId, plan: 'max', test: false, endpoint, requestId });
+  const meter = new ConnectionMeter<StreamTag>({
+    sink: { record: (tag, n) => minutes.push([tag.requestId, n]) },
+    now: () => now,
+  });
+  const tag = (keyId: string, endpoint: string, requestId: string): StreamTag => ({
+    keyId,
+    plan: 'max',
+    test: false,
+    endpoint,
+    requestId,
+  });
   const first = meter.openStream(tag('k1', '/api/v1/events/stream', 'r1'));
   now += 1_000;
   meter.openStream(tag('k2', '/api/v1/events/stream', 'r2'));
@@ -106,8 +126,20 @@ t.test('connectionStreamsView lists the key\'s open streams from the meter', asy
   first.close();
   t.same(view.openFor('k1'), [{ endpoint: '/api/v1/alerts', openedAtMs: NOW + 2_000 }], 'a closed stream is gone');
   t.same(view.openFor('k3'), []);
-  t.same(meter.openWhere(() => true).map((o) => o.tag.requestId), ['r2', 'r3'], 'openWhere reads, oldest first');
-  t.same(minutes, [['r1', 1], ['r2', 1], ['r3', 1]], 'reading records nothing; a close within the first minute adds none');
+  t.same(
+    meter.openWhere(() => true).map((o) => o.tag.requestId),
+    ['r2', 'r3'],
+    'openWhere reads, oldest first',
+  );
+  t.same(
+    minutes,
+    [
+      ['r1', 1],
+      ['r2', 1],
+      ['r3', 1],
+    ],
+    'reading records nothing; a close within the first minute adds none',
+  );
 });
 
 t.test('usage: the meter is flushed first; a failing flush still answers', async (t) => {
@@ -129,8 +161,17 @@ t.test('usage: the meter is flushed first; a failing flush still answers', async
   const usage = (n: number, status = 200) => {
     for (let i = 0; i < n; i++) {
       meter.record({
-        keyId: created.id, plan: 'free', test: false, unit: 'request', quantity: 1, method: 'GET', endpoint: '/api/v1/alerts',
-        status, latencyMs: 1, atMs: NOW - 1000, requestId: `req_${i}`,
+        keyId: created.id,
+        plan: 'free',
+        test: false,
+        unit: 'request',
+        quantity: 1,
+        method: 'GET',
+        endpoint: '/api/v1/alerts',
+        status,
+        latencyMs: 1,
+        atMs: NOW - 1000,
+        requestId: `req_${i}`,
       });
     }
   };
@@ -139,7 +180,9 @@ t.test('usage: the meter is flushed first; a failing flush still answers', async
   const res = await app.inject({ url: '/api/v1/account/usage?days=2', headers: bearer(created.key) });
   t.equal(res.status, 200);
   t.same(res.json(), {
-    from: '2024-05-09', to: '2024-05-10', unit_timezone: 'UTC',
+    from: '2024-05-09',
+    to: '2024-05-10',
+    unit_timezone: 'UTC',
     days: [
       { date: '2024-05-09', requests: 0, connection_minutes: 0, errors: 0 },
       { date: '2024-05-10', requests: 4, connection_minutes: 0, errors: 1 },
@@ -187,7 +230,10 @@ t.test('a key deleted after authentication is refused', async (t) => {
 t.test('the OpenAPI document describes both routes as unmetered key routes', async (t) => {
   const { app } = await setup(t);
   const paths = buildOpenApi(app.routes).paths as Record<string, Record<string, Record<string, unknown>>>;
-  for (const [path, id] of [['/api/v1/account', 'getAccount'], ['/api/v1/account/usage', 'getAccountUsage']] as const) {
+  for (const [path, id] of [
+    ['/api/v1/account', 'getAccount'],
+    ['/api/v1/account/usage', 'getAccountUsage'],
+  ] as const) {
     const op = paths[path]?.get;
     t.equal(op?.operationId, id);
     t.same(op?.security, [{ bearerAuth: [] }]);
@@ -199,7 +245,13 @@ t.test('the OpenAPI document describes both routes as unmetered key routes', asy
 
 t.test('usage: a key looping on the free call reuses one read until it makes a metered call', async (t) => {
   let flushes = 0;
-  const meter: Meter = { record: () => undefined, flush: async () => { flushes++; }, close: async () => undefined };
+  const meter: Meter = {
+    record: () => undefined,
+    flush: async () => {
+      flushes++;
+    },
+    close: async () => undefined,
+  };
   const { db, app, clock, limiter } = await setup(t, { meter });
   const created = await createKey(db, { plan: 'regular' });
   const usage = () => app.inject({ url: '/api/v1/account/usage?days=3', headers: bearer(created.key) });

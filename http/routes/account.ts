@@ -39,7 +39,8 @@ export interface OpenStreamsView {
 export function connectionStreamsView(connections: Pick<ConnectionMeter<StreamTag>, 'openWhere'>): OpenStreamsView {
   return {
     openFor(keyId) {
-      return connections.openWhere((tag) => tag.keyId === keyId)
+      return connections
+        .openWhere((tag) => tag.keyId === keyId)
         .map(({ tag, openedAtMs }) => ({ endpoint: tag.endpoint, openedAtMs }));
     },
   };
@@ -58,48 +59,71 @@ export interface AccountRouteDeps {
 
 const count = (description: string) => z.number().int().min(0).meta({ description });
 
-export const AccountKeySchema = z.object({
-  id: z.string().meta({ description: 'Key id (usage rows and the operator CLI name it).', example: 'key_3f9a1c0d2b4e6f80' }),
-  prefix: z.string().meta({ description: 'The first characters of the key, enough to recognise it.', example: 'tk_live_AbCd' }),
-  name: z.string().nullable().meta({ description: 'Name given at creation; null when none was.' }),
-  test: z.boolean().meta({ description: 'A test key (`tk_test_…`): same limits, usage kept apart, no bulk history.' }),
-  created_at: timestamp('When the key was created.'),
-}).meta({ id: 'AccountKey', description: 'The key making the call. The key itself is never shown again.' });
+export const AccountKeySchema = z
+  .object({
+    id: z
+      .string()
+      .meta({ description: 'Key id (usage rows and the operator CLI name it).', example: 'key_3f9a1c0d2b4e6f80' }),
+    prefix: z
+      .string()
+      .meta({ description: 'The first characters of the key, enough to recognise it.', example: 'tk_live_AbCd' }),
+    name: z.string().nullable().meta({ description: 'Name given at creation; null when none was.' }),
+    test: z
+      .boolean()
+      .meta({ description: 'A test key (`tk_test_…`): same limits, usage kept apart, no bulk history.' }),
+    created_at: timestamp('When the key was created.'),
+  })
+  .meta({ id: 'AccountKey', description: 'The key making the call. The key itself is never shown again.' });
 
-export const AccountLimitsSchema = z.object({
-  requests_per_window: count('Requests allowed in any sliding window of `window_seconds`.'),
-  window_seconds: count('Length of the sliding rate-limit window.'),
-  sse_streams: count('Event streams this key may hold open at once.'),
-  max_page_size: count('Largest `limit` a list request may ask for.'),
-  history_exports: z.boolean().meta({ description: 'Whether `/api/v1/history/exports` is open to this key: Max plan live keys only.' }),
-  webhook_endpoints: count('Webhook endpoints this key may register.'),
-}).meta({ id: 'AccountLimits', description: 'What the plan allows this key.' });
+export const AccountLimitsSchema = z
+  .object({
+    requests_per_window: count('Requests allowed in any sliding window of `window_seconds`.'),
+    window_seconds: count('Length of the sliding rate-limit window.'),
+    sse_streams: count('Event streams this key may hold open at once.'),
+    max_page_size: count('Largest `limit` a list request may ask for.'),
+    history_exports: z
+      .boolean()
+      .meta({ description: 'Whether `/api/v1/history/exports` is open to this key: Max plan live keys only.' }),
+    webhook_endpoints: count('Webhook endpoints this key may register.'),
+  })
+  .meta({ id: 'AccountLimits', description: 'What the plan allows this key.' });
 
-export const AccountWindowSchema = z.object({
-  limit: count('Requests allowed in the window.'),
-  remaining: count('Requests left in the window right now.'),
-  reset_seconds: count('Seconds until the oldest counted request leaves the window; 0 when none is counted.'),
-}).meta({ id: 'AccountWindow', description: 'The rate-limit window as of this call (the same figures as the RateLimit headers).' });
+export const AccountWindowSchema = z
+  .object({
+    limit: count('Requests allowed in the window.'),
+    remaining: count('Requests left in the window right now.'),
+    reset_seconds: count('Seconds until the oldest counted request leaves the window; 0 when none is counted.'),
+  })
+  .meta({
+    id: 'AccountWindow',
+    description: 'The rate-limit window as of this call (the same figures as the RateLimit headers).',
+  });
 
-export const AccountStreamSchema = z.object({
-  endpoint: z.string().meta({ description: 'Route template of the stream.', example: '/api/v1/events/stream' }),
-  opened_at: timestamp('When the stream was opened.'),
-  minutes: count('Connection-minutes started so far (a minute counts as soon as it starts).'),
-}).meta({ id: 'AccountStream' });
+export const AccountStreamSchema = z
+  .object({
+    endpoint: z.string().meta({ description: 'Route template of the stream.', example: '/api/v1/events/stream' }),
+    opened_at: timestamp('When the stream was opened.'),
+    minutes: count('Connection-minutes started so far (a minute counts as soon as it starts).'),
+  })
+  .meta({ id: 'AccountStream' });
 
-export const AccountStreamsSchema = z.object({
-  open: count('Event streams of this key open on this server now.'),
-  allowed: count('The plan\'s allowance of concurrent streams.'),
-  connections: z.array(AccountStreamSchema).meta({ description: 'The open streams, oldest first.' }),
-}).meta({ id: 'AccountStreams' });
+export const AccountStreamsSchema = z
+  .object({
+    open: count('Event streams of this key open on this server now.'),
+    allowed: count("The plan's allowance of concurrent streams."),
+    connections: z.array(AccountStreamSchema).meta({ description: 'The open streams, oldest first.' }),
+  })
+  .meta({ id: 'AccountStreams' });
 
-export const AccountSchema = z.object({
-  key: AccountKeySchema,
-  plan: z.enum(PLANS).meta({ description: 'The key\'s plan.' }),
-  limits: AccountLimitsSchema,
-  window: AccountWindowSchema,
-  streams: AccountStreamsSchema,
-}).meta({ id: 'Account' });
+export const AccountSchema = z
+  .object({
+    key: AccountKeySchema,
+    plan: z.enum(PLANS).meta({ description: "The key's plan." }),
+    limits: AccountLimitsSchema,
+    window: AccountWindowSchema,
+    streams: AccountStreamsSchema,
+  })
+  .meta({ id: 'Account' });
 
 const figures = {
   requests: count('Metered requests, whatever their status (429s included).'),
@@ -107,20 +131,28 @@ const figures = {
   errors: count('Requests answered with a status of 400 or more.'),
 };
 
-export const UsageTotalsSchema = z.object(figures).meta({ id: 'UsageTotals', description: 'Sums over the days listed.' });
+export const UsageTotalsSchema = z
+  .object(figures)
+  .meta({ id: 'UsageTotals', description: 'Sums over the days listed.' });
 
-export const UsageDaySchema = z.object({
-  date: z.iso.date().meta({ description: 'UTC calendar day.', example: '2024-05-01' }),
-  ...figures,
-}).meta({ id: 'UsageDay' });
+export const UsageDaySchema = z
+  .object({
+    date: z.iso.date().meta({ description: 'UTC calendar day.', example: '2024-05-01' }),
+    ...figures,
+  })
+  .meta({ id: 'UsageDay' });
 
-export const AccountUsageSchema = z.object({
-  from: z.iso.date().meta({ description: 'First day listed (UTC).' }),
-  to: z.iso.date().meta({ description: 'Last day listed: today (UTC).' }),
-  unit_timezone: z.literal('UTC').meta({ description: 'Days are UTC calendar days.' }),
-  days: z.array(UsageDaySchema).meta({ description: 'One entry per day from `from` to `to`, oldest first; days without usage are zeros.' }),
-  totals: UsageTotalsSchema,
-}).meta({ id: 'AccountUsage' });
+export const AccountUsageSchema = z
+  .object({
+    from: z.iso.date().meta({ description: 'First day listed (UTC).' }),
+    to: z.iso.date().meta({ description: 'Last day listed: today (UTC).' }),
+    unit_timezone: z.literal('UTC').meta({ description: 'Days are UTC calendar days.' }),
+    days: z
+      .array(UsageDaySchema)
+      .meta({ description: 'One entry per day from `from` to `to`, oldest first; days without usage are zeros.' }),
+    totals: UsageTotalsSchema,
+  })
+  .meta({ id: 'AccountUsage' });
 
 function callingKey(ctx: Pick<RequestContext, 'key'>): AuthenticatedKey {
   // auth: 'key' routes never reach a handler without one; guard against a table mistake
@@ -180,15 +212,19 @@ const USAGE_REUSE_ENTRIES = 10_000;
 /** GET /api/v1/account and /api/v1/account/usage, for createApi({ routes }). */
 export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
   const log = componentLogger(deps.log, 'account');
-  const recentUsage = new Map<string, { token: string; atMs: number; report: Promise<z.input<typeof AccountUsageSchema>> }>();
+  const recentUsage = new Map<
+    string,
+    { token: string; atMs: number; report: Promise<z.input<typeof AccountUsageSchema>> }
+  >();
 
   const get = defineRoute({
     id: 'getAccount',
     method: 'GET',
     path: `${PREFIX}/account`,
-    summary: 'The calling key\'s plan, limits and open streams',
-    description: 'The key making the call (never the key itself), its plan and what the plan allows, the rate-limit window as of '
-      + 'this call, and the event streams the key holds open on this server with the connection-minutes each has started.',
+    summary: "The calling key's plan, limits and open streams",
+    description:
+      'The key making the call (never the key itself), its plan and what the plan allows, the rate-limit window as of ' +
+      'this call, and the event streams the key holds open on this server with the connection-minutes each has started.',
     tags: TAGS,
     auth: 'key',
     meter: null,
@@ -200,10 +236,11 @@ export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
     id: 'getAccountUsage',
     method: 'GET',
     path: `${PREFIX}/account/usage`,
-    summary: 'The calling key\'s usage per day',
-    description: 'Metered requests, connection-minutes and error responses of the calling key per UTC day, today included, '
-      + 'oldest first, with days without usage as zeros. Test keys see their own (test) usage. Calls are metered in '
-      + 'batches; the batch is written before the figures are read, so the calls made just before show.',
+    summary: "The calling key's usage per day",
+    description:
+      'Metered requests, connection-minutes and error responses of the calling key per UTC day, today included, ' +
+      'oldest first, with days without usage as zeros. Test keys see their own (test) usage. Calls are metered in ' +
+      'batches; the batch is written before the figures are read, so the calls made just before show.',
     tags: TAGS,
     auth: 'key',
     meter: null,
@@ -227,7 +264,11 @@ export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
     },
   });
 
-  async function readUsage(key: AuthenticatedKey, days: number, nowMs: number): Promise<z.input<typeof AccountUsageSchema>> {
+  async function readUsage(
+    key: AuthenticatedKey,
+    days: number,
+    nowMs: number,
+  ): Promise<z.input<typeof AccountUsageSchema>> {
     if (deps.meter) {
       // stale figures beat no figures: the rows still pending are written by the next flush
       try {

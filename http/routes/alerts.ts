@@ -12,19 +12,36 @@ import { AlertPageSchema } from './schemas.ts';
 
 /** GTFS-RT Alert.Effect values, lower case. */
 export const IMPACTS = [
-  'no_service', 'reduced_service', 'significant_delays', 'detour', 'additional_service', 'modified_service',
-  'other_effect', 'unknown_effect', 'stop_moved', 'no_effect', 'accessibility_issue',
+  'no_service',
+  'reduced_service',
+  'significant_delays',
+  'detour',
+  'additional_service',
+  'modified_service',
+  'other_effect',
+  'unknown_effect',
+  'stop_moved',
+  'no_effect',
+  'accessibility_issue',
 ] as const;
 
 const status = enumListParam(ALERT_STATUSES, 'Alert status.').optional();
 const station = idListParam('Station (or stop) id the alert informs.', 'place-pktrm', { kind: 'station' }).optional();
 const source = idListParam('Feed id the alert came from.', 'mbta-alerts', { kind: 'source' }).optional();
 const impact = enumListParam(IMPACTS, 'GTFS-RT effect.').optional();
-const route = idListParam('Bus or streetcar route id.', '39', { kind: 'route', modes: ['bus', 'streetcar'], noun: 'route' }).optional();
+const route = idListParam('Bus or streetcar route id.', '39', {
+  kind: 'route',
+  modes: ['bus', 'streetcar'],
+  noun: 'route',
+}).optional();
 const line = idListParam('Rail line id.', 'Red', { kind: 'route', modes: ['rail'], noun: 'line' }).optional();
 /** `route` of one mode's alert list: that mode's routes only */
-const routeOf = (mode: 'bus' | 'streetcar') => idListParam(`${mode === 'bus' ? 'Bus' : 'Streetcar'} route id.`, mode === 'bus' ? '39' : 'E',
-  { kind: 'route', modes: [mode], noun: 'route' }).optional();
+const routeOf = (mode: 'bus' | 'streetcar') =>
+  idListParam(`${mode === 'bus' ? 'Bus' : 'Streetcar'} route id.`, mode === 'bus' ? '39' : 'E', {
+    kind: 'route',
+    modes: [mode],
+    noun: 'route',
+  }).optional();
 
 interface AlertFilter {
   modes: ReadonlySet<Mode> | null;
@@ -49,7 +66,8 @@ export function matchesAlert(a: Alert, f: AlertFilter): boolean {
   if (f.routes || f.lines) {
     // on the cross-mode list a route names a bus/streetcar route and a line a rail line;
     // given both, an alert matching either is kept
-    const byRoute = !!f.routes && intersects(a.routes, f.routes) && (f.modes !== null || a.modes.some((m) => m !== 'rail'));
+    const byRoute =
+      !!f.routes && intersects(a.routes, f.routes) && (f.modes !== null || a.modes.some((m) => m !== 'rail'));
     const byLine = !!f.lines && intersects(a.routes, f.lines) && (f.modes !== null || a.modes.includes('rail'));
     if (!byRoute && !byLine) return false;
   }
@@ -76,18 +94,29 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/alerts`,
     summary: 'Stored alerts of every mode',
-    description: 'Newest first (by first seen), stable under concurrent changes: walking the cursor never repeats or skips an alert that existed when the walk began.',
+    description:
+      'Newest first (by first seen), stable under concurrent changes: walking the cursor never repeats or skips an alert that existed when the walk began.',
     ...listing,
     query: z.object({
       mode: enumListParam(MODES, 'Mode.').optional(),
-      status, route, line, station, source, impact,
+      status,
+      route,
+      line,
+      station,
+      source,
+      impact,
     }),
     response: AlertPageSchema,
     handler(ctx) {
       const q = ctx.query;
       return listAlerts(deps, ctx, {
-        modes: setOf(q.mode), status: setOf(q.status), routes: setOf(q.route), lines: setOf(q.line),
-        stations: setOf(q.station), sources: setOf(q.source), impacts: setOf(q.impact),
+        modes: setOf(q.mode),
+        status: setOf(q.status),
+        routes: setOf(q.route),
+        lines: setOf(q.line),
+        stations: setOf(q.station),
+        sources: setOf(q.source),
+        impacts: setOf(q.impact),
       });
     },
   });
@@ -106,8 +135,13 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
       handler(ctx) {
         const q = ctx.query as Record<string, string[] | undefined>;
         return listAlerts(deps, ctx, {
-          modes: new Set([mode]), status: setOf(q.status), routes: setOf(q[routeParam]), lines: null,
-          stations: setOf(q.station), sources: setOf(q.source), impacts: setOf(q.impact),
+          modes: new Set([mode]),
+          status: setOf(q.status),
+          routes: setOf(q[routeParam]),
+          lines: null,
+          stations: setOf(q.station),
+          sources: setOf(q.source),
+          impacts: setOf(q.impact),
         });
       },
     });

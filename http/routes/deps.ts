@@ -27,7 +27,11 @@ export interface CoreRouteDeps {
 export const PREFIX = '/api/v1';
 
 export function link(deps: CoreRouteDeps, path: string, query?: Record<string, string>): string {
-  const qs = query ? Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&') : '';
+  const qs = query
+    ? Object.entries(query)
+        .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+        .join('&')
+    : '';
   return `${deps.baseUrl}${PREFIX}${path}${qs ? `?${qs}` : ''}`;
 }
 
@@ -38,13 +42,28 @@ export const seg = encodeURIComponent;
  * the pipeline applies to query filters (http/known-ids.ts), here for ids in a path.
  */
 export function assertKnown(
-  deps: CoreRouteDeps, modes: readonly Mode[], ids: readonly string[] | undefined, what: 'route' | 'line', parameter: string = what,
+  deps: CoreRouteDeps,
+  modes: readonly Mode[],
+  ids: readonly string[] | undefined,
+  what: 'route' | 'line',
+  parameter: string = what,
 ): void {
-  assertKnownIds(directoryKnownIds(deps.directory, deps.index), parameter, { kind: 'route', modes, noun: what }, ids ?? []);
+  assertKnownIds(
+    directoryKnownIds(deps.directory, deps.index),
+    parameter,
+    { kind: 'route', modes, noun: what },
+    ids ?? [],
+  );
 }
 
 /** What a vehicle or arrival body reads: positions and delays of every mode, every feed's health (sources). */
-export const REALTIME_SLICES: readonly LiveSlice[] = ['vehicles:rail', 'vehicles:bus', 'vehicles:streetcar', 'arrivals', 'feeds'];
+export const REALTIME_SLICES: readonly LiveSlice[] = [
+  'vehicles:rail',
+  'vehicles:bus',
+  'vehicles:streetcar',
+  'arrivals',
+  'feeds',
+];
 
 /**
  * What every list of live data (alerts, vehicles, arrivals) is: a keyed, metered read, paged by

@@ -10,7 +10,8 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/bus`,
     summary: 'Bus routes',
-    description: 'Every bus route of the imported schedules with its last-seven-day reliability snapshot (null until the route has finalized service days) and links to its realtime, alert and reliability resources.',
+    description:
+      'Every bus route of the imported schedules with its last-seven-day reliability snapshot (null until the route has finalized service days) and links to its realtime, alert and reliability resources.',
     tags: ['Bus', 'Directories'],
     auth: 'key',
     meter: 'request',
@@ -35,7 +36,8 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/streetcar`,
     summary: 'Streetcar routes',
-    description: 'Every streetcar route of the imported schedules, the number of alerts active on it now, and links to its alerts, realtime and reliability resources.',
+    description:
+      'Every streetcar route of the imported schedules, the number of alerts active on it now, and links to its alerts, realtime and reliability resources.',
     tags: ['Streetcar', 'Directories'],
     auth: 'key',
     meter: 'request',

@@ -14,9 +14,17 @@ export function coreRoutes(deps: CoreRouteDeps): RouteDef[] {
   const [busRealtime, busRouteRealtime] = vehicleRoutes(deps, 'bus');
   const [streetcarRealtime, streetcarRouteRealtime] = vehicleRoutes(deps, 'streetcar');
   return [
-    railLines!, railRealtime!, railAlerts,
-    bus!, busRealtime!, busAlerts, busRouteRealtime!,
-    streetcar!, streetcarRealtime!, streetcarAlerts, streetcarRouteRealtime!,
+    railLines!,
+    railRealtime!,
+    railAlerts,
+    bus!,
+    busRealtime!,
+    busAlerts,
+    busRouteRealtime!,
+    streetcar!,
+    streetcarRealtime!,
+    streetcarAlerts,
+    streetcarRouteRealtime!,
     allAlerts,
   ];
 }

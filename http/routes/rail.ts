@@ -9,7 +9,18 @@ import { ageFreshness, arrivalToApi, sourceToApi } from '../read/represent.ts';
 import { railSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
-import { assertKnown, directoryBody, link, liveList, PREFIX, REALTIME_SLICES, routeFields, seg, setOf, type CoreRouteDeps } from './deps.ts';
+import {
+  assertKnown,
+  directoryBody,
+  link,
+  liveList,
+  PREFIX,
+  REALTIME_SLICES,
+  routeFields,
+  seg,
+  setOf,
+  type CoreRouteDeps,
+} from './deps.ts';
 import { RailDirectorySchema, RailRealtimeSchema } from './schemas.ts';
 import { vehiclesToApi } from './vehicles.ts';
 
@@ -19,7 +30,8 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/rail`,
     summary: 'Rail lines',
-    description: 'Every rail line of the imported schedules, its stations in running order, and links to its realtime, alert and reliability resources.',
+    description:
+      'Every rail line of the imported schedules, its stations in running order, and links to its realtime, alert and reliability resources.',
     tags: ['Rail', 'Directories'],
     auth: 'key',
     meter: 'request',
@@ -44,7 +56,8 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     method: 'GET',
     path: `${PREFIX}/rail/realtime`,
     summary: 'Rail arrivals with delay summaries',
-    description: 'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival, the rail vehicles of the requested lines (trains without coordinates placed at their stop), and the freshness of each rail source.',
+    description:
+      'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival, the rail vehicles of the requested lines (trains without coordinates placed at their stop), and the freshness of each rail source.',
     // ages and freshness move with the clock: a cached body lives one second
     ...liveList(['Rail', 'Realtime'], () => deps.index.versionOf(REALTIME_SLICES), 1_000),
     query: z.object({
@@ -60,16 +73,27 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
       const stations = setOf(q.station);
       const states = setOf(q.delay_state);
       const direction = q.direction === undefined ? null : Number(q.direction);
-      const rows = deps.index.railArrivals().filter((a) => (!lines || (a.route_id !== null && lines.has(a.route_id)))
-        && (!stations || stations.has(a.station_id) || stations.has(a.stop_id))
-        && (direction === null || a.direction_id === direction)
-        && (!states || states.has(a.delay_state)));
+      const rows = deps.index
+        .railArrivals()
+        .filter(
+          (a) =>
+            (!lines || (a.route_id !== null && lines.has(a.route_id))) &&
+            (!stations || stations.has(a.station_id) || stations.has(a.stop_id)) &&
+            (direction === null || a.direction_id === direction) &&
+            (!states || states.has(a.delay_state)),
+        );
       const feeds = deps.index.feeds();
       // without a health record for the feed, the poll's own age tells
-      const toApi = (a: Arrival) => arrivalToApi(a, deps.directory.stationName(a.station_id),
-        feeds.get(a.feed_id)?.freshness ?? ageFreshness((ctx.nowMs - a.observed_ms) / 1000, deps.thresholds));
+      const toApi = (a: Arrival) =>
+        arrivalToApi(
+          a,
+          deps.directory.stationName(a.station_id),
+          feeds.get(a.feed_id)?.freshness ?? ageFreshness((ctx.nowMs - a.observed_ms) / 1000, deps.thresholds),
+        );
       const page = paginate(rows, arrivalKey, ctx, toApi);
-      const vehicles = deps.index.vehicles('rail').filter((v) => !lines || (v.route_id !== null && lines.has(v.route_id)));
+      const vehicles = deps.index
+        .vehicles('rail')
+        .filter((v) => !lines || (v.route_id !== null && lines.has(v.route_id)));
       return {
         data: page.data,
         summaries: railSummaries(rows, (id) => deps.directory.stationName(id)),

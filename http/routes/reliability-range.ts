@@ -40,11 +40,15 @@ function outside(mode: Mode, parameter: 'from' | 'to', value: string, window: Ap
  * is left for the rollup to refuse with the parameter named.
  */
 export function resolveRange(
-  mode: Mode, asked: { from?: string; to?: string }, window: ApiRetainedWindow, today: string,
+  mode: Mode,
+  asked: { from?: string; to?: string },
+  window: ApiRetainedWindow,
+  today: string,
 ): { from: string; to: string } {
   for (const parameter of ['from', 'to'] as const) {
     const value = asked[parameter];
-    if (value !== undefined && (value < window.from || value > window.to)) throw outside(mode, parameter, value, window);
+    if (value !== undefined && (value < window.from || value > window.to))
+      throw outside(mode, parameter, value, window);
   }
   if (asked.from !== undefined && asked.to !== undefined) return { from: asked.from, to: asked.to };
   if (asked.to !== undefined) {

@@ -6,7 +6,14 @@ import type { Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 import { wallClock } from '../../core/dates.ts';
 import {
-  isKnownRoute, reliabilityReadVersion, resolveTimezone, retainedWindow, rollup, ROLLUP_GROUPS, RollupInputError, type RollupResult,
+  isKnownRoute,
+  reliabilityReadVersion,
+  resolveTimezone,
+  retainedWindow,
+  rollup,
+  ROLLUP_GROUPS,
+  RollupInputError,
+  type RollupResult,
 } from '../../store/reliability/index.ts';
 import { dateParam, enumParam, idValue } from '../params.ts';
 import { RetainedWindows } from '../read/retained-windows.ts';
@@ -32,10 +39,20 @@ const DEFAULT_WINDOW_MAX_AGE_MS = 10_000;
 const ERRORS = ['not_found', 'no_retained_rows', 'outside_retention'] as const;
 
 const query = z.object({
-  group: enumParam(ROLLUP_GROUPS, '`day` (default), ISO `week` (Monday to Sunday), or `period`: one row for the whole from..to.').optional(),
-  from: dateParam(`First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before \`to\`, or the window's first day when later.`).optional(),
-  to: dateParam('Last service date, YYYY-MM-DD, inside the retained window. Default: today in the agency time zone.').optional(),
-  split: enumParam(['service_day'], '`service_day`: one row per service day type (weekday, saturday, sunday) in each group.').optional(),
+  group: enumParam(
+    ROLLUP_GROUPS,
+    '`day` (default), ISO `week` (Monday to Sunday), or `period`: one row for the whole from..to.',
+  ).optional(),
+  from: dateParam(
+    `First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before \`to\`, or the window's first day when later.`,
+  ).optional(),
+  to: dateParam(
+    'Last service date, YYYY-MM-DD, inside the retained window. Default: today in the agency time zone.',
+  ).optional(),
+  split: enumParam(
+    ['service_day'],
+    '`service_day`: one row per service day type (weekday, saturday, sunday) in each group.',
+  ).optional(),
 });
 
 type Query = z.output<typeof query>;
@@ -63,7 +80,14 @@ function toApi(result: RollupResult, routeId: string, window: ApiRetainedWindow)
   };
 }
 
-async function answer(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode: Mode, routeId: string, parameter: string, ctx: RequestContext<Query>) {
+async function answer(
+  deps: ReliabilityRouteDeps,
+  windows: RetainedWindows,
+  mode: Mode,
+  routeId: string,
+  parameter: string,
+  ctx: RequestContext<Query>,
+) {
   const what = mode === 'rail' ? 'line' : 'route';
   if (!(await isKnownRoute(deps.db, mode, routeId))) {
     throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
@@ -75,13 +99,25 @@ async function answer(deps: ReliabilityRouteDeps, windows: RetainedWindows, mode
   const today = wallClock(now, timezone).date;
   const window = requestWindow(mode, await windows.get(mode), today);
   if (!window) {
-    throw new ApiError('no_retained_rows', `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} trip is recorded.`);
+    throw new ApiError(
+      'no_retained_rows',
+      `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} trip is recorded.`,
+    );
   }
   const range = resolveRange(mode, { from: ctx.query.from, to: ctx.query.to }, window, today);
   try {
-    const result = await rollup(deps.db, {
-      mode, routeId, group: ctx.query.group ?? 'day', from: range.from, to: range.to, split: ctx.query.split === 'service_day',
-    }, { timezone, serviceDayEnd: deps.settings.service_day_end, now, historyFrom: window.from });
+    const result = await rollup(
+      deps.db,
+      {
+        mode,
+        routeId,
+        group: ctx.query.group ?? 'day',
+        from: range.from,
+        to: range.to,
+        split: ctx.query.split === 'service_day',
+      },
+      { timezone, serviceDayEnd: deps.settings.service_day_end, now, historyFrom: window.from },
+    );
     return toApi(result, routeId, window);
   } catch (err) {
     if (!(err instanceof RollupInputError)) throw err;
@@ -99,30 +135,37 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
   const cache = maxAgeMs > 0 ? { cache: { version: () => reliabilityReadVersion(deps.db), ttlMs: maxAgeMs } } : {};
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
-  const retained = mode === 'bus'
-    ? 'Before any bus trip is retained the window is today alone (live figures).'
-    : `404 no_retained_rows while no ${mode} trip is retained.`;
+  const retained =
+    mode === 'bus'
+      ? 'Before any bus trip is retained the window is today alone (live figures).'
+      : `404 no_retained_rows while no ${mode} trip is retained.`;
   return defineRoute({
     id: `get${TITLES[mode]}Reliability`,
     method: 'GET',
     path: `${PREFIX}/${mode}/{${parameter}}/reliability`,
     summary: `Reliability of one ${subject}`,
-    description: `Scheduled versus delivered trips of one ${subject} by day, ISO week or the whole period: `
-      + '`scheduled` (the denominator) and `delivered` (the numerator) are always present, `delivered_pct` is null '
-      + 'when nothing was scheduled. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled '
-      + '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. '
-      + 'Finalized days are final; today and days not finalized yet are live (`final: false`). '
-      + 'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it has observations; '
-      + 'days on which no trip was seen are listed in `meta.days_without_observations` and counted in each row\'s `days_observed`. '
-      + `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names it). ${retained} `
-      + `404 not_found when neither a schedule nor the retained history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
+    description:
+      `Scheduled versus delivered trips of one ${subject} by day, ISO week or the whole period: ` +
+      '`scheduled` (the denominator) and `delivered` (the numerator) are always present, `delivered_pct` is null ' +
+      'when nothing was scheduled. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled ' +
+      '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. ' +
+      'Finalized days are final; today and days not finalized yet are live (`final: false`). ' +
+      'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it has observations; ' +
+      "days on which no trip was seen are listed in `meta.days_without_observations` and counted in each row's `days_observed`. " +
+      `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names it). ${retained} ` +
+      `404 not_found when neither a schedule nor the retained history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
     tags: [TITLES[mode], 'Reliability'],
     auth: 'key',
     meter: 'request',
     sse: true,
     ...cache,
     errors: ERRORS,
-    params: z.object({ [parameter]: idValue(mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`, mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E') }),
+    params: z.object({
+      [parameter]: idValue(
+        mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`,
+        mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E',
+      ),
+    }),
     query,
     response: ReliabilityRollupSchema,
     handler(ctx) {
@@ -134,6 +177,13 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
 
 /** GET /api/v1/{rail/{line},bus/{route_id},streetcar/{route_id}}/reliability, in the specification's order. */
 export function reliabilityRoutes(deps: ReliabilityRouteDeps): RouteDef[] {
-  const windows = new RetainedWindows((mode) => retainedWindow(deps.db, mode), deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS);
-  return [reliabilityRoute(deps, windows, 'rail'), reliabilityRoute(deps, windows, 'bus'), reliabilityRoute(deps, windows, 'streetcar')];
+  const windows = new RetainedWindows(
+    (mode) => retainedWindow(deps.db, mode),
+    deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS,
+  );
+  return [
+    reliabilityRoute(deps, windows, 'rail'),
+    reliabilityRoute(deps, windows, 'bus'),
+    reliabilityRoute(deps, windows, 'streetcar'),
+  ];
 }

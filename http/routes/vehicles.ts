@@ -57,7 +57,11 @@ export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[
     description: `Positions from the GTFS Realtime feeds, ordered by route and vehicle, with route summaries (vehicles, mean delay, newest and oldest position age) and route freshness summaries over every matching vehicle.`,
     ...listing,
     query: z.object({
-      route: idListParam(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E', { kind: 'route', modes: [mode], noun: 'route' }).optional(),
+      route: idListParam(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E', {
+        kind: 'route',
+        modes: [mode],
+        noun: 'route',
+      }).optional(),
     }),
     response: VehicleRealtimeSchema,
     handler(ctx) {

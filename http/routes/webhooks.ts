@@ -5,8 +5,15 @@ import { z } from 'zod';
 import { ApiError } from '../../core/errors.ts';
 import { EVENT_TYPES } from '../../core/events.ts';
 import {
-  DELIVERY_STATES, DeliverySchema, EndpointCreateSchema, EndpointListSchema, EndpointSchema, EndpointUpdateSchema,
-  EndpointWithSecretSchema, RedeliverSchema, type Webhooks,
+  DELIVERY_STATES,
+  DeliverySchema,
+  EndpointCreateSchema,
+  EndpointListSchema,
+  EndpointSchema,
+  EndpointUpdateSchema,
+  EndpointWithSecretSchema,
+  RedeliverSchema,
+  type Webhooks,
 } from '../../webhooks/index.ts';
 import { stringKey, type CursorValue } from '../cursor.ts';
 import type { HeaderList } from '../headers.ts';
@@ -22,15 +29,25 @@ const JSON_TYPE = 'application/json';
 // a response carrying a signing secret must not be kept by any cache on the way
 const NO_STORE: HeaderList = [['Cache-Control', 'no-store']];
 
-const endpointParams = z.object({ endpoint_id: idValue('Webhook endpoint id, as returned at registration.', 'ep_3q2XyH1f0bK9mR7tWcZ4') });
-const deliveryParams = z.object({ delivery_id: idValue('Delivery id from the delivery audit.', 'dlv_9bT2nE5kL1pQ8sV4xY7a') });
+const endpointParams = z.object({
+  endpoint_id: idValue('Webhook endpoint id, as returned at registration.', 'ep_3q2XyH1f0bK9mR7tWcZ4'),
+});
+const deliveryParams = z.object({
+  delivery_id: idValue('Delivery id from the delivery audit.', 'dlv_9bT2nE5kL1pQ8sV4xY7a'),
+});
 
-export const EndpointDeletedSchema = z.object({
-  id: z.string(),
-  deleted: z.literal(true),
-}).meta({ id: 'WebhookEndpointDeleted' });
+export const EndpointDeletedSchema = z
+  .object({
+    id: z.string(),
+    deleted: z.literal(true),
+  })
+  .meta({ id: 'WebhookEndpointDeleted' });
 
-export const DeliveryListPageSchema = cursorPageSchema(DeliverySchema, 'WebhookDeliveryListPage', 'WebhookDeliveryPageMeta');
+export const DeliveryListPageSchema = cursorPageSchema(
+  DeliverySchema,
+  'WebhookDeliveryListPage',
+  'WebhookDeliveryPageMeta',
+);
 
 function keyId(ctx: Pick<RequestContext, 'key'>): string {
   // auth: 'key' routes never reach a handler without one; guard against a table mistake
@@ -65,7 +82,9 @@ function afterPosition(after: readonly CursorValue[] | null, keyId: string): str
   if (after === null) return undefined;
   const [owner, position] = stringKey(after, 2) as [string, string];
   if (owner !== keyId) {
-    throw new ApiError('invalid_cursor', 'the cursor belongs to another key', { errors: [{ parameter: 'cursor', detail: 'the cursor belongs to another key' }] });
+    throw new ApiError('invalid_cursor', 'the cursor belongs to another key', {
+      errors: [{ parameter: 'cursor', detail: 'the cursor belongs to another key' }],
+    });
   }
   return position;
 }
@@ -76,11 +95,12 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'POST',
     path: `${BASE}/endpoints`,
     summary: 'Register a webhook endpoint',
-    description: 'Registers an http(s) target for the calling key, with optional filters by mode, route or line, and event type. '
-      + 'The response is the only one that shows the signing secret (`whsec_…`): store it. Deliveries follow Standard Webhooks: '
-      + 'headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`), body '
-      + '`{type, timestamp, data}`. Targets resolving to private, loopback, link-local or metadata addresses are refused with '
-      + '400 `unsafe_target`. A key holds at most 100 endpoints (409 `conflict` beyond).',
+    description:
+      'Registers an http(s) target for the calling key, with optional filters by mode, route or line, and event type. ' +
+      'The response is the only one that shows the signing secret (`whsec_…`): store it. Deliveries follow Standard Webhooks: ' +
+      'headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`), body ' +
+      '`{type, timestamp, data}`. Targets resolving to private, loopback, link-local or metadata addresses are refused with ' +
+      '400 `unsafe_target`. A key holds at most 100 endpoints (409 `conflict` beyond).',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -99,7 +119,8 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'GET',
     path: `${BASE}/endpoints`,
     summary: 'List webhook endpoints',
-    description: 'Every endpoint of the calling key, oldest first, disabled ones included. Secrets are never shown here.',
+    description:
+      'Every endpoint of the calling key, oldest first, disabled ones included. Secrets are never shown here.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -128,8 +149,9 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'PATCH',
     path: `${BASE}/endpoints/{endpoint_id}`,
     summary: 'Update a webhook endpoint',
-    description: 'Changes the URL (checked like at registration), description, filters (replaced as a whole) or `enabled`. '
-      + 'Disabling fails the deliveries still queued; re-enabling clears the failure history.',
+    description:
+      'Changes the URL (checked like at registration), description, filters (replaced as a whole) or `enabled`. ' +
+      'Disabling fails the deliveries still queued; re-enabling clears the failure history.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -145,7 +167,8 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'DELETE',
     path: `${BASE}/endpoints/{endpoint_id}`,
     summary: 'Delete a webhook endpoint',
-    description: 'Stops all deliveries to the endpoint and erases its secret. Its deliveries stay in the audit until retention removes them.',
+    description:
+      'Stops all deliveries to the endpoint and erases its secret. Its deliveries stay in the audit until retention removes them.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -163,7 +186,8 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'POST',
     path: `${BASE}/endpoints/{endpoint_id}/disable`,
     summary: 'Disable a webhook endpoint',
-    description: 'Same as PATCH with `{"enabled": false}`: nothing more is sent and queued deliveries fail. Enable it again with PATCH.',
+    description:
+      'Same as PATCH with `{"enabled": false}`: nothing more is sent and queued deliveries fail. Enable it again with PATCH.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -178,8 +202,9 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'POST',
     path: `${BASE}/endpoints/{endpoint_id}/rotate-secret`,
     summary: 'Rotate the signing secret',
-    description: 'Returns a new secret, shown only here. For the next 24 hours (`previous_secret_expires_at`) every delivery '
-      + 'carries two signatures, one per secret, so receivers can switch without losing a message.',
+    description:
+      'Returns a new secret, shown only here. For the next 24 hours (`previous_secret_expires_at`) every delivery ' +
+      'carries two signatures, one per secret, so receivers can switch without losing a message.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -196,8 +221,9 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'POST',
     path: `${BASE}/endpoints/{endpoint_id}/redeliver`,
     summary: 'Redeliver a message',
-    description: 'Queues a message this endpoint was sent before for one more delivery, with the same `webhook-id`, and answers '
-      + 'with the new delivery. 409 `conflict` when the endpoint is disabled.',
+    description:
+      'Queues a message this endpoint was sent before for one more delivery, with the same `webhook-id`, and answers ' +
+      'with the new delivery. 409 `conflict` when the endpoint is disabled.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -218,9 +244,10 @@ function deliveryRoutes(webhooks: Webhooks): RouteDef[] {
     method: 'GET',
     path: `${BASE}/deliveries`,
     summary: 'Webhook delivery audit',
-    description: 'The calling key\'s deliveries, newest first, each with its state (`pending` → `succeeded` | `retrying` → … → '
-      + '`succeeded` | `failed`), next attempt time and every attempt (time, status code, latency, error). Deliveries of deleted '
-      + 'endpoints stay listed until retention removes them.',
+    description:
+      "The calling key's deliveries, newest first, each with its state (`pending` → `succeeded` | `retrying` → … → " +
+      '`succeeded` | `failed`), next attempt time and every attempt (time, status code, latency, error). Deliveries of deleted ' +
+      'endpoints stay listed until retention removes them.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',

@@ -60,20 +60,38 @@ export class TripMatcher {
 
   private decide(r: MatchRequest): TripMatch {
     const tripId = r.td.trip_id || null;
-    if (!r.schedule) return { outcome: 'unmatched', strategy: null, trip: undefined, service_date: null, previous_day: false };
+    if (!r.schedule)
+      return { outcome: 'unmatched', strategy: null, trip: undefined, service_date: null, previous_day: false };
     const q: MatchQuery = {
-      td: r.td, trip_id: tripId, relationship: r.relationship,
-      start_date: parseStartDate(r.td.start_date), start_s: parseGtfsTime(r.td.start_time),
-      schedule: r.schedule, timezone: r.timezone, now_ms: r.now_ms,
+      td: r.td,
+      trip_id: tripId,
+      relationship: r.relationship,
+      start_date: parseStartDate(r.td.start_date),
+      start_s: parseGtfsTime(r.td.start_time),
+      schedule: r.schedule,
+      timezone: r.timezone,
+      now_ms: r.now_ms,
     };
     const order = EXTRA_SERVICE.has(r.relationship) ? this.order.filter((s) => s === 'exact') : this.order;
-    let last: TripMatch = { outcome: 'unmatched', strategy: null, trip: undefined, service_date: null, previous_day: false };
+    let last: TripMatch = {
+      outcome: 'unmatched',
+      strategy: null,
+      trip: undefined,
+      service_date: null,
+      previous_day: false,
+    };
     for (const strategy of order) {
       const answer = STRATEGIES[strategy](q);
       if (answer === null) continue;
       this.tally.decision(strategy, answer.outcome);
       if (answer.outcome === 'matched') {
-        return { outcome: 'matched', strategy, trip: answer.trip, service_date: answer.service_date, previous_day: answer.previous_day };
+        return {
+          outcome: 'matched',
+          strategy,
+          trip: answer.trip,
+          service_date: answer.service_date,
+          previous_day: answer.previous_day,
+        };
       }
       const known = answer.outcome === 'unmatched' ? answer.known : undefined;
       // "several fit" says more than a later "none fits", so it is what the trip ends as

@@ -20,7 +20,8 @@ export function serviceDayOf(q: MatchQuery, trip: ScheduledTrip): ServiceDay | n
   const date = q.start_date;
   const runs = schedule.runsOn(trip.service_id, date);
   // a DUPLICATED trip's start_time is its own, not the original's: it says nothing about the day
-  if (!span || span.start_s < DAY_S || q.relationship === 'duplicated') return runs ? { service_date: date, previous_day: false } : null;
+  if (!span || span.start_s < DAY_S || q.relationship === 'duplicated')
+    return runs ? { service_date: date, previous_day: false } : null;
   const previous = previousDate(date);
   if (!schedule.runsOn(trip.service_id, previous)) return runs ? { service_date: date, previous_day: false } : null;
   if (!runs) return { service_date: previous, previous_day: true };
@@ -29,7 +30,9 @@ export function serviceDayOf(q: MatchQuery, trip: ScheduledTrip): ServiceDay | n
   if (q.start_s !== null && q.start_s + DAY_S === span.start_s) return { service_date: previous, previous_day: true };
   const onDate = distance(q.now_ms, serviceDayOriginMs(date, q.timezone), span.start_s, span.end_s);
   const onPrevious = distance(q.now_ms, serviceDayOriginMs(previous, q.timezone), span.start_s, span.end_s);
-  return onPrevious < onDate ? { service_date: previous, previous_day: true } : { service_date: date, previous_day: false };
+  return onPrevious < onDate
+    ? { service_date: previous, previous_day: true }
+    : { service_date: date, previous_day: false };
 }
 
 /** Without start_date: of yesterday, today and tomorrow in the agency zone, the run nearest to now. */

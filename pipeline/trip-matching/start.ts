@@ -8,7 +8,7 @@ import { probeDays } from './service-day.ts';
 export const matchStart: Strategy = (q) => {
   const routeId = q.td.route_id;
   if (!routeId || q.start_s === null) return null;
-  const direction = has(q.td, 'direction_id') ? q.td.direction_id ?? null : null;
+  const direction = has(q.td, 'direction_id') ? (q.td.direction_id ?? null) : null;
   const found: ({ trip: ScheduledTrip } & ServiceDay)[] = [];
   for (const day of probeDays(q, q.start_s)) {
     for (const trip of q.schedule.tripsStartingAt(routeId, direction, day.start_s)) {

@@ -26,7 +26,11 @@ export class MatchTally {
     const trips = matched + unmatched + ambiguous;
     if (trips === 0) return null;
     return {
-      trips, matched, unmatched, ambiguous, previous_day: this.previousDay,
+      trips,
+      matched,
+      unmatched,
+      ambiguous,
+      previous_day: this.previousDay,
       match_rate: matched / trips,
       strategies: structuredClone(this.strategies),
     };

@@ -19,14 +19,21 @@ async function bundle(name: string, source: string): Promise<string> {
 }
 
 t.test('the native modules become calls to the extracted addons', async (t) => {
-  const out = await bundle('natives', [
-    "import uWS from 'uWebSockets.js';",
-    "import bindings from '@duckdb/node-bindings';",
-    'console.log(uWS.App, bindings.library_version);',
-  ].join('\n'));
+  const out = await bundle(
+    'natives',
+    [
+      "import uWS from 'uWebSockets.js';",
+      "import bindings from '@duckdb/node-bindings';",
+      'console.log(uWS.App, bindings.library_version);',
+    ].join('\n'),
+  );
   t.match(out, /loadNativeAddon\("uws_test\.node"\)/);
   t.match(out, /loadNativeAddon\("duckdb\.node"\)/);
-  t.notMatch(out, /require\("uWebSockets\.js"\)|require\("@duckdb\/node-bindings/, 'nothing is left for a require that SEA cannot serve');
+  t.notMatch(
+    out,
+    /require\("uWebSockets\.js"\)|require\("@duckdb\/node-bindings/,
+    'nothing is left for a require that SEA cannot serve',
+  );
   t.notMatch(out, /uws_" \+ process\.platform/, "the package's own loader is not bundled");
 });
 
@@ -45,12 +52,15 @@ t.test('import.meta in app code fails the build instead of the binary', async (t
 
 t.test('for dist/, the native packages stay require()s resolved from node_modules', async (t) => {
   const entry = join(dir, 'dist-natives.ts');
-  writeFileSync(entry, [
-    "import uWS from 'uWebSockets.js';",
-    "import bindings from '@duckdb/node-bindings';",
-    "import cron from 'node-cron';",
-    'console.log(uWS.App, bindings.library_version, cron.validate);',
-  ].join('\n'));
+  writeFileSync(
+    entry,
+    [
+      "import uWS from 'uWebSockets.js';",
+      "import bindings from '@duckdb/node-bindings';",
+      "import cron from 'node-cron';",
+      'console.log(uWS.App, bindings.library_version, cron.validate);',
+    ].join('\n'),
+  );
   const outfile = join(dir, 'dist-natives.cjs');
   await bundleApp({ repoRoot, entry, outfile, natives: 'node_modules' });
   const out = readFileSync(outfile, 'utf8');

@@ -50,7 +50,10 @@ function nativesPlugin(repoRoot: string, natives: BundleOptions['natives']): Plu
       if (natives === 'node_modules') {
         b.onResolve({ filter: NATIVE_MODULE }, (args) => ({ path: args.path, external: true }));
       } else {
-        const replaced: Record<string, string> = { 'uWebSockets.js': natives.uws, '@duckdb/node-bindings': natives.duckdb };
+        const replaced: Record<string, string> = {
+          'uWebSockets.js': natives.uws,
+          '@duckdb/node-bindings': natives.duckdb,
+        };
         b.onResolve({ filter: NATIVE_MODULE }, (args) => ({ path: args.path, namespace: 'sea-native' }));
         b.onLoad({ filter: /.*/, namespace: 'sea-native' }, (args) => ({
           contents: `module.exports = require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
@@ -128,7 +131,9 @@ export async function bundleApp(options: BundleOptions): Promise<Bundle> {
   });
   const failures = result.warnings.filter(fatal).map(describe);
   if (failures.length) {
-    throw new Error(`the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() from core/assets.ts`);
+    throw new Error(
+      `the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() from core/assets.ts`,
+    );
   }
   const inputs = [...Object.keys(result.metafile.inputs), ...browserInputs]
     .filter((path) => !path.includes(':'))

@@ -34,17 +34,31 @@ t.test('asset paths are the string literals passed to assetPath', async (t) => {
 
 t.test('folders expand to every file under them', async (t) => {
   const root = tree(t, {
-    'store/migrations/001_a.sql': '1', 'store/migrations/002_b.sql': '2', 'store/migrations/deep/x.sql': '3',
+    'store/migrations/001_a.sql': '1',
+    'store/migrations/002_b.sql': '2',
+    'store/migrations/deep/x.sql': '3',
     'package.json': '{}',
   });
   t.same(expandAssets(root, ['store/migrations', 'package.json']), [
-    'package.json', 'store/migrations/001_a.sql', 'store/migrations/002_b.sql', 'store/migrations/deep/x.sql',
+    'package.json',
+    'store/migrations/001_a.sql',
+    'store/migrations/002_b.sql',
+    'store/migrations/deep/x.sql',
   ]);
-  t.throws(() => expandAssets(root, ['http/status.html']), /assetPath\('http\/status.html'\) names a file that does not exist/);
+  t.throws(
+    () => expandAssets(root, ['http/status.html']),
+    /assetPath\('http\/status.html'\) names a file that does not exist/,
+  );
 });
 
 t.test('the repository names its assets with literals only', async (t) => {
-  const sources = ['app/main.ts', 'store/db.ts', 'store/reliability/sql.ts', 'pipeline/decode.ts', 'fixtures/rt-codec.ts'];
+  const sources = [
+    'app/main.ts',
+    'store/db.ts',
+    'store/reliability/sql.ts',
+    'pipeline/decode.ts',
+    'fixtures/rt-codec.ts',
+  ];
   const scan = scanAssetCalls(repoRoot, sources);
   t.same(scan.problems, []);
   t.ok(scan.paths.includes('store/migrations') && scan.paths.includes('pipeline/gtfs-realtime.proto'));
@@ -56,6 +70,10 @@ t.test('the natives are the files the packages load for this Node', async (t) =>
   t.equal(natives.uws.name, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
   t.match(natives.uws.source, /uWebSockets\.js[\\/]binaries[\\/]/);
   t.equal(natives.duckdb.name, 'duckdb.node');
-  if (process.platform === 'linux') t.ok(natives.files.some((f) => f.name === 'libduckdb.so'), 'libduckdb.so travels with duckdb.node');
+  if (process.platform === 'linux')
+    t.ok(
+      natives.files.some((f) => f.name === 'libduckdb.so'),
+      'libduckdb.so travels with duckdb.node',
+    );
   for (const file of natives.files) t.ok(existsSync(file.source), basename(file.source));
 });

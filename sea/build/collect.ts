@@ -91,7 +91,9 @@ export function findNatives(repoRoot: string): Natives {
   } catch {
     throw new Error(`${bindingsPackage} is not installed; run npm ci on the platform you build for`);
   }
-  const duckdbFiles = readdirSync(duckdbDir).filter((f) => SHARED_LIBRARY.test(f)).sort();
+  const duckdbFiles = readdirSync(duckdbDir)
+    .filter((f) => SHARED_LIBRARY.test(f))
+    .sort();
   if (!duckdbFiles.includes('duckdb.node')) throw new Error(`${bindingsPackage} has no duckdb.node`);
 
   const uws = { name: uwsName, source: uwsSource };

@@ -10,7 +10,12 @@ interface StatusMessage {
 
 let offset = Date.parse(document.body.dataset.generated ?? '') - Date.now();
 const live = document.getElementById('live');
-const titles: Record<string, string> = { operational: 'Operational', degraded: 'Degraded', down: 'Down', unknown: 'Starting' };
+const titles: Record<string, string> = {
+  operational: 'Operational',
+  degraded: 'Degraded',
+  down: 'Down',
+  unknown: 'Starting',
+};
 
 function duration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));

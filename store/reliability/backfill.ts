@@ -17,7 +17,9 @@ import { expandMissingDays } from './scheduled-trips.ts';
  * Resolves with one summary per day, oldest first; publish them with reliabilityEvent().
  */
 export async function backfillServiceDays(
-  db: Db, dates: readonly string[], options: { now?: Date } = {},
+  db: Db,
+  dates: readonly string[],
+  options: { now?: Date } = {},
 ): Promise<FinalizeSummary[]> {
   for (const d of dates) if (!isServiceDate(d)) throw new RangeError(`not a YYYY-MM-DD service date: ${d}`);
   const days = [...new Set(dates)].sort();
@@ -69,23 +71,26 @@ export function preparePastDays(db: Db, spec: PastDaysSpec): Promise<PreparedDay
   const hit = remembered(db, key);
   if (hit) return Promise.resolve({ finalized: [], open: hit.open });
   const previous = queues.get(db) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(async (): Promise<PreparedDays> => {
-    const again = remembered(db, key);
-    if (again) return { finalized: [], open: again.open };
-    const done = await prepare(db, spec);
-    let memo = prepared.get(db);
-    if (!memo) prepared.set(db, (memo = new Map()));
-    if (memo.size >= REMEMBERED) memo.delete(memo.keys().next().value!);
-    memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now(), open: done.open });
-    return done;
-  });
+  const run = previous
+    .catch(() => undefined)
+    .then(async (): Promise<PreparedDays> => {
+      const again = remembered(db, key);
+      if (again) return { finalized: [], open: again.open };
+      const done = await prepare(db, spec);
+      let memo = prepared.get(db);
+      if (!memo) prepared.set(db, (memo = new Map()));
+      if (memo.size >= REMEMBERED) memo.delete(memo.keys().next().value!);
+      memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now(), open: done.open });
+      return done;
+    });
   queues.set(db, run);
   return run;
 }
 
 function remembered(db: Db, key: string): { open: PreparedDays['open'] } | null {
   const hit = prepared.get(db)?.get(key);
-  const fresh = hit !== undefined && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < RECHECK_MS;
+  const fresh =
+    hit !== undefined && hit.generation === reliabilityGeneration(db) && performance.now() - hit.atMs < RECHECK_MS;
   return fresh ? hit : null;
 }
 
@@ -103,12 +108,14 @@ async function prepare(db: Db, spec: PastDaysSpec): Promise<PreparedDays> {
 
 /** First and last day of from..to not finalized. */
 async function openSpan(db: Db, from: string, to: string): Promise<PreparedDays['open']> {
-  const [row] = await db.all<{ lo: string | null; hi: string | null }>(`
+  const [row] = await db.all<{ lo: string | null; hi: string | null }>(
+    `
     SELECT strftime(min(CAST(t.d AS DATE)), '%Y-%m-%d') AS lo, strftime(max(CAST(t.d AS DATE)), '%Y-%m-%d') AS hi
     FROM range(CAST($from AS DATE), CAST($to AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY) AS t(d)
     WHERE CAST(t.d AS DATE) NOT IN (
       SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))`,
-  { from, to });
+    { from, to },
+  );
   return row?.lo && row.hi ? [row.lo, row.hi] : null;
 }
 
@@ -116,12 +123,15 @@ async function openSpan(db: Db, from: string, to: string): Promise<PreparedDays[
 async function observedUnfinalized(db: Db, from: string, to: string): Promise<string[]> {
   // observations are large: scanned only when some day of the range is still open
   if (!(await openSpan(db, from, to))) return [];
-  const rows = await db.all<{ d: string }>(`
+  const rows = await db.all<{ d: string }>(
+    `
     SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
     WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
       AND service_date NOT IN (
         SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))
-    ORDER BY 1`, { from, to });
+    ORDER BY 1`,
+    { from, to },
+  );
   return rows.map((r) => r.d);
 }
 
@@ -130,10 +140,13 @@ async function observedUnfinalized(db: Db, from: string, to: string): Promise<st
  * ingested for days the finalize job had passed): the job backfills them once a day.
  */
 export async function pastObservedDays(db: Db, before: string): Promise<string[]> {
-  const rows = await db.all<{ d: string }>(`
+  const rows = await db.all<{ d: string }>(
+    `
     SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
     WHERE service_date < CAST($before AS DATE)
       AND service_date NOT IN (SELECT service_date FROM reliability_finalized)
-    ORDER BY 1`, { before });
+    ORDER BY 1`,
+    { before },
+  );
   return rows.map((r) => r.d);
 }

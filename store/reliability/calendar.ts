@@ -33,9 +33,13 @@ export async function reliabilityCalendar(db: Db, first: string, to: string): Pr
   if (hit && hit.version === version) return hit.calendar;
   const finalDays = await db.all<{ d: string }>(
     `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM reliability_finalized
-     WHERE service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)`, { first, to });
+     WHERE service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)`,
+    { first, to },
+  );
   const observedDays = await db.all<{ d: string }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`, bind(OBSERVED, { first, to }));
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d FROM (${OBSERVED.text})`,
+    bind(OBSERVED, { first, to }),
+  );
   const calendar = { first, to, final: mask(first, to, finalDays), observed: mask(first, to, observedDays) };
   if (memo.size >= 256) memo.delete(memo.keys().next().value!);
   memo.set(key, { version, calendar });

@@ -1,7 +1,13 @@
 import t from 'tap';
 import { dueServiceDays, finalizeDueDays, finalizeServiceDay } from './finalize.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
+import {
+  EVERY_DAY,
+  appendObservations,
+  insertSchedule,
+  obs,
+  openTestDb,
+} from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
 const D = '2024-03-12';
@@ -18,8 +24,13 @@ async function setup(): Promise<Db> {
     ],
     calendar: [{ service_id: 'ALL', days: EVERY_DAY, start_date: '2024-01-01', end_date: '2024-12-31' }],
     trips: [
-      ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9'].map((trip_id) =>
-        ({ trip_id, route_id: 'R1', service_id: 'ALL', start_s: 9 * 3600, end_s: 10 * 3600 })),
+      ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9'].map((trip_id) => ({
+        trip_id,
+        route_id: 'R1',
+        service_id: 'ALL',
+        start_s: 9 * 3600,
+        end_s: 10 * 3600,
+      })),
       { trip_id: 'late', route_id: 'L1', service_id: 'ALL', start_s: 23 * 3600 + 40 * 60, end_s: 24 * 3600 + 50 * 60 },
     ],
   });
@@ -53,7 +64,14 @@ async function setup(): Promise<Db> {
     obs({ service_date: D, trip_id: 'a1-dup', route_id: 'R1', relationship: 'duplicated', in_schedule: false }),
     // GTFS-RT DUPLICATED keeps the original's trip_id: a copy of a6 runs, a6 itself is never seen
     obs({ service_date: D, trip_id: 'a6', route_id: 'R1', relationship: 'duplicated', in_schedule: false }),
-    obs({ service_date: D, trip_id: 'a6', route_id: 'R1', relationship: 'duplicated', in_schedule: false, observed_ms: at('10:00') }),
+    obs({
+      service_date: D,
+      trip_id: 'a6',
+      route_id: 'R1',
+      relationship: 'duplicated',
+      in_schedule: false,
+      observed_ms: at('10:00'),
+    }),
     // an unknown trip on an unknown route, canceled
     obs({ service_date: D, trip_id: 'x2', route_id: 'Z', relationship: 'canceled', in_schedule: false }),
     // rail trip past midnight: seen at 00:20 on D + 1, still service date D
@@ -64,19 +82,34 @@ async function setup(): Promise<Db> {
   return db;
 }
 
-interface Outcome { trip_id: string; duplicated: boolean; route_id: string | null; mode: string | null; in_schedule: boolean; outcome: string; restored: boolean; observations: number }
+interface Outcome {
+  trip_id: string;
+  duplicated: boolean;
+  route_id: string | null;
+  mode: string | null;
+  in_schedule: boolean;
+  outcome: string;
+  restored: boolean;
+  observations: number;
+}
 
 t.test('finalize: one outcome per trip, by the documented rules', async (t) => {
   const db = await setup();
   t.teardown(() => db.close());
   const summary = await finalizeServiceDay(db, D, { now: new Date('2024-03-13T12:00:00Z') });
-  const rows = await db.all<Outcome>(`SELECT trip_id, duplicated, route_id, mode, in_schedule, outcome, restored, observations
+  const rows =
+    await db.all<Outcome>(`SELECT trip_id, duplicated, route_id, mode, in_schedule, outcome, restored, observations
     FROM trip_outcomes WHERE service_date = DATE '${D}' ORDER BY trip_id`);
   const by = Object.fromEntries(rows.filter((r) => !r.duplicated).map((r) => [r.trip_id, r]));
   t.equal(rows.length, 14, '10 scheduled trips and 4 unscheduled ones, each once');
-  t.same(rows.filter((r) => r.duplicated).map((r) => [r.trip_id, r.in_schedule, r.outcome, r.observations]),
-    [['a1-dup', false, 'delivered', 1], ['a6', false, 'delivered', 2]],
-    'a DUPLICATED copy is its own added trip, apart from its original');
+  t.same(
+    rows.filter((r) => r.duplicated).map((r) => [r.trip_id, r.in_schedule, r.outcome, r.observations]),
+    [
+      ['a1-dup', false, 'delivered', 1],
+      ['a6', false, 'delivered', 2],
+    ],
+    'a DUPLICATED copy is its own added trip, apart from its original',
+  );
   t.equal(by.a1?.outcome, 'delivered');
   t.equal(by.a1?.observations, 4, 'repeated observations collapse into one trip');
   t.equal(by.a2?.outcome, 'canceled', 'a cancellation that disappears from the next poll still counts');
@@ -89,20 +122,43 @@ t.test('finalize: one outcome per trip, by the documented rules', async (t) => {
   t.equal(by.a8?.outcome, 'canceled', 'a vehicle position alone does not restore');
   t.equal(by.a9?.outcome, 'canceled', 'the same poll does not restore');
   t.equal(by.late?.outcome, 'delivered', 'seen after midnight, counted on its service date');
-  t.same([by.x1?.in_schedule, by.x1?.outcome, by.x1?.mode], [false, 'delivered', 'bus'], 'added trip takes its route\'s mode');
+  t.same(
+    [by.x1?.in_schedule, by.x1?.outcome, by.x1?.mode],
+    [false, 'delivered', 'bus'],
+    "added trip takes its route's mode",
+  );
   t.same([by.x2?.in_schedule, by.x2?.outcome, by.x2?.mode], [false, 'canceled', null]);
 
   const days = await db.all<Record<string, number | string | null>>(`SELECT * EXCLUDE (service_date)
     FROM reliability_days WHERE service_date = DATE '${D}' ORDER BY mode, route_id`);
   const r1 = days.find((d) => d.route_id === 'R1');
   t.same(r1, {
-    mode: 'bus', route_id: 'R1', scheduled: 9, delivered: 4, canceled: 4, canceled_unscheduled: 0,
-    partially_canceled: 1, unobserved: 1, added: 3, restored: 1,
+    mode: 'bus',
+    route_id: 'R1',
+    scheduled: 9,
+    delivered: 4,
+    canceled: 4,
+    canceled_unscheduled: 0,
+    partially_canceled: 1,
+    unobserved: 1,
+    added: 3,
+    restored: 1,
   });
-  t.same(days.find((d) => d.route_id === 'Z'), {
-    mode: null, route_id: 'Z', scheduled: 0, delivered: 0, canceled: 1, canceled_unscheduled: 1,
-    partially_canceled: 0, unobserved: 0, added: 0, restored: 0,
-  });
+  t.same(
+    days.find((d) => d.route_id === 'Z'),
+    {
+      mode: null,
+      route_id: 'Z',
+      scheduled: 0,
+      delivered: 0,
+      canceled: 1,
+      canceled_unscheduled: 1,
+      partially_canceled: 0,
+      unobserved: 0,
+      added: 0,
+      restored: 0,
+    },
+  );
   t.same(summary.modes, ['rail', 'bus']);
   t.same(summary.route_ids, ['L1', 'R1', 'Z']);
   t.equal(summary.trips, 14);
@@ -112,7 +168,8 @@ t.test('finalize is idempotent and picks up late observations', async (t) => {
   const db = await setup();
   t.teardown(() => db.close());
   await finalizeServiceDay(db, D);
-  const snapshot = async (): Promise<unknown[]> => db.json(`
+  const snapshot = async (): Promise<unknown[]> =>
+    db.json(`
     SELECT * EXCLUDE (finalized_at) FROM reliability_finalized
     UNION ALL BY NAME SELECT * FROM reliability_days
     UNION ALL BY NAME SELECT * FROM trip_outcomes ORDER BY ALL`);
@@ -123,7 +180,8 @@ t.test('finalize is idempotent and picks up late observations', async (t) => {
   const again = await finalizeServiceDay(db, D);
   t.equal(again.trips, 14);
   const [r1] = await db.all<{ delivered: number; unobserved: number }>(
-    `SELECT delivered, unobserved FROM reliability_days WHERE route_id = 'R1'`);
+    `SELECT delivered, unobserved FROM reliability_days WHERE route_id = 'R1'`,
+  );
   t.same(r1, { delivered: 5, unobserved: 0 });
 });
 
@@ -142,14 +200,25 @@ t.test('due days wait for the end of the service day and late trips', async (t) 
   t.teardown(() => db.close());
   const opts = { timezone: 'America/Chicago', serviceDayEnd: '04:00', lateGraceMin: 60, catchUpDays: 14 };
   // the rail trip ends 00:50 on D + 1; day end is 04:00 on D + 1
-  t.same(await dueServiceDays(db, { ...opts, now: new Date(at('03:59', '2024-03-13')) }), ['2024-03-11'],
-    'D is still running at 03:59 the next morning; the day before (observations only) is due');
+  t.same(
+    await dueServiceDays(db, { ...opts, now: new Date(at('03:59', '2024-03-13')) }),
+    ['2024-03-11'],
+    'D is still running at 03:59 the next morning; the day before (observations only) is due',
+  );
   t.same(await dueServiceDays(db, { ...opts, now: new Date(at('04:00', '2024-03-13')) }), ['2024-03-11', D]);
-  await db.run(`UPDATE scheduled_trips SET scheduled_end_at = TIMESTAMPTZ '2024-03-13 04:30:00-05' WHERE trip_id = 'late'`);
-  t.same(await dueServiceDays(db, { ...opts, now: new Date(at('05:00', '2024-03-13')) }), ['2024-03-11'],
-    'a trip ending 04:30 holds D until 05:30 with a 60 min grace');
+  await db.run(
+    `UPDATE scheduled_trips SET scheduled_end_at = TIMESTAMPTZ '2024-03-13 04:30:00-05' WHERE trip_id = 'late'`,
+  );
+  t.same(
+    await dueServiceDays(db, { ...opts, now: new Date(at('05:00', '2024-03-13')) }),
+    ['2024-03-11'],
+    'a trip ending 04:30 holds D until 05:30 with a 60 min grace',
+  );
   const done = await finalizeDueDays(db, { ...opts, now: new Date(at('05:30', '2024-03-13')) });
-  t.same(done.map((d) => d.service_date), ['2024-03-11', D]);
+  t.same(
+    done.map((d) => d.service_date),
+    ['2024-03-11', D],
+  );
   t.same(await dueServiceDays(db, { ...opts, now: new Date(at('06:00', '2024-03-14')) }), [], 'nothing left');
 });
 
@@ -161,12 +230,25 @@ t.test('a failing day is reported and the others still finalize', async (t) => {
   const [ddl] = await db.all<{ sql: string }>(`SELECT sql FROM duckdb_tables() WHERE table_name = 'reliability_days'`);
   await db.run('DROP TABLE reliability_days');
   await db.run(ddl!.sql.replace(/\);\s*$/, `, CHECK (route_id IS DISTINCT FROM 'L1' OR service_date <> DATE '${D}'))`));
-  const done = await finalizeDueDays(db, {
-    timezone: 'America/Chicago', serviceDayEnd: '04:00', lateGraceMin: 60, catchUpDays: 14,
-    now: new Date(at('12:00', '2024-03-13')),
-  }, (day) => errors.push(day));
-  t.same(done.map((d) => d.service_date), ['2024-03-11'], 'the other day succeeds');
+  const done = await finalizeDueDays(
+    db,
+    {
+      timezone: 'America/Chicago',
+      serviceDayEnd: '04:00',
+      lateGraceMin: 60,
+      catchUpDays: 14,
+      now: new Date(at('12:00', '2024-03-13')),
+    },
+    (day) => errors.push(day),
+  );
+  t.same(
+    done.map((d) => d.service_date),
+    ['2024-03-11'],
+    'the other day succeeds',
+  );
   t.same(errors, [D]);
-  const [n] = await db.all<{ n: number }>(`SELECT CAST(count(*) AS INTEGER) AS n FROM trip_outcomes WHERE service_date = DATE '${D}'`);
+  const [n] = await db.all<{ n: number }>(
+    `SELECT CAST(count(*) AS INTEGER) AS n FROM trip_outcomes WHERE service_date = DATE '${D}'`,
+  );
   t.equal(n?.n, 0, 'the failed day rolled back whole');
 });

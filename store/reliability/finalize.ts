@@ -41,7 +41,9 @@ export interface FinalizeSummary {
  * version in use, so its trips are scheduled rather than counted as added.
  */
 export async function finalizeServiceDay(
-  db: Db, serviceDate: string, options: { now?: Date } = {},
+  db: Db,
+  serviceDate: string,
+  options: { now?: Date } = {},
 ): Promise<FinalizeSummary> {
   if (!isServiceDate(serviceDate)) throw new RangeError(`not a YYYY-MM-DD service date: ${serviceDate}`);
   const params = {
@@ -62,7 +64,9 @@ export async function finalizeServiceDay(
   liveDaysChanged(db);
   const routes = await db.all<FinalizedRoute>(SUMMARY.text, bind(SUMMARY, params));
   const [mark] = await db.all<{ trips: number }>(
-    'SELECT trips FROM reliability_finalized WHERE service_date = CAST($d AS DATE)', { d: serviceDate });
+    'SELECT trips FROM reliability_finalized WHERE service_date = CAST($d AS DATE)',
+    { d: serviceDate },
+  );
   const modes = new Set(routes.map((r) => r.mode));
   return {
     service_date: serviceDate,
@@ -88,21 +92,27 @@ export async function dueServiceDays(db: Db, options: DueOptions): Promise<strin
   const through = completeThrough(now, options.timezone, options.serviceDayEnd);
   const since = addDays(through, -options.catchUpDays + 1);
   const [last] = await db.all<{ last: string | null }>(
-    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`);
+    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`,
+  );
   const afterLast = last?.last ? addDays(last.last, 1) : since;
-  const rows = await db.all<{ service_date: string }>(DUE.text, bind(DUE, {
-    since,
-    observed_since: afterLast > since ? afterLast : since,
-    complete_through: through,
-    grace_min: options.lateGraceMin,
-    now: now.toISOString(),
-  }));
+  const rows = await db.all<{ service_date: string }>(
+    DUE.text,
+    bind(DUE, {
+      since,
+      observed_since: afterLast > since ? afterLast : since,
+      complete_through: through,
+      grace_min: options.lateGraceMin,
+      now: now.toISOString(),
+    }),
+  );
   return rows.map((r) => r.service_date);
 }
 
 /** Finalizes every due day, oldest first; a day that fails does not stop the later ones. */
 export async function finalizeDueDays(
-  db: Db, options: DueOptions, onError: (day: string, err: unknown) => void = () => undefined,
+  db: Db,
+  options: DueOptions,
+  onError: (day: string, err: unknown) => void = () => undefined,
 ): Promise<FinalizeSummary[]> {
   const done: FinalizeSummary[] = [];
   for (const day of await dueServiceDays(db, options)) {

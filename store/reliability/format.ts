@@ -41,16 +41,19 @@ export function formatRollupTable(result: RollupResult): string {
   const cols = columns(result);
   const cells = result.rows.map((row) => cols.map((c) => c.value(row)));
   const widths = cols.map((c, i) => Math.max(c.title.length, ...cells.map((line) => line[i]!.length)));
-  const render = (values: string[]): string => values
-    .map((v, i) => (cols[i]!.align === 'right' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
-    .join('  ')
-    .trimEnd();
-  const heading = `${result.mode} ${result.route_id ?? 'all routes'}, ${result.from} to ${result.to}, by ${result.group}`
-    + `${result.split ? ', split by service day' : ''} (${result.timezone}; days over through ${result.complete_through})`;
+  const render = (values: string[]): string =>
+    values
+      .map((v, i) => (cols[i]!.align === 'right' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  const heading =
+    `${result.mode} ${result.route_id ?? 'all routes'}, ${result.from} to ${result.to}, by ${result.group}` +
+    `${result.split ? ', split by service day' : ''} (${result.timezone}; days over through ${result.complete_through})`;
   const lines = [heading, render(cols.map((c) => c.title)), render(widths.map((w) => '-'.repeat(w)))];
   if (cells.length === 0) lines.push('(no rows)');
   for (const line of cells) lines.push(render(line));
-  if (result.days_without_observations.length > 1) lines.push(`days without observations: ${result.days_without_observations.join(', ')}`);
+  if (result.days_without_observations.length > 1)
+    lines.push(`days without observations: ${result.days_without_observations.join(', ')}`);
   for (const note of result.notes) lines.push(`note: ${note}`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,13 @@
 // Reliability: scheduled trips per service date, trip outcomes, finalized days and rollups.
 // Definitions and rules: ./README.md.
 export { addDays, completeThrough, isServiceDate, wallClock } from '../../core/dates.ts';
-export { refreshScheduledTrips, refreshAfterImport, extendScheduledTrips, expandMissingDays, expandScheduleDays } from './scheduled-trips.ts';
+export {
+  refreshScheduledTrips,
+  refreshAfterImport,
+  extendScheduledTrips,
+  expandMissingDays,
+  expandScheduleDays,
+} from './scheduled-trips.ts';
 export type { RefreshOptions, WindowOptions } from './scheduled-trips.ts';
 export { finalizeServiceDay, finalizeDueDays, dueServiceDays } from './finalize.ts';
 export { backfillServiceDays, preparePastDays, pastObservedDays } from './backfill.ts';
@@ -10,7 +16,14 @@ export { scheduleFinalize, reliabilityEvent } from './job.ts';
 export type { FinalizeJob, FinalizeJobOptions } from './job.ts';
 export { rollup, RollupInputError, ROLLUP_GROUPS, MAX_ROLLUP_DAYS } from './rollup.ts';
 export type {
-  RollupQuery, RollupOptions, RollupResult, RollupRow, RollupCounts, RollingWindow, RollupGroup, ServiceDayType,
+  RollupQuery,
+  RollupOptions,
+  RollupResult,
+  RollupRow,
+  RollupCounts,
+  RollingWindow,
+  RollupGroup,
+  ServiceDayType,
 } from './rollup.ts';
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
 export { isKnownRoute, reliabilityRouteIds } from './known-route.ts';

@@ -26,12 +26,23 @@ export interface FinalizeJobOptions {
 /** The reliability.updated event for one finalized day. */
 export function reliabilityEvent(summary: FinalizeSummary, atMs: number): DomainEvent<'reliability.updated'> {
   const scope = scopeOf(summary.routes.map((r) => ({ mode: r.mode, id: r.route_id })));
-  return domainEvent('reliability.updated', atMs, { ...scope, modes: summary.modes }, {
-    service_date: summary.service_date,
-    final: true,
-    trips: summary.trips,
-    routes: summary.routes.map((r) => ({ mode: r.mode, route_id: r.route_id, scheduled: r.scheduled, delivered: r.delivered, canceled: r.canceled })),
-  });
+  return domainEvent(
+    'reliability.updated',
+    atMs,
+    { ...scope, modes: summary.modes },
+    {
+      service_date: summary.service_date,
+      final: true,
+      trips: summary.trips,
+      routes: summary.routes.map((r) => ({
+        mode: r.mode,
+        route_id: r.route_id,
+        scheduled: r.scheduled,
+        delivered: r.delivered,
+        canceled: r.canceled,
+      })),
+    },
+  );
 }
 
 /**
@@ -41,7 +52,10 @@ export function reliabilityEvent(summary: FinalizeSummary, atMs: number): Domain
  * finalized day. Passes never overlap; a failing pass is logged and the next one retries.
  */
 export async function scheduleFinalize(
-  db: Db, bus: EventBus, config: Pick<Readonly<Config>, 'reliability'>, options: FinalizeJobOptions = {},
+  db: Db,
+  bus: EventBus,
+  config: Pick<Readonly<Config>, 'reliability'>,
+  options: FinalizeJobOptions = {},
 ): Promise<FinalizeJob> {
   const settings = config.reliability;
   if (!cron.validate(settings.finalize_cron)) {
@@ -66,19 +80,23 @@ export async function scheduleFinalize(
         log.error({ err }, 'expanding scheduled trips failed');
       }
     }
-    const done = await finalizeDueDays(db, {
-      timezone,
-      serviceDayEnd: settings.service_day_end,
-      lateGraceMin: settings.late_grace_min,
-      catchUpDays: settings.catch_up_days,
-      now: at,
-    }, (day, err) => log.error({ err, day }, 'finalizing a service day failed'));
+    const done = await finalizeDueDays(
+      db,
+      {
+        timezone,
+        serviceDayEnd: settings.service_day_end,
+        lateGraceMin: settings.late_grace_min,
+        catchUpDays: settings.catch_up_days,
+        now: at,
+      },
+      (day, err) => log.error({ err, day }, 'finalizing a service day failed'),
+    );
     if (backfilledFor !== today) {
       // once a day: older days with observations never finalized (history ingested after the
       // job had passed them, archives replayed without a backfill) are expanded and finalized
       try {
         const past = await pastObservedDays(db, completeThrough(at, timezone, settings.service_day_end));
-        done.push(...await backfillServiceDays(db, past, { now: at }));
+        done.push(...(await backfillServiceDays(db, past, { now: at })));
         backfilledFor = today;
       } catch (err) {
         log.error({ err }, 'backfilling past service days failed');
@@ -90,17 +108,23 @@ export async function scheduleFinalize(
 
   const runOnce = (): Promise<FinalizeSummary[]> => {
     // a manual run during a scheduled one joins it instead of running twice
-    running ??= pass().finally(() => { running = null; });
+    running ??= pass().finally(() => {
+      running = null;
+    });
     return running;
   };
 
-  const task: ScheduledTask = cron.schedule(settings.finalize_cron, async () => {
-    try {
-      await runOnce();
-    } catch (err) {
-      log.error({ err }, 'finalize pass failed');
-    }
-  }, { timezone, name: 'reliability-finalize', noOverlap: true });
+  const task: ScheduledTask = cron.schedule(
+    settings.finalize_cron,
+    async () => {
+      try {
+        await runOnce();
+      } catch (err) {
+        log.error({ err }, 'finalize pass failed');
+      }
+    },
+    { timezone, name: 'reliability-finalize', noOverlap: true },
+  );
 
   if (options.runAtStart !== false) {
     await runOnce().catch((err: unknown) => log.error({ err }, 'catch-up pass failed'));

@@ -2,7 +2,13 @@ import t from 'tap';
 import { ensureLiveDays, liveRefreshIdle } from './live.ts';
 import { finalizeServiceDay } from './finalize.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
-import { EVERY_DAY, appendObservations, insertSchedule, obs, openTestDb } from '../../test/support/reliability-builders.ts';
+import {
+  EVERY_DAY,
+  appendObservations,
+  insertSchedule,
+  obs,
+  openTestDb,
+} from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
 async function setup(): Promise<Db> {
@@ -12,7 +18,13 @@ async function setup(): Promise<Db> {
     timezone: 'UTC',
     routes: [{ route_id: 'B', route_type: 3, mode: 'bus' }],
     calendar: [{ service_id: 'ALL', days: EVERY_DAY, start_date: '2024-01-01', end_date: '2024-12-31' }],
-    trips: [1, 2, 3].map((i) => ({ trip_id: `b${i}`, route_id: 'B', service_id: 'ALL', start_s: i * 3600, end_s: i * 3600 + 1800 })),
+    trips: [1, 2, 3].map((i) => ({
+      trip_id: `b${i}`,
+      route_id: 'B',
+      service_id: 'ALL',
+      start_s: i * 3600,
+      end_s: i * 3600 + 1800,
+    })),
   });
   await refreshScheduledTrips(db, 's', '2024-04-01', '2024-04-10');
   return db;
@@ -29,11 +41,15 @@ t.test('live counts: recomputed when stale, served stale while refreshing', asyn
   const spec = { today: '2024-04-10', completeThrough: '2024-04-09', lookbackDays: 3, maxAgeMs: 60_000 };
   await appendObservations(db, [obs({ service_date: '2024-04-10', trip_id: 'b1', route_id: 'B', mode: 'bus' })]);
   await ensureLiveDays(db, spec);
-  t.same(await live(db), [
-    { d: '2024-04-08', delivered: 0, pending: 0, unobserved: 3 },
-    { d: '2024-04-09', delivered: 0, pending: 0, unobserved: 3 },
-    { d: '2024-04-10', delivered: 1, pending: 2, unobserved: 0 },
-  ], 'the lookback days not finalized, today with pending trips');
+  t.same(
+    await live(db),
+    [
+      { d: '2024-04-08', delivered: 0, pending: 0, unobserved: 3 },
+      { d: '2024-04-09', delivered: 0, pending: 0, unobserved: 3 },
+      { d: '2024-04-10', delivered: 1, pending: 2, unobserved: 0 },
+    ],
+    'the lookback days not finalized, today with pending trips',
+  );
 
   await appendObservations(db, [obs({ service_date: '2024-04-10', trip_id: 'b2', route_id: 'B', mode: 'bus' })]);
   await ensureLiveDays(db, spec);
@@ -47,11 +63,18 @@ t.test('live counts: recomputed when stale, served stale while refreshing', asyn
 
   await finalizeServiceDay(db, '2024-04-09');
   await ensureLiveDays(db, spec);
-  t.same((await live(db)).map((r) => r.d), ['2024-04-08', '2024-04-10'], 'a newly finalized day leaves the live set at once');
+  t.same(
+    (await live(db)).map((r) => r.d),
+    ['2024-04-08', '2024-04-10'],
+    'a newly finalized day leaves the live set at once',
+  );
 
   await ensureLiveDays(db, { ...spec, today: '2024-04-11', completeThrough: '2024-04-10' });
-  t.same((await live(db)).map((r) => [r.d, r.pending, r.unobserved]), [['2024-04-10', 0, 1]],
-    'a new day turns yesterday\'s pending trips unobserved; the new day has no schedule here');
+  t.same(
+    (await live(db)).map((r) => [r.d, r.pending, r.unobserved]),
+    [['2024-04-10', 0, 1]],
+    "a new day turns yesterday's pending trips unobserved; the new day has no schedule here",
+  );
 });
 
 t.test('a failed recompute keeps the previous counts and is retried', async (t) => {

@@ -39,13 +39,16 @@ const states = new WeakMap<Db, LiveState>();
 
 /** Contiguous runs of days in from..to that are not finalized. */
 async function unfinalizedRuns(db: Db, from: string, to: string): Promise<[string, string][]> {
-  const rows = await db.all<{ d: string }>(`
+  const rows = await db.all<{ d: string }>(
+    `
     SELECT strftime(CAST(t.d AS DATE), '%Y-%m-%d') AS d
     FROM range(CAST($from AS DATE), CAST($to AS DATE) + 1, INTERVAL 1 DAY) AS t(d)
     WHERE CAST(t.d AS DATE) NOT IN (
       SELECT service_date FROM reliability_finalized
       WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))
-    ORDER BY 1`, { from, to });
+    ORDER BY 1`,
+    { from, to },
+  );
   const runs: [string, string][] = [];
   for (const { d } of rows) {
     const last = runs.at(-1);
@@ -58,9 +61,15 @@ async function unfinalizedRuns(db: Db, from: string, to: string): Promise<[strin
 async function recompute(conn: DuckDBConnection, runs: [string, string][], completeThrough: string): Promise<void> {
   await conn.run('DELETE FROM reliability_live_days');
   for (const [from, to] of runs) {
-    await conn.run(REFRESH.text, bind(REFRESH, {
-      outcomes_from: from, outcomes_to: to, complete_through: completeThrough, route_id: null,
-    }) as never);
+    await conn.run(
+      REFRESH.text,
+      bind(REFRESH, {
+        outcomes_from: from,
+        outcomes_to: to,
+        complete_through: completeThrough,
+        route_id: null,
+      }) as never,
+    );
   }
 }
 
@@ -88,19 +97,22 @@ export async function ensureLiveDays(db: Db, spec: LiveSpec): Promise<void> {
 
   const run = (): Promise<void> => {
     const startedAt = performance.now();
-    const job = inOwnTransaction(db, (conn) => recompute(conn, runs, spec.completeThrough)).then(() => {
-      s.key = key;
-      s.computedAt = startedAt;
-      s.computed++;
-    }).finally(() => {
-      if (s.inflight === job) s.inflight = null;
-    });
+    const job = inOwnTransaction(db, (conn) => recompute(conn, runs, spec.completeThrough))
+      .then(() => {
+        s.key = key;
+        s.computedAt = startedAt;
+        s.computed++;
+      })
+      .finally(() => {
+        if (s.inflight === job) s.inflight = null;
+      });
     s.inflight = job;
     return job;
   };
   if (s.key === key && spec.maxAgeMs > 0) {
     // same days, only older: serve the previous counts, refresh behind them
-    if (!s.inflight) run().catch((err: unknown) => componentLogger(spec.log, 'reliability').error({ err }, 'live refresh failed'));
+    if (!s.inflight)
+      run().catch((err: unknown) => componentLogger(spec.log, 'reliability').error({ err }, 'live refresh failed'));
     return;
   }
   // a recompute already running may be for other days: let it finish, then compute ours (no

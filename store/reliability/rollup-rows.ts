@@ -7,7 +7,14 @@ import type { ReliabilityCalendar } from './calendar.ts';
 import type { RollupCounts, RollupGroup, RollupRow, ServiceDayType } from './rollup.ts';
 
 const COUNT_NAMES = [
-  'scheduled', 'delivered', 'canceled', 'canceled_unscheduled', 'partially_canceled', 'unobserved', 'pending', 'added',
+  'scheduled',
+  'delivered',
+  'canceled',
+  'canceled_unscheduled',
+  'partially_canceled',
+  'unobserved',
+  'pending',
+  'added',
 ] as const;
 type Counts = Omit<RollupCounts, 'delivered_pct'>;
 
@@ -41,10 +48,16 @@ export function compareCodePoints(a: string, b: string): number {
 /** The result's columns by name (DuckDB's column-major read: a third of the cost of rows). */
 type Columns = Record<string, readonly DuckDBValue[]>;
 
-function byName(names: readonly string[], columns: readonly (readonly DuckDBValue[])[], wanted: readonly string[]): Columns {
+function byName(
+  names: readonly string[],
+  columns: readonly (readonly DuckDBValue[])[],
+  wanted: readonly string[],
+): Columns {
   const out: Columns = {};
   // no rows: DuckDB returns no columns at all
-  names.forEach((n, i) => { out[n] = columns[i] ?? []; });
+  names.forEach((n, i) => {
+    out[n] = columns[i] ?? [];
+  });
   for (const n of wanted) if (out[n] === undefined) throw new Error(`rollup.sql returns no ${n} column`);
   return out;
 }
@@ -69,7 +82,12 @@ function dayOrder(routeNo: readonly DuckDBValue[], day: readonly DuckDBValue[]):
 }
 
 /** rollup_select_days.sql's rows (one per route and day from `from`) as rollup rows, by route and day. */
-export function dayRows(names: readonly string[], columns: readonly (readonly DuckDBValue[])[], calendar: ReliabilityCalendar, split: boolean): RollupRow[] {
+export function dayRows(
+  names: readonly string[],
+  columns: readonly (readonly DuckDBValue[])[],
+  calendar: ReliabilityCalendar,
+  split: boolean,
+): RollupRow[] {
   const c = byName(names, columns, ['route_id', 'route_no', 'day', ...COUNT_NAMES, 'delivered_7d', 'scheduled_7d']);
   const origin = epochDay(calendar.first)!;
   const labels = new Map<number, string>();
@@ -119,7 +137,13 @@ interface CalendarGroup {
  * Days are counted as integers from the calendar's first day: a year of date strings parsed one
  * by one costs more than the query.
  */
-function calendarGroups(calendar: ReliabilityCalendar, group: RollupGroup, from: string, to: string, split: boolean): CalendarGroup[] {
+function calendarGroups(
+  calendar: ReliabilityCalendar,
+  group: RollupGroup,
+  from: string,
+  to: string,
+  split: boolean,
+): CalendarGroup[] {
   const origin = epochDay(calendar.first)!;
   const start = epochDay(from)! - origin;
   const end = epochDay(to)! - origin;
@@ -146,7 +170,10 @@ interface LabeledGroup extends CalendarGroup {
 const labeledByCalendar = new WeakMap<ReliabilityCalendar, Map<string, LabeledGroup[]>>();
 
 /** calendarGroups with their labels, kept with the calendar (a new calendar is a new object). */
-function labeledGroups(calendar: ReliabilityCalendar, query: { group: RollupGroup; from: string; to: string; split: boolean }): LabeledGroup[] {
+function labeledGroups(
+  calendar: ReliabilityCalendar,
+  query: { group: RollupGroup; from: string; to: string; split: boolean },
+): LabeledGroup[] {
   let byQuery = labeledByCalendar.get(calendar);
   if (!byQuery) labeledByCalendar.set(calendar, (byQuery = new Map()));
   const key = `${query.group}|${query.from}|${query.to}|${query.split}`;

@@ -134,7 +134,10 @@ export interface RollupResult {
 }
 
 export class RollupInputError extends Error {
-  constructor(readonly parameter: string, detail: string) {
+  constructor(
+    readonly parameter: string,
+    detail: string,
+  ) {
     super(`${parameter}: ${detail}`);
     this.name = 'RollupInputError';
   }
@@ -165,7 +168,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
     throw new RangeError(`unknown time zone: ${options.timezone}`);
   }
-  const timezone = options.timezone ?? await resolveTimezone(db);
+  const timezone = options.timezone ?? (await resolveTimezone(db));
   const now = options.now ?? new Date();
   const through = completeThrough(now, timezone, options.serviceDayEnd ?? '04:00');
   const today = wallClock(now, timezone).date;
@@ -189,26 +192,36 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   const sql = rollupStatement(open !== null, query.routeId === undefined, byDay);
   const split = query.split === true;
   const { names, columns } = await db.exclusive(async (c) => {
-    const reader = await runPrepared(c, sql.text, bind(sql, {
-      mode: query.mode,
-      route_id: query.routeId ?? null,
-      group: query.group,
-      split,
-      first: rollingFrom,
-      from: query.from,
-      to: query.to,
-      live_from: liveFrom,
-      complete_through: through,
-      final: calendar.final,
-      // constants bound the scan of scheduled_trips; an empty span (from after to) prunes it whole
-      open_from: open?.[0] ?? '9999-12-31',
-      open_to: open?.[1] ?? '0001-01-01',
-    }));
+    const reader = await runPrepared(
+      c,
+      sql.text,
+      bind(sql, {
+        mode: query.mode,
+        route_id: query.routeId ?? null,
+        group: query.group,
+        split,
+        first: rollingFrom,
+        from: query.from,
+        to: query.to,
+        live_from: liveFrom,
+        complete_through: through,
+        final: calendar.final,
+        // constants bound the scan of scheduled_trips; an empty span (from after to) prunes it whole
+        open_from: open?.[0] ?? '9999-12-31',
+        open_to: open?.[1] ?? '0001-01-01',
+      }),
+    );
     return { names: reader.columnNames(), columns: reader.getColumns() };
   });
   const rows = byDay
     ? dayRows(names, columns, calendar, split)
-    : groupedRows(names, columns, calendar, { group: query.group, from: query.from, to: query.to, split, routeId: query.routeId });
+    : groupedRows(names, columns, calendar, {
+        group: query.group,
+        from: query.from,
+        to: query.to,
+        split,
+        routeId: query.routeId,
+      });
   const unobserved = daysWithoutObservations(calendar, query.from, query.to < today ? query.to : today);
   return {
     mode: query.mode,
@@ -226,7 +239,10 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
 }
 
 function notice(days: readonly string[]): string {
-  const which = days.length === 1 ? `service day ${days[0]}` : `${days.length} service days (days_without_observations)`;
-  return `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending while the day runs), `
-    + 'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.';
+  const which =
+    days.length === 1 ? `service day ${days[0]}` : `${days.length} service days (days_without_observations)`;
+  return (
+    `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending while the day runs), ` +
+    'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.'
+  );
 }

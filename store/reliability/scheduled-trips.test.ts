@@ -4,9 +4,12 @@ import { EVERY_DAY, WEEKDAYS, insertSchedule, openTestDb } from '../../test/supp
 import type { Db } from '../db.ts';
 
 async function perDay(db: Db, scheduleId = 's'): Promise<Record<string, number>> {
-  const rows = await db.all<{ d: string; n: number }>(`
+  const rows = await db.all<{ d: string; n: number }>(
+    `
     SELECT strftime(service_date, '%Y-%m-%d') AS d, CAST(count(*) AS INTEGER) AS n
-    FROM scheduled_trips WHERE schedule_id = $s GROUP BY ALL ORDER BY d`, { s: scheduleId });
+    FROM scheduled_trips WHERE schedule_id = $s GROUP BY ALL ORDER BY d`,
+    { s: scheduleId },
+  );
   return Object.fromEntries(rows.map((r) => [r.d, r.n]));
 }
 
@@ -33,13 +36,27 @@ t.test('calendar weekdays, calendar_dates removal and addition', async (t) => {
   const n = await refreshScheduledTrips(db, 's', '2024-07-01', '2024-07-07');
   t.equal(n, 2 * 4 + 1 + 1, 'four weekdays of two trips, the holiday and the Saturday addition');
   t.same(await perDay(db), {
-    '2024-07-01': 2, '2024-07-02': 2, '2024-07-03': 2, '2024-07-04': 1, '2024-07-05': 2, '2024-07-06': 1,
+    '2024-07-01': 2,
+    '2024-07-02': 2,
+    '2024-07-03': 2,
+    '2024-07-04': 1,
+    '2024-07-05': 2,
+    '2024-07-06': 1,
   });
   const holiday = await db.all<{ trip_id: string }>(
-    `SELECT trip_id FROM scheduled_trips WHERE service_date = DATE '2024-07-04'`);
-  t.same(holiday.map((r) => r.trip_id), ['h1'], 'the removed weekday service is gone, the added one is there');
+    `SELECT trip_id FROM scheduled_trips WHERE service_date = DATE '2024-07-04'`,
+  );
+  t.same(
+    holiday.map((r) => r.trip_id),
+    ['h1'],
+    'the removed weekday service is gone, the added one is there',
+  );
 
-  t.equal(await refreshScheduledTrips(db, 's', '2024-07-01', '2024-07-07'), n, 'refreshing again replaces, not doubles');
+  t.equal(
+    await refreshScheduledTrips(db, 's', '2024-07-01', '2024-07-07'),
+    n,
+    'refreshing again replaces, not doubles',
+  );
   await db.run(`DELETE FROM gtfs_trips WHERE trip_id = 'w2'`);
   await refreshScheduledTrips(db, 's', '2024-07-03', '2024-07-03');
   t.equal((await perDay(db))['2024-07-03'], 1, 'a refreshed day follows the changed schedule');
@@ -53,8 +70,17 @@ t.test('a service date crossing midnight keeps its trips and resolves their inst
     schedule_id: 's',
     timezone: 'America/Los_Angeles',
     routes: [{ route_id: 'N', route_type: 3, mode: 'bus' }],
-    calendar: [{ service_id: 'FRI', days: [false, false, false, false, true, false, false], start_date: '2024-01-01', end_date: '2024-12-31' }],
-    trips: [{ trip_id: 'owl', route_id: 'N', service_id: 'FRI', start_s: 23 * 3600 + 30 * 60, end_s: 25 * 3600 + 10 * 60 }],
+    calendar: [
+      {
+        service_id: 'FRI',
+        days: [false, false, false, false, true, false, false],
+        start_date: '2024-01-01',
+        end_date: '2024-12-31',
+      },
+    ],
+    trips: [
+      { trip_id: 'owl', route_id: 'N', service_id: 'FRI', start_s: 23 * 3600 + 30 * 60, end_s: 25 * 3600 + 10 * 60 },
+    ],
   });
   await refreshScheduledTrips(db, 's', '2024-05-10', '2024-05-11');
   const rows = await db.json<{ d: string; first: number; last: number; start: string; end: string }>(`
@@ -62,8 +88,11 @@ t.test('a service date crossing midnight keeps its trips and resolves their inst
            strftime(scheduled_start_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M') AS start,
            strftime(scheduled_end_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M') AS "end"
     FROM scheduled_trips`);
-  t.same(rows, [{ d: '2024-05-10', first: 84600, last: 90600, start: '2024-05-11T06:30', end: '2024-05-11T08:10' }],
-    'Friday 23:30 to 01:10 PDT stays on Friday, ending on Saturday');
+  t.same(
+    rows,
+    [{ d: '2024-05-10', first: 84600, last: 90600, start: '2024-05-11T06:30', end: '2024-05-11T08:10' }],
+    'Friday 23:30 to 01:10 PDT stays on Friday, ending on Saturday',
+  );
 });
 
 t.test('DST change days use GTFS noon-minus-12h times', async (t) => {
@@ -85,7 +114,8 @@ t.test('DST change days use GTFS noon-minus-12h times', async (t) => {
     SELECT strftime(service_date, '%Y-%m-%d') AS d, trip_id,
            strftime(scheduled_start_at AT TIME ZONE 'UTC', '%H:%M') AS start
     FROM scheduled_trips ORDER BY service_date, trip_id`);
-  const start = (d: string, trip: string): string | undefined => rows.find((r) => r.d === d && r.trip_id === trip)?.start;
+  const start = (d: string, trip: string): string | undefined =>
+    rows.find((r) => r.d === d && r.trip_id === trip)?.start;
   t.equal(rows.length, 12, 'two trips on each of six days, the change days included');
   t.equal(start('2024-03-09', 'morning'), '14:00', '08:00 CST');
   t.equal(start('2024-03-10', 'morning'), '13:00', '08:00 CDT on the spring-forward day');
@@ -120,8 +150,15 @@ t.test('bad ranges and zones are refused before touching the table', async (t) =
   await t.rejects(refreshScheduledTrips(db, 's', '2024-02-30', '2024-03-01'), RangeError);
   await t.rejects(refreshScheduledTrips(db, 's', '2024-03-02', '2024-03-01'), /after/);
   await t.rejects(refreshScheduledTrips(db, 's', '2000-01-01', '2024-03-01'), /over 800 days/);
-  await t.rejects(refreshScheduledTrips(db, 's', '2024-03-01', '2024-03-01', { timezone: 'Mars/Olympus' }), /time zone/);
-  t.equal(await refreshScheduledTrips(db, 'missing', '2024-03-01', '2024-03-02'), 0, 'an unknown schedule expands to nothing');
+  await t.rejects(
+    refreshScheduledTrips(db, 's', '2024-03-01', '2024-03-01', { timezone: 'Mars/Olympus' }),
+    /time zone/,
+  );
+  t.equal(
+    await refreshScheduledTrips(db, 'missing', '2024-03-01', '2024-03-02'),
+    0,
+    'an unknown schedule expands to nothing',
+  );
 });
 
 t.test('refreshAfterImport and extendScheduledTrips cover yesterday to the horizon', async (t) => {
@@ -139,10 +176,20 @@ t.test('refreshAfterImport and extendScheduledTrips cover yesterday to the horiz
   t.equal(await refreshAfterImport(db, 's', { timezone: 'Europe/Berlin', horizonDays: 3, now }), 5);
   t.same(Object.keys(await perDay(db)), ['2024-06-09', '2024-06-10', '2024-06-11', '2024-06-12', '2024-06-13']);
   const later = new Date('2024-06-11T10:00:00Z');
-  t.equal(await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now: later }), 1,
-    'only the one new day at the horizon is expanded');
-  t.equal(await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now: later }), 0, 'nothing twice');
+  t.equal(
+    await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now: later }),
+    1,
+    'only the one new day at the horizon is expanded',
+  );
+  t.equal(
+    await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now: later }),
+    0,
+    'nothing twice',
+  );
   await db.run(`INSERT INTO reliability_finalized VALUES (DATE '2024-06-12', now(), 0, 0)`);
-  t.equal(await refreshAfterImport(db, 's', { timezone: 'Europe/Berlin', horizonDays: 3, now: later }), 2,
-    'a re-import does not rewrite finalized days');
+  t.equal(
+    await refreshAfterImport(db, 's', { timezone: 'Europe/Berlin', horizonDays: 3, now: later }),
+    2,
+    'a re-import does not rewrite finalized days',
+  );
 });

@@ -24,10 +24,14 @@ export interface RefreshOptions {
  * Resolves with the number of scheduled trips in the range.
  */
 export async function refreshScheduledTrips(
-  db: Db, scheduleId: string, fromDate: string, toDate: string, options: RefreshOptions = {},
+  db: Db,
+  scheduleId: string,
+  fromDate: string,
+  toDate: string,
+  options: RefreshOptions = {},
 ): Promise<number> {
   checkRange(fromDate, toDate, options.timezone);
-  const tz = options.timezone ?? await scheduleTimezone(db, scheduleId, 'UTC');
+  const tz = options.timezone ?? (await scheduleTimezone(db, scheduleId, 'UTC'));
   await db.transaction((c) => expandScheduleDays(c, scheduleId, fromDate, toDate, tz));
   const [row] = await db.all<{ n: number }>(
     `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips
@@ -52,7 +56,11 @@ function checkRange(fromDate: string, toDate: string, timezone: string | undefin
  * schedule_days with the schedule's newest version.
  */
 export async function expandScheduleDays(
-  conn: DuckDBConnection, scheduleId: string, fromDate: string, toDate: string, timezone: string,
+  conn: DuckDBConnection,
+  scheduleId: string,
+  fromDate: string,
+  toDate: string,
+  timezone: string,
 ): Promise<void> {
   checkRange(fromDate, toDate, timezone);
   const params = { schedule_id: scheduleId, from: fromDate, to: toDate, tz: timezone };
@@ -69,7 +77,9 @@ export async function expandScheduleDays(
 export async function expandMissingDays(db: Db, fromDate: string, toDate: string): Promise<number> {
   checkRange(fromDate, toDate, undefined);
   const missing = await db.all<{ schedule_id: string; service_date: string }>(
-    MISSING.text, bind(MISSING, { from: fromDate, to: toDate }));
+    MISSING.text,
+    bind(MISSING, { from: fromDate, to: toDate }),
+  );
   const runs: Array<{ schedule: string; from: string; to: string }> = [];
   for (const { schedule_id, service_date } of missing) {
     const last = runs.at(-1);
@@ -123,7 +133,8 @@ export async function extendScheduledTrips(db: Db, options: WindowOptions): Prom
 /** `date`, or the day after the last finalized day when that is later. */
 async function firstUnfinalized(db: Db, date: string): Promise<string> {
   const [row] = await db.all<{ last: string | null }>(
-    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`);
+    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`,
+  );
   const afterLast = row?.last ? addDays(row.last, 1) : date;
   return afterLast > date ? afterLast : date;
 }

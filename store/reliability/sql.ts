@@ -38,7 +38,9 @@ function expand(name: string, raw: Map<string, string>, seen: string[] = [], omi
       if (!raw.has(inner)) throw new Error(`sql file not found: ${inner}.sql`);
       return '\n';
     }
-    return `\n${stripComments(expand(inner, raw, [...seen, name], omit)).trim().replace(/;$/, '')}\n`;
+    return `\n${stripComments(expand(inner, raw, [...seen, name], omit))
+      .trim()
+      .replace(/;$/, '')}\n`;
   });
 }
 
@@ -51,9 +53,7 @@ function compile(text: string): SqlStatement[] {
 }
 
 const RAW = loadRaw();
-const COMPILED = new Map<string, SqlStatement[]>(
-  [...RAW.keys()].map((name) => [name, compile(expand(name, RAW))]),
-);
+const COMPILED = new Map<string, SqlStatement[]>([...RAW.keys()].map((name) => [name, compile(expand(name, RAW))]));
 
 /** The statements of ./sql/<name>.sql, in order. */
 export function statements(name: string): SqlStatement[] {

@@ -20,9 +20,12 @@ export async function resolveTimezone(db: Db, configured?: string): Promise<stri
 
 /** A schedule's own zone (its agency.txt), else `fallback`. */
 export async function scheduleTimezone(db: Db, scheduleId: string, fallback: string): Promise<string> {
-  const rows = await db.all<{ tz: string | null }>(`
+  const rows = await db.all<{ tz: string | null }>(
+    `
     SELECT agency_timezone AS tz FROM schedules WHERE schedule_id = $id
     UNION ALL
-    SELECT agency_timezone FROM gtfs_agency WHERE schedule_id = $id`, { id: scheduleId });
+    SELECT agency_timezone FROM gtfs_agency WHERE schedule_id = $id`,
+    { id: scheduleId },
+  );
   return rows.map((r) => r.tz).find((tz): tz is string => isTimeZone(tz)) ?? fallback;
 }

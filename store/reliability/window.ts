@@ -18,7 +18,8 @@ export interface RetainedWindow {
 
 async function lastFinalized(db: Db): Promise<string | null> {
   const [row] = await db.all<{ last: string | null }>(
-    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`);
+    `SELECT strftime(max(service_date), '%Y-%m-%d') AS last FROM reliability_finalized`,
+  );
   return row?.last ?? null;
 }
 
@@ -29,7 +30,9 @@ async function lastFinalized(db: Db): Promise<string | null> {
 export async function retainedWindow(db: Db, mode: Mode): Promise<RetainedWindow | null> {
   const last = await lastFinalized(db);
   const [row] = await db.all<{ earliest: string | null; latest: string | null; finalized_through: string | null }>(
-    WINDOW.text, bind(WINDOW, { mode, last_finalized: last }));
+    WINDOW.text,
+    bind(WINDOW, { mode, last_finalized: last }),
+  );
   if (!row?.earliest || !row.latest) return null;
   return { earliest: row.earliest, latest: row.latest, finalized_through: row.finalized_through };
 }
@@ -53,14 +56,21 @@ export interface ReliabilitySnapshot {
  * gets an entry; routes without rows have zeros and a null delivered_pct.
  */
 export async function reliabilitySnapshot(
-  db: Db, mode: Mode, routeIds: readonly string[], days = 7,
+  db: Db,
+  mode: Mode,
+  routeIds: readonly string[],
+  days = 7,
 ): Promise<Map<string, ReliabilitySnapshot>> {
   if (!Number.isInteger(days) || days < 1 || days > 400) throw new RangeError('days must be an integer in 1..400');
   const to = await lastFinalized(db);
   const from = to === null ? null : addDays(to, -(days - 1));
-  const rows = to === null || from === null || routeIds.length === 0 ? [] : await db.all<
-    { route_id: string } & Omit<ReliabilitySnapshot, 'from' | 'to' | 'delivered_pct'>
-  >(SNAPSHOT.text, bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }));
+  const rows =
+    to === null || from === null || routeIds.length === 0
+      ? []
+      : await db.all<{ route_id: string } & Omit<ReliabilitySnapshot, 'from' | 'to' | 'delivered_pct'>>(
+          SNAPSHOT.text,
+          bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }),
+        );
   const byRoute = new Map(rows.map((r) => [r.route_id, r]));
   const out = new Map<string, ReliabilitySnapshot>();
   for (const id of routeIds) {

@@ -52,14 +52,18 @@ export function freePort(): Promise<number> {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
 
 async function waitListening(child: ChildProcess, port: number, output: () => string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`broker exited before listening: ${output().slice(-2000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`broker exited before listening: ${output().slice(-2000)}`);
     if (await canConnect(port)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -68,10 +72,29 @@ async function waitListening(child: ChildProcess, port: number, output: () => st
 
 function argsFor(kind: 'redis' | 'nats', port: number, dir: string): [string, string[]] {
   if (kind === 'redis') {
-    return [REDIS_SERVER, [
-      '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes',
-      '--appendfsync', 'everysec', '--daemonize', 'no', '--logfile', '', '--protected-mode', 'yes',
-    ]];
+    return [
+      REDIS_SERVER,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'everysec',
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
+        '--protected-mode',
+        'yes',
+      ],
+    ];
   }
   return [NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]];
 }
@@ -90,8 +113,12 @@ export async function startBroker(kind: 'redis' | 'nats'): Promise<BrokerServer>
       const [bin, args] = argsFor(kind, port, dir);
       let out = '';
       const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      c.stdout!.on('data', (d: Buffer) => { out = (out + d.toString('utf8')).slice(-8000); });
-      c.stderr!.on('data', (d: Buffer) => { out = (out + d.toString('utf8')).slice(-8000); });
+      c.stdout!.on('data', (d: Buffer) => {
+        out = (out + d.toString('utf8')).slice(-8000);
+      });
+      c.stderr!.on('data', (d: Buffer) => {
+        out = (out + d.toString('utf8')).slice(-8000);
+      });
       children.add(c);
       c.once('exit', () => {
         children.delete(c);
@@ -105,7 +132,10 @@ export async function startBroker(kind: 'redis' | 'nats'): Promise<BrokerServer>
         return;
       } catch (err) {
         c.kill('SIGKILL');
-        if (fixedPort !== undefined && attempt < 4) { await new Promise((r) => setTimeout(r, 200)); continue; }
+        if (fixedPort !== undefined && attempt < 4) {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
         if (attempt === 4 || !/in use|bind/i.test(String(err))) throw err;
       }
     }
@@ -121,8 +151,12 @@ export async function startBroker(kind: 'redis' | 'nats'): Promise<BrokerServer>
   };
   return {
     kind,
-    get port() { return port; },
-    get url() { return `${kind}://127.0.0.1:${port}`; },
+    get port() {
+      return port;
+    },
+    get url() {
+      return `${kind}://127.0.0.1:${port}`;
+    },
     dir,
     stop,
     restart: () => launch(port),

@@ -5,12 +5,22 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** tap's `skip` option: false when Chromium is installed, else the reason. */
-export const chromiumSkip: false | string = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`;
+export const chromiumSkip: false | string = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: apt-get install -y chromium`;
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -32,10 +42,16 @@ export function newWatch(): PageWatch {
  * leave `origin`. Several pages may share one watch; `label` tells their errors apart, and
  * `ignoreConsole` skips console lines a test causes on purpose.
  */
-export function watchPage(page: Page, origin: string, watch: PageWatch, options: { label?: string; ignoreConsole?: RegExp } = {}): PageWatch {
+export function watchPage(
+  page: Page,
+  origin: string,
+  watch: PageWatch,
+  options: { label?: string; ignoreConsole?: RegExp } = {},
+): PageWatch {
   const label = options.label ?? '';
   page.on('console', (msg) => {
-    if (msg.type() === 'error' && !options.ignoreConsole?.test(msg.text())) watch.consoleErrors.push(`${label}${msg.text()}`);
+    if (msg.type() === 'error' && !options.ignoreConsole?.test(msg.text()))
+      watch.consoleErrors.push(`${label}${msg.text()}`);
   });
   page.on('pageerror', (err) => watch.consoleErrors.push(`${label}${err.message}`));
   page.on('request', (req) => {

@@ -13,12 +13,17 @@ export interface Got {
 export async function loadValidator(h: Harness): Promise<OpenApiValidator> {
   // the JSON rendering of the same document: parsing 150 KB of YAML takes seconds here
   const res = await fetch(`${h.url}/openapi.json`);
-  return new OpenApiValidator(await res.json() as Record<string, unknown>);
+  return new OpenApiValidator((await res.json()) as Record<string, unknown>);
 }
 
 export function checker(t: Test, h: Harness, validator: OpenApiValidator) {
   /** `body`: a string is sent as is, anything else as JSON (with its content type unless given) */
-  return async function call(path: string, headers: Record<string, string> = {}, method = 'GET', body?: unknown): Promise<Got> {
+  return async function call(
+    path: string,
+    headers: Record<string, string> = {},
+    method = 'GET',
+    body?: unknown,
+  ): Promise<Got> {
     const init: RequestInit = { method, headers };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
@@ -44,6 +49,10 @@ export function expectProblem(t: Test, got: Got, status: number, code: string, p
   t.equal(got.json?.code, code);
   t.equal(got.headers.get('content-type'), 'application/problem+json');
   if (parameter !== undefined) {
-    t.ok((got.json?.errors ?? []).some((e: { parameter: string }) => e.parameter === parameter), `names ${parameter}`, { errors: got.json?.errors });
+    t.ok(
+      (got.json?.errors ?? []).some((e: { parameter: string }) => e.parameter === parameter),
+      `names ${parameter}`,
+      { errors: got.json?.errors },
+    );
   }
 }

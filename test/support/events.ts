@@ -15,7 +15,12 @@ export interface RawEventFields {
 
 export function rawEvent(type: EventType, over: RawEventFields = {}): DomainEvent {
   return {
-    id: over.id ?? newEventId(), type, at_ms: over.at_ms ?? Date.now(), modes: over.modes ?? [], routes: over.routes ?? [],
-    lines: over.lines ?? [], data: over.data ?? {},
+    id: over.id ?? newEventId(),
+    type,
+    at_ms: over.at_ms ?? Date.now(),
+    modes: over.modes ?? [],
+    routes: over.routes ?? [],
+    lines: over.lines ?? [],
+    data: over.data ?? {},
   } as DomainEvent;
 }

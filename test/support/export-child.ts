@@ -8,7 +8,11 @@ const [dbPath, dir] = process.argv.slice(2);
 if (!dbPath || !dir) throw new Error('usage: export-child.ts <db path> <exports dir>');
 const db = await Db.open(dbPath);
 await runExport(db, {
-  dataset: 'realtime', from: DAY, dir, timezone: TZ, now: () => LATER,
+  dataset: 'realtime',
+  from: DAY,
+  dir,
+  timezone: TZ,
+  now: () => LATER,
   onProgress: (p) => process.stdout.write(`${p.step} ${p.manifestId}\n`),
 });
 process.stdout.write('finished\n');

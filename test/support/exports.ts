@@ -17,7 +17,12 @@ export const NEXT_DAY = '2024-03-11';
 /** a "now" after both days are over */
 export const LATER = new Date('2024-03-20T12:00:00Z');
 
-export interface TempDb { db: Db; root: string; dbPath: string; exportsDir: string }
+export interface TempDb {
+  db: Db;
+  root: string;
+  dbPath: string;
+  exportsDir: string;
+}
 
 export async function openTempDb(teardown: (fn: () => Promise<void> | void) => void): Promise<TempDb> {
   const root = mkdtempSync(join(tmpdir(), 'exports-test-'));
@@ -84,13 +89,16 @@ export async function seedDay(db: Db): Promise<void> {
 
 /** Rows per value vector, e.g. 600k vehicle positions spread over DAY's window. */
 export async function seedManyPositions(db: Db, rows: number): Promise<void> {
-  await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing,
+  await db.run(
+    `INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing,
       speed_mps, stop_id, current_status, position_at, observed_at)
     SELECT 'feed-1', 'veh-' || (i % 5000), 'R' || (i % 300), 'T' || (i % 20000), 'bus',
       40 + (i % 1000) / 1000.0, -74 + (i % 977) / 1000.0, (i % 360)::DOUBLE, (i % 30)::DOUBLE, 'S' || (i % 8000),
       'IN_TRANSIT_TO', TIMESTAMPTZ '2024-03-10T08:00:00Z' + to_microseconds((i * 86399000000 // $n)::BIGINT),
       TIMESTAMPTZ '2024-03-10T08:00:00Z' + to_microseconds((i * 86399000000 // $n)::BIGINT)
-    FROM range($n) t(i)`, { n: rows });
+    FROM range($n) t(i)`,
+    { n: rows },
+  );
 }
 
 // --- independent reading -------------------------------------------------------------------
@@ -159,15 +167,21 @@ export function parseDuckType(type: string): ParsedType {
 }
 
 const ARROW_SCALARS: Record<string, string> = {
-  VARCHAR: 'Utf8', 'TIMESTAMP WITH TIME ZONE': 'Timestamp<MICROSECOND, UTC>', INTEGER: 'Int32', BIGINT: 'Int64',
-  DOUBLE: 'Float64', BOOLEAN: 'Bool', DATE: 'Date32<DAY>',
+  VARCHAR: 'Utf8',
+  'TIMESTAMP WITH TIME ZONE': 'Timestamp<MICROSECOND, UTC>',
+  INTEGER: 'Int32',
+  BIGINT: 'Int64',
+  DOUBLE: 'Float64',
+  BOOLEAN: 'Bool',
+  DATE: 'Date32<DAY>',
 };
 
 /** The Arrow type a Parquet reader must see for a DuckDB type, written as apache-arrow prints it. */
 export function expectedArrowType(type: string | ParsedType): string {
   const p = typeof type === 'string' ? parseDuckType(type) : type;
   if (p.kind === 'list') return `List<${expectedArrowType(p.of)}>`;
-  if (p.kind === 'struct') return `Struct<{${p.fields.map((f) => `${f.name}:${expectedArrowType(f.type)}`).join(', ')}}>`;
+  if (p.kind === 'struct')
+    return `Struct<{${p.fields.map((f) => `${f.name}:${expectedArrowType(f.type)}`).join(', ')}}>`;
   const arrow = ARROW_SCALARS[p.name];
   if (!arrow) throw new Error(`no Arrow mapping for DuckDB type ${p.name}`);
   return arrow;
@@ -192,7 +206,9 @@ export function normalize(value: unknown, type: string | ParsedType): unknown {
       if (value instanceof Date) return value.toISOString().slice(0, 10);
       if (typeof value === 'number') return new Date(value).toISOString().slice(0, 10);
       return value;
-    case 'BIGINT': case 'INTEGER': case 'DOUBLE':
+    case 'BIGINT':
+    case 'INTEGER':
+    case 'DOUBLE':
       return Number(value);
     default:
       return value;

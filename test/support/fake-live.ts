@@ -29,7 +29,7 @@ export class FakeLive implements LiveView {
 }
 
 export function makeAlert(over: Partial<Alert> & { id: string }): Alert {
-  const [feed, entity] = over.id.includes(':') ? over.id.split(':') as [string, string] : ['alerts', over.id];
+  const [feed, entity] = over.id.includes(':') ? (over.id.split(':') as [string, string]) : ['alerts', over.id];
   return {
     feed_id: feed,
     entity_id: entity,

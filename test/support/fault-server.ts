@@ -12,7 +12,10 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 
-export async function startFaultServer(body: Uint8Array, plan: (req: IncomingMessage, n: number) => Fault): Promise<FaultServer> {
+export async function startFaultServer(
+  body: Uint8Array,
+  plan: (req: IncomingMessage, n: number) => Fault,
+): Promise<FaultServer> {
   const requests: FaultServer['requests'] = [];
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {

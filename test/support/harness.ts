@@ -34,19 +34,21 @@ export interface Harness {
 /** Routes of a feature that needs the harness's own database and parsed config (webhooks). */
 export type RouteFactory = (env: { db: Db; config: Readonly<Config> }) => readonly RouteDef[];
 
-export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'meter' | 'limiter'>> & {
-  routes?: readonly RouteDef[] | RouteFactory;
-  /** the bus directory's snapshots, or a factory for ones that read the harness's database */
-  reliability?: ReliabilitySnapshots | ((env: { db: Db; config: Readonly<Config> }) => ReliabilitySnapshots);
-  live?: LiveView;
-  directory?: RouteDirectory;
-  config?: Record<string, unknown>;
-  quiet?: boolean;
-  /** a database file instead of an in-memory database */
-  dbPath?: string;
-  /** the API's logger instead of one that collects errors into `errors` */
-  log?: Logger;
-} = {}): Promise<Harness> {
+export async function startHarness(
+  options: Partial<Pick<ApiDeps, 'streams' | 'meter' | 'limiter'>> & {
+    routes?: readonly RouteDef[] | RouteFactory;
+    /** the bus directory's snapshots, or a factory for ones that read the harness's database */
+    reliability?: ReliabilitySnapshots | ((env: { db: Db; config: Readonly<Config> }) => ReliabilitySnapshots);
+    live?: LiveView;
+    directory?: RouteDirectory;
+    config?: Record<string, unknown>;
+    quiet?: boolean;
+    /** a database file instead of an in-memory database */
+    dbPath?: string;
+    /** the API's logger instead of one that collects errors into `errors` */
+    log?: Logger;
+  } = {},
+): Promise<Harness> {
   const { live: givenLive, directory, config: rawConfig, quiet, dbPath, routes, reliability, log, ...deps } = options;
   const db = await Db.open(dbPath ?? ':memory:');
   const clock: Clock = { now: NOW };
@@ -60,13 +62,17 @@ export async function startHarness(options: Partial<Pick<ApiDeps, 'streams' | 'm
     clock: () => clock.now,
     directory: directory ?? demoDirectory(),
     // errors only: a 5xx is logged once with its stack at error, and once more as a request at warn
-    log: log ?? logInto((_message, line) => {
-      errors.push(line.err);
-      if (!quiet) process.stderr.write(`${JSON.stringify(line)}\n`);
-    }, 'error'),
+    log:
+      log ??
+      logInto((_message, line) => {
+        errors.push(line.err);
+        if (!quiet) process.stderr.write(`${JSON.stringify(line)}\n`);
+      }, 'error'),
     ...deps,
     ...(routes ? { routes: typeof routes === 'function' ? routes({ db, config }) : routes } : {}),
-    ...(reliability ? { reliability: typeof reliability === 'function' ? reliability({ db, config }) : reliability } : {}),
+    ...(reliability
+      ? { reliability: typeof reliability === 'function' ? reliability({ db, config }) : reliability }
+      : {}),
   });
   const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${server.port}`;

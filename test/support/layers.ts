@@ -16,10 +16,15 @@ export interface Tier {
 
 export const LAYERS: readonly Tier[] = [
   { folders: ['core'], siblings: false, note: 'nothing internal' },
-  { folders: ['pipeline', 'store'], siblings: false, note: 'core/ only; pipeline/ reaches the store through the ports in core/' },
+  {
+    folders: ['pipeline', 'store'],
+    siblings: false,
+    note: 'core/ only; pipeline/ reaches the store through the ports in core/',
+  },
   {
     folders: ['stream', 'webhooks', 'exports', 'accounts', 'broker', 'observability', 'fixtures'],
-    siblings: true, note: 'tiers 0–1, and each other without a cycle',
+    siblings: true,
+    note: 'tiers 0–1, and each other without a cycle',
   },
   { folders: ['http', 'docs', 'status', 'web'], siblings: true, note: 'tiers 0–2, and each other without a cycle' },
   { folders: ['admin', 'app', 'sea'], siblings: true, note: 'every tier below, and each other without a cycle' },

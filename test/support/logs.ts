@@ -16,15 +16,26 @@ export interface CapturedLogs {
   messages(component?: string): string[];
 }
 
-export const LEVELS: Record<Exclude<LogLevel, 'silent'>, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+export const LEVELS: Record<Exclude<LogLevel, 'silent'>, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+};
 
 export function captureLogs(level: LogLevel = 'debug'): CapturedLogs {
   const lines: LogLine[] = [];
-  const logger = createLogger({ level, destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } });
+  const logger = createLogger({
+    level,
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+  });
   return {
     logger,
     lines,
-    messages: (component) => lines.filter((l) => component === undefined || l.component === component).map((l) => l.msg),
+    messages: (component) =>
+      lines.filter((l) => component === undefined || l.component === component).map((l) => l.msg),
   };
 }
 

@@ -22,13 +22,18 @@ export class OpenApiValidator {
 
   /** the document as YAML text or as an already parsed object */
   constructor(source: string | Json) {
-    this.doc = typeof source === 'string' ? parse(source) as Json : source;
+    this.doc = typeof source === 'string' ? (parse(source) as Json) : source;
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     (addFormats as unknown as (ajv: unknown) => void)(this.ajv);
     this.ajv.addSchema({ $id: 'openapi.json', components: this.doc.components, paths: this.doc.paths } as Json);
     this.templates = Object.keys(this.doc.paths as Json).map((template) => ({
       template,
-      regex: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+      regex: new RegExp(
+        `^${template
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+          .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+      ),
     }));
   }
 
@@ -70,7 +75,9 @@ export class OpenApiValidator {
     if (!response) return { ok: false, errors: [`status ${status} is not documented for ${method} ${template}`] };
     for (const [name, raw] of Object.entries((response.headers ?? {}) as Json)) {
       const ref = (raw as Json).$ref as string | undefined;
-      const header = (ref ? (this.doc.components as Json as { headers: Json }).headers[ref.split('/').pop()!] : raw) as Json;
+      const header = (
+        ref ? (this.doc.components as Json as { headers: Json }).headers[ref.split('/').pop()!] : raw
+      ) as Json;
       if (header.required && headers.get(name) === null) errors.push(`missing header ${name}`);
     }
     const content = (response.content ?? {}) as Json;
@@ -87,7 +94,11 @@ export class OpenApiValidator {
           errors.push('body is not JSON');
         }
         if (body !== undefined && !validate(body)) {
-          errors.push(...(validate.errors ?? []).map((e: ErrorObject) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+          errors.push(
+            ...(validate.errors ?? []).map(
+              (e: ErrorObject) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`,
+            ),
+          );
         }
       }
     }

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../core/config.ts';
 import { nyctStaticKey } from '../../core/nyct-trip-id.ts';
 import type {
-  HistoryBatch, HistoryWriter, ScheduleIndex, ScheduledRoute, ScheduledStop, ScheduledStopTime, ScheduledTrip, SnapshotKey, TripSpan,
+  HistoryBatch,
+  HistoryWriter,
+  ScheduleIndex,
+  ScheduledRoute,
+  ScheduledStop,
+  ScheduledStopTime,
+  ScheduledTrip,
+  SnapshotKey,
+  TripSpan,
 } from '../../core/ports.ts';
 import { modeForRouteType } from '../../core/route-type.ts';
 import { MODES } from '../../core/types.ts';
@@ -31,22 +39,56 @@ const seconds = (hms: string): number => {
 };
 
 export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
-  const routes = new Map<string, ScheduledRoute>((input.routes ?? []).map((r) => [r.route_id, {
-    schedule_id: 'fake', route_id: r.route_id, route_type: r.route_type, mode: modeForRouteType(r.route_type),
-    short_name: null, long_name: null, color: null,
-  }]));
-  const stops = new Map<string, ScheduledStop>((input.stops ?? []).map((s) => [s.stop_id, {
-    stop_id: s.stop_id, name: null, lat: s.lat ?? null, lon: s.lon ?? null, station_id: s.parent ?? s.stop_id,
-  }]));
-  const trips = new Map<string, ScheduledTrip>((input.trips ?? []).map((t) => [t.trip_id, {
-    schedule_id: 'fake', trip_id: t.trip_id, route_id: t.route_id, service_id: t.service_id ?? 'daily',
-    direction_id: t.direction_id ?? null, headsign: null,
-  }]));
-  const stopTimes = new Map<string, ScheduledStopTime[]>(Object.entries(input.stopTimes ?? {}).map(([trip, list]) => [
-    trip, list.map(([stop, arr, dep], i) => ({
-      stop_sequence: i + 1, stop_id: stop, arrival_s: seconds(arr), departure_s: seconds(dep ?? arr),
-    })),
-  ]));
+  const routes = new Map<string, ScheduledRoute>(
+    (input.routes ?? []).map((r) => [
+      r.route_id,
+      {
+        schedule_id: 'fake',
+        route_id: r.route_id,
+        route_type: r.route_type,
+        mode: modeForRouteType(r.route_type),
+        short_name: null,
+        long_name: null,
+        color: null,
+      },
+    ]),
+  );
+  const stops = new Map<string, ScheduledStop>(
+    (input.stops ?? []).map((s) => [
+      s.stop_id,
+      {
+        stop_id: s.stop_id,
+        name: null,
+        lat: s.lat ?? null,
+        lon: s.lon ?? null,
+        station_id: s.parent ?? s.stop_id,
+      },
+    ]),
+  );
+  const trips = new Map<string, ScheduledTrip>(
+    (input.trips ?? []).map((t) => [
+      t.trip_id,
+      {
+        schedule_id: 'fake',
+        trip_id: t.trip_id,
+        route_id: t.route_id,
+        service_id: t.service_id ?? 'daily',
+        direction_id: t.direction_id ?? null,
+        headsign: null,
+      },
+    ]),
+  );
+  const stopTimes = new Map<string, ScheduledStopTime[]>(
+    Object.entries(input.stopTimes ?? {}).map(([trip, list]) => [
+      trip,
+      list.map(([stop, arr, dep], i) => ({
+        stop_sequence: i + 1,
+        stop_id: stop,
+        arrival_s: seconds(arr),
+        departure_s: seconds(dep ?? arr),
+      })),
+    ]),
+  );
   const span = (id: string): TripSpan | undefined => {
     const list = stopTimes.get(id);
     if (!list?.length) return undefined;
@@ -59,20 +101,34 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
     trip: (id) => trips.get(id),
     route: (id) => routes.get(id),
     stop: (id) => stops.get(id),
-    stationModes: (station) => MODES.filter((m) => [...stopTimes].some(([trip, list]) => {
-      const route = routes.get(trips.get(trip)?.route_id ?? '');
-      return route?.mode === m && list.some((st) => (stops.get(st.stop_id)?.station_id ?? st.stop_id) === station);
-    })),
+    stationModes: (station) =>
+      MODES.filter((m) =>
+        [...stopTimes].some(([trip, list]) => {
+          const route = routes.get(trips.get(trip)?.route_id ?? '');
+          return route?.mode === m && list.some((st) => (stops.get(st.stop_id)?.station_id ?? st.stop_id) === station);
+        }),
+      ),
     stopTimes: (id) => stopTimes.get(id) ?? [],
     runsOn: (service, date) => input.services?.[service]?.includes(date) ?? true,
     routes: () => [...routes.values()],
     tripSpan: span,
-    tripsStartingAt: (route, direction, startS) => [...trips.values()].filter((t) => t.route_id === route
-      && (direction === null || t.direction_id === direction) && span(t.trip_id)?.start_s === startS),
-    nyctTrips: (key) => [...trips.values()].flatMap((trip) => {
-      const at = nyctStaticKey(trip.trip_id, mta.get(trip.trip_id) ?? null, trip.route_id, span(trip.trip_id)?.start_s ?? null);
-      return at?.key === key ? [{ trip, path: at.path }] : [];
-    }),
+    tripsStartingAt: (route, direction, startS) =>
+      [...trips.values()].filter(
+        (t) =>
+          t.route_id === route &&
+          (direction === null || t.direction_id === direction) &&
+          span(t.trip_id)?.start_s === startS,
+      ),
+    nyctTrips: (key) =>
+      [...trips.values()].flatMap((trip) => {
+        const at = nyctStaticKey(
+          trip.trip_id,
+          mta.get(trip.trip_id) ?? null,
+          trip.route_id,
+          span(trip.trip_id)?.start_s ?? null,
+        );
+        return at?.key === key ? [{ trip, path: at.path }] : [];
+      }),
   };
 }
 
@@ -94,7 +150,13 @@ export class MemoryHistory implements HistoryWriter {
     }
     this.batches.push(batch);
     if (batch.snapshot) this.snapshots.add(`${batch.snapshot.feed_id} ${batch.snapshot.body_sha256}`);
-    return batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length + batch.polls.length;
+    return (
+      batch.vehicles.length +
+      batch.arrivals.length +
+      batch.trips.length +
+      batch.alertVersions.length +
+      batch.polls.length
+    );
   }
 
   get polls() {
@@ -113,5 +175,7 @@ export function encodeFeed(message: Record<string, unknown>): Uint8Array {
 }
 
 export const header = (timestampS: number): Record<string, unknown> => ({
-  gtfs_realtime_version: '2.0', incrementality: 0, timestamp: timestampS,
+  gtfs_realtime_version: '2.0',
+  incrementality: 0,
+  timestamp: timestampS,
 });

@@ -15,7 +15,11 @@ import { createPipeline, type Pipeline } from '../../pipeline/ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, testConfig } from './pipeline-fakes.ts';
 import { silentLogger } from '../../core/logger.ts';
 
-export interface FeedDecl { id: string; file: string; schedule_id?: string }
+export interface FeedDecl {
+  id: string;
+  file: string;
+  schedule_id?: string;
+}
 
 export interface StoreHarness {
   db: Db;
@@ -35,20 +39,24 @@ export async function openStoreHarness(zips: Record<string, string>, feeds: Feed
     schedules.set(id, await loadScheduleIndex(db, id));
   }
   const declared = feeds.map((f) => ({
-    id: f.id, kind: 'gtfs-rt', url: pathToFileURL(join(FIXTURES_REAL, f.file)).href, schedule_id: f.schedule_id,
+    id: f.id,
+    kind: 'gtfs-rt',
+    url: pathToFileURL(join(FIXTURES_REAL, f.file)).href,
+    schedule_id: f.schedule_id,
   }));
   return {
     db,
     schedules,
-    pipelineAt: (nowIso, feedIds, options = {}) => createPipeline({
-      config: testConfig({ feeds: declared.filter((f) => feedIds.includes(f.id)) }),
-      bus: options.bus ?? new InMemoryEventBus(),
-      history: createHistoryWriter(db),
-      scheduleFor: (feed) => (feed.schedule_id ? schedules.get(feed.schedule_id) : undefined),
-      initialAlerts: options.initialAlerts,
-      now: () => Date.parse(nowIso),
-      log: silentLogger,
-    }),
+    pipelineAt: (nowIso, feedIds, options = {}) =>
+      createPipeline({
+        config: testConfig({ feeds: declared.filter((f) => feedIds.includes(f.id)) }),
+        bus: options.bus ?? new InMemoryEventBus(),
+        history: createHistoryWriter(db),
+        scheduleFor: (feed) => (feed.schedule_id ? schedules.get(feed.schedule_id) : undefined),
+        initialAlerts: options.initialAlerts,
+        now: () => Date.parse(nowIso),
+        log: silentLogger,
+      }),
     count: async (sql) => Number((await db.all<{ n: bigint | number }>(sql))[0]!.n),
     close: async () => {
       await db.close();
@@ -63,7 +71,9 @@ export async function openStoreHarness(zips: Record<string, string>, feeds: Feed
  * through `harness()` once running.
  */
 export function withStoreHarness(
-  zips: Record<string, string>, feeds: FeedDecl[], tests: (harness: () => StoreHarness) => void,
+  zips: Record<string, string>,
+  feeds: FeedDecl[],
+  tests: (harness: () => StoreHarness) => void,
 ): void {
   if (!hasRealFixtures()) {
     t.comment(`skipping: ${FIXTURES_REAL} is absent`);

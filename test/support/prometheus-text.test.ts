@@ -28,7 +28,11 @@ t.test('a valid exposition', async (t) => {
   t.equal(f.get('lat')?.samples.length, 5, 'histogram samples grouped under the family');
   t.ok(Number.isNaN(sampleValue(f, 'up')!));
   t.equal(f.get('temp')?.type, 'untyped');
-  t.equal(sampleValue(parsePrometheusText('x Nan\ny +inf\n'), 'y'), Number.POSITIVE_INFINITY, "Go's ParseFloat spellings");
+  t.equal(
+    sampleValue(parsePrometheusText('x Nan\ny +inf\n'), 'y'),
+    Number.POSITIVE_INFINITY,
+    "Go's ParseFloat spellings",
+  );
   t.same([...parsePrometheusText('').keys()], []);
 });
 
@@ -52,7 +56,11 @@ const BAD: Array<[string, string, RegExp]> = [
   ['suffixed sample in a counter', '# TYPE x counter\nx_sum 1\nx 2\n', /x_sum in counter family x|not together/],
   ['histogram without +Inf', '# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n', /no le="\+Inf"/],
   ['histogram +Inf not count', '# TYPE h histogram\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 1\n', /is not _count/],
-  ['histogram not cumulative', '# TYPE h histogram\nh_bucket{le="1"} 3\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 2\n', /not cumulative/],
+  [
+    'histogram not cumulative',
+    '# TYPE h histogram\nh_bucket{le="1"} 3\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 2\n',
+    /not cumulative/,
+  ],
   ['histogram without _sum', '# TYPE h histogram\nh_bucket{le="+Inf"} 1\nh_count 1\n', /_sum or _count missing/],
   ['bucket without le', '# TYPE h histogram\nh_bucket 1\nh_sum 1\nh_count 1\n', /without an le label/],
 ];

@@ -22,7 +22,10 @@ export interface MetricFamily {
 }
 
 export class ExpositionError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(`line ${line}: ${message}`);
   }
 }
@@ -36,7 +39,8 @@ function parseValue(text: string, line: number): number {
   if (/^\+?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
   if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
   if (/^nan$/i.test(text)) return Number.NaN;
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new ExpositionError(line, `not a number: ${JSON.stringify(text)}`);
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text))
+    throw new ExpositionError(line, `not a number: ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -95,7 +99,11 @@ function familyOf(name: string, families: Map<string, MetricFamily>): MetricFami
 }
 
 function seriesKey(name: string, labels: Record<string, string>, without?: string): string {
-  return `${name}{${Object.keys(labels).filter((k) => k !== without).sort().map((k) => `${k}=${JSON.stringify(labels[k])}`).join(',')}}`;
+  return `${name}{${Object.keys(labels)
+    .filter((k) => k !== without)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(labels[k])}`)
+    .join(',')}}`;
 }
 
 function checkHistogram(family: MetricFamily): void {
@@ -112,13 +120,16 @@ function checkHistogram(family: MetricFamily): void {
     else throw new ExpositionError(0, `${s.name} is not a sample of histogram ${family.name}`);
   }
   for (const [key, group] of groups) {
-    if (group.sum === undefined || group.count === undefined) throw new ExpositionError(0, `${key}: _sum or _count missing`);
+    if (group.sum === undefined || group.count === undefined)
+      throw new ExpositionError(0, `${key}: _sum or _count missing`);
     const sorted = [...group.buckets].sort((a, b) => a[0] - b[0]);
     const inf = sorted.at(-1);
     if (!inf || inf[0] !== Number.POSITIVE_INFINITY) throw new ExpositionError(0, `${key}: no le="+Inf" bucket`);
-    if (inf[1] !== group.count) throw new ExpositionError(0, `${key}: the +Inf bucket (${inf[1]}) is not _count (${group.count})`);
+    if (inf[1] !== group.count)
+      throw new ExpositionError(0, `${key}: the +Inf bucket (${inf[1]}) is not _count (${group.count})`);
     for (let i = 1; i < sorted.length; i++) {
-      if (sorted[i]![1] < sorted[i - 1]![1]) throw new ExpositionError(0, `${key}: buckets are not cumulative at le=${sorted[i]![0]}`);
+      if (sorted[i]![1] < sorted[i - 1]![1])
+        throw new ExpositionError(0, `${key}: buckets are not cumulative at le=${sorted[i]![0]}`);
     }
   }
 }
@@ -140,7 +151,8 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
       const [, keyword, name, rest = ''] = m;
       if (!METRIC_NAME.test(name!)) throw new ExpositionError(line, `bad metric name ${JSON.stringify(name)}`);
       let family = families.get(name!);
-      if (family && finished.has(name!)) throw new ExpositionError(line, `${keyword} for ${name} after its family ended`);
+      if (family && finished.has(name!))
+        throw new ExpositionError(line, `${keyword} for ${name} after its family ended`);
       if (!family) {
         families.set(name!, (family = { name: name!, type: 'untyped', samples: [] }));
       }
@@ -175,9 +187,12 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
     const key = seriesKey(name, labels);
     if (seen.has(key)) throw new ExpositionError(line, `duplicate series ${key}`);
     seen.add(key);
-    if (family.type === 'counter' && (value < 0 || Number.isNaN(value))) throw new ExpositionError(line, `counter ${key} is ${value}`);
-    if (family.type === 'counter' && name !== family.name) throw new ExpositionError(line, `${name} in counter family ${family.name}`);
-    if (family.type === 'gauge' && name !== family.name) throw new ExpositionError(line, `${name} in gauge family ${family.name}`);
+    if (family.type === 'counter' && (value < 0 || Number.isNaN(value)))
+      throw new ExpositionError(line, `counter ${key} is ${value}`);
+    if (family.type === 'counter' && name !== family.name)
+      throw new ExpositionError(line, `${name} in counter family ${family.name}`);
+    if (family.type === 'gauge' && name !== family.name)
+      throw new ExpositionError(line, `${name} in gauge family ${family.name}`);
     family.samples.push({ name, labels, value, ...(values[2] ? { timestampMs: Number(values[2]) } : {}) });
   });
   for (const family of families.values()) if (family.type === 'histogram') checkHistogram(family);
@@ -186,7 +201,9 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
 
 /** The value of one series, or undefined when the family or the series is absent. */
 export function sampleValue(
-  families: Map<string, MetricFamily>, name: string, labels: Record<string, string> = {},
+  families: Map<string, MetricFamily>,
+  name: string,
+  labels: Record<string, string> = {},
 ): number | undefined {
   for (const family of families.values()) {
     for (const s of family.samples) {

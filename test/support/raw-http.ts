@@ -9,7 +9,11 @@ export interface RawResponse {
 }
 
 /** Resolves null when the server closed the connection without a response (malformed request). */
-export function rawRequest(port: number, bytes: Buffer | string, options: { head?: boolean; timeoutMs?: number } = {}): Promise<RawResponse | null> {
+export function rawRequest(
+  port: number,
+  bytes: Buffer | string,
+  options: { head?: boolean; timeoutMs?: number } = {},
+): Promise<RawResponse | null> {
   const timeoutMs = options.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');

@@ -35,28 +35,58 @@ export const WEEKDAYS: CalendarSpec['days'] = [true, true, true, true, true, fal
 
 export async function insertSchedule(db: Db, spec: ScheduleSpec): Promise<void> {
   const id = spec.schedule_id;
-  await db.run(`INSERT INTO schedules VALUES ($id, 'test', now(), $tz, NULL, ['routes.txt'])`, { id, tz: spec.timezone });
-  await db.run(`INSERT INTO gtfs_agency VALUES ($id, 'A', 'Agency', 'https://example.test', $tz)`, { id, tz: spec.timezone });
+  await db.run(`INSERT INTO schedules VALUES ($id, 'test', now(), $tz, NULL, ['routes.txt'])`, {
+    id,
+    tz: spec.timezone,
+  });
+  await db.run(`INSERT INTO gtfs_agency VALUES ($id, 'A', 'Agency', 'https://example.test', $tz)`, {
+    id,
+    tz: spec.timezone,
+  });
   for (const r of spec.routes) {
-    await db.run(`INSERT INTO gtfs_routes VALUES ($id, $route, 'A', $route, NULL, $type, NULL, NULL, $mode)`,
-      { id, route: r.route_id, type: r.route_type, mode: r.mode });
-  }
-  for (const c of spec.calendar ?? []) {
-    await db.run(`INSERT INTO gtfs_calendar VALUES ($id, $service, $d1, $d2, $d3, $d4, $d5, $d6, $d7,
-        CAST($start AS DATE), CAST($end AS DATE))`, {
-      id, service: c.service_id, start: c.start_date, end: c.end_date,
-      d1: c.days[0], d2: c.days[1], d3: c.days[2], d4: c.days[3], d5: c.days[4], d6: c.days[5], d7: c.days[6],
+    await db.run(`INSERT INTO gtfs_routes VALUES ($id, $route, 'A', $route, NULL, $type, NULL, NULL, $mode)`, {
+      id,
+      route: r.route_id,
+      type: r.route_type,
+      mode: r.mode,
     });
   }
+  for (const c of spec.calendar ?? []) {
+    await db.run(
+      `INSERT INTO gtfs_calendar VALUES ($id, $service, $d1, $d2, $d3, $d4, $d5, $d6, $d7,
+        CAST($start AS DATE), CAST($end AS DATE))`,
+      {
+        id,
+        service: c.service_id,
+        start: c.start_date,
+        end: c.end_date,
+        d1: c.days[0],
+        d2: c.days[1],
+        d3: c.days[2],
+        d4: c.days[3],
+        d5: c.days[4],
+        d6: c.days[5],
+        d7: c.days[6],
+      },
+    );
+  }
   for (const x of spec.calendar_dates ?? []) {
-    await db.run(`INSERT INTO gtfs_calendar_dates VALUES ($id, $service, CAST($date AS DATE), $type)`,
-      { id, service: x.service_id, date: x.date, type: x.exception_type });
+    await db.run(`INSERT INTO gtfs_calendar_dates VALUES ($id, $service, CAST($date AS DATE), $type)`, {
+      id,
+      service: x.service_id,
+      date: x.date,
+      type: x.exception_type,
+    });
   }
   for (const t of spec.trips) {
-    await db.run(`INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id, direction_id) VALUES ($id, $trip, $route, $service, 0)`,
-      { id, trip: t.trip_id, route: t.route_id, service: t.service_id });
-    await db.run(`INSERT INTO gtfs_stop_times VALUES ($id, $trip, 1, 'S1', $start, $start), ($id, $trip, 2, 'S2', $end, $end)`,
-      { id, trip: t.trip_id, start: t.start_s, end: t.end_s });
+    await db.run(
+      `INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id, direction_id) VALUES ($id, $trip, $route, $service, 0)`,
+      { id, trip: t.trip_id, route: t.route_id, service: t.service_id },
+    );
+    await db.run(
+      `INSERT INTO gtfs_stop_times VALUES ($id, $trip, 1, 'S1', $start, $start), ($id, $trip, 2, 'S2', $end, $end)`,
+      { id, trip: t.trip_id, start: t.start_s, end: t.end_s },
+    );
   }
 }
 
@@ -81,7 +111,9 @@ export async function appendObservations(db: Db, rows: readonly TripObservation[
 }
 
 /** One observation with test defaults: a scheduled bus trip seen in a trip update. */
-export function obs(partial: Partial<TripObservation> & Pick<TripObservation, 'trip_id' | 'service_date'>): TripObservation {
+export function obs(
+  partial: Partial<TripObservation> & Pick<TripObservation, 'trip_id' | 'service_date'>,
+): TripObservation {
   return {
     feed_id: 'test',
     route_id: null,

@@ -23,8 +23,13 @@ export function datesBetween(from: string, to: string): string[] {
 }
 
 export async function insertReliabilitySchedule(db: Db): Promise<void> {
-  const trip = (trip_id: string, route_id: string, service_id: string, hour: number) =>
-    ({ trip_id, route_id, service_id, start_s: hour * 3600, end_s: hour * 3600 + 1800 });
+  const trip = (trip_id: string, route_id: string, service_id: string, hour: number) => ({
+    trip_id,
+    route_id,
+    service_id,
+    start_s: hour * 3600,
+    end_s: hour * 3600 + 1800,
+  });
   await insertSchedule(db, {
     schedule_id: 'demo',
     timezone: TIMEZONE,
@@ -39,9 +44,14 @@ export async function insertReliabilitySchedule(db: Db): Promise<void> {
       { service_id: 'WKDY', days: WEEKDAYS, start_date: '2024-04-01', end_date: '2024-05-31' },
     ],
     trips: [
-      trip('39_a', '39', 'ALL', 6), trip('39_b', '39', 'ALL', 8), trip('39_c', '39', 'ALL', 10), trip('39_d', '39', 'ALL', 12),
-      trip('66_a', '66', 'WKDY', 7), trip('66_b', '66', 'WKDY', 9),
-      trip('R_a', 'Red', 'ALL', 7), trip('E_a', 'E', 'ALL', 7),
+      trip('39_a', '39', 'ALL', 6),
+      trip('39_b', '39', 'ALL', 8),
+      trip('39_c', '39', 'ALL', 10),
+      trip('39_d', '39', 'ALL', 12),
+      trip('66_a', '66', 'WKDY', 7),
+      trip('66_b', '66', 'WKDY', 9),
+      trip('R_a', 'Red', 'ALL', 7),
+      trip('E_a', 'E', 'ALL', 7),
     ],
   });
   await refreshScheduledTrips(db, 'demo', '2024-04-01', '2024-05-31');
@@ -70,7 +80,15 @@ export async function seedReliability(db: Db): Promise<void> {
     await appendObservations(db, busObservations(date));
     await finalizeServiceDay(db, date, { now: new Date(`${addDays(date, 1)}T12:00:00Z`) });
   }
-  await appendObservations(db, [obs({ trip_id: '39_a', route_id: '39', mode: 'bus', service_date: TODAY, observed_ms: Date.parse(`${TODAY}T10:05:00Z`) })]);
+  await appendObservations(db, [
+    obs({
+      trip_id: '39_a',
+      route_id: '39',
+      mode: 'bus',
+      service_date: TODAY,
+      observed_ms: Date.parse(`${TODAY}T10:05:00Z`),
+    }),
+  ]);
 }
 
 /** One observed and finalized rail day, so rail has retained rows. */

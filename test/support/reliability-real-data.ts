@@ -18,13 +18,24 @@ export const MISSING_FIXTURES = hasRealFixtures()
 const config = parseConfig({});
 
 /** Decodes one capture and stores its trip observations as the pipeline would, at the header time. */
-export async function ingest(db: Db, file: string, feedId: string, schedule: ScheduleIndex | undefined, timezone: string): Promise<number> {
+export async function ingest(
+  db: Db,
+  file: string,
+  feedId: string,
+  schedule: ScheduleIndex | undefined,
+  timezone: string,
+): Promise<number> {
   const decoded = decodeFeedMessage(readFileSync(join(FIXTURES, file)));
   if (!decoded.ok) throw new Error(`${file}: ${decoded.error}`);
   const observedMs = Number(decoded.message.header?.timestamp ?? 0) * 1000;
   const poll = normalizeFeedMessage(decoded.message, {
-    feed_id: feedId, observed_ms: observedMs, schedule, timezone,
-    freshness: config.freshness, delay: config.delay, rejects: new RejectTally(),
+    feed_id: feedId,
+    observed_ms: observedMs,
+    schedule,
+    timezone,
+    freshness: config.freshness,
+    delay: config.delay,
+    rejects: new RejectTally(),
   });
   await createHistoryWriter(db).write({ vehicles: [], arrivals: [], trips: poll.trips, alertVersions: [], polls: [] });
   return poll.trips.length;

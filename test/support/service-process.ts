@@ -16,24 +16,38 @@ import type { OperationName } from '../../app/operations/index.ts';
 import { ConfigError } from '../../core/config.ts';
 import { childEnv, cliArgv, REPO_ROOT, runCli } from './cli.ts';
 
-export interface CliResult { code: number | null; out: string; err: string }
+export interface CliResult {
+  code: number | null;
+  out: string;
+  err: string;
+}
 
 /**
  * Runs `transit-api …` to completion; with `shell`, runs that bash script instead, where
  * `"$0" "$@"` is the CLI (for pipes: `"$0" "$@" keys create … | head -1`).
  */
 export async function cli(args: readonly string[], options: { shell?: string } = {}): Promise<CliResult> {
-  const r = options.shell ? await runShell(options.shell) : await runCli([...args], { cwd: REPO_ROOT, timeoutMs: 90_000 });
+  const r = options.shell
+    ? await runShell(options.shell)
+    : await runCli([...args], { cwd: REPO_ROOT, timeoutMs: 90_000 });
   return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 function runShell(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script, process.execPath, ...cliArgv()], { cwd: REPO_ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', script, process.execPath, ...cliArgv()], {
+      cwd: REPO_ROOT,
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString('utf8');
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString('utf8');
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -44,8 +58,14 @@ function runShell(script: string): Promise<{ code: number | null; stdout: string
 }
 
 const COMMANDS: Record<OperationName, Command> = {
-  keys: keysCommand, reliability: reliabilityCommand, export: exportCommand, 'import-gtfs': importGtfsCommand,
-  snapshot: snapshotCommand, backup: backupCommand, status: statusCommand, reload: reloadCommand,
+  keys: keysCommand,
+  reliability: reliabilityCommand,
+  export: exportCommand,
+  'import-gtfs': importGtfsCommand,
+  snapshot: snapshotCommand,
+  backup: backupCommand,
+  status: statusCommand,
+  reload: reloadCommand,
 };
 
 /**
@@ -56,14 +76,30 @@ const COMMANDS: Record<OperationName, Command> = {
 export async function op(name: OperationName, argv: readonly string[]): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
-  const io = { out: (l: string) => { out.push(`${l}\n`); }, err: (l: string) => { err.push(`${l}\n`); } };
+  const io = {
+    out: (l: string) => {
+      out.push(`${l}\n`);
+    },
+    err: (l: string) => {
+      err.push(`${l}\n`);
+    },
+  };
   const command = COMMANDS[name];
   let code: number;
   try {
-    const { values, positionals } = parseArgs({ args: [...argv], options: command.options, allowPositionals: command.allowPositionals ?? false, strict: true });
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options: command.options,
+      allowPositionals: command.allowPositionals ?? false,
+      strict: true,
+    });
     const request = { values: values as Record<string, string | boolean | undefined>, positionals };
     // as the commands do: file arguments are the caller's, made absolute for the service
-    code = await operate(name, ['backup', 'snapshot', 'import-gtfs'].includes(name) ? absolutePaths(request) : request, io);
+    code = await operate(
+      name,
+      ['backup', 'snapshot', 'import-gtfs'].includes(name) ? absolutePaths(request) : request,
+      io,
+    );
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof ConfigError)) throw e;
     io.err(e.message);
@@ -86,12 +122,20 @@ export interface ServiceProcess {
  * Starts `serve --config <file>` and resolves once it listens and its admin socket is up (or,
  * with `ready`, once its output matches: an edge has no admin socket).
  */
-export async function startServe(configPath: string, extraArgs: readonly string[] = [], options: { ready?: RegExp } = {}): Promise<ServiceProcess> {
+export async function startServe(
+  configPath: string,
+  extraArgs: readonly string[] = [],
+  options: { ready?: RegExp } = {},
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, cliArgv('serve', '--config', configPath, ...extraArgs), {
-    cwd: REPO_ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: REPO_ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
-  const append = (c: Buffer) => { text += c.toString('utf8'); };
+  const append = (c: Buffer) => {
+    text += c.toString('utf8');
+  };
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);
   // a test ended by its timeout (SIGTERM from tap) skips its teardown: the service must not outlive it
@@ -102,11 +146,13 @@ export async function startServe(configPath: string, extraArgs: readonly string[
   };
   process.once('exit', orphan);
   process.once('SIGTERM', terminated);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    process.off('exit', orphan);
-    process.off('SIGTERM', terminated);
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      process.off('exit', orphan);
+      process.off('SIGTERM', terminated);
+      resolve(code);
+    }),
+  );
   const deadline = Date.now() + 90_000;
   const ready = options.ready ?? /admin socket /;
   while (!ready.test(text)) {
@@ -119,7 +165,9 @@ export async function startServe(configPath: string, extraArgs: readonly string[
   }
   const url = /listening on (http:\/\/\S+)/.exec(text)![1]!;
   return {
-    child, url, exited,
+    child,
+    url,
+    exited,
     output: () => text,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -139,7 +187,11 @@ export function writeJson(path: string, value: unknown): void {
   writeFileSync(path, JSON.stringify(value, null, 2));
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

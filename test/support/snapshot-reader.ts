@@ -23,7 +23,10 @@ const report = {
   info: (await rows('SELECT taken_at, source, tables FROM snapshot_info'))[0],
   counts: await counts(),
   examples: [] as ({ rows: number } | { error: string })[],
-  write: await conn.run('CREATE TABLE analyst_scratch (x INTEGER)').then(() => 'allowed', (err: Error) => err.message),
+  write: await conn.run('CREATE TABLE analyst_scratch (x INTEGER)').then(
+    () => 'allowed',
+    (err: Error) => err.message,
+  ),
 };
 for (const sql of examples) {
   try {

@@ -82,7 +82,8 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       const deadline = Date.now() + timeoutMs;
       while (!predicate(events)) {
         if (done) throw new Error(`stream ended before the condition held (${events.length} events)`);
-        if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms (${events.length} events)`);
+        if (Date.now() > deadline)
+          throw new Error(`condition not met within ${timeoutMs} ms (${events.length} events)`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(wake, 200);
           function wake() {

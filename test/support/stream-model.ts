@@ -12,7 +12,7 @@ export class StreamModel {
     if (event === 'reset') {
       this.resets++;
       this.items.clear();
-      for (const item of (value.data as Array<Record<string, unknown>>)) this.items.set(String(item.id), item);
+      for (const item of value.data as Array<Record<string, unknown>>) this.items.set(String(item.id), item);
     } else if (event === 'add' || event === 'update') {
       const { type: _type, ...item } = value;
       this.items.set(String(item.id), item);

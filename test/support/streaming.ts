@@ -84,17 +84,36 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     const db = await Db.open(dbPath);
     const bus = new InMemoryEventBus();
     const streaming = await openStreaming({
-      db, bus, live, config, clock: () => clock.now, log, hub: options.hub, changeCheckMs: 20, meterTickMs: options.meterTickMs,
+      db,
+      bus,
+      live,
+      config,
+      clock: () => clock.now,
+      log,
+      hub: options.hub,
+      changeCheckMs: 20,
+      meterTickMs: options.meterTickMs,
     });
     const api = await createApi({
-      db, live, config, clock: () => clock.now, directory: demoDirectory(), log,
-      streams: streaming.provider, routes: [...streaming.routes, ...(options.routes ?? [])],
+      db,
+      live,
+      config,
+      clock: () => clock.now,
+      directory: demoDirectory(),
+      log,
+      streams: streaming.provider,
+      routes: [...streaming.routes, ...(options.routes ?? [])],
     });
     streaming.useMeter(api.meter);
     // as app/serve.ts: one budget for every stream the server holds
     const budget = sendBudgetFromConfig(config.sse, { sweepIntervalMs: 50 });
     const server = await startServer({
-      app: api.app, host: '127.0.0.1', port, streamBufferBytes: config.sse.buffer_bytes, sendBudget: budget, log,
+      app: api.app,
+      host: '127.0.0.1',
+      port,
+      streamBufferBytes: config.sse.buffer_bytes,
+      sendBudget: budget,
+      log,
     });
     return { db, api, server, streaming, budget, bus };
   };
@@ -164,7 +183,13 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
 
 /** A vehicle.position event whose data carries a sequence number (for gap and duplicate checks). */
 export function seqEvent(seq: number, over: RawEventFields & { type?: DomainEvent['type'] } = {}): DomainEvent {
-  return rawEvent(over.type ?? 'vehicle.position', { at_ms: NOW + seq, modes: ['bus'], routes: ['39'], data: { seq }, ...over });
+  return rawEvent(over.type ?? 'vehicle.position', {
+    at_ms: NOW + seq,
+    modes: ['bus'],
+    routes: ['39'],
+    data: { seq },
+    ...over,
+  });
 }
 
 /** A port the kernel just handed out as ephemeral, free again. */

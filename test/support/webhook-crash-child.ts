@@ -12,8 +12,11 @@ if (!dbPath) {
 }
 const db = await Db.open(dbPath);
 const webhooks = createWebhooks({
-  db, bus: new InMemoryEventBus(), config: webhookConfig({ max_concurrency: 4, max_concurrency_per_endpoint: 2 }),
-  targetPolicy: { allow: new Set(['loopback']) }, stopGraceMs: 100,
+  db,
+  bus: new InMemoryEventBus(),
+  config: webhookConfig({ max_concurrency: 4, max_concurrency_per_endpoint: 2 }),
+  targetPolicy: { allow: new Set(['loopback']) },
+  stopGraceMs: 100,
 });
 await webhooks.start();
 process.stdout.write(`started recovered=${webhooks.stats.recovered_at_start}\n`);

@@ -38,26 +38,42 @@ export interface Receiver {
 export async function startReceiver(reply: Reply = ok, now: () => number = Date.now): Promise<Receiver> {
   const waiters: { count: number; resolve: () => void }[] = [];
   const receiver: Receiver = {
-    url: '', port: 0, requests: [], reply,
+    url: '',
+    port: 0,
+    requests: [],
+    reply,
     waitFor(count, timeoutMs = 10_000) {
       if (receiver.requests.length >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver saw ${receiver.requests.length} of ${count} requests`)), timeoutMs);
-        waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(); } });
+        const timer = setTimeout(
+          () => reject(new Error(`receiver saw ${receiver.requests.length} of ${count} requests`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
       });
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const entry: ReceivedRequest = {
-        method: req.method ?? '', path: req.url ?? '', headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'), at: now(),
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: now(),
       };
       receiver.requests.push(entry);
       receiver.reply(entry, res);
@@ -106,10 +122,16 @@ export function verifyDelivery(secret: string, req: ReceivedRequest, atMs?: numb
 }
 
 /** The config section the webhook factory reads, with test-friendly bounds. */
-export function webhookConfig(overrides: Partial<{ timeout_ms: number; max_concurrency: number; max_concurrency_per_endpoint: number }> = {}) {
+export function webhookConfig(
+  overrides: Partial<{ timeout_ms: number; max_concurrency: number; max_concurrency_per_endpoint: number }> = {},
+) {
   return {
     webhooks: {
-      allow_private_targets: false, timeout_ms: 15_000, max_concurrency: 8, max_concurrency_per_endpoint: 2, ...overrides,
+      allow_private_targets: false,
+      timeout_ms: 15_000,
+      max_concurrency: 8,
+      max_concurrency_per_endpoint: 2,
+      ...overrides,
     },
   };
 }
@@ -129,7 +151,8 @@ export interface Harness {
 
 /** A webhooks component on an in-memory DuckDB with a manual clock and a loopback receiver. */
 export async function harness(
-  t: { teardown(fn: () => unknown): void }, reply: Reply = ok,
+  t: { teardown(fn: () => unknown): void },
+  reply: Reply = ok,
   options: { config?: Parameters<typeof webhookConfig>[0]; resolve?: Resolver; startMs?: number } = {},
 ): Promise<Harness> {
   const db = await Db.open(':memory:');
@@ -137,9 +160,17 @@ export async function harness(
   const bus = new InMemoryEventBus();
   const receiver = await startReceiver(reply, () => clock.now());
   const webhooks = createWebhooks({
-    db, bus, config: webhookConfig(options.config), clock, random: () => 0.5, stopGraceMs: 200,
-    targetPolicy: { allow: new Set(['loopback']) }, ...(options.resolve ? { resolve: options.resolve } : {}),
-    onError: (err) => { throw err; },
+    db,
+    bus,
+    config: webhookConfig(options.config),
+    clock,
+    random: () => 0.5,
+    stopGraceMs: 200,
+    targetPolicy: { allow: new Set(['loopback']) },
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+    onError: (err) => {
+      throw err;
+    },
   });
   await webhooks.start();
   t.teardown(async () => {
@@ -148,14 +179,26 @@ export async function harness(
     await db.close();
   });
   return {
-    db, clock, bus, receiver, webhooks,
+    db,
+    clock,
+    bus,
+    receiver,
+    webhooks,
     endpoint: (name = 'hook', filters = {}, keyId = 'key_test') =>
       webhooks.createEndpoint(keyId, { url: `${receiver.url}/${name}`, filters }),
     event: (type = 'alert.created', extra = {}) =>
-      rawEvent(type, { at_ms: clock.now(), modes: ['bus'], routes: ['504'], data: { id: `alert-${clock.now()}` }, ...extra }),
-    deliveries: () => db.all(`SELECT delivery_id, message_id, endpoint_id, state, attempt_count, interrupted_count, in_flight,
+      rawEvent(type, {
+        at_ms: clock.now(),
+        modes: ['bus'],
+        routes: ['504'],
+        data: { id: `alert-${clock.now()}` },
+        ...extra,
+      }),
+    deliveries: () =>
+      db.all(`SELECT delivery_id, message_id, endpoint_id, state, attempt_count, interrupted_count, in_flight,
       epoch_ms(next_attempt_at) AS next_ms, last_status_code, last_error FROM webhook_deliveries ORDER BY seq`),
-    attempts: () => db.all(`SELECT delivery_id, attempt, outcome, status_code, latency_ms, error,
+    attempts: () =>
+      db.all(`SELECT delivery_id, attempt, outcome, status_code, latency_ms, error,
       epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms FROM webhook_attempts ORDER BY delivery_id, attempt`),
   };
 }

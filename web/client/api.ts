@@ -19,7 +19,9 @@ export async function request<T = unknown>(path: string, key: string): Promise<A
   try {
     res = await fetch(path, {
       headers: { Authorization: 'Bearer ' + key, Accept: 'application/json' },
-      cache: 'no-store', credentials: 'omit', redirect: 'error',
+      cache: 'no-store',
+      credentials: 'omit',
+      redirect: 'error',
     });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);

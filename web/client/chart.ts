@@ -34,18 +34,27 @@ export function drawUsageChart(container: HTMLElement, usage: Usage): SVGElement
   const range = first && last ? `${first.date} to ${last.date}` : 'no days';
   const totals = usage.totals || {};
 
-  const chart = svg('svg', {
-    viewBox: `0 0 ${width} ${height}`, width, height, role: 'img',
-    'aria-labelledby': 'usage-chart-title usage-chart-desc', 'data-days': days.length,
-  }, [
-    svg('title', { id: 'usage-chart-title', text: `API usage per day (${usage.unit_timezone}), ${range}` }),
-    svg('desc', {
-      id: 'usage-chart-desc',
-      text: 'Bars: requests per day on the left axis, their errors in red at the foot of each bar. Line: connection-minutes '
-        + `of event streams per day on the right axis. Totals: ${fmtNumber(totals.requests)} requests, `
-        + `${fmtNumber(totals.errors)} errors, ${fmtNumber(totals.connection_minutes)} connection-minutes.`,
-    }),
-  ]);
+  const chart = svg(
+    'svg',
+    {
+      viewBox: `0 0 ${width} ${height}`,
+      width,
+      height,
+      role: 'img',
+      'aria-labelledby': 'usage-chart-title usage-chart-desc',
+      'data-days': days.length,
+    },
+    [
+      svg('title', { id: 'usage-chart-title', text: `API usage per day (${usage.unit_timezone}), ${range}` }),
+      svg('desc', {
+        id: 'usage-chart-desc',
+        text:
+          'Bars: requests per day on the left axis, their errors in red at the foot of each bar. Line: connection-minutes ' +
+          `of event streams per day on the right axis. Totals: ${fmtNumber(totals.requests)} requests, ` +
+          `${fmtNumber(totals.errors)} errors, ${fmtNumber(totals.connection_minutes)} connection-minutes.`,
+      }),
+    ],
+  );
 
   const axis = svg('g', { class: 'axis', 'aria-hidden': 'true' });
   left.ticks.forEach((v, i) => {
@@ -70,18 +79,43 @@ export function drawUsageChart(container: HTMLElement, usage: Usage): SVGElement
   days.forEach((d, i) => {
     const tip = svg('title', { text: dayTip(d) });
     const top = yReq(d.requests);
-    const group = svg('g', { class: 'day', 'data-date': d.date, 'data-requests': d.requests, 'data-errors': d.errors }, [tip]);
-    group.appendChild(svg('rect', { class: 'bar', x: cx(i) - barW / 2, y: top, width: barW, height: Math.max(0, yReq(0) - top) }));
+    const group = svg(
+      'g',
+      { class: 'day', 'data-date': d.date, 'data-requests': d.requests, 'data-errors': d.errors },
+      [tip],
+    );
+    group.appendChild(
+      svg('rect', { class: 'bar', x: cx(i) - barW / 2, y: top, width: barW, height: Math.max(0, yReq(0) - top) }),
+    );
     if (d.errors > 0) {
       const errTop = yReq(Math.min(d.errors, d.requests));
-      group.appendChild(svg('rect', { class: 'bar-err', x: cx(i) - barW / 2, y: errTop, width: barW, height: Math.max(1, yReq(0) - errTop) }));
+      group.appendChild(
+        svg('rect', {
+          class: 'bar-err',
+          x: cx(i) - barW / 2,
+          y: errTop,
+          width: barW,
+          height: Math.max(1, yReq(0) - errTop),
+        }),
+      );
     }
     bars.appendChild(group);
     const y = yMin(d.connection_minutes);
     path += `${i === 0 ? 'M' : 'L'}${cx(i).toFixed(1)} ${y.toFixed(1)}`;
-    points.appendChild(svg('circle', {
-      class: 'point', cx: cx(i), cy: y, r: band < 14 ? 2 : 3.5, 'data-date': d.date, 'data-minutes': d.connection_minutes,
-    }, [svg('title', { text: dayTip(d) })]));
+    points.appendChild(
+      svg(
+        'circle',
+        {
+          class: 'point',
+          cx: cx(i),
+          cy: y,
+          r: band < 14 ? 2 : 3.5,
+          'data-date': d.date,
+          'data-minutes': d.connection_minutes,
+        },
+        [svg('title', { text: dayTip(d) })],
+      ),
+    );
   });
   chart.appendChild(bars);
   if (days.length > 1) chart.appendChild(svg('path', { class: 'line', d: path, 'aria-hidden': 'true' }));
@@ -92,12 +126,27 @@ export function drawUsageChart(container: HTMLElement, usage: Usage): SVGElement
 
 /** The same figures as a table, for screen readers and for copying. */
 export function usageTable(usage: Usage): HTMLElement {
-  const head = el('tr', null, ['Date', 'Requests', 'Errors', 'Connection-minutes'].map((h, i) => el('th', { scope: 'col', class: i ? 'num' : null, text: h })));
-  const rows = usage.days.slice().reverse().map((d) => el('tr', { 'data-date': d.date }, [
-    el('th', { scope: 'row', text: d.date }),
-    el('td', { class: 'num', text: fmtNumber(d.requests) }),
-    el('td', { class: 'num', text: fmtNumber(d.errors) }),
-    el('td', { class: 'num', text: fmtNumber(d.connection_minutes) }),
-  ]));
-  return el('div', { class: 'table' }, el('table', { class: 'usage-table' }, [el('thead', null, head), el('tbody', null, rows)]));
+  const head = el(
+    'tr',
+    null,
+    ['Date', 'Requests', 'Errors', 'Connection-minutes'].map((h, i) =>
+      el('th', { scope: 'col', class: i ? 'num' : null, text: h }),
+    ),
+  );
+  const rows = usage.days
+    .slice()
+    .reverse()
+    .map((d) =>
+      el('tr', { 'data-date': d.date }, [
+        el('th', { scope: 'row', text: d.date }),
+        el('td', { class: 'num', text: fmtNumber(d.requests) }),
+        el('td', { class: 'num', text: fmtNumber(d.errors) }),
+        el('td', { class: 'num', text: fmtNumber(d.connection_minutes) }),
+      ]),
+    );
+  return el(
+    'div',
+    { class: 'table' },
+    el('table', { class: 'usage-table' }, [el('thead', null, head), el('tbody', null, rows)]),
+  );
 }

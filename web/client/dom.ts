@@ -22,7 +22,8 @@ function setAttrs(node: Element, attrs: Attrs | undefined): void {
     const value = attrs[name];
     if (value === null || value === undefined || value === false) continue;
     if (name === 'text') node.textContent = String(value);
-    else if (name.slice(0, 2) === 'on' && typeof value === 'function') node.addEventListener(name.slice(2), value as EventListener);
+    else if (name.slice(0, 2) === 'on' && typeof value === 'function')
+      node.addEventListener(name.slice(2), value as EventListener);
     else node.setAttribute(name, value === true ? '' : String(value));
   }
 }

@@ -12,7 +12,13 @@ export interface ExportFilter {
 }
 
 export const EXPORT_FILTER_NAMES = ['dataset', 'format', 'state', 'from', 'to'] as const;
-export const DEFAULT_EXPORT_FILTER: Readonly<ExportFilter> = Object.freeze({ dataset: '', format: '', state: 'ready', from: '', to: '' });
+export const DEFAULT_EXPORT_FILTER: Readonly<ExportFilter> = Object.freeze({
+  dataset: '',
+  format: '',
+  state: 'ready',
+  from: '',
+  to: '',
+});
 
 export interface ExportFilterValues extends Partial<Record<keyof ExportFilter, string>> {
   /** a date input's value is '' both when empty and when half typed: badInput tells the two apart */
@@ -20,16 +26,23 @@ export interface ExportFilterValues extends Partial<Record<keyof ExportFilter, s
   toBad?: boolean;
 }
 
-export type CheckedFilter = { filter: ExportFilter; error?: undefined; field?: undefined } | { error: string; field: 'from' | 'to'; filter?: undefined };
+export type CheckedFilter =
+  | { filter: ExportFilter; error?: undefined; field?: undefined }
+  | { error: string; field: 'from' | 'to'; filter?: undefined };
 
 export function checkExportFilter(values: ExportFilterValues): CheckedFilter {
   const filter = { ...DEFAULT_EXPORT_FILTER };
   for (const name of EXPORT_FILTER_NAMES) filter[name] = String(values[name] || '');
   if (!filter.state) filter.state = 'ready';
-  if (values.fromBad) return { error: 'The "from" service day is incomplete: pick a date or clear the field.', field: 'from' };
-  if (values.toBad) return { error: 'The "to" service day is incomplete: pick a date or clear the field.', field: 'to' };
+  if (values.fromBad)
+    return { error: 'The "from" service day is incomplete: pick a date or clear the field.', field: 'from' };
+  if (values.toBad)
+    return { error: 'The "to" service day is incomplete: pick a date or clear the field.', field: 'to' };
   if (filter.from && filter.to && filter.from > filter.to) {
-    return { error: `The range ends before it starts: "from" (${filter.from}) is after "to" (${filter.to}).`, field: 'from' };
+    return {
+      error: `The range ends before it starts: "from" (${filter.from}) is after "to" (${filter.to}).`,
+      field: 'from',
+    };
   }
   return { filter };
 }

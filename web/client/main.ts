@@ -26,8 +26,20 @@ function showSignedIn(on: boolean): void {
   $('session').hidden = !on;
 }
 
-const DATA_CONTAINERS = ['who', 'plan-body', 'window-body', 'usage-range', 'usage-totals', 'usage-chart', 'usage-table',
-  'streams-body', 'endpoints-body', 'deliveries-body', 'exports-body', 'updated'];
+const DATA_CONTAINERS = [
+  'who',
+  'plan-body',
+  'window-body',
+  'usage-range',
+  'usage-totals',
+  'usage-chart',
+  'usage-table',
+  'streams-body',
+  'endpoints-body',
+  'deliveries-body',
+  'exports-body',
+  'updated',
+];
 
 function signOut(message: string | null, bad: boolean): void {
   session.generation++;
@@ -49,7 +61,8 @@ function signOut(message: string | null, bad: boolean): void {
   $('key').focus();
 }
 
-session.onRefused = (message) => signOut(`Signed out: the server refused this key (${message}). Sign in again with a valid key.`, true);
+session.onRefused = (message) =>
+  signOut(`Signed out: the server refused this key (${message}). Sign in again with a valid key.`, true);
 
 async function loadUsage(): Promise<void> {
   const r = await call<Usage>('account/usage?days=14');
@@ -60,7 +73,10 @@ async function loadUsage(): Promise<void> {
 }
 
 async function loadWebhooks(): Promise<void> {
-  const [endpoints, deliveries] = await Promise.all([call<Page<Endpoint>>('webhooks/endpoints'), call<Page<Delivery>>('webhooks/deliveries?limit=20')]);
+  const [endpoints, deliveries] = await Promise.all([
+    call<Page<Endpoint>>('webhooks/endpoints'),
+    call<Page<Delivery>>('webhooks/deliveries?limit=20'),
+  ]);
   if (!endpoints || !deliveries) return;
   if (!endpoints.ok) return sectionError('webhooks', endpoints.message);
   if (!deliveries.ok) return sectionError('webhooks', deliveries.message);

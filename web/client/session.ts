@@ -18,7 +18,14 @@ export interface Session {
 }
 
 export const session: Session = {
-  key: null, generation: 0, account: null, busy: false, timer: null, ticks: 0, usage: null, onRefused: () => {},
+  key: null,
+  generation: 0,
+  account: null,
+  busy: false,
+  timer: null,
+  ticks: 0,
+  usage: null,
+  onRefused: () => {},
 };
 
 /** A GET for the signed-in key; null when the session ended meanwhile or the key was refused. */
