@@ -1,6 +1,7 @@
 // One ingest node and two edges on a real redis-server, on loopback (README "More than one
 // machine"): the same event ids on both edges, resume across edges, one shared rate window,
-// revocations on every edge (the key's streams ended on every node), metering counted once, an edge killed and the broker restarted.
+// revocations on every edge (the key's streams ended on every node), metering counted once, an
+// edge killed and the broker restarted.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
