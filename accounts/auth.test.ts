@@ -67,6 +67,32 @@ t.test('revocations reach the cache through the recheck, or at once with invalid
   t.equal(await store.authenticate(b.key, clock.now), null, 'invalidate drops the cached answer at once');
 });
 
+t.test('revocation listeners hear of invalidate and of a recheck that finds a revoked key, once', async (t) => {
+  const { db, store, clock } = await setup(t);
+  const heard: string[] = [];
+  const stop = store.onRevoked((keyId) => heard.push(keyId));
+  store.onRevoked(() => {
+    throw new Error('a broken listener');
+  });
+  const a = await createKey(db, { plan: 'free' });
+  const b = await createKey(db, { plan: 'max' });
+  t.ok(await store.authenticate(a.key, clock.now));
+  t.ok(await store.authenticate(b.key, clock.now));
+  await store.recheck();
+  t.same(heard, [], 'nothing revoked, nothing told');
+  // revoked by SQL: only the recheck can know
+  await db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [a.id]);
+  await store.recheck();
+  t.same(heard, [a.id], 'the recheck tells of the revoked key; a throwing listener stops no other');
+  await store.recheck();
+  t.same(heard, [a.id], 'a key already known revoked is not told again');
+  store.invalidate(b.id);
+  t.same(heard, [a.id, b.id], 'invalidate tells at once');
+  stop();
+  store.invalidate(b.id);
+  t.equal(heard.length, 2, 'unsubscribed');
+});
+
 t.test('a cache entry older than three recheck intervals is not trusted', async (t) => {
   const { db, store, clock, queries } = await setup(t);
   const a = await createKey(db, { plan: 'regular' });

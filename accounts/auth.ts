@@ -17,8 +17,15 @@ export interface KeyAuthenticator {
   authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null>;
   /** stops background work; resolves when none is in flight */
   close(): void | Promise<void>;
-  /** forgets a key at once (a revocation through the admin channel) */
+  /** forgets a revoked key at once (a revocation through the admin channel or the broker) and tells onRevoked */
   invalidate?(keyId: string): void;
+  /** Re-reads the state of every cached key now (notices may have been missed). */
+  recheck?(): Promise<void>;
+  /**
+   * Called with each key found revoked: told by invalidate(), or seen by a recheck (a revocation
+   * by SQL). Its streams and webhooks end there. Returns the unsubscribe.
+   */
+  onRevoked?(listener: (keyId: string) => void): () => void;
 }
 
 interface CacheEntry {
@@ -53,6 +60,7 @@ export class KeyStore implements KeyAuthenticator {
   /** cached answers older than this are not trusted even if the recheck fell behind */
   private readonly maxStaleMs: number;
   private readonly log: Logger;
+  private readonly revokedListeners = new Set<(keyId: string) => void>();
 
   constructor(
     private readonly db: Db,
@@ -87,9 +95,15 @@ export class KeyStore implements KeyAuthenticator {
     return this.lookup(hash, nowMs);
   }
 
-  /** Forgets a key at once (used after an in-process revoke). */
+  /** Forgets a revoked key at once (after a revoke in this process or a broker notice) and tells the listeners. */
   invalidate(keyId: string): void {
     for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
+    this.revoked(keyId);
+  }
+
+  onRevoked(listener: (keyId: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
   }
 
   /** Re-reads every cached key's state in one query. */
@@ -117,15 +131,30 @@ export class KeyStore implements KeyAuthenticator {
         this.db,
         asked.map((e) => e.key!.id),
       );
+      const revoked = new Set<string>();
       for (const entry of asked) {
         if (!entry.key) continue;
         const state = states.get(entry.key.id);
-        entry.key = state ? toKey(state) : null;
+        const next = state ? toKey(state) : null;
+        // revoked (or deleted) since it was cached: by SQL, or a notice this node missed
+        if (next === null) revoked.add(entry.key.id);
+        entry.key = next;
         entry.validatedAtMs = started;
       }
+      for (const keyId of revoked) this.revoked(keyId);
     } catch (err) {
       // the entries age past maxStaleMs and the hot path falls back to direct lookups
       this.log.error({ err }, 'api key recheck failed');
+    }
+  }
+
+  private revoked(keyId: string): void {
+    for (const listener of this.revokedListeners) {
+      try {
+        listener(keyId);
+      } catch (err) {
+        this.log.error({ err, key_id: keyId }, 'a revocation listener failed');
+      }
     }
   }
 

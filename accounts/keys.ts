@@ -1,6 +1,7 @@
 // API key management against the store. Keys are random, shown once, stored as SHA-256 only.
 // The rows are read and written by accounts/store.ts.
 import { hash, randomBytes } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { isPlan, type Plan } from './plans.ts';
 import {
@@ -123,10 +124,10 @@ export class KeyNotFoundError extends Error {
 }
 
 /**
- * Revokes by id (key_…), by the full key, or by a prefix that names exactly one key. Revoking twice keeps the
- * first revocation time. Running servers stop accepting the key within their recheck interval.
+ * The key named by its id (key_…), by the full key, or by a prefix that names exactly one key
+ * (8 characters or more); KeyNotFoundError otherwise, saying why.
  */
-export async function revokeKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo> {
+export async function resolveKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo> {
   // a full key is found by its hash; anything else is an id or the start of a shown prefix
   const matches: KeyRow[] = KEY_PATTERN.test(idOrPrefix)
     ? [await keyRowByHash(db, hashKey(idOrPrefix))].filter((row) => row !== null)
@@ -140,7 +141,21 @@ export async function revokeKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo>
         : `no key with id or prefix ${JSON.stringify(idOrPrefix)}`,
     );
   }
-  const row = await revokeKeyRow(db, target.id);
+  return info(toRecord(target));
+}
+
+/**
+ * Revokes by id (key_…), by the full key, or by a prefix that names exactly one key. Revoking twice keeps the
+ * first revocation time. `within` runs in the revoking transaction (the key's webhooks end there).
+ * Running servers stop accepting the key within their recheck interval.
+ */
+export async function revokeKey(
+  db: Db,
+  idOrPrefix: string,
+  within?: (conn: DuckDBConnection, keyId: string) => Promise<void>,
+): Promise<ApiKeyInfo> {
+  const target = await resolveKey(db, idOrPrefix);
+  const row = await revokeKeyRow(db, target.id, within && ((conn) => within(conn, target.id)));
   if (!row) throw new KeyNotFoundError(`key ${target.id} vanished while being revoked`);
   return info(toRecord(row));
 }

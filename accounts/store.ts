@@ -66,12 +66,21 @@ export function keyRowsByIdOrPrefix(db: Db, idOrPrefix: string): Promise<KeyRow[
   );
 }
 
-/** Revokes the key (keeping the first revocation time) and reads it back, in one transaction. */
-export function revokeKeyRow(db: Db, id: string): Promise<KeyRow | null> {
+/**
+ * Revokes the key (keeping the first revocation time) and reads it back, in one transaction;
+ * `within` runs in that transaction after the update (what else the revocation ends).
+ */
+export function revokeKeyRow(
+  db: Db,
+  id: string,
+  within?: (conn: DuckDBConnection) => Promise<void>,
+): Promise<KeyRow | null> {
   return db.transaction(async (conn: DuckDBConnection) => {
     await conn.run('UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
     const reader = await conn.runAndReadAll(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
-    return (reader.getRowObjectsJS() as unknown as KeyRow[])[0] ?? null;
+    const row = (reader.getRowObjectsJS() as unknown as KeyRow[])[0] ?? null;
+    if (row && within) await within(conn);
+    return row;
   });
 }
 

@@ -27,7 +27,7 @@ export interface BrokerNode {
    * Set once the API's key cache exists: revocations drop keys from it. With `replica` (an edge),
    * the api_keys rows of this node's own database follow the ingest node's first.
    */
-  bindKeys(keys: { invalidate?(keyId: string): void }, replica?: Db): Promise<void>;
+  bindKeys(keys: { invalidate?(keyId: string): void; recheck?(): Promise<void> }, replica?: Db): Promise<void>;
   /** tells every node a key is revoked */
   revoked(keyId: string): Promise<void>;
   /** the ingest side (role all or ingest): events, live state and every node's usage */
@@ -67,12 +67,12 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
           if (!replica) keys.invalidate?.(keyId);
           else void replica.sync().then(() => keys.invalidate?.(keyId));
         },
-        // notices missed while the subscription was down apply within api.key_recheck_ms
-        resync: () =>
-          log.warn(
-            { component: 'broker' },
-            'revocation notices may have been missed; revoked keys apply within api.key_recheck_ms',
-          ),
+        // notices missed while the subscription was down: every cached key is read again now
+        // (after the rows, on an edge), and a revoked one ends as if its notice had come
+        resync: () => {
+          log.warn({ component: 'broker' }, 'revocation notices may have been missed; rechecking every cached key');
+          void (replica ? replica.sync() : Promise.resolve()).then(() => keys.recheck?.());
+        },
       });
     },
     async revoked(keyId) {

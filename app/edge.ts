@@ -67,6 +67,12 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
       // cursors must verify on whichever edge the next page lands: configure signing_secret
       signingSecret: config.signing_secret ?? randomBytes(32),
     });
+    // a revocation notice (or a recheck that finds one) ends the key's open streams here too
+    const provider = streams.provider;
+    api.keys.onRevoked?.((keyId) => {
+      const ended = provider.revokeKey(keyId);
+      if (ended) log.info({ key_id: keyId, streams: ended }, 'revoked key: its open streams ended');
+    });
     await node.bindKeys(api.keys, db);
     if (!config.signing_secret) log.warn('signing_secret is not set: a cursor issued by one edge fails on another');
     const announced = ingestAddress(node.broker);

@@ -150,6 +150,15 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         }),
       ],
     });
+    // a revocation (here, by another node, or by SQL as a recheck finds it) ends the key's open
+    // streams and its webhooks at once
+    api.keys.onRevoked?.((keyId) => {
+      const ended = streams.provider.revokeKey(keyId);
+      if (ended) log.info({ key_id: keyId, streams: ended }, 'revoked key: its open streams ended');
+      webhooks
+        .keyRevoked(keyId)
+        .catch((err: unknown) => log.error({ err, key_id: keyId }, "ending a revoked key's webhooks failed"));
+    });
     // revocations published by any node drop the key from this node's cache
     await node?.bindKeys(api.keys);
     const server = await startServer({

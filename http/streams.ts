@@ -7,6 +7,7 @@ import { MODES } from '../core/types.ts';
 import type { ConnectionMeter, MeteredStream } from '../stream/connection-meter.ts';
 import type { StreamAllowanceStore, StreamLease } from '../stream/allowance.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
+import { KeyStreams, REVOKED_FRAME } from '../stream/key-streams.ts';
 import type { StreamHub, StreamPlan } from '../stream/hub.ts';
 import type { TopicItem, TopicSnapshot } from '../stream/item-diff.ts';
 import type { AuthenticatedKey } from '../accounts/auth.ts';
@@ -135,6 +136,8 @@ export interface HubStreamsOptions {
 
 export class HubStreams implements StreamProvider {
   private readonly now: () => number;
+  /** every open stream by the key that opened it, for revocations */
+  private readonly byKey = new KeyStreams();
 
   constructor(private readonly options: HubStreamsOptions) {
     this.now = options.now ?? Date.now;
@@ -186,6 +189,11 @@ export class HubStreams implements StreamProvider {
     }
   }
 
+  /** Ends the key's open streams with a `revoked` comment, and any it opens from now on; returns how many. */
+  revokeKey(keyId: string): number {
+    return this.byKey.revoke(keyId);
+  }
+
   /** 403 forbidden_plan without an allowance, 429 sse_allowance_exceeded when it is used up. */
   private acquire(key: AuthenticatedKey): StreamLease | Promise<StreamLease> {
     return this.options.allowance.acquire(key.id, PLAN_LIMITS[key.plan].sse_streams, key.plan);
@@ -204,6 +212,13 @@ export class HubStreams implements StreamProvider {
         lease.release();
         return;
       }
+      // revoked between its authentication and now: not one item reaches it
+      if (this.byKey.isRevoked(key.id)) {
+        lease.release();
+        sink.write(REVOKED_FRAME);
+        sink.close('end');
+        return;
+      }
       const metered: MeteredStream = this.options.connections.openStream(tag);
       const subscription = plan.start(sink);
       const ended = () => {
@@ -215,6 +230,7 @@ export class HubStreams implements StreamProvider {
       if (subscription.closed) ended();
       else subscription.onClose(ended);
       sink.onClose(() => subscription.close('client'));
+      this.byKey.add(key.id, subscription);
     };
     return new StreamReply(start, plan.tooOld ? EARLIEST : [], () => lease.release());
   }

@@ -107,6 +107,7 @@ export class StreamHub {
     lifetime: 0,
     replay_partial: 0,
     error: 0,
+    revoked: 0,
     shutdown: 0,
   };
   private retiredComputes = 0;

@@ -13,6 +13,8 @@ export type CloseReason =
   | 'replay_partial'
   /** the stream's first result could not be computed; the client retries */
   | 'error'
+  /** the API key that opened it was revoked (stream/key-streams.ts) */
+  | 'revoked'
   | 'shutdown';
 
 /** What the server holds for each stream it opened through the hub. */
@@ -23,6 +25,8 @@ export interface Subscription {
   close(reason?: CloseReason): void;
   /** Runs once when the stream ends for any reason (release allowance, stop metering). */
   onClose(listener: (reason: CloseReason) => void): void;
+  /** Ends the stream for a reason of the server's after `last` (whole SSE blocks), whatever is buffered. */
+  closeWith(reason: CloseReason, last: Buffer): void;
 }
 
 export class Subscriber implements Subscription {
@@ -76,6 +80,21 @@ export class Subscriber implements Subscription {
   close(reason: CloseReason = 'client'): void {
     // the server reports a gone client; for our own reasons we also end the response
     this.end(reason, reason === 'client' ? null : reason === 'slow' ? 'abort' : 'end');
+  }
+
+  closeWith(reason: CloseReason, last: Buffer): void {
+    if (this.isClosed) return;
+    let result;
+    try {
+      // past the slow-client bound too: the last words must reach a client that is still reading
+      result = this.sink.write(last);
+    } catch (err) {
+      this.log?.error({ err }, 'sse sink write threw; stream closed');
+      this.end('error', 'abort');
+      return;
+    }
+    if (result === 'closed') this.end('client', null);
+    else this.end(reason, 'end');
   }
 
   onClose(listener: (reason: CloseReason) => void): void {

@@ -1,6 +1,7 @@
 // One ingest node and two edges on a real redis-server, on loopback (README "More than one
 // machine"): the same event ids on both edges, resume across edges, one shared rate window,
-// revocations on every edge, metering counted once, an edge killed and the broker restarted.
+// revocations on every edge (the key's streams ended on every node), metering counted once, an
+// edge killed and the broker restarted.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,7 +174,7 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
     t.equal(await calls(), 700, "every request counted once in the ingest node's DuckDB");
   });
 
-  await t.test('a revoked key is refused by both edges', async (t) => {
+  await t.test('a revoked key is refused by both edges, its streams on every node end within 1 s', async (t) => {
     const victim = await createKey(db, { plan: 'max', name: 'revoked' });
     for (const edge of edges) {
       await until(
@@ -181,13 +182,43 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
         async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(victim.key) })).status === 200,
       );
     }
+    const held: Array<[string, SseConnection]> = [];
+    for (const [name, url] of [
+      ['edge A', edges[0]!.url],
+      ['edge B', edges[1]!.url],
+      ['the ingest node', ingest.url],
+    ] as const) {
+      const stream = await openSse(`${url}/api/v1/events/stream`, auth(victim.key));
+      streams.push(stream);
+      t.equal(stream.status, 200, `a stream on ${name}`);
+      held.push([name, stream]);
+    }
+    const query = await openSse(`${edges[1]!.url}/api/v1/bus/alerts?format=sse`, auth(victim.key));
+    streams.push(query);
+    await query.waitFor((e) => e.some((x) => x.event === 'reset'));
+    held.push(['edge B (a query stream)', query]);
+    const bystander = await openSse(`${edges[0]!.url}/api/v1/events/stream`, auth(streamer.key));
+    streams.push(bystander);
     const result = await runAdminCommand(ingest.admin!.path, 'keys', {
       values: {},
       positionals: ['revoke', victim.id],
     });
     t.equal(result.exit_code, 0, result.stderr);
-    // the notice is pushed (not left to the api.key_recheck_ms recheck); the time is a figure, not an assertion
     const revokedAt = Date.now();
+    for (const [name, stream] of held) {
+      const ended = await Promise.race([
+        stream.ended.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 1_000)),
+      ]);
+      t.ok(ended, `the stream on ${name} ended within 1 s of the revocation`);
+      t.equal(stream.comments.at(-1), 'revoked', `with the revoked comment last (${name})`);
+    }
+    t.comment(`every stream of the key ended ${Date.now() - revokedAt} ms after the revoke command returned`);
+    t.notOk(
+      await Promise.race([bystander.ended.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]),
+      "another key's stream on an edge stays open",
+    );
+    // the notice is pushed (not left to the api.key_recheck_ms recheck); the time is a figure, not an assertion
     for (const edge of edges) {
       const status = await until(
         'the refusal',

@@ -357,8 +357,9 @@ export async function recordVerdicts(
 }
 
 /**
- * Fails the queued (not in-flight) deliveries of those endpoints that are disabled. `reason`
- * overrides the error text; by default it names the endpoint's disabled reason.
+ * Fails the queued (not in-flight) deliveries of those endpoints that are disabled (cancels them
+ * when the endpoint's key was revoked). `reason` overrides the error text; by default it names
+ * the endpoint's disabled reason.
  */
 export async function failOutstanding(
   conn: DuckDBConnection,
@@ -367,9 +368,12 @@ export async function failOutstanding(
   nowMs: number,
 ): Promise<void> {
   if (endpointIds.length === 0) return;
+  // a revoked key's deliveries are cancelled, not failed: nothing went wrong with the target
   await conn.run(
-    `UPDATE webhook_deliveries d SET state = 'failed', next_attempt_at = NULL, updated_at = ${tsParam(3)},
-       last_error = coalesce($2, 'endpoint disabled (' || e.disabled_reason || ')')
+    `UPDATE webhook_deliveries d SET state = CASE WHEN e.disabled_reason = 'key_revoked' THEN 'cancelled' ELSE 'failed' END,
+       next_attempt_at = NULL, updated_at = ${tsParam(3)},
+       last_error = coalesce($2, CASE WHEN e.disabled_reason = 'key_revoked' THEN 'cancelled: the API key was revoked'
+         ELSE 'endpoint disabled (' || e.disabled_reason || ')' END)
      FROM webhook_endpoints e
      WHERE d.endpoint_id = e.endpoint_id AND NOT e.enabled AND d.endpoint_id IN (SELECT unnest($1::VARCHAR[]))
        AND d.state IN ('pending', 'retrying') AND NOT d.in_flight`,
@@ -379,7 +383,8 @@ export async function failOutstanding(
 
 /**
  * After a crash, deliveries marked in flight belong to no one. Each gets an audited
- * 'interrupted' attempt and becomes due at once (at-least-once delivery).
+ * 'interrupted' attempt and becomes due at once (at-least-once delivery), unless its endpoint
+ * was disabled meanwhile (its key revoked, say): then it ends as queued ones of that endpoint did.
  */
 export async function recoverInFlight(db: Db, nowMs: number): Promise<number> {
   return db.transaction(async (conn) => {
@@ -389,13 +394,14 @@ export async function recoverInFlight(db: Db, nowMs: number): Promise<number> {
          'interrupted: the process stopped before the response was recorded; retried'
        FROM webhook_deliveries WHERE in_flight`,
     );
-    const recovered = await rows<{ delivery_id: string }>(
+    const recovered = await rows<{ delivery_id: string; endpoint_id: string }>(
       conn,
       `UPDATE webhook_deliveries SET in_flight = false, attempt_started_at = NULL, interrupted_count = interrupted_count + 1,
          next_attempt_at = ${tsParam(1)}, updated_at = ${tsParam(1)}
-       WHERE in_flight RETURNING delivery_id`,
+       WHERE in_flight RETURNING delivery_id, endpoint_id`,
       [nowMs],
     );
+    await failOutstanding(conn, [...new Set(recovered.map((r) => r.endpoint_id))], null, nowMs);
     return recovered.length;
   });
 }
@@ -414,7 +420,7 @@ export async function nextDueMs(db: Db): Promise<number | null> {
 export async function pruneOutbox(db: Db, beforeMs: number): Promise<number> {
   return db.transaction(async (conn) => {
     const old = `SELECT delivery_id FROM webhook_deliveries
-      WHERE state IN ('succeeded', 'failed') AND updated_at < ${tsParam(1)}`;
+      WHERE state IN ('succeeded', 'failed', 'cancelled') AND updated_at < ${tsParam(1)}`;
     await conn.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${old})`, [beforeMs]);
     const gone = await rows<{ delivery_id: string }>(
       conn,

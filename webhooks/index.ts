@@ -19,6 +19,7 @@ import {
 import { pruneOutbox } from './delivery-store.ts';
 import { BodyCache } from './body-cache.ts';
 import { Outbox } from './outbox.ts';
+import { endRevokedWebhooks, type RevokedWebhooks } from './revocation.ts';
 import type {
   Delivery,
   DeliveryPage,
@@ -33,6 +34,7 @@ import type { AttemptVerdict } from './delivery-store.ts';
 
 export * from './schemas.ts';
 export { ManualClock, systemClock, type Clock } from './clock.ts';
+export type { RevokedWebhooks } from './revocation.ts';
 export { type TargetPolicy, type Resolver, type AddressClass, PRIVATE_CLASSES, checkTarget } from './ssrf.ts';
 
 export interface WebhooksOptions {
@@ -53,7 +55,10 @@ export interface WebhooksOptions {
 }
 
 export interface Webhooks {
-  /** recovers deliveries a crash left in flight, subscribes to the bus, starts the worker */
+  /**
+   * Ends the webhooks of keys revoked while stopped (by SQL), recovers deliveries a crash left in
+   * flight, subscribes to the bus, starts the worker.
+   */
   start(): Promise<void>;
   /** unsubscribes, stores what the bus already handed over, finishes or interrupts attempts */
   stop(): Promise<void>;
@@ -67,6 +72,11 @@ export interface Webhooks {
   redeliver(keyId: string, endpointId: string, messageId: string): Promise<Delivery>;
   listDeliveries(keyId: string, filter: DeliveryFilter): Promise<DeliveryPage>;
   getDelivery(keyId: string, deliveryId: string): Promise<Delivery>;
+  /**
+   * The key was revoked (its row says so): disables its endpoints and cancels its queued deliveries.
+   * `keys revoke` does this in its own transaction; this catches revocations by other means.
+   */
+  keyRevoked(keyId: string): Promise<RevokedWebhooks>;
   /** stores events as the bus subscription would; resolves once they are durable */
   enqueue(events: readonly DomainEvent[]): Promise<void>;
   /** runs until nothing is in flight or due at the clock's time (tests, benches) */
@@ -112,6 +122,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
 
   return {
     async start() {
+      await db.transaction((conn) => endRevokedWebhooks(conn, Math.round(now())));
       await worker.start();
       outbox.start();
     },
@@ -135,6 +146,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     },
     listDeliveries: (keyId, filter) => listDeliveries(db, keyId, filter),
     getDelivery: (keyId, id) => getDelivery(db, keyId, id),
+    keyRevoked: (keyId) => db.transaction((conn) => endRevokedWebhooks(conn, Math.round(now()), keyId)),
     enqueue: (events) => outbox.enqueue(events),
     drain: () => worker.drain(),
     prune: (beforeMs) => pruneOutbox(db, beforeMs),

@@ -1,6 +1,6 @@
 // Turns bus events into outbox rows: each event matched against the enabled endpoints'
 // filters becomes one message (its id is the webhook-id) and one delivery per endpoint,
-// committed before the worker may attempt any of them.
+// committed before the worker may attempt any of them. Endpoints of revoked keys never match.
 import type { Db } from '../store/db.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import { toEnvelope, type DomainEvent, type EventBus, type Unsubscribe } from '../core/events.ts';
@@ -8,6 +8,7 @@ import { DEFAULT_EVENT_TYPES, type EndpointFilters } from './schemas.ts';
 import { ENDPOINT_COLUMNS, toRecord, type EndpointRecord } from './endpoints.ts';
 import { insertOutbox, type NewDelivery, type NewMessage } from './delivery-store.ts';
 import { newId } from './sql.ts';
+import { endRevokedWebhooks, REVOKED_KEY_IDS } from './revocation.ts';
 import type { BodyCache } from './body-cache.ts';
 
 /**
@@ -43,11 +44,17 @@ export interface EnqueueResult {
   rejected: number;
 }
 
-export async function activeEndpoints(db: Db): Promise<EndpointRecord[]> {
+/**
+ * The endpoints that receive, and whether any enabled one belongs to a revoked key: a key revoked
+ * by SQL rather than `keys revoke`, whose endpoints are then disabled before anything is queued.
+ */
+export async function activeEndpoints(db: Db): Promise<{ endpoints: EndpointRecord[]; ofRevokedKeys: boolean }> {
   const found = await db.all<Record<string, unknown>>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY endpoint_id`,
+    `SELECT ${ENDPOINT_COLUMNS}, key_id IN (${REVOKED_KEY_IDS}) AS key_revoked
+     FROM webhook_endpoints WHERE enabled AND deleted_at IS NULL ORDER BY endpoint_id`,
   );
-  return found.map(toRecord);
+  const endpoints = found.filter((row) => !row.key_revoked).map(toRecord);
+  return { endpoints, ofRevokedKeys: endpoints.length < found.length };
 }
 
 export async function enqueueEvents(
@@ -58,7 +65,8 @@ export async function enqueueEvents(
   onReject?: (event: DomainEvent, err: unknown) => void,
 ): Promise<EnqueueResult> {
   if (events.length === 0) return { messages: 0, deliveries: 0, rejected: 0 };
-  const endpoints = await activeEndpoints(db);
+  const { endpoints, ofRevokedKeys } = await activeEndpoints(db);
+  if (ofRevokedKeys) await db.transaction((conn) => endRevokedWebhooks(conn, nowMs));
   const messages: NewMessage[] = [];
   const deliveries: NewDelivery[] = [];
   let rejected = 0;

@@ -5,7 +5,8 @@ import { EVENT_TYPES, type EventType } from '../core/events.ts';
 import { MODES } from '../core/types.ts';
 import { parseTargetUrl } from './ssrf.ts';
 
-export const DELIVERY_STATES = ['pending', 'retrying', 'succeeded', 'failed'] as const;
+/** `cancelled`: never to be attempted again because the endpoint's API key was revoked */
+export const DELIVERY_STATES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 export const ATTEMPT_OUTCOMES = [
@@ -21,7 +22,7 @@ export const ATTEMPT_OUTCOMES = [
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
-export const DISABLED_REASONS = ['user', 'gone', 'failing', 'deleted'] as const;
+export const DISABLED_REASONS = ['user', 'gone', 'failing', 'deleted', 'key_revoked'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /**
@@ -58,22 +59,12 @@ const targetUrl = z
 
 export const EndpointFiltersSchema = z
   .object({
-    modes: z
-      .array(z.enum(MODES))
-      .min(1)
-      .max(MODES.length)
-      .optional()
-      .meta({
-        description: 'Only events concerning these modes. Events that concern no particular mode (exports) pass.',
-      }),
-    routes: z
-      .array(routeOrLineId)
-      .min(1)
-      .max(200)
-      .optional()
-      .meta({
-        description: 'Bus or streetcar route ids. Events that concern no particular route (feed-wide, exports) pass.',
-      }),
+    modes: z.array(z.enum(MODES)).min(1).max(MODES.length).optional().meta({
+      description: 'Only events concerning these modes. Events that concern no particular mode (exports) pass.',
+    }),
+    routes: z.array(routeOrLineId).min(1).max(200).optional().meta({
+      description: 'Bus or streetcar route ids. Events that concern no particular route (feed-wide, exports) pass.',
+    }),
     lines: z
       .array(routeOrLineId)
       .min(1)
@@ -139,7 +130,10 @@ export const EndpointSchema = z
     description: z.string().nullable(),
     filters: EndpointFiltersSchema,
     enabled: z.boolean(),
-    disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+    disabled_reason: z.enum(DISABLED_REASONS).nullable().meta({
+      description:
+        'user: disabled by its owner; gone: the target answered 410; failing: every attempt failed for 5 days; deleted; key_revoked: the API key was revoked',
+    }),
     disabled_at: isoTime.nullable(),
     failing_since: isoTime.nullable(),
     /** when the old secret stops signing after a rotation */
@@ -178,7 +172,9 @@ export const DeliverySchema = z
     endpoint_id: z.string(),
     message_id: z.string().meta({ description: 'the webhook-id header, the same on every attempt' }),
     event_type: z.enum(EVENT_TYPES),
-    state: z.enum(DELIVERY_STATES),
+    state: z.enum(DELIVERY_STATES).meta({
+      description: 'cancelled: not attempted again because the API key was revoked (the attempts so far are kept)',
+    }),
     attempt_count: z.number().int(),
     next_attempt_at: isoTime.nullable(),
     last_status_code: z.number().int().nullable(),
