@@ -11,7 +11,14 @@ import { Context, PageCursor } from './context.ts';
 import type { CursorCodec } from './cursor.ts';
 import { assertKnownIds, type KnownIds } from './known-ids.ts';
 import { negotiateEncoding } from './encoding.ts';
-import { baseHeaders, PREFLIGHT_HEADERS, pushRateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
+import {
+  baseHeaders,
+  NO_STORE,
+  PREFLIGHT_HEADERS,
+  pushRateLimitHeaders,
+  type HeaderList,
+  type MeterUnit,
+} from './headers.ts';
 import type { RateDecision, RateLimiter } from '../accounts/limiter.ts';
 import type { Meter } from '../accounts/meter.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes } from '../accounts/plans.ts';
@@ -84,6 +91,8 @@ interface RequestState {
   /** the matched route's id, for metrics */
   route: string;
   unit: MeterUnit | null;
+  /** the route's answers carry signed links: Cache-Control no-store, never private, no-cache */
+  noStore: boolean;
   key: AuthenticatedKey | null;
   decision: RateDecision | null;
   /** over the limit, let through only to see whether it is a 304 */
@@ -135,6 +144,7 @@ export class RequestPipeline {
       endpoint: UNMATCHED,
       route: UNMATCHED,
       unit: null,
+      noStore: false,
       key: null,
       decision: null,
     };
@@ -188,6 +198,7 @@ export class RequestPipeline {
     if (def) {
       state.endpoint = def.path;
       state.route = def.id;
+      state.noStore = def.noStore === true;
     }
     state.unit = def ? def.meter : isApi ? 'request' : null;
 
@@ -452,7 +463,7 @@ export class RequestPipeline {
         state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
       }
       const notModified = this.headers(state);
-      notModified.push(['ETag', etag], REVALIDATE);
+      notModified.push(['ETag', etag], state.noStore ? NO_STORE : REVALIDATE);
       if (vary) notModified.push(VARY);
       return { status: 304, headers: notModified, body: '' };
     }
@@ -460,7 +471,9 @@ export class RequestPipeline {
     headers.push(JSON_CONTENT_TYPE);
     if (rep && rep.coding !== 'identity') headers.push(CODED[rep.coding]);
     if (vary) headers.push(VARY);
-    if (etag) headers.push(['ETag', etag], REVALIDATE);
+    if (etag) headers.push(['ETag', etag]);
+    if (state.noStore) headers.push(NO_STORE);
+    else if (etag) headers.push(REVALIDATE);
     return { status, headers, body, omitBody: head };
   }
 
