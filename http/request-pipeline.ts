@@ -448,6 +448,8 @@ export class RequestPipeline {
     vary = false,
     rep?: Representation,
   ): ApiResponse {
+    // nothing keeps such a body (no-store), so there is nothing to revalidate either
+    if (state.noStore) etag = null;
     if (etag && matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
       if (state.limited) {
         // past the limit and nothing was taken: the 304 carries the window, without Retry-After
@@ -463,7 +465,7 @@ export class RequestPipeline {
         state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
       }
       const notModified = this.headers(state);
-      notModified.push(['ETag', etag], state.noStore ? NO_STORE : REVALIDATE);
+      notModified.push(['ETag', etag], REVALIDATE);
       if (vary) notModified.push(VARY);
       return { status: 304, headers: notModified, body: '' };
     }
@@ -471,9 +473,8 @@ export class RequestPipeline {
     headers.push(JSON_CONTENT_TYPE);
     if (rep && rep.coding !== 'identity') headers.push(CODED[rep.coding]);
     if (vary) headers.push(VARY);
-    if (etag) headers.push(['ETag', etag]);
-    if (state.noStore) headers.push(NO_STORE);
-    else if (etag) headers.push(REVALIDATE);
+    if (etag) headers.push(['ETag', etag], REVALIDATE);
+    else if (state.noStore) headers.push(NO_STORE);
     return { status, headers, body, omitBody: head };
   }
 
