@@ -148,6 +148,8 @@ export class StatusCollector {
   setFeeds(feeds: readonly FeedConfig[]): void {
     this.feedsById = new Map(feeds.map((f) => [f.id, f]));
     for (const id of this.histories.keys()) if (!this.feedsById.has(id)) this.histories.delete(id);
+    // a changed url or headers must be redacted anew
+    this.shownErrors.clear();
     this.configuredAlertSources = new Set(feeds.filter(isAlertFeed).map((f) => f.id));
     this.tickSoon();
   }

@@ -48,7 +48,11 @@ function accepts(host: string, port: number): Promise<boolean> {
 
 interface Doc {
   feeds: Array<{ feed_id: string; state: string; last_error: string | null; reason: string }>;
-  alerts: { state: string; reason: string; sources: Array<{ feed_id: string; state: string; alerts: number }> };
+  alerts: {
+    state: string;
+    reason: string;
+    sources: Array<{ feed_id: string; state: string; last_success_at: string | null; alerts: number }>;
+  };
   schedules: Array<{ schedule_id: string; last_check_outcome: string | null; last_error: string | null }>;
 }
 
