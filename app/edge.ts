@@ -11,7 +11,7 @@ import { defaultLogger, type Logger } from '../core/logger.ts';
 import { BrokerLiveView } from '../broker/live-state.ts';
 import { BrokerMeter } from '../broker/meter.ts';
 import { assertNativeUws, startServer, type RunningServer } from '../http/server.ts';
-import { checkPortFree } from '../http/listen.ts';
+import { checkPortFree, listenAddress } from '../http/listen.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 import { ForwardingHandler } from '../http/forward.ts';
 import { ingestAddress } from '../broker/ingest-address.ts';
@@ -93,8 +93,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
       sendBudget: sendBudgetFromConfig(config.sse, { log: log.child({ component: 'stream' }) }),
       log,
     });
-    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
-    const url = `http://${host}:${server.port}`;
+    const url = listenAddress(server.host, server.port).local;
     let closing: Promise<void> | null = null;
     const edgeLive = live;
     const edgeStreams = streams;

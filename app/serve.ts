@@ -9,7 +9,7 @@ import { dashboardRoutes } from '../web/routes.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
-import { checkPortFree, ListenError } from '../http/listen.ts';
+import { checkPortFree, ListenError, listenAddress } from '../http/listen.ts';
 import { closeOnSignals, startServer, assertNativeUws, type RunningServer } from '../http/server.ts';
 import { DbMeter } from '../accounts/meter.ts';
 import { statusRoutes } from '../status/routes.ts';
@@ -197,8 +197,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     stops.push(() => schedules.stop());
     status.setSchedules(() => schedules.health());
 
-    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
-    const url = `http://${host}:${server.port}`;
+    const url = listenAddress(server.host, server.port).local;
     // edges forward history paths here; behind NAT or a proxy set broker.advertise_url
     await node?.announceIngest((config.broker.advertise_url ?? url).replace(/\/+$/, ''));
     const startedAt = new Date().toISOString();

@@ -49,8 +49,31 @@ export const FeedSchema = z
      * dates (archives, a feed stuck on an old file); off: such snapshots are rejected whole
      */
     allow_old_snapshots: z.boolean().default(false),
+    /**
+     * gtfs-rt: whether the feed carries service alerts, so the status page counts it as an alert
+     * source from its first poll (0 alerts is operational, a failing feed is down); unset: a feed
+     * whose id or URL says "alert" does, as does any feed once it delivers an alert
+     */
+    alerts: z.boolean().optional(),
   })
   .strict();
+
+/**
+ * Whether a feed is an alert source before it delivered anything: every alerts-json feed, and a
+ * gtfs-rt feed its `alerts` key (or else its id or URL: alerts.pb, service-alerts, ?type=alerts) names so.
+ */
+export function isAlertFeed(feed: Pick<FeedConfig, 'kind' | 'id' | 'url' | 'alerts'>): boolean {
+  if (feed.kind === 'alerts-json') return true;
+  if (feed.alerts !== undefined) return feed.alerts;
+  let path = '';
+  try {
+    const url = new URL(feed.url);
+    path = url.pathname + url.search;
+  } catch {
+    // the schema checked the scheme; a URL that does not parse names nothing
+  }
+  return /alert/i.test(feed.id) || /alert/i.test(path);
+}
 
 const cronExpression = z
   .string()
@@ -72,7 +95,8 @@ export const ScheduleSchema = z
 export const ConfigSchema = z
   .object({
     port: z.number().int().min(0).max(65_535).default(8080),
-    host: z.string().default('0.0.0.0'),
+    /** listen address (--host overrides it): 127.0.0.1 answers this machine only (a reverse proxy on it); 0.0.0.0 or :: every interface */
+    host: z.string().min(1).default('127.0.0.1'),
     db_path: z.string().default('data/transit.duckdb'),
     public_base_url: z.string().url().optional(),
     /** TRANSIT_LOG_LEVEL and --log-level override it */

@@ -5,6 +5,7 @@
 import { iso, isoOr } from './api-shapes.ts';
 import type { EventData } from './events.ts';
 import type { FeedHealth } from './ports.ts';
+import { publicText } from './public-text.ts';
 import type { Alert, Arrival, VehiclePosition } from './types.ts';
 
 export type PublicAlert = EventData<'alert.created'>;
@@ -97,6 +98,7 @@ export function publicSource(h: FeedHealth): PublicSource {
     last_poll_at: iso(h.last_poll_ms),
     last_success_at: iso(h.last_success_ms),
     last_status: h.last_status,
-    last_error: h.last_error,
+    // API keys are held by third parties: the feed's URL, tokens and paths stay with the operator
+    last_error: publicText(h.last_error),
   };
 }

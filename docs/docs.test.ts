@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import t from 'tap';
 import { z } from 'zod';
 import { operations } from './model.ts';
 import { escapeHtml } from '../http/html.ts';
-import { markdown, renderDocsPage } from './page.ts';
+import { docsPageCsp, markdown, renderDocsPage } from './page.ts';
 import { renderLlmsFullTxt, renderLlmsTxt } from './llms.ts';
 import { buildOpenApi, toYaml } from './openapi.ts';
 import { defineRoute } from '../http/route.ts';
@@ -171,4 +172,29 @@ t.test('markdown subset', async (t) => {
   t.equal(markdown('Intro:\n- one\n- two\nAfter.'), '<p>Intro:</p><ul><li>one</li><li>two</li></ul><p>After.</p>');
   t.equal(markdown('a\n\nb'), '<p>a</p>\n<p>b</p>');
   t.equal(markdown('<script>'), '<p>&lt;script&gt;</p>');
+});
+
+t.test('/docs: its CSP allows exactly the inlined style and script, and denies framing', async (t) => {
+  const html = renderDocsPage(buildOpenApi(routes));
+  const sha = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+  const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
+  t.equal(scripts.length, 1, 'one inline script');
+  t.equal(styles.length, 1, 'one inline style');
+  t.notMatch(
+    html,
+    /<script[^>]+src=|<link[^>]+stylesheet|\sstyle="|\son[a-z]+="/i,
+    'no other script, style or handler',
+  );
+  const csp = new Map(
+    docsPageCsp()
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values]),
+  );
+  t.same(csp.get('default-src'), ["'none'"]);
+  t.same(csp.get('script-src'), [sha(scripts[0]!)]);
+  t.same(csp.get('style-src'), [sha(styles[0]!)]);
+  t.same(csp.get('frame-ancestors'), ["'none'"]);
+  t.notMatch(docsPageCsp(), /unsafe|\*|https?:/, 'no wildcard, no unsafe-*, no other origin');
 });

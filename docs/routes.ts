@@ -1,12 +1,13 @@
 // Documentation served by the API, generated from the route table it documents.
 import { z } from 'zod';
-import { renderDocsPage } from './page.ts';
+import { docsPageCsp, renderDocsPage } from './page.ts';
 import { renderLlmsFullTxt, renderLlmsTxt } from './llms.ts';
 import { buildOpenApi, toYaml } from './openapi.ts';
 import { defineRoute } from '../http/route.ts';
+import { htmlPageHeaders, type HeaderList } from '../http/headers.ts';
 import { Reply, type RouteDef } from '../http/types.ts';
 
-const CACHE = [['Cache-Control', 'public, max-age=300']] as Array<[string, string]>;
+const CACHE: HeaderList = [['Cache-Control', 'public, max-age=300']];
 
 function once<T>(make: () => T): () => T {
   let value: T | undefined;
@@ -33,6 +34,7 @@ export function docRoutes(table: () => readonly RouteDef[], options: { serverUrl
   const yaml = once(() => toYaml(doc()));
   const json = once(() => JSON.stringify(doc()));
   const html = once(() => renderDocsPage(doc()));
+  const htmlHeaders = once((): HeaderList => [...CACHE, ...htmlPageHeaders(docsPageCsp())]);
   const llms = once(() => renderLlmsTxt(doc()));
   const llmsFull = once(() => renderLlmsFullTxt(doc()));
   const text = (description: string) => z.string().meta({ description });
@@ -43,6 +45,7 @@ export function docRoutes(table: () => readonly RouteDef[], options: { serverUrl
     type: string,
     body: () => string,
     schema: z.ZodType = text(summary),
+    headers: () => HeaderList = () => CACHE,
   ): RouteDef =>
     defineRoute({
       id,
@@ -54,7 +57,7 @@ export function docRoutes(table: () => readonly RouteDef[], options: { serverUrl
       meter: null,
       contentType: type,
       response: schema,
-      handler: () => new Reply(200, type, body(), CACHE),
+      handler: () => new Reply(200, type, body(), headers()),
     });
   return [
     page('getOpenApiYaml', '/openapi.yaml', 'OpenAPI 3.1 document (YAML)', 'application/yaml', yaml),
@@ -66,7 +69,15 @@ export function docRoutes(table: () => readonly RouteDef[], options: { serverUrl
       json,
       z.record(z.string(), z.unknown()).meta({ description: 'The OpenAPI document as JSON.' }),
     ),
-    page('getDocs', '/docs', 'Rendered API reference', 'text/html; charset=utf-8', html),
+    page(
+      'getDocs',
+      '/docs',
+      'Rendered API reference',
+      'text/html; charset=utf-8',
+      html,
+      text('Rendered API reference'),
+      htmlHeaders,
+    ),
     page('getLlmsTxt', '/llms.txt', 'Short guide for LLMs', 'text/plain; charset=utf-8', llms),
     page('getLlmsFullTxt', '/llms-full.txt', 'Expanded guide for LLMs', 'text/plain; charset=utf-8', llmsFull),
   ];

@@ -48,7 +48,6 @@ export async function fileDownload(
     ['Repr-Digest', reprDigest(file.sha256)],
     ['Accept-Ranges', 'bytes'],
     ['Content-Disposition', disposition(file.filename)],
-    ['X-Content-Type-Options', 'nosniff'],
     ...(file.lastModified ? [['Last-Modified', file.lastModified.toUTCString()] as [string, string]] : []),
     ...extraHeaders,
   ];

@@ -29,6 +29,8 @@ export const EXPOSED_HEADERS = [
 
 // shared tuples: every response lists them, none is ever modified
 const VERSION: [string, string] = ['X-API-Version', API_VERSION];
+/** every response: a browser never guesses a type (a JSON body or an error run as HTML or script) */
+const NOSNIFF: [string, string] = ['X-Content-Type-Options', 'nosniff'];
 const ALLOW_ORIGIN: [string, string] = ['Access-Control-Allow-Origin', '*'];
 const EXPOSE: [string, string] = ['Access-Control-Expose-Headers', EXPOSED_HEADERS];
 const UNITS: Record<MeterUnit, [string, string]> = {
@@ -37,7 +39,7 @@ const UNITS: Record<MeterUnit, [string, string]> = {
 };
 
 export function baseHeaders(requestId: string, unit: MeterUnit | null): HeaderList {
-  const headers: HeaderList = [VERSION, ['X-Request-Id', requestId], ALLOW_ORIGIN, EXPOSE];
+  const headers: HeaderList = [VERSION, ['X-Request-Id', requestId], ALLOW_ORIGIN, EXPOSE, NOSNIFF];
   if (unit) headers.push(UNITS[unit]);
   return headers;
 }
@@ -83,3 +85,22 @@ export const PREFLIGHT_HEADERS: HeaderList = [
   ['Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'],
   ['Access-Control-Max-Age', '86400'],
 ];
+
+/**
+ * What every HTML page adds to the base headers: its Content-Security-Policy (which must say
+ * `frame-ancestors 'none'`: no page of ours is framed), no Referer to other sites,
+ * X-Frame-Options for browsers without CSP level 2, and no window opened from elsewhere keeps a
+ * handle on ours.
+ */
+export function htmlPageHeaders(csp: string): HeaderList {
+  if (!/(^|;)\s*frame-ancestors 'none'\s*(;|$)/.test(csp)) throw new Error(`a page's CSP must deny framing: ${csp}`);
+  return [
+    ['Content-Security-Policy', csp],
+    ['Referrer-Policy', 'no-referrer'],
+    ['X-Frame-Options', 'DENY'],
+    ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ];
+}
+
+/** For answers that carry signed links (capabilities that work without a key): kept by no cache. */
+export const NO_STORE: [string, string] = ['Cache-Control', 'no-store'];

@@ -54,3 +54,26 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
   const code = await whyListenFails(host, port);
   if (code) throw new ListenError(host, port, code);
 }
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '[::]', '::0']);
+const isLoopback = (host: string) => /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === 'localhost';
+const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+export interface ListenAddress {
+  /** the address bound, as a URL: what the banner says it listens on */
+  bound: string;
+  /** a URL this machine can open (a wildcard address is reached through loopback) */
+  local: string;
+  /** who can reach it, in words, when the address says so: 'this machine only', 'every interface' */
+  reach: string | null;
+}
+
+/** The start banner's words for a listen address (an operator must not believe a public port is local). */
+export function listenAddress(host: string, port: number): ListenAddress {
+  const bound = `http://${urlHost(host)}:${port}`;
+  if (WILDCARDS.has(host)) {
+    const loopback = host.includes(':') ? '[::1]' : '127.0.0.1';
+    return { bound, local: `http://${loopback}:${port}`, reach: 'every interface' };
+  }
+  return { bound, local: bound, reach: isLoopback(host) ? 'this machine only' : null };
+}

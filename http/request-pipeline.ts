@@ -11,7 +11,14 @@ import { Context, PageCursor } from './context.ts';
 import type { CursorCodec } from './cursor.ts';
 import { assertKnownIds, type KnownIds } from './known-ids.ts';
 import { negotiateEncoding } from './encoding.ts';
-import { baseHeaders, PREFLIGHT_HEADERS, pushRateLimitHeaders, type HeaderList, type MeterUnit } from './headers.ts';
+import {
+  baseHeaders,
+  NO_STORE,
+  PREFLIGHT_HEADERS,
+  pushRateLimitHeaders,
+  type HeaderList,
+  type MeterUnit,
+} from './headers.ts';
 import type { RateDecision, RateLimiter } from '../accounts/limiter.ts';
 import type { Meter } from '../accounts/meter.ts';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS, planIncludes } from '../accounts/plans.ts';
@@ -84,6 +91,8 @@ interface RequestState {
   /** the matched route's id, for metrics */
   route: string;
   unit: MeterUnit | null;
+  /** the route's answers carry signed links: Cache-Control no-store, never private, no-cache */
+  noStore: boolean;
   key: AuthenticatedKey | null;
   decision: RateDecision | null;
   /** over the limit, let through only to see whether it is a 304 */
@@ -135,6 +144,7 @@ export class RequestPipeline {
       endpoint: UNMATCHED,
       route: UNMATCHED,
       unit: null,
+      noStore: false,
       key: null,
       decision: null,
     };
@@ -188,6 +198,7 @@ export class RequestPipeline {
     if (def) {
       state.endpoint = def.path;
       state.route = def.id;
+      state.noStore = def.noStore === true;
     }
     state.unit = def ? def.meter : isApi ? 'request' : null;
 
@@ -437,6 +448,8 @@ export class RequestPipeline {
     vary = false,
     rep?: Representation,
   ): ApiResponse {
+    // nothing keeps such a body (no-store), so there is nothing to revalidate either
+    if (state.noStore) etag = null;
     if (etag && matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
       if (state.limited) {
         // past the limit and nothing was taken: the 304 carries the window, without Retry-After
@@ -461,6 +474,7 @@ export class RequestPipeline {
     if (rep && rep.coding !== 'identity') headers.push(CODED[rep.coding]);
     if (vary) headers.push(VARY);
     if (etag) headers.push(['ETag', etag], REVALIDATE);
+    else if (state.noStore) headers.push(NO_STORE);
     return { status, headers, body, omitBody: head };
   }
 

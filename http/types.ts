@@ -187,6 +187,11 @@ export interface RouteDef {
   readonly streamEvents?: Readonly<Record<string, z.ZodType>>;
   /** a file download (FileReply): documented as binary in these media types, with 206 and 304 */
   readonly download?: { readonly contentTypes: readonly string[] };
+  /**
+   * Its answers carry signed links (capabilities that work without a key, e.g. export downloads):
+   * `Cache-Control: no-store` instead of `private, no-cache`, so no browser or proxy keeps them.
+   */
+  readonly noStore?: boolean;
   /** enables the serialized-body cache and ETags keyed by this version */
   readonly cache?: {
     /** read before the request is checked further (a cursor is checked only on a miss): no request context */

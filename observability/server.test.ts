@@ -15,6 +15,7 @@ t.test('GET /metrics on its own loopback listener', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   t.equal(res.headers.get('cache-control'), 'no-store');
+  t.equal(res.headers.get('x-content-type-options'), 'nosniff');
   t.equal(
     sampleValue(parsePrometheusText(await res.text()), 'transit_http_requests_total', {
       route: 'listAlerts',
@@ -29,6 +30,7 @@ t.test('GET /metrics on its own loopback listener', async (t) => {
   const other = await fetch(server.url.replace('/metrics', '/'));
   t.equal(other.status, 404);
   t.match(await other.text(), /the metrics are at \/metrics/);
+  t.equal(other.headers.get('x-content-type-options'), 'nosniff', 'on refusals too');
   const post = await fetch(server.url, { method: 'POST' });
   t.equal(post.status, 405);
   t.equal(post.headers.get('allow'), 'GET, HEAD');

@@ -32,6 +32,8 @@ export function startMetricsServer(options: MetricsServerOptions): Promise<Metri
   const log = componentLogger(options.log, 'metrics');
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    // as on the API's port: no answer is ever sniffed into another type
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(path === METRICS_PATH ? 405 : 404, {
         'Content-Type': 'text/plain; charset=utf-8',

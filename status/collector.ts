@@ -2,10 +2,11 @@
 // state, request figures from the request recorder and the last outbox figures, classifies each
 // component, records state changes, and tells listeners when something worth showing changed.
 // Nothing on the request path touches DuckDB: reads and writes run here in the background.
-import type { Config, FeedConfig } from '../core/config.ts';
+import { isAlertFeed, type Config, type FeedConfig } from '../core/config.ts';
 import type { EventBus, Unsubscribe } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
-import type { LiveView } from '../core/ports.ts';
+import type { FeedHealth, LiveView } from '../core/ports.ts';
+import { publicText, type Secrets } from '../core/public-text.ts';
 import { MODES, type Mode, type TripMatching } from '../core/types.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
 import {
@@ -62,7 +63,12 @@ export class StatusCollector {
   private startedMs: number;
   private readonly histories = new Map<string, FeedHistory>();
   private feedsById: Map<string, FeedConfig>;
+  /** feeds the config says carry alerts: sources from before their first poll */
+  private configuredAlertSources = new Set<string>();
+  /** feeds seen delivering alerts (now, or in the last 7 days of the poll log) */
   private readonly alertSources = new Set<string>();
+  /** the last error of each feed as received and as shown, so a steady error is redacted once */
+  private readonly shownErrors = new Map<string, { raw: string; shown: string }>();
   private readonly incidents: IncidentLog;
   private readonly listeners = new Set<(update: StatusUpdate) => void>();
   private timer: NodeJS.Timeout | null = null;
@@ -90,10 +96,8 @@ export class StatusCollector {
     this.clock = options.clock ?? Date.now;
     this.startedMs = this.clock();
     this.feedsById = new Map(options.config.feeds.map((f) => [f.id, f]));
-    for (const f of options.config.feeds) {
-      this.histories.set(f.id, new FeedHistory());
-      if (f.kind === 'alerts-json') this.alertSources.add(f.id);
-    }
+    for (const f of options.config.feeds) this.histories.set(f.id, new FeedHistory());
+    this.configuredAlertSources = new Set(options.config.feeds.filter(isAlertFeed).map((f) => f.id));
     this.incidents = new IncidentLog(options.config.status.history_days);
   }
 
@@ -105,7 +109,12 @@ export class StatusCollector {
       const sinceMs = this.startedMs - this.options.config.status.history_days * DAY_MS;
       try {
         const { changes, before } = await store.loadChanges(sinceMs);
-        this.incidents.load(changes, before);
+        // reasons recorded by an earlier version may hold what is now kept off public pages
+        const secrets = this.allFeedSecrets();
+        this.incidents.load(
+          changes.map((c) => ({ ...c, reason: publicText(c.reason, secrets) })),
+          before,
+        );
       } catch (err) {
         this.log('could not load the incident history', err);
       }
@@ -139,7 +148,9 @@ export class StatusCollector {
   setFeeds(feeds: readonly FeedConfig[]): void {
     this.feedsById = new Map(feeds.map((f) => [f.id, f]));
     for (const id of this.histories.keys()) if (!this.feedsById.has(id)) this.histories.delete(id);
-    for (const f of feeds) if (f.kind === 'alerts-json') this.alertSources.add(f.id);
+    // a changed url or headers must be redacted anew
+    this.shownErrors.clear();
+    this.configuredAlertSources = new Set(feeds.filter(isAlertFeed).map((f) => f.id));
     this.tickSoon();
   }
 
@@ -263,7 +274,8 @@ export class StatusCollector {
 
   private feedStatuses(nowMs: number): FeedStatus[] {
     const rules = this.options.config.status;
-    return this.options.live.feeds().map((h) => {
+    return this.options.live.feeds().map((raw) => {
+      const h = this.publicHealth(raw);
       let history = this.histories.get(h.feed_id);
       if (!history) this.histories.set(h.feed_id, (history = new FeedHistory()));
       history.observe(h, nowMs);
@@ -318,7 +330,7 @@ export class StatusCollector {
       for (const m of a.modes) (a.status === 'active' ? active : upcoming)[m]++;
     }
     const sources = feeds
-      .filter((f) => this.alertSources.has(f.feed_id))
+      .filter((f) => this.configuredAlertSources.has(f.feed_id) || this.alertSources.has(f.feed_id))
       .map((f) => ({
         feed_id: f.feed_id,
         state: f.state,
@@ -377,7 +389,8 @@ export class StatusCollector {
       this.log('status: reading schedule health failed', err);
     }
     const today = new Date(nowMs).toISOString().slice(0, 10);
-    return list.map((h) => {
+    return list.map((raw) => {
+      const h = publicSchedule(raw);
       const verdict = classifySchedule(h, today);
       const v = h.version;
       const c = h.last_check;
@@ -470,16 +483,50 @@ export class StatusCollector {
       });
   }
 
+  /** What a feed's configured url and headers are, for publicText to replace wherever an error repeats them. */
+  private feedSecrets(feedId: string): Secrets {
+    const feed = this.feedsById.get(feedId);
+    return feed ? { locations: [feed.url], values: Object.values(feed.headers) } : {};
+  }
+
+  private allFeedSecrets(): Secrets {
+    const feeds = [...this.feedsById.values()];
+    return { locations: feeds.map((f) => f.url), values: feeds.flatMap((f) => Object.values(f.headers)) };
+  }
+
+  /** The health as the public may see it: its last error through publicText (status page, JSON, stream, incidents). */
+  private publicHealth(h: FeedHealth): FeedHealth {
+    if (h.last_error === null) return h;
+    let shown = this.shownErrors.get(h.feed_id);
+    if (shown?.raw !== h.last_error) {
+      shown = { raw: h.last_error, shown: publicText(h.last_error, this.feedSecrets(h.feed_id)) };
+      this.shownErrors.set(h.feed_id, shown);
+    }
+    return { ...h, last_error: shown.shown };
+  }
+
   private async seedFromPollLog(store: StatusStore): Promise<void> {
     try {
       const seed = await store.pollSeed(this.startedMs - HOUR_MS, this.startedMs, this.startedMs - 7 * DAY_MS);
-      for (const [feedId, history] of this.histories)
-        history.seed(seed.minutes.get(feedId) ?? [], seed.lastErrors.get(feedId) ?? null);
+      for (const [feedId, history] of this.histories) {
+        const last = seed.lastErrors.get(feedId);
+        history.seed(
+          seed.minutes.get(feedId) ?? [],
+          last ? { error: publicText(last.error, this.feedSecrets(feedId)), atMs: last.atMs } : null,
+        );
+      }
       for (const id of seed.alertSources) if (this.feedsById.has(id)) this.alertSources.add(id);
     } catch (err) {
       this.log('could not read the last hour of polls', err);
     }
   }
+}
+
+/** A schedule's health with its last error as the public may see it (the source's URL or path replaced). */
+function publicSchedule(h: ScheduleHealth): ScheduleHealth {
+  const c = h.last_check;
+  if (!c?.last_error) return h;
+  return { ...h, last_check: { ...c, last_error: publicText(c.last_error, { locations: [h.source] }) } };
 }
 
 function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {

@@ -2,6 +2,7 @@
 // metered; every answer comes from memory (status/), so it works while DuckDB is busy.
 import { z } from 'zod';
 import { ApiError } from '../core/errors.ts';
+import { htmlPageHeaders, type HeaderList } from '../http/headers.ts';
 import { defineRoute } from '../http/route.ts';
 import { statusPageCsp, type StatusPages } from './index.ts';
 import { StatusDocumentSchema } from './schema.ts';
@@ -10,7 +11,7 @@ import { Reply, StreamReply, type RouteDef } from '../http/types.ts';
 const TAGS = ['Status'];
 
 export function statusRoutes(status: StatusPages): RouteDef[] {
-  let csp: string | null = null;
+  let headers: HeaderList | null = null;
   return [
     defineRoute({
       id: 'getStatusPage',
@@ -28,9 +29,7 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       handler: () =>
         new Reply(200, 'text/html; charset=utf-8', status.page(), [
           ['Cache-Control', 'no-cache'],
-          ['Content-Security-Policy', (csp ??= statusPageCsp())],
-          ['X-Content-Type-Options', 'nosniff'],
-          ['Referrer-Policy', 'no-referrer'],
+          ...(headers ??= htmlPageHeaders(statusPageCsp())),
         ]),
     }),
     defineRoute({

@@ -157,6 +157,13 @@ async function hashFolder(root: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** fetch() says only "fetch failed": the reason (ECONNREFUSED, ENOTFOUND, …) is its cause's code. */
+function describeFetchError(err: unknown): string {
+  const e = err as Error & { cause?: Error & { code?: string } };
+  const cause = e?.cause ? `: ${e.cause.code ?? e.cause.message}` : '';
+  return `${e?.message ?? String(err)}${cause}`;
+}
+
 type Downloaded =
   | { changed: false }
   | { changed: true; sha256: string; etag: string | null; last_modified: string | null };
@@ -174,7 +181,7 @@ async function download(
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow', headers });
   } catch (err) {
-    throw new GtfsSourceError(`GTFS download failed: ${url}: ${(err as Error).message}`);
+    throw new GtfsSourceError(`GTFS download failed: ${url}: ${describeFetchError(err)}`);
   }
   if (res.status === 304 && (validators.etag || validators.last_modified)) {
     await res.body?.cancel().catch(() => undefined);
@@ -203,7 +210,7 @@ async function download(
     await pipeline(Readable.fromWeb(res.body as never), meter, createWriteStream(dest));
   } catch (err) {
     if (err instanceof GtfsSourceError) throw err;
-    throw new GtfsSourceError(`GTFS download failed: ${url}: ${(err as Error).message}`);
+    throw new GtfsSourceError(`GTFS download failed: ${url}: ${describeFetchError(err)}`);
   }
   return {
     changed: true,

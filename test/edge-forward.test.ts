@@ -79,6 +79,26 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     t.equal(unknown.headers.get('via'), '1.1 transit-api-edge');
   });
 
+  await t.test("the edge's own answers and the forwarded ones carry the same security headers", async (t) => {
+    const answers: Array<[string, Response]> = [
+      ['own JSON', await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })],
+      ['own problem', await fetch(`${edge.url}/api/v1/alerts?mode=nope`, { headers: auth(regular.key) })],
+      ['own docs', await fetch(`${edge.url}/docs`)],
+      ['own YAML', await fetch(`${edge.url}/openapi.yaml`)],
+      ['forwarded page', await fetch(`${edge.url}/status`)],
+      ['forwarded JSON', await fetch(`${edge.url}/status.json`)],
+    ];
+    for (const [what, res] of answers) {
+      await res.arrayBuffer();
+      t.equal(res.headers.get('x-content-type-options'), 'nosniff', `${what}: nosniff`);
+      t.notOk((res.headers.get('x-content-type-options') ?? '').includes(','), `${what}: said once`);
+    }
+    for (const [what, res] of answers.filter(([, r]) => r.headers.get('content-type')?.startsWith('text/html'))) {
+      t.match(res.headers.get('content-security-policy'), /frame-ancestors 'none'/, `${what}: CSP`);
+      t.equal(res.headers.get('referrer-policy'), 'no-referrer', `${what}: Referrer-Policy`);
+    }
+  });
+
   await t.test('a request body goes through; the ingest node stores what the edge was sent', async (t) => {
     const created = await fetch(`${edge.url}/api/v1/webhooks/endpoints`, {
       method: 'POST',

@@ -166,6 +166,21 @@ t.test('history exports API', async (t) => {
     t.equal((await call('/api/v1/history/exports/nope.parquet', max)).status, 404);
   });
 
+  t.test('answers that carry signed links are kept by no cache', async (t) => {
+    const list = await call('/api/v1/history/exports?limit=2', max);
+    const id = (list.json.data as Listed[])[0]!.id;
+    const one = await call(`/api/v1/history/exports/${encodeURIComponent(id)}`, max);
+    for (const got of [list, one]) {
+      t.equal(got.status, 200);
+      t.equal(got.headers.get('cache-control'), 'no-store', 'not private, no-cache: a browser would keep the links');
+      t.equal(got.headers.get('x-content-type-options'), 'nosniff');
+    }
+    t.equal(one.headers.get('etag'), null, 'and no ETag: nothing is kept to revalidate');
+    const again = await call(`/api/v1/history/exports/${encodeURIComponent(id)}`, { ...max, 'if-none-match': '*' });
+    t.equal(again.status, 200, 'never a 304');
+    t.equal(again.headers.get('cache-control'), 'no-store');
+  });
+
   t.test('downloads match the manifest, byte for byte', async (t) => {
     const items = (await call('/api/v1/history/exports?limit=100', max)).json.data as Listed[];
     for (const item of items) {

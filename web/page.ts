@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { EXPORT_DATASETS, EXPORT_FORMATS } from '../core/types.ts';
 import { MANIFEST_STATES } from '../exports/manifests.ts';
 import { browserScript } from '../http/browser-script.ts';
-import type { HeaderList } from '../http/headers.ts';
+import { htmlPageHeaders, type HeaderList } from '../http/headers.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 
 /** The page's whole script: one IIFE, nothing on window. */
@@ -33,15 +33,8 @@ export const dashboardCsp = (): string =>
     "frame-ancestors 'none'",
   ].join('; ');
 
-/** The status page's set, plus no framing for browsers without CSP level 2, and no caching of a page that shows keyed data. */
-export const dashboardHeaders = (): HeaderList => [
-  ['Cache-Control', 'no-store'],
-  ['Content-Security-Policy', dashboardCsp()],
-  ['X-Content-Type-Options', 'nosniff'],
-  ['Referrer-Policy', 'no-referrer'],
-  ['X-Frame-Options', 'DENY'],
-  ['Cross-Origin-Opener-Policy', 'same-origin'],
-];
+/** Every page's set (http/headers.ts), and no caching of a page that shows keyed data. */
+export const dashboardHeaders = (): HeaderList => [['Cache-Control', 'no-store'], ...htmlPageHeaders(dashboardCsp())];
 
 const options = (values: readonly string[], labels: Record<string, string>, selected: string) =>
   values.map((v) => `<option value="${v}"${v === selected ? ' selected' : ''}>${labels[v] ?? v}</option>`).join('');

@@ -2,8 +2,15 @@ import { ConfigError, configFile, parseConfig, readConfigFile, type Config } fro
 import type { Command } from '../cli.ts';
 import { UsageError } from '../cli.ts';
 import { print } from '../output.ts';
+import { listenAddress } from '../../http/listen.ts';
 
 type Raw = Record<string, unknown>;
+
+/** The address actually bound, who can reach it, then `more`: `http://0.0.0.0:8080 (every interface; …)`. */
+function listening(server: { host: string; port: number }, more: string): string {
+  const { bound, reach } = listenAddress(server.host, server.port);
+  return `${bound} (${reach ? `${reach}; ` : ''}${more})`;
+}
 
 /** The file's settings with the command line's on top. */
 function fileWithFlags(file: string | undefined, flags: Raw): Raw {
@@ -74,7 +81,7 @@ export const serveCommand: Command = {
       const { startEdge } = await import('../edge.ts');
       const edge = await startEdge(config, { log });
       print(
-        `transit-api edge listening on ${edge.url} (broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')})`,
+        `transit-api edge listening on ${listening(edge.server, `broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')}`)}`,
       );
       // SIGHUP would end the process by default: an edge has nothing to reload (no feeds, no jobs)
       const onHangup = () => log.warn('an edge has no config to reload: restart it to apply a change');
@@ -99,7 +106,7 @@ export const serveCommand: Command = {
       await demo?.simulator.stop();
       throw err;
     });
-    print(`transit-api listening on ${service.url} (database ${config.db_path})`);
+    print(`transit-api listening on ${listening(service.server, `database ${config.db_path}`)}`);
     print(
       `  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`,
     );

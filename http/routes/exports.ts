@@ -58,12 +58,10 @@ const ColumnSchema = z
 
 export const ExportFileSchema = z
   .object({
-    id: z
-      .string()
-      .meta({
-        description: 'The file name, unique per dataset part, day and format.',
-        example: 'realtime-arrivals-2024-05-01.parquet',
-      }),
+    id: z.string().meta({
+      description: 'The file name, unique per dataset part, day and format.',
+      example: 'realtime-arrivals-2024-05-01.parquet',
+    }),
     dataset: z.enum(EXPORT_DATASETS),
     part: z.string().meta({ description: 'Table within the dataset (realtime has arrivals and vehicle_positions).' }),
     service_date: z
@@ -82,18 +80,14 @@ export const ExportFileSchema = z
     schema: z.array(ColumnSchema).nullable().meta({ description: 'Columns and their types, as written.' }),
     created_at: z.string().nullable().meta({ description: 'When the file was completed.' }),
     error: z.string().nullable().meta({ description: 'Why the last attempt failed (state `failed`).' }),
-    content_type: z
-      .string()
-      .meta({
-        description: '`application/vnd.apache.parquet` or `application/gzip` (gzip bytes, no Content-Encoding).',
-      }),
+    content_type: z.string().meta({
+      description: '`application/vnd.apache.parquet` or `application/gzip` (gzip bytes, no Content-Encoding).',
+    }),
     download: z
       .object({
-        url: z
-          .string()
-          .meta({
-            description: 'Signed link; needs no key. Anyone holding it can download the file until it expires.',
-          }),
+        url: z.string().meta({
+          description: 'Signed link; needs no key. Anyone holding it can download the file until it expires.',
+        }),
         expires_at: z.string(),
       })
       .nullable()
@@ -161,6 +155,7 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
     plan: 'max',
     testKeys: false,
     meter: 'request',
+    noStore: true,
     paginated: true,
     query: z.object({
       dataset: enumParam(EXPORT_DATASETS, 'Only this dataset.').optional(),
@@ -207,6 +202,7 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
     plan: 'max',
     testKeys: false,
     meter: 'request',
+    noStore: true,
     errors: ['not_found'],
     params: exportParams,
     response: ExportFileSchema,
