@@ -147,7 +147,7 @@ export function reportFeed(
   const warnings: string[] = [];
   const what = feed.kind === 'alerts-json' ? 'JSON alerts (pipeline/ALERTS-JSON.md)' : 'GTFS-Realtime';
   facts.push(
-    `${what}, ${formatBytes(feed.body.byteLength)}: ${count(poll.entities)} entities ` +
+    `${what}, ${formatBytes(feed.body.byteLength)}: ${count(poll.entities)} ${poll.entities === 1 ? 'entity' : 'entities'} ` +
       `(${count(poll.vehicle_entities)} vehicle positions, ${count(poll.trip_update_entities)} trip updates, ${count(poll.alert_entities)} alerts)`,
   );
 

@@ -9,10 +9,10 @@ import { findKeyByHash, hashKey, listKeys } from '../../accounts/keys.ts';
 import { loadConfig } from '../../core/config.ts';
 import { Db } from '../../store/db.ts';
 import { listSchedules } from '../../store/schedule-index.ts';
-import { feedZip } from '../../test/support/gtfs-fixture.ts';
+import { feedZip, writeFeedFolder } from '../../test/support/gtfs-fixture.ts';
 import { encodeFeed, header } from '../../test/support/pipeline-fakes.ts';
 import { tempDir } from '../../test/support/service-process.ts';
-import { gtfsDate, smallGtfsZip } from '../../test/support/small-gtfs.ts';
+import { gtfsDate, smallGtfs, smallGtfsZip } from '../../test/support/small-gtfs.ts';
 import { UsageError } from '../cli.ts';
 import { describeBody } from './sniff.ts';
 import { firstAgencyName, slug } from './gtfs-check.ts';
@@ -146,7 +146,7 @@ t.test('checks each feed once, imports, writes a private commented config and pr
   t.match(text, /feed small-trip-updates[^]*trips matched to the schedule: 1 of 1/);
   t.match(
     text,
-    /JSON alerts \(pipeline\/ALERTS-JSON\.md\)[^]*1 entities/,
+    /JSON alerts \(pipeline\/ALERTS-JSON\.md\)[^]*1 entity/,
     'JSON alerts in the documented format are a feed',
   );
   t.match(text, /snapshot time \S+: \d+ s old/);
@@ -275,6 +275,23 @@ t.test('a schedule that is no GTFS is refused, and what init created is removed'
   const missing = capture();
   t.equal(await runInit(base(dir, { gtfs: join(root, 'nope.zip') }), missing.io), 1);
   t.match(missing.err.join('\n'), /GTFS source not found/);
+});
+
+t.test('a schedule alone (a folder, with --id): a config without feeds that the loader accepts', async (t) => {
+  const root = tempDir(t.teardown, 'init-');
+  const folder = writeFeedFolder(join(root, 'gtfs'), smallGtfs({ trips: 1, start: gtfsDate(-3), end: gtfsDate(3) }));
+  const dir = join(root, 'agency');
+  const c = capture();
+  t.equal(await runInit(base(dir, { gtfs: folder, id: 'metro', port: 9090 }), c.io), 0, c.text());
+  t.match(c.text(), /no realtime feed given/);
+  t.match(c.text(), /http:\/\/127\.0\.0\.1:9090\/api\/v1\/rail\/realtime/);
+  const config = loadConfig(join(dir, CONFIG_NAME), {});
+  t.same(config.feeds, []);
+  t.same(
+    config.schedules.map((x) => [x.id, x.source]),
+    [['metro', folder]],
+  );
+  t.equal(config.port, 9090);
 });
 
 t.test('argument mistakes are usage errors before anything is fetched', async (t) => {

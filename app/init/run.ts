@@ -93,7 +93,8 @@ const count = (n: number): string => n.toLocaleString('en-US');
 function describeSchedule(imported: ImportedVersion, now: Date): { facts: string[]; warnings: string[] } {
   const { summary, version } = imported;
   const facts = [
-    `imported in ${Math.round(summary.ms)} ms from ${summary.location}: ${count(version.routes)} routes, ${count(version.trips)} trips, ` +
+    // a nested folder is worth saying; the name of a download is not
+    `imported in ${Math.round(summary.ms)} ms${summary.location.includes(' inside ') ? ` (files in ${summary.location})` : ''}: ${count(version.routes)} routes, ${count(version.trips)} trips, ` +
       `${count(version.stops)} stops, ${count(version.stop_times)} stop times (time zone ${summary.timezone})`,
     `service ${version.service_start_date} to ${version.service_end_date}${summary.feed_version ? `, feed_version ${summary.feed_version}` : ''}`,
   ];
@@ -296,7 +297,7 @@ async function setUp(s: SetUp): Promise<number> {
       for (const line of report.warnings) io.out(`  warning: ${line}`);
       const p = report.poll;
       const matched = p.matching ? `, ${p.matching.matched} of ${p.matching.trips} trips matched` : '';
-      planned.note = `${ROLE_INFO[feed.source.role].entities}; checked ${when.toISOString().slice(0, 10)}: ${p.entities} entities${matched}`;
+      planned.note = `${ROLE_INFO[feed.source.role].entities}; checked ${when.toISOString().slice(0, 10)}: ${p.entities} ${p.entities === 1 ? 'entity' : 'entities'}${matched}`;
     });
     if (s.feeds.length === 0) {
       io.out('');
