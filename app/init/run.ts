@@ -180,12 +180,7 @@ export async function runInit(options: InitOptions, io: InitIO, now: () => Date 
       io.err('nothing was written; fix the URLs above and run init again');
       return 1;
     }
-    const id =
-      options.id ??
-      slug(schedule.agency ?? '')
-        ?.slice(0, 50)
-        .replace(/-+$/, '') ??
-      'agency';
+    const id = options.id ?? slug(schedule.agency ?? '') ?? 'agency';
     return await setUp({
       options,
       io,
