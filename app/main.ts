@@ -6,6 +6,7 @@ import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
 import { backupCommand, snapshotCommand } from './commands/copies.ts';
 import { exportCommand } from './commands/export.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
+import { initCommand } from './commands/init.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
@@ -17,6 +18,7 @@ import { print, printError } from './output.ts';
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
 
 const COMMANDS: readonly Command[] = [
+  initCommand,
   serveCommand,
   statusCommand,
   reloadCommand,

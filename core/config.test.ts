@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { parseConfig, ConfigError } from './config.ts';
+import { parseConfig, ConfigError, loadConfig } from './config.ts';
 
 t.test('defaults are filled and frozen', async (t) => {
   const c = parseConfig({});
@@ -116,4 +119,20 @@ t.test("a section left out or given in part takes each key's own default (writte
   t.strictSame({ ...part.exports, dir: all.exports.dir }, all.exports);
   t.equal(all.snapshot.cron, '*/15 * * * *');
   t.strictSame(all.store, { memory_limit: '1GB' });
+});
+
+t.test('a config file may carry // and /* */ comments; a mistake is still reported with its position', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'transit.jsonc');
+  writeFileSync(
+    file,
+    '// written by transit-api init\n{\n  // loopback only\n  "host": "127.0.0.1", /* the port */ "port": 8081,\n  "feeds": [{ "id": "a", "kind": "gtfs-rt", "url": "https://example.org/a//vp.pb" }]\n}\n',
+  );
+  const config = loadConfig(file, {});
+  t.equal(config.host, '127.0.0.1');
+  t.equal(config.port, 8081);
+  t.equal(config.feeds[0]!.url, 'https://example.org/a//vp.pb', 'a // inside a string is not a comment');
+  writeFileSync(file, '{\n  // a comment\n  "port": ,\n}\n');
+  t.throws(() => loadConfig(file, {}), /not valid JSON/);
 });

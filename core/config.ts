@@ -3,6 +3,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { isLogLevel, LOG_LEVELS } from './logger.ts';
 import { isTimeZone } from './dates.ts';
+import { stripJsonComments } from './jsonc.ts';
 import { EXPORT_DATASETS, EXPORT_FORMATS, MATCH_STRATEGIES, MODES } from './types.ts';
 
 // One schema for the whole service. Units are in the key names; every default is here, once: a
@@ -411,7 +412,7 @@ export function configFile(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return path ?? (env.TRANSIT_CONFIG || undefined);
 }
 
-/** The file's JSON as written (no defaults, no validation); {} without a file. */
+/** The file's JSON as written (no defaults, no validation; line and block comments allowed); {} without a file. */
 export function readConfigFile(file: string | undefined): unknown {
   if (!file) return {};
   let text: string;
@@ -421,7 +422,7 @@ export function readConfigFile(file: string | undefined): unknown {
     throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
   }
   try {
-    return JSON.parse(text);
+    return JSON.parse(stripJsonComments(text));
   } catch (err) {
     throw new ConfigError([`config file ${file}: not valid JSON: ${(err as Error).message}`]);
   }

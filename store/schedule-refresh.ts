@@ -34,6 +34,11 @@ export interface VersionImportOptions {
   /** also read the new ScheduleIndex inside the transaction, for a swap in memory */
   loadIndex?: boolean;
   onProgress?: ProgressFn;
+  /**
+   * `source` already fetched to this local zip or folder (`init` checks a download before it
+   * imports it): read from there, recorded as `source`, so the URL is fetched once
+   */
+  localCopy?: string;
 }
 
 export interface ImportedVersion {
@@ -57,7 +62,7 @@ export async function importScheduleVersion(
 ): Promise<ImportedVersion> {
   let fetched: FetchedGtfs;
   try {
-    fetched = await fetchGtfs(source, {}, options.onProgress);
+    fetched = await fetchGtfs(options.localCopy ?? source, {}, options.onProgress);
   } catch (err) {
     await recordCheck(db, { scheduleId, source, outcome: 'failed', error: message(err) }).catch(() => undefined);
     throw err;
