@@ -18,7 +18,7 @@ t.test('.taprc includes the tests of every production folder and of test/', asyn
 
 t.test('scripts/test.mjs measures coverage over every production folder', async (t) => {
   const script = readFileSync(join(root, 'scripts', 'test.mjs'), 'utf8');
-  const braces = /const SOURCES = \['\{([^}]+)\}\/\*\*\/\*\.ts'\]/.exec(script);
+  const braces = /const SOURCES = \[\s*'\{([^}]+)\}\/\*\*\/\*\.ts',?\s*\]/.exec(script);
   t.ok(braces, 'SOURCES is one brace list');
   const sources = new Set((braces?.[1] ?? '').split(','));
   for (const folder of PRODUCTION_FOLDERS) t.ok(sources.has(folder), `${folder} in SOURCES`);
