@@ -4,6 +4,7 @@ import type { Operation } from './types.ts';
 // `keys create|list|revoke`: a revocation inside the service also drops the key from the API's
 // cache, so it is refused on the next request rather than after api.key_recheck_ms.
 export const keysOperation: Operation = {
+  createsDatabase: ({ positionals }) => positionals[0] === 'create',
   async run({ db, service }, { values, positionals }, io) {
     const args = [...positionals];
     if (values.plan !== undefined) args.push('--plan', String(values.plan));
