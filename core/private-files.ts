@@ -15,8 +15,9 @@ export const PRIVATE_DIR_MODE = 0o700;
  * can reach in time. Bits the umask already clears stay cleared.
  */
 export function restrictUmask(): void {
-  const current = process.umask();
-  if ((current & 0o077) !== 0o077) process.umask(current | 0o077);
+  // set, then read back what it was (reading alone is deprecated): a stricter umask stays stricter
+  const previous = process.umask(0o077);
+  if ((previous & ~0o077) !== 0) process.umask(previous | 0o077);
 }
 
 /** Creates `dir` (and missing parents) as 0700; a folder that exists keeps its mode. */
