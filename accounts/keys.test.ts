@@ -3,6 +3,7 @@ import { Db } from '../store/db.ts';
 import { createEndpoint, listEndpoints } from '../webhooks/endpoints.ts';
 import { enqueueEvents } from '../webhooks/outbox.ts';
 import { rawEvent } from '../test/support/events.ts';
+import { webhookSecrets } from '../test/support/webhooks.ts';
 import { runKeysCommand } from './keys-cli.ts';
 import {
   createKey,
@@ -107,7 +108,7 @@ t.test('keys CLI', async (t) => {
 t.test('keys revoke ends the webhooks; keys show and endpoints let the operator see and delete them', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
-  const deps = { policy: { allow: new Set(['loopback'] as const) } };
+  const deps = { policy: { allow: new Set(['loopback'] as const) }, secrets: webhookSecrets };
   const key = await createKey(db, { plan: 'regular', name: 'leaked' });
   const other = await createKey(db, { plan: 'regular', name: 'other' });
   const a = await createEndpoint(db, key.id, { url: 'http://127.0.0.1:1/a', filters: {} }, deps);

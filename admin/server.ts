@@ -4,6 +4,7 @@
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
+import { dirname, resolve } from 'node:path';
 import {
   COMMAND_PATH,
   METRICS_PATH,
@@ -13,6 +14,7 @@ import {
   type PingAnswer,
 } from './protocol.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
+import { makePrivateDirSync } from '../core/private-files.ts';
 import { socketAddress } from './socket-path.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -104,6 +106,8 @@ function parseRequest(text: string): CommandRequest {
 
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const log = componentLogger(options.log, 'admin');
+  // a socket configured apart from the database gets a folder of its own user's only
+  makePrivateDirSync(dirname(resolve(options.path)));
   // held while the server runs: a long path is reached through a descriptor of its folder
   const socket = socketAddress(options.path);
   const { address } = socket;

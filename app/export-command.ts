@@ -83,7 +83,7 @@ export async function exportCommandRun(
   config: Pick<Readonly<Config>, 'db_path' | 'exports' | 'reliability' | 'store'>,
   io: ExportCommandIO = {},
 ): Promise<number> {
-  const db = await Db.open(config.db_path, dbOptions(config.store));
+  const db = await Db.open(config.db_path, { ...dbOptions(config.store), create: false });
   try {
     // the database is locked to this process, so a row left running is a crashed run's
     return await runExportCommand(db, args, config, { ...io, recover: true });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { assetPath } from '../core/assets.ts';
 import { ConfigError } from '../core/config.ts';
 import { createLogger, isLogLevel, setDefaultLogger } from '../core/logger.ts';
+import { restrictUmask } from '../core/private-files.ts';
 import { runCommand, topHelp, UsageError, type Command } from './cli.ts';
 import { backupCommand, snapshotCommand } from './commands/copies.ts';
 import { exportCommand } from './commands/export.ts';
@@ -32,6 +33,8 @@ const COMMANDS: readonly Command[] = [
   backupCommand,
 ];
 
+// every file this process or DuckDB creates is its user's alone (README, Files and permissions)
+restrictUmask();
 // one logger for the process; an invalid TRANSIT_LOG_LEVEL is reported by the config check
 const envLevel = process.env.TRANSIT_LOG_LEVEL;
 const log = createLogger({ level: isLogLevel(envLevel) ? envLevel : 'info' });

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { pingAdmin, runAdminCommand } from '../admin/client.ts';
 import type { CommandIO, CommandRequest } from '../admin/protocol.ts';
 import { adminSocketPath, ConfigError, configFile, loadConfig, readConfigFile, type Config } from '../core/config.ts';
-import { Db, dbOptions } from '../store/db.ts';
+import { DatabaseMissingError, Db, dbOptions } from '../store/db.ts';
+import { UsageError } from './cli.ts';
 import { executeOperation, OPERATIONS, type OperationName } from './operations/index.ts';
 
 /**
@@ -53,6 +54,33 @@ async function waitForAdmin(socket: string, ms: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 250));
   }
   return false;
+}
+
+/**
+ * Where the command looked, and how to point it elsewhere: an operator command never leaves an
+ * empty database where a typo or an unset TRANSIT_DB pointed it.
+ */
+export function missingDatabaseMessage(
+  name: string,
+  config: Readonly<Config>,
+  socket: string | null,
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const from = env.TRANSIT_DB
+    ? 'TRANSIT_DB'
+    : file
+      ? `db_path of ${resolve(file)}`
+      : `the default db_path, with no --config or TRANSIT_CONFIG, relative to ${process.cwd()}`;
+  const service = socket
+    ? ` and no transit-api service answers on ${resolve(socket)}`
+    : ' (the admin socket is disabled: admin.enabled false)';
+  return [
+    `no database at ${resolve(config.db_path)} (${from})${service}.`,
+    `\`transit-api ${name}\` works on an existing database and does not create one. Point it at yours with ` +
+      '--config <file> (or TRANSIT_CONFIG), the config the service runs with, or with TRANSIT_DB=<path>.',
+    'A new database is made by `transit-api serve`, `ingest`, `replay`, `import-gtfs` or `keys create`.',
+  ].join('\n');
 }
 
 /** Captured output is whole lines, each ending in a newline. */
@@ -122,8 +150,15 @@ export async function operate(name: OperationName, request: CommandRequest, io: 
   }
   let db: Db;
   try {
-    db = await Db.open(config.db_path, dbOptions(config.store));
+    db = await Db.open(config.db_path, {
+      ...dbOptions(config.store),
+      create: operation.createsDatabase?.(request) ?? false,
+    });
   } catch (err) {
+    if (err instanceof DatabaseMissingError) {
+      const file = configFile(request.values.config as string | undefined);
+      throw new UsageError(missingDatabaseMessage(name, config, socket, file));
+    }
     if (!isLockError(err)) throw err;
     // a service opens the database before its socket: give one that is starting time to answer
     if (socket && (await waitForAdmin(socket, STARTING_SERVICE_WAIT_MS))) return remote();

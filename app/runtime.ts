@@ -77,7 +77,7 @@ export function scheduleForFeed(
 
 export async function openRuntime(config: Readonly<Config>, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? defaultLogger();
-  const db = await Db.open(config.db_path, dbOptions(config.store));
+  const db = await Db.open(config.db_path, { ...dbOptions(config.store), log });
   if (options.dbQueueWait) db.observeQueueWait(options.dbQueueWait);
   try {
     await ensureSchedules(db, config, log);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { ConfigError, type Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { createApi } from './api.ts';
@@ -24,7 +23,7 @@ import {
 } from '../store/reliability/index.ts';
 import { startScheduleRefresh, type ScheduleRefreshJob } from '../store/schedule-refresh.ts';
 import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
-import { createWebhooks } from '../webhooks/index.ts';
+import { createWebhooks, SecretBox } from '../webhooks/index.ts';
 import { startAdminServer, type AdminServer } from '../admin/server.ts';
 import { adminSocketPath, type FeedConfig } from '../core/config.ts';
 import { executeCaptured, isOperationName, type ReloadOutcome, type ServiceHooks } from './operations/index.ts';
@@ -32,6 +31,7 @@ import { createReloader } from './reload.ts';
 import { ServiceMetrics } from '../observability/metrics.ts';
 import { startMetricsServer, type MetricsServer } from '../observability/server.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
+import { resolveSigningSecret } from './signing-secret.ts';
 import { openStreaming, type Streaming } from './streaming.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
@@ -91,7 +91,17 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     const today = wallClock(new Date(), timezone).date;
     await expandMissingDays(db, addDays(today, -1), addDays(today, config.reliability.horizon_days));
     stops.push(bus.subscribe(metrics.events));
-    const webhooks = createWebhooks({ db, bus, config, log, onVerdict: metrics.webhookAttempt });
+    // one secret for cursors, download links and the encryption of webhook secrets at rest
+    const signing = resolveSigningSecret(config, log);
+    const signingSecret = signing.secret;
+    const webhooks = createWebhooks({
+      db,
+      bus,
+      config,
+      log,
+      onVerdict: metrics.webhookAttempt,
+      secrets: new SecretBox(signing.secret, signing.previous),
+    });
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
@@ -116,10 +126,6 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       new DbMeter(db, { flushMs: config.api.meter_flush_ms, batchRows: config.api.meter_batch_rows, log }).start(),
     );
     streams.useMeter(meter);
-    // one secret for cursors and download links; without a configured one, links die with the process
-    const signingSecret = config.signing_secret ?? randomBytes(32);
-    if (!config.signing_secret)
-      log.warn('signing_secret is not set: cursors and export download links stop working when this process restarts');
     // the account routes show the window the API enforces, so both read the same limiter
     const limiter = node?.limiter ?? new SlidingWindowLimiter();
     const api = await createApi({

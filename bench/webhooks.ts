@@ -82,6 +82,7 @@ async function run(concurrency: number): Promise<void> {
     db,
     bus,
     config: {
+      signing_secret: 'bench-secret-0123456789abcdef',
       webhooks: {
         allow_private_targets: true,
         timeout_ms: 15_000,

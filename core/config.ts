@@ -342,8 +342,16 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
-    /** secret for signed URLs and cursors; generated per process when absent */
+    /**
+     * secret for signed URLs and cursors, and the key (HKDF) that encrypts webhook secrets in the
+     * database; absent: generated on first start into `<db_path>.secret` (0600) and read from there
+     */
     signing_secret: z.string().min(16).optional(),
+    /**
+     * signing secrets replaced by signing_secret: webhook secrets encrypted with one are
+     * re-encrypted with signing_secret at start, after which it can be removed (README, Files and permissions)
+     */
+    previous_signing_secrets: z.array(z.string().min(16)).default([]),
   })
   .strict()
   .refine((c) => c.role === 'all' || c.broker.url !== undefined, {

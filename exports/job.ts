@@ -1,8 +1,9 @@
 // Running exports: queue manifest rows, claim them, write each file, record the outcome and
 // announce it on the event bus. Manual runs (CLI) and the daily job share this path.
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { tightenSync } from '../core/private-files.ts';
 import { domainEvent, type DomainEvent, type EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
 import {
@@ -373,6 +374,16 @@ export interface RecoverySummary {
   /** ready rows whose file was missing or had another size, now pending again */
   requeued: string[];
   removedTempFiles: string[];
+  /** ready files (and their folders) that other users could read, now owner-only */
+  tightened: string[];
+}
+
+/** The file and the folders between it and the export folder, made owner-only where they were not. */
+function tightenExportFile(dir: string, path: string): string[] {
+  const paths = [path];
+  for (let d = dirname(path); relative(dir, d) !== '' && !relative(dir, d).startsWith('..'); d = dirname(d))
+    paths.push(d);
+  return paths.filter((p) => tightenSync(p));
 }
 
 /**
@@ -384,13 +395,17 @@ export async function recoverExports(db: Db, dir: string, now = new Date()): Pro
   const reset = await resetRunning(db, now);
   const removedTempFiles = await removeStrayTempFiles(dir);
   const requeued: string[] = [];
+  const tightened: string[] = [];
   for (const m of await manifestsInState(db, 'ready')) {
-    const size = await stat(join(dir, m.file_path)).then(
+    const path = join(dir, m.file_path);
+    const size = await stat(path).then(
       (s) => s.size,
       () => null,
     );
     if (size === null || size !== m.bytes) requeued.push(m.id);
+    // files written before exports were private (or under another umask) become so
+    else tightened.push(...tightenExportFile(dir, path));
   }
   await requeueManifests(db, requeued, now);
-  return { reset, requeued, removedTempFiles };
+  return { reset, requeued, removedTempFiles, tightened };
 }

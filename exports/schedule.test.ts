@@ -42,7 +42,7 @@ t.test(
       now: () => new Date('2024-03-10T12:00:00Z'),
     });
     t.teardown(() => job.stop());
-    t.same(job.recovered, { reset: [crashed], requeued: [vanished], removedTempFiles: [stray] });
+    t.same(job.recovered, { reset: [crashed], requeued: [vanished], removedTempFiles: [stray], tightened: [] });
     t.notOk(existsSync(stray));
     t.ok(existsSync(unrelated), 'only temporary export files are deleted');
     t.same(await idsIn(db, 'pending'), [crashed, vanished].sort());

@@ -78,6 +78,11 @@ export async function scheduleExports(
   const log = componentLogger(options.log, 'exports');
   const timezone = await resolveTimezone(db, config.reliability.timezone);
   const recovered = await recoverExports(db, config.exports.dir, now());
+  if (recovered.tightened.length)
+    log.warn(
+      { files: recovered.tightened.length, dir: config.exports.dir },
+      'export files were readable by other users of this host: made owner-only (0600 files, 0700 folders)',
+    );
   const settings: ExportSettings = {
     db,
     dir: config.exports.dir,

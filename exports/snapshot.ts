@@ -4,17 +4,18 @@
 // a reader sees either the previous snapshot or the new one, never a partial copy.
 import { componentLogger, type Logger } from '../core/logger.ts';
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
+import { makePrivateDir, makePrivateFile } from '../core/private-files.ts';
 import type { Db } from '../store/db.ts';
 import { inTransaction, quoteIdent, sqlString } from '../store/sql.ts';
 
 /**
- * Tables that never leave the service: API keys, per-customer usage and webhook endpoints (whose
- * signing secrets are stored in the clear), messages and deliveries.
+ * Tables that never leave the service: API keys, per-customer usage and webhook endpoints (their
+ * signing secrets, encrypted with a key only the service holds), messages and deliveries.
  */
 export const PRIVATE_TABLE = /^(api_|webhook_)/;
 
@@ -136,7 +137,7 @@ async function writeCopy(
   const started = performance.now();
   const target = resolve(targetPath);
   if (resolve(db.path) === target) throw new RangeError("the copy's path must differ from the database path");
-  await mkdir(dirname(target), { recursive: true });
+  await makePrivateDir(dirname(target));
   const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const alias = `snapshot_${randomBytes(4).toString('hex')}`;
   try {
@@ -152,6 +153,8 @@ async function writeCopy(
       }
     });
     await rm(`${temp}.wal`, { force: true });
+    // a copy holds what the database holds (a backup: key hashes, webhook secrets): owner-only
+    await makePrivateFile(temp);
     await fsyncFile(temp);
     // an old WAL beside the target would be replayed onto the new file by the next opener
     await rm(`${target}.wal`, { force: true });

@@ -3,9 +3,10 @@
 // temporary file (removed at start-up) but never a half file under the final name.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { makePrivateDir, makePrivateFile } from '../core/private-files.ts';
 import { sqlString } from '../store/sql.ts';
 import { NDJSON_TIMESTAMP_FORMAT, type ExportFormat } from './datasets.ts';
 import type { CompletedFile, SchemaColumn } from './manifests.ts';
@@ -75,12 +76,14 @@ export interface CopiedFile {
 
 /** Step 1: DuckDB's COPY to a temporary name beside the final one. Removes the temp file on error. */
 export async function copyToTemp(conn: DuckDBConnection, req: ExportFileRequest): Promise<CopiedFile> {
-  await mkdir(dirname(req.finalPath), { recursive: true });
+  await makePrivateDir(dirname(req.finalPath));
   const temp = `${req.finalPath}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     const result = await conn.runAndReadAll(`COPY (${req.select}) TO ${sqlString(temp)} (${copyOptions(req.format)})`);
     const rows = Number(result.getRowObjectsJS()[0]?.Count ?? Number.NaN);
     if (!Number.isFinite(rows)) throw new Error('COPY reported no row count');
+    // DuckDB created it under the process umask; the file is owner-only whatever that was
+    await makePrivateFile(temp);
     return { temp, finalPath: req.finalPath, rows, schema: req.schema };
   } catch (err) {
     await rm(temp, { force: true }).catch(() => undefined);

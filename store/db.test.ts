@@ -1,9 +1,58 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../core/config.ts';
-import { Db, dbOptions, duckdbMemoryLimit } from './db.ts';
+import { captureLogs } from '../test/support/logs.ts';
+import { DatabaseMissingError, Db, dbOptions, duckdbMemoryLimit } from './db.ts';
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+t.test('the database, its folder and its WAL are owner-only under a permissive umask', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'db-modes-'));
+  const previous = process.umask(0o022);
+  t.teardown(() => {
+    process.umask(previous);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const path = join(dir, 'data', 'nested', 'x.duckdb');
+  const logs = captureLogs();
+  const db = await Db.open(path, { log: logs.logger });
+  await db.run('CREATE TABLE t (v VARCHAR)');
+  await db.run("INSERT INTO t VALUES ('private')");
+  t.equal(mode(join(dir, 'data')), 0o700, 'a folder it creates: 0700');
+  t.equal(mode(join(dir, 'data', 'nested')), 0o700);
+  t.equal(mode(path), 0o600, 'the file: 0600');
+  t.ok(existsSync(`${path}.wal`), 'a WAL while open');
+  t.equal(mode(`${path}.wal`), 0o600, 'the WAL DuckDB created itself: 0600');
+  t.same(logs.lines, [], 'nothing to tighten on a new file');
+  await db.close();
+
+  // a file an earlier version left readable: tightened, and said once
+  chmodSync(path, 0o644);
+  const again = await Db.open(path, { log: logs.logger });
+  await again.close();
+  t.equal(mode(path), 0o600);
+  t.equal(logs.lines.length, 1);
+  t.match(logs.lines[0], { msg: /readable by other users of this host: made owner-only/, files: [path] });
+  const third = await Db.open(path, { log: logs.logger });
+  await third.close();
+  t.equal(logs.lines.length, 1, 'not again once private');
+});
+
+t.test('create: false refuses a missing file and leaves nothing behind', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'db-missing-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'typo', 'x.duckdb');
+  await t.rejects(Db.open(path, { create: false }), DatabaseMissingError);
+  await t.rejects(Db.open(path, { create: false }), { message: `no database at ${path}`, path });
+  t.notOk(existsSync(join(dir, 'typo')), 'no folder, no file');
+  const made = await Db.open(path);
+  await made.close();
+  const opened = await Db.open(path, { create: false });
+  await opened.close();
+  t.pass('an existing file opens');
+});
 
 t.test('migrations apply once and survive reopen', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'db-'));

@@ -1,8 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { assetPath } from '../core/assets.ts';
+import { defaultLogger, type Logger } from '../core/logger.ts';
+import { makePrivateDirSync, restrictUmask, tightenSync } from '../core/private-files.ts';
 import type { DurationObserver } from '../core/telemetry.ts';
 import { inTransaction } from './sql.ts';
 
@@ -17,6 +19,41 @@ export interface DbOpenOptions {
   memoryLimit?: string;
   /** DuckDB worker threads; absent: one per core */
   threads?: number;
+  /**
+   * false: a missing file is an error (DatabaseMissingError) instead of a new empty database;
+   * for commands that read or change what a service stored (default true)
+   */
+  create?: boolean;
+  /** where a tightened file mode is reported; default: the process's logger */
+  log?: Logger;
+}
+
+/** Db.open with `create: false` on a path where no database exists. */
+export class DatabaseMissingError extends Error {
+  override name = 'DatabaseMissingError';
+  constructor(readonly path: string) {
+    super(`no database at ${resolve(path)}`);
+  }
+}
+
+/** The files DuckDB keeps for the database at `path`: the file, its WAL and its spill folder. */
+export function databaseFiles(path: string): { file: string; wal: string; temp: string } {
+  return { file: path, wal: `${path}.wal`, temp: `${path}.tmp` };
+}
+
+/**
+ * Makes the database's files owner-only before DuckDB opens them: files an earlier version (or
+ * a permissive umask) left readable by others are tightened, and said so once.
+ */
+function privateDatabaseFiles(path: string, log: Logger | undefined): void {
+  const files = databaseFiles(path);
+  const tightened = [files.file, files.wal, files.temp].filter((f) => tightenSync(f));
+  if (tightened.length) {
+    (log ?? defaultLogger()).warn(
+      { files: tightened },
+      'database files were readable by other users of this host: made owner-only (0600 files, 0700 folders)',
+    );
+  }
 }
 
 /** The store section of the config as open options (every process that opens the file uses it). */
@@ -50,7 +87,13 @@ export class Db {
   ) {}
 
   static async open(path: string, options: DbOpenOptions = {}): Promise<Db> {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      if (options.create === false && !existsSync(path)) throw new DatabaseMissingError(path);
+      // DuckDB creates its WAL and spill files itself, later: only the umask keeps them private
+      restrictUmask();
+      makePrivateDirSync(dirname(path));
+      privateDatabaseFiles(path, options.log);
+    }
     // never download extensions: parquet, json and icu ship inside the binding
     const settings: Record<string, string> = {
       autoinstall_known_extensions: 'false',
@@ -61,6 +104,8 @@ export class Db {
     if (options.threads) settings.threads = String(options.threads);
     if (path !== ':memory:') settings.temp_directory = `${path}.tmp`;
     const instance = await DuckDBInstance.create(path, settings);
+    // a new file under a umask that ignored ours (another process's setting, a filesystem)
+    if (path !== ':memory:') tightenSync(path);
     const db = new Db(path, instance, await instance.connect());
     if (options.migrate !== false) await db.migrate();
     return db;

@@ -80,7 +80,7 @@ t.test('keys while serving, through the admin socket', async (t) => {
       const names = (JSON.parse(offline.out) as Array<{ name: string }>).map((k) => k.name);
       t.same(names.sort(), ['customer', 'piped'], 'read from the file, every key kept');
       const status = await op('status', ['--config', config]);
-      t.match(status.out, /^service {4}not running$/m);
+      t.match(status.out, /^service {4}not running \(nothing answers on its admin socket \S+\)$/m);
 
       const again = await startServe(config);
       t.teardown(() => again.stop('SIGKILL'));

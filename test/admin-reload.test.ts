@@ -170,7 +170,7 @@ t.test('reload while serving; commands through the socket read the same as on th
     t.equal(await service.stop('SIGTERM'), 0);
 
     const statusOffline = await op('status', ['--config', configPath]);
-    t.match(statusOffline.out, /^service {4}not running\n/);
+    t.match(statusOffline.out, /^service {4}not running \(nothing answers on its admin socket \S+\.sock\)\n/);
     const rest = (text: string) => text.split('\n').slice(1).join('\n');
     t.equal(rest(statusOffline.out), rest(statusOnline.out), 'status: everything but the service line');
     t.match(

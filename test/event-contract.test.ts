@@ -106,6 +106,7 @@ t.test(
     t.teardown(() => sim.stop());
     // a feed is stale 15 s after its data stops changing, so one taken down goes stale and recovers within the minute
     const overrides = {
+      signing_secret: 'test-secret-0123456789abcdef',
       freshness: { stale_after_s: 15, expired_after_s: 40 },
       webhooks: { allow_private_targets: true },
     };

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Db } from '../store/db.ts';
 import { createEndpoint } from './endpoints.ts';
 import { enqueueEvents } from './outbox.ts';
-import { startReceiver, verifyDelivery, type Reply } from '../test/support/webhooks.ts';
+import { startReceiver, verifyDelivery, webhookSecrets, type Reply } from '../test/support/webhooks.ts';
 import { rawEvent } from '../test/support/events.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -67,7 +67,12 @@ t.test('a killed worker loses nothing: every delivery arrives and every attempt 
   const policy = { allow: new Set(['loopback'] as const) };
   const secrets = new Map<string, string>();
   for (const name of ['a', 'b']) {
-    const ep = await createEndpoint(seed, 'key_crash', { url: `${receiver.url}/${name}`, filters: {} }, { policy });
+    const ep = await createEndpoint(
+      seed,
+      'key_crash',
+      { url: `${receiver.url}/${name}`, filters: {} },
+      { policy, secrets: webhookSecrets },
+    );
     secrets.set(`/${name}`, ep.secret);
   }
   const now = Date.now();

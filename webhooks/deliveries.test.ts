@@ -6,13 +6,13 @@ import { createEndpoint } from './endpoints.ts';
 import { getDelivery, listDeliveries } from './deliveries.ts';
 import { enqueueEvents } from './outbox.ts';
 import { DeliveryListQuerySchema, DeliveryPageSchema } from './schemas.ts';
-import { harness } from '../test/support/webhooks.ts';
+import { harness, webhookSecrets } from '../test/support/webhooks.ts';
 import { rawEvent } from '../test/support/events.ts';
 
 const at = Date.parse('2026-03-01T10:00:00Z');
 const ev = (type: DomainEvent['type'] = 'alert.created'): DomainEvent =>
   rawEvent(type, { at_ms: at, modes: ['bus'], routes: ['1'] });
-const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at };
+const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at, secrets: webhookSecrets };
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
   const db = await Db.open(':memory:');

@@ -22,9 +22,10 @@ import { enqueueEvents } from './outbox.ts';
 import { MAX_ENDPOINTS_PER_KEY } from './schemas.ts';
 import { generateSecret } from './signing.ts';
 import { rawEvent } from '../test/support/events.ts';
+import { webhookSecrets } from '../test/support/webhooks.ts';
 
 let now = Date.parse('2026-03-01T12:00:00Z');
-const deps: EndpointDeps = { policy: { allow: new Set(['loopback']) }, now: () => now };
+const deps: EndpointDeps = { policy: { allow: new Set(['loopback']) }, now: () => now, secrets: webhookSecrets };
 const body = (url = 'http://127.0.0.1:9/hook', extra: object = {}) => EndpointCreateSchema.parse({ url, ...extra });
 
 async function freshDb(t: { teardown(fn: () => unknown): void }): Promise<Db> {
@@ -117,7 +118,7 @@ t.test('unsafe targets are refused at registration and update', async (t) => {
 
 t.test('with the default policy every unsafe target is a 400 unsafe_target at registration', async (t) => {
   const db = await freshDb(t);
-  const strict: EndpointDeps = { policy: { allow: new Set() } };
+  const strict: EndpointDeps = { policy: { allow: new Set() }, secrets: webhookSecrets };
   const cases: [string, RegExp][] = [
     ['http://127.0.0.1:8080/in', /loopback/],
     ['http://10.20.30.40/in', /private network/],
@@ -218,8 +219,9 @@ t.test('rotation: new secret shown once, old one signs during the overlap', asyn
     previous_secret: row!.previous_secret as string,
     previous_until_ms: Number(row!.until),
   };
-  t.same(signingSecrets(record, now), [rotated.secret, ep.secret]);
-  t.same(signingSecrets(record, now + ROTATION_OVERLAP_MS), [rotated.secret], 'overlap over: one signature');
+  const opened = (stored: string[]) => stored.map((s) => webhookSecrets.open(s, ep.id));
+  t.same(opened(signingSecrets(record, now)), [rotated.secret, ep.secret]);
+  t.same(opened(signingSecrets(record, now + ROTATION_OVERLAP_MS)), [rotated.secret], 'overlap over: one signature');
   t.equal(
     (await getEndpoint(db, 'k', ep.id, { now: () => now + ROTATION_OVERLAP_MS + 1 })).previous_secret_expires_at,
     null,

@@ -5,6 +5,7 @@ import type { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
 import type { EventType } from '../core/events.ts';
 import type { Mode } from '../core/types.ts';
+import type { SecretBox } from './secret-box.ts';
 import { generateSecret } from './signing.ts';
 import { checkTarget, type Resolver, type TargetPolicy } from './ssrf.ts';
 import {
@@ -37,6 +38,8 @@ export interface EndpointDeps {
   now?: () => number;
   /** how long the replaced secret keeps signing after a rotation */
   rotationOverlapMs?: number;
+  /** encrypts the secrets this module stores */
+  secrets: SecretBox;
 }
 
 /** An endpoint as the worker and the outbox need it, secrets included. */
@@ -50,6 +53,7 @@ export interface EndpointRecord {
   disabled_reason: DisabledReason | null;
   disabled_ms: number | null;
   failing_ms: number | null;
+  /** as stored: encrypted (secret-box.ts), opened only to sign */
   secret: string;
   previous_secret: string | null;
   previous_until_ms: number | null;
@@ -90,7 +94,7 @@ export function toRecord(row: EndpointRow): EndpointRecord {
   };
 }
 
-/** The secrets that sign now: the current one, and the replaced one until its overlap ends. */
+/** The secrets that sign now (as stored): the current one, and the replaced one until its overlap ends. */
 export function signingSecrets(
   endpoint: Pick<EndpointRecord, 'secret' | 'previous_secret' | 'previous_until_ms'>,
   nowMs: number,
@@ -169,7 +173,7 @@ export async function createEndpoint(
         list(filters.routes),
         list(filters.lines),
         list(filters.event_types),
-        secret,
+        deps.secrets.seal(secret, id),
         now,
       ],
     );
@@ -272,14 +276,15 @@ export async function rotateSecret(
   endpointId: string,
   deps: EndpointDeps,
 ): Promise<EndpointWithSecret> {
-  const current = await loadRecord(db, keyId, endpointId);
+  await loadRecord(db, keyId, endpointId);
   const now = clock(deps);
   const secret = generateSecret();
   const until = now + (deps.rotationOverlapMs ?? ROTATION_OVERLAP_MS);
+  // the replaced secret moves as stored (sealed for this endpoint): it never leaves the database
   await db.run(
-    `UPDATE webhook_endpoints SET secret = $3, previous_secret = $4, previous_secret_until = ${tsParam(5)},
-       updated_at = ${tsParam(6)} WHERE key_id = $1 AND endpoint_id = $2`,
-    [keyId, endpointId, secret, current.secret, until, now],
+    `UPDATE webhook_endpoints SET secret = $3, previous_secret = secret, previous_secret_until = ${tsParam(4)},
+       updated_at = ${tsParam(5)} WHERE key_id = $1 AND endpoint_id = $2`,
+    [keyId, endpointId, deps.secrets.seal(secret, endpointId), until, now],
   );
   return { ...toPublic(await loadRecord(db, keyId, endpointId), now), secret };
 }

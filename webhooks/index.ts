@@ -17,6 +17,8 @@ import {
   type EndpointDeps,
 } from './endpoints.ts';
 import { pruneOutbox } from './delivery-store.ts';
+import { SecretBox } from './secret-box.ts';
+import { sealStoredSecrets } from './sealing.ts';
 import { BodyCache } from './body-cache.ts';
 import { Outbox } from './outbox.ts';
 import { endRevokedWebhooks, type RevokedWebhooks } from './revocation.ts';
@@ -33,6 +35,8 @@ import { DeliveryWorker, type WorkerStats } from './worker.ts';
 import type { AttemptVerdict } from './delivery-store.ts';
 
 export * from './schemas.ts';
+export { SecretBox } from './secret-box.ts';
+export { UnreadableSecretsError } from './sealing.ts';
 export { ManualClock, systemClock, type Clock } from './clock.ts';
 export type { RevokedWebhooks } from './revocation.ts';
 export { type TargetPolicy, type Resolver, type AddressClass, PRIVATE_CLASSES, checkTarget } from './ssrf.ts';
@@ -40,7 +44,14 @@ export { type TargetPolicy, type Resolver, type AddressClass, PRIVATE_CLASSES, c
 export interface WebhooksOptions {
   db: Db;
   bus: EventBus;
-  config: Pick<Readonly<Config>, 'webhooks' | 'signing_secret'>;
+  config: Pick<Readonly<Config>, 'webhooks' | 'signing_secret'> & {
+    previous_signing_secrets?: readonly string[];
+  };
+  /**
+   * encrypts endpoint secrets at rest; default: keyed by config.signing_secret (opening with
+   * previous_signing_secrets too). The service passes its own when it generated the secret.
+   */
+  secrets?: SecretBox;
   /** time and timers; a ManualClock in tests */
   clock?: Clock;
   /** overrides the policy derived from `config.webhooks.allow_private_targets` */
@@ -56,8 +67,9 @@ export interface WebhooksOptions {
 
 export interface Webhooks {
   /**
-   * Ends the webhooks of keys revoked while stopped (by SQL), recovers deliveries a crash left in
-   * flight, subscribes to the bus, starts the worker.
+   * Brings stored secrets under the current signing_secret (sealing.ts: refuses secrets it cannot
+   * open), ends the webhooks of keys revoked while stopped (by SQL), recovers deliveries a crash
+   * left in flight, subscribes to the bus, starts the worker.
    */
   start(): Promise<void>;
   /** unsubscribes, stores what the bus already handed over, finishes or interrupts attempts */
@@ -86,13 +98,23 @@ export interface Webhooks {
   readonly stats: WorkerStats & { failed_batches: number; rejected_events: number };
 }
 
+/** The box keyed by the config's signing_secret; webhooks cannot run without one. */
+export function secretBoxFromConfig(
+  config: Pick<Readonly<Config>, 'signing_secret'> & { previous_signing_secrets?: readonly string[] },
+): SecretBox {
+  if (!config.signing_secret)
+    throw new Error('webhooks need a signing_secret: endpoint secrets are stored encrypted with a key derived from it');
+  return new SecretBox(config.signing_secret, config.previous_signing_secrets);
+}
+
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const { db, bus, config } = options;
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const policy = options.targetPolicy ?? policyFromConfig(config.webhooks);
   const resolve = options.resolve ?? systemResolver;
-  const deps: EndpointDeps = { policy, resolve, now };
+  const secrets = options.secrets ?? secretBoxFromConfig(config);
+  const deps: EndpointDeps = { policy, resolve, now, secrets };
   const log = componentLogger(options.log, 'webhooks');
   const onError =
     options.onError ?? ((err: unknown) => log.error({ err }, 'background work failed (outbox or delivery)'));
@@ -103,6 +125,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     policy,
     resolve,
     bodies,
+    secrets,
     timeoutMs: config.webhooks.timeout_ms,
     maxConcurrency: config.webhooks.max_concurrency,
     maxConcurrencyPerEndpoint: config.webhooks.max_concurrency_per_endpoint,
@@ -122,6 +145,12 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
 
   return {
     async start() {
+      const sealing = await sealStoredSecrets(db, secrets, now());
+      if (sealing.sealed || sealing.resealed)
+        log.info(
+          { ...sealing, key_id: secrets.keyId },
+          'webhook endpoint secrets encrypted with the current signing_secret (plaintext ones sealed, previous ones re-encrypted)',
+        );
       await db.transaction((conn) => endRevokedWebhooks(conn, Math.round(now())));
       await worker.start();
       outbox.start();

@@ -5,6 +5,7 @@ import { createEndpoint } from './endpoints.ts';
 import { Outbox, enqueueEvents, matchesFilters, payloadOf } from './outbox.ts';
 import { DEFAULT_EVENT_TYPES } from './schemas.ts';
 import { rawEvent } from '../test/support/events.ts';
+import { webhookSecrets } from '../test/support/webhooks.ts';
 
 const at = Date.parse('2026-03-01T10:00:00Z');
 const ev = (type: DomainEvent['type'], modes: DomainEvent['modes'], routes: string[]): DomainEvent =>
@@ -45,7 +46,7 @@ t.test("the payload is the event envelope, holding Standard Webhooks' {type, tim
 t.test('matched events are stored as a message plus one pending delivery per endpoint', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
-  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at };
+  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at, secrets: webhookSecrets };
   const a = await createEndpoint(db, 'k1', { url: 'http://127.0.0.1:1/a', filters: {} }, deps);
   const b = await createEndpoint(db, 'k2', { url: 'http://127.0.0.1:1/b', filters: { modes: ['rail'] } }, deps);
   const result = await enqueueEvents(
@@ -104,7 +105,7 @@ t.test('the bus subscription stores batches in order and counts failures', async
     db,
     'k',
     { url: 'http://127.0.0.1:1/', filters: {} },
-    { policy: { allow: new Set(['loopback']) } },
+    { policy: { allow: new Set(['loopback']) }, secrets: webhookSecrets },
   );
   bus.publish(ev('alert.created', ['bus'], ['1']));
   bus.publish(ev('alert.resolved', ['bus'], ['1']));

@@ -11,7 +11,7 @@ import { createWebhooks } from './index.ts';
 import { enqueueEvents } from './outbox.ts';
 import { pruneOutbox } from './delivery-store.ts';
 import { endRevokedWebhooks } from './revocation.ts';
-import { harness, webhookConfig, type ReceivedRequest } from '../test/support/webhooks.ts';
+import { harness, webhookConfig, webhookSecrets, type ReceivedRequest } from '../test/support/webhooks.ts';
 import { rawEvent } from '../test/support/events.ts';
 
 const HOUR = 3_600_000;
@@ -105,7 +105,7 @@ t.test('a key revoked by SQL: the next outbox batch ends its webhooks before mat
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   const at = Date.parse('2026-03-02T08:00:00Z');
-  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at };
+  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => at, secrets: webhookSecrets };
   await addKey(db, 'key_sql');
   const ep = await createEndpoint(db, 'key_sql', { url: 'http://127.0.0.1:1/a', filters: {} }, deps);
   // an endpoint whose key row is unknown here (another store's key) is not treated as revoked
@@ -133,7 +133,7 @@ t.test('at start: keys revoked while stopped, and a crash leftover in flight for
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   const clock = new ManualClock(Date.parse('2026-03-02T08:00:00Z'));
-  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => clock.now() };
+  const deps = { policy: { allow: new Set(['loopback'] as const) }, now: () => clock.now(), secrets: webhookSecrets };
   await addKey(db, 'key_down');
   const ep = await createEndpoint(db, 'key_down', { url: 'http://127.0.0.1:1/a', filters: {} }, deps);
   const events = [1, 2].map((n) =>

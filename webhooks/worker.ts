@@ -9,6 +9,7 @@ import type { Clock, TimerHandle } from './clock.ts';
 import { claimDue, nextDueMs, recoverInFlight, type AttemptVerdict, type ClaimedDelivery } from './delivery-store.ts';
 import { signingSecrets } from './endpoints.ts';
 import { VerdictRecorder } from './recorder.ts';
+import type { SecretBox } from './secret-box.ts';
 import { nextStep, type AttemptResult } from './schedule.ts';
 import { createAgents, sendAttempt, type Agents } from './sender.ts';
 import { signHeaders } from './signing.ts';
@@ -35,6 +36,8 @@ export interface WorkerOptions {
   onEndpointsDisabled?: (endpointIds: string[]) => void;
   /** bodies of messages the outbox just stored */
   bodies?: BodyCache;
+  /** opens the stored endpoint secrets, right before they sign */
+  secrets: SecretBox;
 }
 
 export interface WorkerStats {
@@ -289,7 +292,7 @@ export class DeliveryWorker {
       return refused('interrupted', 'attempt interrupted by shutdown before sending; it will be retried');
     const now = clock.now();
     const headers = signHeaders(
-      signingSecrets(delivery, now),
+      signingSecrets(delivery, now).map((stored) => this.options.secrets.open(stored, delivery.endpoint_id)),
       delivery.message_id,
       Math.floor(now / 1000),
       delivery.body,

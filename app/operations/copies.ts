@@ -1,15 +1,31 @@
+import { existsSync } from 'node:fs';
+import { chmod, copyFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { PRIVATE_FILE_MODE } from '../../core/private-files.ts';
 import { writeBackup, writeSnapshot, type SnapshotSummary } from '../../exports/snapshot.ts';
 import { UsageError } from '../cli.ts';
+import { signingSecretFile } from '../signing-secret.ts';
 import type { CommandIO, Operation } from './types.ts';
 
 // `snapshot` (the analyst copy, private tables left out) and `backup` (the whole database, to
 // restore from): both a consistent copy written beside the running service's writes.
 
-function print(io: CommandIO, what: string, summary: SnapshotSummary, json: boolean): void {
+function print(
+  io: CommandIO,
+  what: string,
+  summary: SnapshotSummary,
+  json: boolean,
+  secretFile: string | null = null,
+): void {
   if (json) {
     io.out(
-      JSON.stringify({ path: summary.path, taken_at: summary.taken_at, bytes: summary.bytes, tables: summary.tables }),
+      JSON.stringify({
+        path: summary.path,
+        taken_at: summary.taken_at,
+        bytes: summary.bytes,
+        tables: summary.tables,
+        ...(what === 'backup' ? { secret_file: secretFile } : {}),
+      }),
     );
     return;
   }
@@ -17,6 +33,24 @@ function print(io: CommandIO, what: string, summary: SnapshotSummary, json: bool
   io.out(
     `${what} written to ${summary.path}: ${summary.tables.length} tables, ${rows} rows, ${summary.bytes} bytes, taken at ${summary.taken_at}`,
   );
+  if (secretFile)
+    io.out(
+      `the generated signing secret copied to ${secretFile}: restore it beside the database, it decrypts the webhook secrets`,
+    );
+}
+
+/**
+ * The generated signing secret beside the backup (`<backup>.secret`, 0600): webhook secrets in
+ * the copy are encrypted with it, so a backup restored without it has endpoints that cannot sign.
+ * A configured signing_secret lives in the config, which the operator keeps.
+ */
+async function copySecretFile(dbPath: string, target: string): Promise<string | null> {
+  const source = signingSecretFile(dbPath);
+  if (!source || !existsSync(source)) return null;
+  const copy = `${target}.secret`;
+  await copyFile(source, copy);
+  await chmod(copy, PRIVATE_FILE_MODE);
+  return copy;
 }
 
 export const snapshotOperation: Operation = {
@@ -34,8 +68,10 @@ export const backupOperation: Operation = {
   check({ positionals }) {
     if (positionals.length !== 1) throw new UsageError('backup takes one file: transit-api backup <file>');
   },
-  async run({ db }, { values, positionals }, io) {
-    print(io, 'backup', await writeBackup(db, resolve(positionals[0]!)), values.json === true);
+  async run({ db, config }, { values, positionals }, io) {
+    const summary = await writeBackup(db, resolve(positionals[0]!));
+    const secretFile = await copySecretFile(config.db_path, summary.path);
+    print(io, 'backup', summary, values.json === true, secretFile);
     return 0;
   },
 };

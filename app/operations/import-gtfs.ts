@@ -10,6 +10,7 @@ function sourceOf(positionals: readonly string[]): string {
 }
 
 export const importGtfsOperation: Operation = {
+  createsDatabase: () => true,
   check: ({ positionals }) => void sourceOf(positionals),
   async run({ db, config, service, progress }, { values, positionals }, io) {
     const source = sourceOf(positionals);

@@ -5,6 +5,7 @@ import type { Operation } from './types.ts';
 // the API's cache and ends its open streams (on every node with a broker), so it is refused on the
 // next request rather than after api.key_recheck_ms.
 export const keysOperation: Operation = {
+  createsDatabase: ({ positionals }) => positionals[0] === 'create',
   async run({ db, service }, { values, positionals }, io) {
     const args = [...positionals];
     if (values.plan !== undefined) args.push('--plan', String(values.plan));

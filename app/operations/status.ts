@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { adminSocketPath } from '../../core/config.ts';
 import type { Db } from '../../store/db.ts';
 import { FAILED_POLL_SQL } from '../../store/feed-polls.ts';
 import { listSchedules } from '../../store/schedule-index.ts';
@@ -10,7 +11,8 @@ import type { Operation, OperationContext, ServiceInfo } from './types.ts';
 // database, so it reads the same through the service as from the file once it stopped.
 
 export interface StatusReport {
-  service: ({ running: true } & ServiceInfo) | { running: false };
+  /** not running: the admin socket on which nothing answered (null: admin.enabled is false) */
+  service: ({ running: true } & ServiceInfo) | { running: false; admin_socket: string | null };
   database: string;
   schedules: Array<{
     id: string;
@@ -62,6 +64,11 @@ async function feedPolls(db: Db): Promise<Map<string, PollRow>> {
       max(polled_at) FILTER (WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL) AS last_error_at
     FROM feed_polls GROUP BY feed_id ORDER BY feed_id`);
   return new Map(rows.map((r) => [r.feed_id, r]));
+}
+
+function notAnswering({ config }: OperationContext): string | null {
+  const socket = adminSocketPath(config);
+  return socket === null ? null : resolve(socket);
 }
 
 export async function statusReport(ctx: OperationContext): Promise<StatusReport> {
@@ -133,7 +140,9 @@ export async function statusReport(ctx: OperationContext): Promise<StatusReport>
   const live = Number(keys?.live ?? 0);
   const test = Number(keys?.test ?? 0);
   return {
-    service: ctx.service ? { running: true, ...ctx.service.info() } : { running: false },
+    service: ctx.service
+      ? { running: true, ...ctx.service.info() }
+      : { running: false, admin_socket: notAnswering(ctx) },
     database: resolve(db.path),
     schedules: checked,
     feeds,
@@ -146,7 +155,7 @@ export function formatStatus(report: StatusReport): string[] {
   const lines = [
     s.running
       ? `service    running: pid ${s.pid} since ${s.started_at}, ${s.url}${s.admin_socket ? `, admin socket ${s.admin_socket}` : ''}`
-      : 'service    not running',
+      : `service    not running (${s.admin_socket ? `nothing answers on its admin socket ${s.admin_socket}` : 'admin socket disabled in this config: a running service cannot be seen'})`,
     `database   ${report.database}`,
     `schedules  ${report.schedules.length}`,
   ];

@@ -48,6 +48,11 @@ export interface OperationContext {
 export interface Operation {
   /** runs only inside a service (reload): without one the CLI says so and exits 1 */
   serviceOnly?: boolean;
+  /**
+   * true when this request may create the database where none exists (a first key, a first
+   * schedule); every other command fails on a missing file rather than leave an empty one there
+   */
+  createsDatabase?(request: CommandRequest): boolean;
   /** argument checks that need no database: the CLI runs them before it looks for one */
   check?(request: CommandRequest): void;
   run(ctx: OperationContext, request: CommandRequest, io: CommandIO): Promise<number>;

@@ -8,6 +8,7 @@ import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
 import { ManualClock } from '../../webhooks/clock.ts';
 import { createWebhooks, type Webhooks } from '../../webhooks/index.ts';
 import type { EndpointCreate, EndpointWithSecret } from '../../webhooks/schemas.ts';
+import { SecretBox } from '../../webhooks/secret-box.ts';
 import type { Resolver } from '../../webhooks/ssrf.ts';
 import { rawEvent, type RawEventFields } from './events.ts';
 
@@ -122,10 +123,15 @@ export function verifyDelivery(secret: string, req: ReceivedRequest, atMs?: numb
 }
 
 /** The config section the webhook factory reads, with test-friendly bounds. */
+/** The signing_secret of webhook tests; endpoint secrets are stored encrypted with a key derived from it. */
+export const WEBHOOK_SIGNING_SECRET = 'webhook-test-secret-0123456789';
+export const webhookSecrets = new SecretBox(WEBHOOK_SIGNING_SECRET);
+
 export function webhookConfig(
   overrides: Partial<{ timeout_ms: number; max_concurrency: number; max_concurrency_per_endpoint: number }> = {},
 ) {
   return {
+    signing_secret: WEBHOOK_SIGNING_SECRET,
     webhooks: {
       allow_private_targets: false,
       timeout_ms: 15_000,
