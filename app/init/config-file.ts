@@ -42,6 +42,8 @@ export function configObject(plan: InitPlan): Record<string, unknown> {
       url: f.url,
       interval_s: f.interval_s,
       schedule_id: plan.schedule.id,
+      // an alerts feed is an alert source from its first poll, even while it has nothing to say
+      ...(f.role === 'alerts' && f.kind === 'gtfs-rt' ? { alerts: true } : {}),
       ...(Object.keys(f.headers).length ? { headers: f.headers } : {}),
     })),
   };
