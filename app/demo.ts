@@ -25,7 +25,7 @@ export interface Demo {
  */
 export async function startDemo(env: NodeJS.ProcessEnv, overrides: Record<string, unknown> = {}): Promise<Demo> {
   const dir = join(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'), 'seed-1');
-  const network = existsSync(join(dir, 'gtfs.zip')) ? loadDemoNetwork(dir) : generateDemoNetwork(dir);
+  const network = existsSync(join(dir, 'gtfs.zip')) ? await loadDemoNetwork(dir) : generateDemoNetwork(dir);
   const simulator = await startSimulator({ network, host: '127.0.0.1', port: 0 });
   const configWith = (more: Record<string, unknown>) =>
     parseConfig(demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...more }), env);

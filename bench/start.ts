@@ -5,6 +5,7 @@
 // Each start is `serve --demo` on a free port, polled on /status.json; the two alternate.
 //
 //   npm run bench:start          RUNS=5 IDLE_S=10 (builds dist/ first when it is missing or stale)
+import { freePort } from '../test/support/wait.ts';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -37,15 +38,6 @@ interface Sample {
   startMs: number;
   cpuMs: number | null;
   idleRssMiB: number | null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** CPU time (user + system) a process has used so far; null off Linux. */

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { StoredEvent } from '../stream/event-log.ts';
 import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
@@ -18,14 +19,6 @@ function event(n: number): DomainEvent {
 const ids = (list: StoredEvent[] | 'too_old') => (list === 'too_old' ? list : list.map((e) => e.id));
 const ns = (list: StoredEvent[] | 'too_old') =>
   list === 'too_old' ? list : list.map((e) => (JSON.parse(e.payload) as { data: { n: number } }).data.n);
-
-async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 t.test(
   'one dense id sequence for every node; resume on another node with no gap or duplicate',
@@ -55,7 +48,7 @@ t.test(
 
     for (let i = 1; i <= 30; i++) bus.publish(event(i));
     await publisher.flush();
-    await until(() => a.size === 30 && b.size === 30, 'both mirrors');
+    await until('both mirrors', () => a.size === 30 && b.size === 30);
     const first = a.earliestId!;
     t.same(
       ids(a.since(first - 1)),
@@ -85,7 +78,7 @@ t.test(
     // the count bound trims the broker's stream; an id before what is kept gets the reset
     for (let i = 31; i <= 80; i++) bus.publish(event(i));
     await publisher.flush();
-    await until(() => a.latestId === first + 79 && b.latestId === first + 79, 'the next 50');
+    await until('the next 50', () => a.latestId === first + 79 && b.latestId === first + 79);
     t.equal(a.earliestId, first + 30, 'the mirror keeps capacity events');
     t.equal(a.since(first + 5), 'too_old');
     t.equal(b.since(first + 5), 'too_old', 'the same answer on every node');
@@ -113,7 +106,7 @@ t.test(
     t.teardown(() => mirror.close());
     publisher.publish([1, 2, 3, 4, 5].map(event));
     await publisher.flush();
-    await until(() => mirror.size === 5, 'five events');
+    await until('five events', () => mirror.size === 5);
     const held = mirror.latestId!;
 
     await server.stop();
@@ -121,7 +114,7 @@ t.test(
     publisher.publish([6, 7, 8].map(event));
     await server.restart();
     await publisher.flush();
-    await until(() => mirror.size === 8, 'the three published while the broker was down');
+    await until('the three published while the broker was down', () => mirror.size === 8);
     t.same(ns(mirror.since(held)), [6, 7, 8], 'resume after the restart: no gap, no duplicate');
     t.equal(mirror.rebuilds, 0);
 
@@ -132,7 +125,7 @@ t.test(
     await server.restart();
     publisher.publish([9].map(event));
     await publisher.flush();
-    await until(() => mirror.rebuilds === 1 && mirror.size === 1, 'the rebuilt mirror');
+    await until('the rebuilt mirror', () => mirror.rebuilds === 1 && mirror.size === 1);
     t.equal(mirror.since(held), 'too_old', 'ids from before the loss get the reset');
     t.ok(mirror.latestId! > held, 'new ids stay above every old one');
   },

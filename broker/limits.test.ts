@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import { ApiError } from '../core/errors.ts';
 import { captureLogs } from '../test/support/logs.ts';
 import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
@@ -9,14 +10,6 @@ import { revocationNotices } from './revocations.ts';
 
 const missing = brokerMissing('redis');
 const logs = captureLogs('warn');
-
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 t.test('limits shared by two nodes', { skip: missing }, async (t) => {
   const server = await startBroker('redis');
@@ -89,7 +82,7 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
     });
     // pushed to each node's subscription (pub/sub latency: bench/broker.ts), not polled
     await na.publish('key_x');
-    await until(() => seenA.includes('key_x') && seenB.includes('key_x'), 'both nodes');
+    await until('both nodes', () => seenA.includes('key_x') && seenB.includes('key_x'));
     t.same([seenA, seenB], [['key_x'], ['key_x']], 'once on each node, no resync');
   });
 });
@@ -111,7 +104,7 @@ t.test(
     const now = Date.now();
     for (let i = 0; i < 10; i++) await limiter.take('key_f', 'free', now);
     await server.stop();
-    await until(() => a.state === 'down', 'the lost connection');
+    await until('the lost connection', () => a.state === 'down');
     const local = await limiter.take('key_f', 'free', now);
     t.ok(local.allowed, 'per-node window while the broker is away');
     t.equal(limiter.fallbackDecisions, 1);
@@ -122,10 +115,10 @@ t.test(
     lease.release();
     t.equal(streams.openStreams('key_f2'), 0);
     await server.restart();
-    await until(() => a.state === 'up', 'the reconnect');
+    await until('the reconnect', () => a.state === 'up');
     const shared = await limiter.take('key_f', 'free', now);
     t.equal(shared.remaining, shared.limit - 11, 'the shared window again, with what it counted before');
-    await until(() => seen.includes('*'), 'the resync after missed notices');
+    await until('the resync after missed notices', () => seen.includes('*'));
   },
 );
 

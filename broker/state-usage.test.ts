@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import type { UsageRecord } from '../accounts/meter.ts';
 import { Db } from '../store/db.ts';
 import { brokerMissing, startBroker } from '../test/support/broker-servers.ts';
@@ -10,14 +11,6 @@ import { Broker } from './redis.ts';
 
 const missing = brokerMissing('redis');
 const logs = captureLogs('warn');
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function usage(over: Partial<UsageRecord> = {}): UsageRecord {
   return {
@@ -64,7 +57,7 @@ t.test(
       return [Number(live!.n ?? 0), Number(test!.n ?? 0)];
     };
     let reader = await new BrokerUsageIngest(ingest, db, { blockMs: 100 }).start();
-    await until(async () => (await total())[0] === 400, 'the first rows');
+    await until('the first rows', async () => (await total())[0] === 400);
     t.same(await total(), [400, 100], 'every call once, live and test apart');
     await reader.close();
 
@@ -72,7 +65,7 @@ t.test(
     for (let i = 0; i < 50; i++) ma.record(usage({ atMs: 1_714_580_100_000 + i }));
     await ma.flush();
     reader = await new BrokerUsageIngest(ingest, db, { blockMs: 100 }).start();
-    await until(async () => (await total())[0] === 450, 'the rows sent while it was away');
+    await until('the rows sent while it was away', async () => (await total())[0] === 450);
     await new Promise((r) => setTimeout(r, 300));
     t.same(await total(), [450, 100], 'nothing counted twice after the restart');
     t.equal(
@@ -96,7 +89,7 @@ t.test(
     );
     mb.record(usage({ atMs: 1_714_580_200_000 }));
     await mb.flush();
-    await until(async () => (await total())[0] === 456, 'the last ones');
+    await until('the last ones', async () => (await total())[0] === 456);
     await new Promise((r) => setTimeout(r, 300));
     t.same(await total(), [456, 100], 'the resent batch counted once');
     await reader.close();
@@ -147,7 +140,7 @@ t.test(
     live.change((l) => {
       l.alertList = [makeAlert({ id: 'a1' }), makeAlert({ id: 'a2' })];
     });
-    await until(() => view.alerts().length === 2, 'the change');
+    await until('the change', () => view.alerts().length === 2);
     t.ok(view.version > v1, 'the version moves, so response caches and query streams follow');
 
     // the ingest node stops updating: this node judges the feeds' age from their header times
@@ -157,7 +150,7 @@ t.test(
         makeFeed({ feed_id: 'f1', freshness: 'fresh', header_timestamp_ms: header, last_success_ms: header }),
       ];
     });
-    await until(() => view.feeds()[0]?.header_timestamp_ms === header, 'the new feed health');
+    await until('the new feed health', () => view.feeds()[0]?.header_timestamp_ms === header);
     const aging = await BrokerLiveView.open(edge, {
       freshness: { stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 365 },
       ageEveryMs: 3_600_000,
@@ -177,7 +170,7 @@ t.test(
     });
     t.equal(view.alerts().length, 2, 'the broker away: the last state is served');
     await server.restart();
-    await until(() => view.alerts().length === 0, 'the state after the broker returns');
+    await until('the state after the broker returns', () => view.alerts().length === 0);
     await publisher.close();
   },
 );

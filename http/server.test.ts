@@ -1,5 +1,6 @@
 // The socket layer on its own: large bodies under backpressure, aborted clients, request bodies,
 // streams, shutdown with idle and busy connections, signals.
+import { freePort } from '../test/support/wait.ts';
 import { createHash } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import t from 'tap';
@@ -48,15 +49,6 @@ function handler(overrides: Partial<Record<string, (req: ApiRequest) => Promise<
     },
   };
   return h;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 t.test('the native binary is loaded', async (t) => {

@@ -1,16 +1,12 @@
 // Feeds added, changed and removed on a running pipeline (config reload): each feed has its own
 // poller, a removed feed's vehicles leave the live state and its alerts are resolved in history.
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 import { silentLogger } from '../core/logger.ts';
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-  if (!check()) throw new Error(`gave up waiting for ${what}`);
-}
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
@@ -49,11 +45,11 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
   pipeline.start();
   t.teardown(() => pipeline.stop());
   const pollsOf = (id: string) => history.polls.filter((p) => p.feed_id === id).length;
-  await until(() => pollsOf('a') >= 2, 'feed a polled');
+  await until('feed a polled', () => pollsOf('a') >= 2);
   t.equal(pipeline.state.alerts().filter((a) => a.status === 'active').length, 1, 'feed a publishes an alert');
 
   pipeline.upsertFeed(feed('b', 'http://feed.invalid/b'));
-  await until(() => pollsOf('b') >= 2, 'the added feed polled');
+  await until('the added feed polled', () => pollsOf('b') >= 2);
   t.same(
     pipeline.feeds().map((f) => f.id),
     ['a', 'b'],
@@ -65,14 +61,14 @@ t.test('feeds added, replaced and removed while polling', async (t) => {
   );
 
   pipeline.upsertFeed(feed('b', 'http://feed.invalid/b2'));
-  await until(() => requested.includes('http://feed.invalid/b2'), 'the changed URL polled');
+  await until('the changed URL polled', () => requested.includes('http://feed.invalid/b2'));
   const afterChange = requested.length;
-  await until(() => requested.length >= afterChange + 4, 'more polls');
+  await until('more polls', () => requested.length >= afterChange + 4);
   t.notOk(requested.slice(afterChange).includes('http://feed.invalid/b'), 'the old URL is not polled any more');
 
   await pipeline.removeFeed('a');
   const aPolls = pollsOf('a');
-  await until(() => pollsOf('b') >= 10, 'b keeps polling');
+  await until('b keeps polling', () => pollsOf('b') >= 10);
   t.equal(pollsOf('a'), aPolls, 'the removed feed is not polled any more');
   t.same(
     pipeline.state.feeds().map((f) => f.feed_id),

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,11 +28,6 @@ const vehicles = (tsS: number, lat = 40) =>
       },
     ],
   });
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-  if (!check()) throw new Error(`gave up waiting for ${what}`);
-}
 
 t.test(
   'fault tests: timeout, 500, truncated, huge and slow bodies each give a FeedPoll, and polling goes on',
@@ -63,7 +59,7 @@ t.test(
       log: logs.logger,
     });
     pipeline.start();
-    await until(() => history.polls.length >= 8, 'eight polls');
+    await until('eight polls', () => history.polls.length >= 8);
     await pipeline.stop();
 
     const polls = history.polls;
@@ -243,7 +239,7 @@ t.test('alerts-json feeds: alerts with lifecycle; a broken file fails the poll',
   // time alone activates it; the tick records the new version
   clock += 120_000;
   pipeline.start();
-  await until(() => history.batches.some((b) => b.alertVersions.some((a) => a.status === 'active')), 'the tick');
+  await until('the tick', () => history.batches.some((b) => b.alertVersions.some((a) => a.status === 'active')));
   await pipeline.stop();
 
   writeFileSync(path, '{"alerts": "nope"}');

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { type SseEvent, type SseParts, sseParser } from '../test/support/sse-parse.ts';
 import { feedMessageType } from '../fixtures/rt-codec.ts';
 
 // Building is most of this file's time (about 15 s alone, up to a minute on a loaded 2-core machine).
@@ -34,11 +35,6 @@ const binary = join(run, 'transit-api');
 /** what `env -i PATH=<empty> HOME=<run>` gives: nothing inherited, no node reachable */
 const env = { PATH: emptyBin, HOME: run, TMPDIR: run };
 
-interface SseEvent {
-  id?: string;
-  event: string;
-  data: string;
-}
 interface SseRead {
   status: number;
   contentType: string;
@@ -46,7 +42,7 @@ interface SseRead {
   events: SseEvent[];
 }
 
-/** Reads a text/event-stream the way EventSource parses it, until `events` events or the timeout. */
+/** Reads a text/event-stream with eventsource-parser, until `events` events or the timeout. */
 async function readSseEvents(
   url: string,
   headers: Record<string, string>,
@@ -62,28 +58,12 @@ async function readSseEvents(
       return read;
     }
     const decoder = new TextDecoder();
-    let buffer = '';
+    const parts: SseParts = { events: read.events, comments: [], retry: null };
+    const parser = sseParser(parts);
     try {
       for await (const chunk of res.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true }).replace(/\r\n?/g, '\n');
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event: SseEvent = { event: 'message', data: '' };
-          const data: string[] = [];
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) continue;
-            const colon = line.indexOf(':');
-            const field = colon === -1 ? line : line.slice(0, colon);
-            const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-            if (field === 'data') data.push(value);
-            else if (field === 'event') event.event = value;
-            else if (field === 'id') event.id = value;
-            else if (field === 'retry') read.retry = Number(value);
-          }
-          if (data.length) read.events.push({ ...event, data: data.join('\n') });
-        }
+        parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+        if (parts.retry !== null) read.retry = parts.retry;
         if (read.events.length >= until.events) break;
       }
     } catch (err) {

@@ -1,26 +1,30 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { createWriteStream } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { Readable, Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createInflateRaw, crc32, inflateRawSync } from 'node:zlib';
+import { crc32 } from 'node:zlib';
+import yauzl from 'yauzl';
 
-// A small ZIP reader: enough for GTFS archives (stored and deflate entries), strict about
-// structure so that a damaged download fails with a message instead of half a schedule.
-
-// The record layout, shared with the writer (zip-write.ts).
-export const EOCD_SIGNATURE = 0x06054b50;
-const ZIP64_LOCATOR_SIGNATURE = 0x07064b50;
-export const CENTRAL_SIGNATURE = 0x02014b50;
-export const LOCAL_SIGNATURE = 0x04034b50;
-export const EOCD_SIZE = 22;
-const MAX_COMMENT = 0xffff;
-export const CENTRAL_HEADER_SIZE = 46;
-export const LOCAL_HEADER_SIZE = 30;
-const FLAG_ENCRYPTED = 0x1;
-export const FLAG_UTF8 = 0x800;
+// GTFS archives arrive from the internet: yauzl reads their structure (central directory,
+// ZIP64, local headers, inflate with the declared sizes enforced). Around it we keep what yauzl
+// leaves to its caller: the CRC-32 check, refusing archives whose entries would inflate to
+// absurd sizes, and tolerating junk after the archive (Caltrain's ct.zip ends in an HTML page).
 
 export const ZIP_METHOD_STORED = 0;
 export const ZIP_METHOD_DEFLATE = 8;
+
+/** An entry larger than this is not a schedule file: stop_times.txt of the largest feeds is ~2 GB. */
+export const MAX_ENTRY_BYTES = 8 * 1024 ** 3;
+/**
+ * Deflate cannot exceed ~1032:1; anything near that is a crafted bomb rather than a CSV (real
+ * GTFS files compress 5–30:1). Small entries are exempt: their absolute size is harmless.
+ */
+export const MAX_COMPRESSION_RATIO = 1_000;
+const RATIO_EXEMPT_BYTES = 1024 ** 2;
+
+const EOCD_SIGNATURE = 0x06054b50;
+const EOCD_SIZE = 22;
+const MAX_COMMENT = 0xffff;
 
 export class ZipError extends Error {
   constructor(message: string) {
@@ -38,7 +42,6 @@ export interface ZipEntry {
   readonly compressedSize: number;
   readonly size: number;
   readonly crc32: number;
-  readonly localHeaderOffset: number;
 }
 
 export interface ZipArchive {
@@ -51,13 +54,28 @@ export interface ZipArchive {
   close(): Promise<void>;
 }
 
+const OPTIONS: yauzl.Options = {
+  lazyEntries: true,
+  autoClose: false,
+  decodeStrings: true,
+  validateEntrySizes: true,
+  // backslashes become slashes (archives made on Windows) instead of failing the whole schedule
+  strictFileNames: false,
+};
+
 /** Opens a ZIP file and reads its central directory. Throws ZipError for anything malformed. */
 export async function openZip(path: string): Promise<ZipArchive> {
   const file = await open(path, 'r');
   try {
     const { size } = await file.stat();
-    const entries = await readCentralDirectory(file, size, path);
-    return new FileZipArchive(path, file, size, entries);
+    const tailStart = endRecordSearchStart(size, path);
+    const tail = Buffer.alloc(size - tailStart);
+    await file.read(tail, 0, tail.length, tailStart);
+    const archiveEnd = tailStart + archiveEndIn(tail, path);
+    const zip = await wrap(path, () =>
+      yauzl.fromRandomAccessReaderPromise(new FileRangeReader(file), archiveEnd, OPTIONS),
+    );
+    return new Archive(path, zip, await listEntries(zip, path), () => file.close());
   } catch (err) {
     await file.close();
     throw err;
@@ -66,34 +84,25 @@ export async function openZip(path: string): Promise<ZipArchive> {
 
 /**
  * Every file of an archive already in memory (directories left out), checked like `read`.
- * Synchronous, for small archives such as generated fixtures; `label` names the archive in errors.
+ * For small archives such as generated fixtures; `label` names the archive in errors.
  */
-export function readZipBuffer(bytes: Buffer, label = 'ZIP archive'): Array<{ name: string; data: Buffer }> {
+export async function readZipBuffer(
+  bytes: Buffer,
+  label = 'ZIP archive',
+): Promise<Array<{ name: string; data: Buffer }>> {
   const tailStart = endRecordSearchStart(bytes.length, label);
-  const directory = locateCentralDirectory(bytes.subarray(tailStart), tailStart, label);
-  const cd = bytes.subarray(directory.offset, directory.offset + directory.size);
-  return parseCentralDirectory(cd, directory, label)
-    .filter((e) => !e.isDirectory)
-    .map((entry) => {
-      checkReadable(label, entry);
-      const header = bytes.subarray(entry.localHeaderOffset, entry.localHeaderOffset + LOCAL_HEADER_SIZE);
-      const start = dataStart(label, entry, header, bytes.length);
-      return { name: entry.name, data: decodeEntry(label, entry, bytes.subarray(start, start + entry.compressedSize)) };
-    });
-}
-
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.alloc(length);
-  const { bytesRead } = await file.read(buf, 0, length, position);
-  return bytesRead === length ? buf : buf.subarray(0, bytesRead);
-}
-
-async function readCentralDirectory(file: FileHandle, fileSize: number, path: string): Promise<ZipEntry[]> {
-  const tailStart = endRecordSearchStart(fileSize, path);
-  const tail = await readAt(file, tailStart, fileSize - tailStart);
-  const directory = locateCentralDirectory(tail, tailStart, path);
-  const cd = await readAt(file, directory.offset, directory.size);
-  return parseCentralDirectory(cd, directory, path);
+  const archiveEnd = tailStart + archiveEndIn(bytes.subarray(tailStart), label);
+  const zip = await wrap(label, () => yauzl.fromBufferPromise(bytes.subarray(0, archiveEnd), OPTIONS));
+  const archive = new Archive(label, zip, await listEntries(zip, label), async () => {});
+  try {
+    const files: Array<{ name: string; data: Buffer }> = [];
+    for (const entry of archive.entries) {
+      if (!entry.isDirectory) files.push({ name: entry.name, data: await archive.read(entry) });
+    }
+    return files;
+  } finally {
+    await archive.close();
+  }
 }
 
 /** Where the end record can start at the earliest: it may be followed by a comment of up to 64 KiB. */
@@ -102,140 +111,135 @@ function endRecordSearchStart(archiveSize: number, path: string): number {
   return archiveSize - Math.min(archiveSize, EOCD_SIZE + MAX_COMMENT);
 }
 
-interface CentralDirectoryLocation {
-  readonly entryCount: number;
-  readonly offset: number;
-  readonly size: number;
+/**
+ * Where the archive ends inside `tail`: after the last end record whose comment fits in what
+ * follows it. yauzl wants the archive to end exactly there, so bytes after it are cut off.
+ */
+function archiveEndIn(tail: Buffer, path: string): number {
+  for (let i = tail.length - EOCD_SIZE; i >= 0; i--) {
+    if (tail.readUInt32LE(i) !== EOCD_SIGNATURE) continue;
+    const end = i + EOCD_SIZE + tail.readUInt16LE(i + 20);
+    if (end <= tail.length) return end;
+  }
+  throw new ZipError(`${path} is not a ZIP archive or is truncated: end of central directory record not found`);
 }
 
-/** Reads the end record in the archive's last bytes (`tail`, starting at `tailStart`). */
-function locateCentralDirectory(tail: Buffer, tailStart: number, path: string): CentralDirectoryLocation {
-  const eocdAt = findEndOfCentralDirectory(tail);
-  if (eocdAt < 0) {
-    throw new ZipError(`${path} is not a ZIP archive or is truncated: end of central directory record not found`);
+async function wrap<T>(path: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ZipError) throw err;
+    throw new ZipError(`${path} is corrupt: ${(err as Error).message}`);
   }
-  if (eocdAt >= 20 && tail.readUInt32LE(eocdAt - 20) === ZIP64_LOCATOR_SIGNATURE) {
-    throw new ZipError(
-      `${path} is a ZIP64 archive, which is not supported; re-pack it as a regular ZIP (under 4 GB, under 65,535 files)`,
-    );
-  }
-  const disk = tail.readUInt16LE(eocdAt + 4);
-  const cdDisk = tail.readUInt16LE(eocdAt + 6);
-  const entriesOnDisk = tail.readUInt16LE(eocdAt + 8);
-  const entryCount = tail.readUInt16LE(eocdAt + 10);
-  const cdSize = tail.readUInt32LE(eocdAt + 12);
-  const cdOffset = tail.readUInt32LE(eocdAt + 16);
-  if (entryCount === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-    throw new ZipError(`${path} is a ZIP64 archive, which is not supported; re-pack it as a regular ZIP`);
-  }
-  if (disk !== 0 || cdDisk !== 0 || entriesOnDisk !== entryCount) {
-    throw new ZipError(`${path} is a multi-part (spanned) ZIP archive, which is not supported`);
-  }
-  const eocdOffset = tailStart + eocdAt;
-  if (cdOffset + cdSize > eocdOffset) {
-    throw new ZipError(
-      `${path} is corrupt: central directory (offset ${cdOffset}, ${cdSize} bytes) runs past its end record`,
-    );
-  }
-  return { entryCount, offset: cdOffset, size: cdSize };
 }
 
-function parseCentralDirectory(cd: Buffer, directory: CentralDirectoryLocation, path: string): ZipEntry[] {
-  const { entryCount, offset: cdOffset } = directory;
-  const entries: ZipEntry[] = [];
-  let at = 0;
-  for (let i = 0; i < entryCount; i++) {
-    if (at + CENTRAL_HEADER_SIZE > cd.length || cd.readUInt32LE(at) !== CENTRAL_SIGNATURE) {
-      throw new ZipError(`${path} is corrupt: central directory entry ${i + 1} of ${entryCount} is damaged`);
-    }
-    const flags = cd.readUInt16LE(at + 8);
-    const method = cd.readUInt16LE(at + 10);
-    const crc = cd.readUInt32LE(at + 16);
-    const compressedSize = cd.readUInt32LE(at + 20);
-    const size = cd.readUInt32LE(at + 24);
-    const nameLength = cd.readUInt16LE(at + 28);
-    const extraLength = cd.readUInt16LE(at + 30);
-    const commentLength = cd.readUInt16LE(at + 32);
-    const localHeaderOffset = cd.readUInt32LE(at + 42);
-    const next = at + CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
-    if (next > cd.length) throw new ZipError(`${path} is corrupt: central directory entry ${i + 1} is truncated`);
-    const rawName = cd.subarray(at + CENTRAL_HEADER_SIZE, at + CENTRAL_HEADER_SIZE + nameLength);
-    const name = rawName.toString(flags & FLAG_UTF8 ? 'utf8' : 'latin1').replaceAll('\\', '/');
-    if (compressedSize === 0xffffffff || size === 0xffffffff || localHeaderOffset === 0xffffffff) {
-      throw new ZipError(`${path} is a ZIP64 archive (entry ${name}), which is not supported`);
-    }
-    if (localHeaderOffset + LOCAL_HEADER_SIZE > cdOffset) {
-      throw new ZipError(`${path} is corrupt: entry ${name} points outside the archive data`);
-    }
-    entries.push({
-      name,
-      isDirectory: name.endsWith('/'),
-      method,
-      encrypted: (flags & FLAG_ENCRYPTED) !== 0,
-      compressedSize,
-      size,
-      crc32: crc,
-      localHeaderOffset,
+function listEntries(zip: yauzl.ZipFile, path: string): Promise<Map<ZipEntry, yauzl.Entry>> {
+  const entries = new Map<ZipEntry, yauzl.Entry>();
+  return new Promise((resolve, reject) => {
+    zip.on('entry', (raw: yauzl.Entry) => {
+      const entry: ZipEntry = {
+        name: raw.fileName,
+        isDirectory: raw.fileName.endsWith('/'),
+        method: raw.compressionMethod,
+        encrypted: raw.isEncrypted(),
+        compressedSize: raw.compressedSize,
+        size: raw.uncompressedSize,
+        crc32: raw.crc32,
+      };
+      entries.set(entry, raw);
+      zip.readEntry();
     });
-    at = next;
-  }
-  return entries;
+    zip.once('end', () => resolve(entries));
+    zip.once('error', (err: Error) => reject(new ZipError(`${path} is corrupt: ${err.message}`)));
+    zip.readEntry();
+  });
 }
 
 /**
- * The last EOCD signature whose comment fits in what follows it. Bytes after the comment are
- * tolerated: real feeds arrive with junk appended (Caltrain's ct.zip ends in an HTML page).
+ * Positional reads on one open file: yauzl asks for byte ranges, often several at a time. The
+ * streams read through the handle instead of owning a descriptor: yauzl destroys the streams it
+ * is done with, and a file stream's destroy closes its descriptor whatever autoClose says.
  */
-function findEndOfCentralDirectory(tail: Buffer): number {
-  for (let i = tail.length - EOCD_SIZE; i >= 0; i--) {
-    if (tail.readUInt32LE(i) === EOCD_SIGNATURE && i + EOCD_SIZE + tail.readUInt16LE(i + 20) <= tail.length) {
-      return i;
-    }
+class FileRangeReader extends yauzl.RandomAccessReader {
+  constructor(private readonly file: FileHandle) {
+    super();
   }
-  return -1;
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    const file = this.file;
+    let position = start;
+    return new Readable({
+      highWaterMark: 64 * 1024,
+      read(size) {
+        const length = Math.min(size, end - position);
+        if (length <= 0) {
+          this.push(null);
+          return;
+        }
+        file.read(Buffer.allocUnsafe(length), 0, length, position).then(
+          ({ bytesRead, buffer }) => {
+            if (bytesRead === 0) {
+              this.destroy(new Error(`unexpected end of file at byte ${position}`));
+              return;
+            }
+            position += bytesRead;
+            this.push(buffer.subarray(0, bytesRead));
+          },
+          (err: Error) => this.destroy(err),
+        );
+      },
+    });
+  }
 }
 
-class FileZipArchive implements ZipArchive {
+class Archive implements ZipArchive {
+  readonly entries: readonly ZipEntry[];
+
   constructor(
     readonly path: string,
-    private readonly file: FileHandle,
-    private readonly fileSize: number,
-    readonly entries: readonly ZipEntry[],
-  ) {}
+    private readonly zip: yauzl.ZipFile,
+    private readonly raw: Map<ZipEntry, yauzl.Entry>,
+    private readonly release: () => Promise<void>,
+  ) {
+    this.entries = [...raw.keys()];
+  }
 
-  private async dataOffset(entry: ZipEntry): Promise<number> {
+  private async open(entry: ZipEntry): Promise<Readable> {
+    const raw = this.raw.get(entry);
+    if (!raw) throw new ZipError(`${entry.name} is not an entry of ${this.path}`);
     checkReadable(this.path, entry);
-    const header = await readAt(this.file, entry.localHeaderOffset, LOCAL_HEADER_SIZE);
-    return dataStart(this.path, entry, header, this.fileSize);
+    return wrap(this.path, () => this.zip.openReadStreamPromise(raw));
   }
 
   async read(entry: ZipEntry): Promise<Buffer> {
-    const start = await this.dataOffset(entry);
-    return decodeEntry(this.path, entry, await readAt(this.file, start, entry.compressedSize));
+    const chunks: Buffer[] = [];
+    const collect = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        chunks.push(chunk);
+        done();
+      },
+    });
+    await this.copy(entry, collect);
+    return Buffer.concat(chunks);
   }
 
   async extract(entry: ZipEntry, destPath: string): Promise<void> {
-    const start = await this.dataOffset(entry);
-    const check = new IntegrityCheck(this.path, entry);
-    // a read stream cannot express an empty range (end is inclusive)
-    const source =
-      entry.compressedSize === 0
-        ? Readable.from([])
-        : createReadStream(this.path, { start, end: start + entry.compressedSize - 1 });
+    await this.copy(entry, createWriteStream(destPath));
+  }
+
+  private async copy(entry: ZipEntry, sink: Writable): Promise<void> {
+    const source = await this.open(entry);
     try {
-      if (entry.method === ZIP_METHOD_DEFLATE) {
-        await pipeline(source, createInflateRaw(), check, createWriteStream(destPath));
-      } else {
-        await pipeline(source, check, createWriteStream(destPath));
-      }
+      await pipeline(source, new IntegrityCheck(this.path, entry), sink);
     } catch (err) {
       if (err instanceof ZipError) throw err;
       throw new ZipError(`${this.path} is corrupt: ${entry.name} does not extract (${(err as Error).message})`);
     }
   }
 
-  close(): Promise<void> {
-    return this.file.close();
+  async close(): Promise<void> {
+    this.zip.close();
+    await this.release();
   }
 }
 
@@ -247,47 +251,20 @@ function checkReadable(path: string, entry: ZipEntry): void {
       `${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`,
     );
   }
-}
-
-/** Where the entry's data starts, after its local header (`header`, the header's fixed part). */
-function dataStart(path: string, entry: ZipEntry, header: Buffer, archiveSize: number): number {
-  if (header.length < LOCAL_HEADER_SIZE || header.readUInt32LE(0) !== LOCAL_SIGNATURE) {
-    throw new ZipError(`${path} is corrupt: local header of ${entry.name} not found`);
+  if (entry.size > MAX_ENTRY_BYTES) {
+    throw new ZipError(
+      `${path}: entry ${entry.name} declares ${entry.size} bytes, over the ${MAX_ENTRY_BYTES} allowed`,
+    );
   }
-  const start = entry.localHeaderOffset + LOCAL_HEADER_SIZE + header.readUInt16LE(26) + header.readUInt16LE(28);
-  if (start + entry.compressedSize > archiveSize) {
-    throw new ZipError(`${path} is corrupt or truncated: data of ${entry.name} runs past the end of the file`);
-  }
-  return start;
-}
-
-/** The entry's bytes from its stored data (`raw`), with size and CRC-32 checked. */
-function decodeEntry(path: string, entry: ZipEntry, raw: Buffer): Buffer {
-  let data: Buffer;
-  if (entry.method === ZIP_METHOD_STORED) {
-    data = raw;
-  } else {
-    try {
-      // the cap stops a forged size from turning a small entry into a memory bomb
-      data = inflateRawSync(raw, { maxOutputLength: Math.max(entry.size, 1) });
-    } catch (err) {
-      throw new ZipError(`${path} is corrupt: ${entry.name} does not inflate (${(err as Error).message})`);
-    }
-  }
-  checkIntegrity(path, entry, data.length, crc32(data));
-  return data;
-}
-
-function checkIntegrity(path: string, entry: ZipEntry, size: number, crc: number): void {
-  if (size !== entry.size) {
-    throw new ZipError(`${path} is corrupt: ${entry.name} holds ${size} bytes, its header says ${entry.size}`);
-  }
-  if (crc !== entry.crc32) {
-    throw new ZipError(`${path} is corrupt: CRC-32 mismatch in ${entry.name}`);
+  if (entry.size > RATIO_EXEMPT_BYTES && entry.size > entry.compressedSize * MAX_COMPRESSION_RATIO) {
+    throw new ZipError(
+      `${path}: entry ${entry.name} would inflate ${entry.compressedSize} bytes to ${entry.size} ` +
+        `(over ${MAX_COMPRESSION_RATIO}:1), which no schedule file does`,
+    );
   }
 }
 
-/** Passes bytes through while counting them and computing their CRC-32. */
+/** Passes bytes through while counting them and computing their CRC-32, which yauzl does not check. */
 class IntegrityCheck extends Transform {
   private bytes = 0;
   private crc = 0;
@@ -312,11 +289,16 @@ class IntegrityCheck extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    try {
-      checkIntegrity(this.path, this.entry, this.bytes, this.crc);
+    if (this.bytes !== this.entry.size) {
+      done(
+        new ZipError(
+          `${this.path} is corrupt: ${this.entry.name} holds ${this.bytes} bytes, its header says ${this.entry.size}`,
+        ),
+      );
+    } else if (this.crc !== this.entry.crc32) {
+      done(new ZipError(`${this.path} is corrupt: CRC-32 mismatch in ${this.entry.name}`));
+    } else {
       done();
-    } catch (err) {
-      done(err as Error);
     }
   }
 }

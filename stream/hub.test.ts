@@ -1,4 +1,5 @@
 import t from 'tap';
+import { parseSseText } from '../test/support/sse-parse.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { InMemoryEventBus } from '../core/events.ts';
 import { MemoryEventLog } from './event-log.ts';
@@ -31,24 +32,8 @@ class FakeSink implements SseSink {
     return Buffer.concat(this.chunks).toString('utf8');
   }
   events(): Array<{ id?: string; event: string; data: string }> {
-    return parseSse(this.text());
+    return parseSseText(this.text()).events;
   }
-}
-
-function parseSse(text: string): Array<{ id?: string; event: string; data: string }> {
-  const out: Array<{ id?: string; event: string; data: string }> = [];
-  for (const block of text.split('\n\n')) {
-    let id: string | undefined;
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('id: ')) id = line.slice(4);
-      else if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    if (data.length) out.push({ id, event, data: data.join('\n') });
-  }
-  return out;
 }
 
 function options(overrides: Partial<HubOptions> = {}): HubOptions {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import t from 'tap';
+import { until } from '../test/support/wait.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { DuckDbEventLog } from './duckdb-event-log.ts';
@@ -69,14 +70,6 @@ async function stopCore(core: Core): Promise<void> {
   await new Promise((resolve) => core.server.close(resolve));
   await core.log.close();
   await core.db.close();
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const event = (n: number): DomainEvent => rawEvent('arrival.updated', { modes: ['rail'], lines: ['RED'], data: { n } });

@@ -4,6 +4,7 @@
 // among the key's open streams and billed in connection-minutes.
 // Every response is checked against the OpenAPI document the server generates.
 import t, { type Test } from 'tap';
+import { until } from './support/wait.ts';
 import { openStreaming } from '../app/streaming.ts';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
@@ -294,13 +295,6 @@ t.test('open event streams, composed as serve does', async (t) => {
   const created = await createKey(db, { plan: 'regular' });
   const key = bearer(created.key);
   const account = async () => (await (await fetch(`${url}${ACCOUNT}`, { headers: key })).json()) as Record<string, any>;
-  const until = async (what: string, condition: () => Promise<boolean>) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
 
   const stream = await openSse(`${url}/api/v1/events/stream`, key);
   t.equal(stream.status, 200);

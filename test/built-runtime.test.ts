@@ -12,7 +12,7 @@ import t from 'tap';
 import { NATIVE_PACKAGES } from '../sea/build/bundle.ts';
 import { ensureRuntimeBuilt, readBuildInfo, RUNTIME_BUNDLE } from '../sea/build/runtime.ts';
 import { childEnv, REPO_ROOT, runNode } from './support/cli.ts';
-import { freePort } from './support/streaming.ts';
+import { freePort } from './support/wait.ts';
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
 

@@ -321,16 +321,14 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
 
   await t.test('export filters: dataset and format, a failed file, a service-day range, more pages', async (t) => {
     const listed = () =>
-      page
-        .locator('#exports-body tr[data-export]')
-        .evaluateAll((trs) =>
-          trs.map((tr) => ({
-            id: tr.getAttribute('data-export')!,
-            state: tr.getAttribute('data-state'),
-            dataset: tr.getAttribute('data-dataset'),
-            format: tr.getAttribute('data-format'),
-          })),
-        );
+      page.locator('#exports-body tr[data-export]').evaluateAll((trs) =>
+        trs.map((tr) => ({
+          id: tr.getAttribute('data-export')!,
+          state: tr.getAttribute('data-state'),
+          dataset: tr.getAttribute('data-dataset'),
+          format: tr.getAttribute('data-format'),
+        })),
+      );
     const fillForm = async (f: Partial<Record<'dataset' | 'format' | 'state' | 'from' | 'to', string>>) => {
       for (const name of ['dataset', 'format', 'state'] as const)
         if (f[name] !== undefined) await page.selectOption(`#exports-${name}`, f[name]!);

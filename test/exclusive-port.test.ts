@@ -8,7 +8,7 @@ import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { runCli } from './support/cli.ts';
-import { freePort } from './support/streaming.ts';
+import { freePort } from './support/wait.ts';
 import { silentLogger } from '../core/logger.ts';
 
 function configFile(dir: string, name: string): { file: string; db: string } {

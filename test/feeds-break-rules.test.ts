@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { localDate } from '../core/dates.ts';
@@ -70,21 +71,6 @@ function writeSubway(dir: string, nowS: number): { gtfs: string; feed: string } 
   const feed = join(dir, 'nyct-ace.pb');
   writeFileSync(feed, body);
   return { gtfs, feed };
-}
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 interface Vehicle {
@@ -151,8 +137,11 @@ t.test(
 
     const rail = await until(
       'the subway feed polled',
-      () => get<RailBody>('/api/v1/rail/realtime?line=A&limit=100'),
-      (b) => b.vehicles.length > 0,
+      async () => {
+        const body = await get<RailBody>('/api/v1/rail/realtime?line=A&limit=100');
+        return body.vehicles.length > 0 && body;
+      },
+      60_000,
     );
     t.same(
       rail.vehicles.map((v) => [v.vehicle_id, v.trip_id, v.stop_id, v.position_source]).sort(),
@@ -218,8 +207,11 @@ t.test(
     if (withMbta) {
       const bus = await until(
         'the MBTA feed polled',
-        () => get<BusBody>('/api/v1/bus/realtime?limit=100'),
-        (b) => b.data.length > 0,
+        async () => {
+          const body = await get<BusBody>('/api/v1/bus/realtime?limit=100');
+          return body.data.length > 0 && body;
+        },
+        60_000,
       );
       t.equal(bus.data.length, 48, "MBTA's 48 vehicles under bus");
       t.equal(bus.meta.next_cursor, null);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import { createKey } from '../accounts/keys.ts';
 import { runAdminCommand } from '../admin/client.ts';
 import { startEdge, type EdgeService } from '../app/edge.ts';
@@ -17,20 +18,6 @@ import { captureLogs } from './support/logs.ts';
 import { openSse, type SseConnection } from './support/sse-client.ts';
 
 const missing = brokerMissing('redis');
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | false | null | undefined> | T | false | null | undefined,
-  ms = 30_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function event(n: number): DomainEvent {
   return {

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { silentLogger } from '../core/logger.ts';
-import { freePort } from './support/streaming.ts';
+import { freePort } from './support/wait.ts';
 
 type Json = Record<string, unknown>;
 

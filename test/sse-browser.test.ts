@@ -4,6 +4,7 @@
 // too old.
 import { type Browser, type Page } from 'playwright-core';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import { chromiumSkip, launchChromium } from './support/browser.ts';
 import { makeAlert } from './support/fake-live.ts';
 import { bearer } from './support/harness.ts';
@@ -16,14 +17,6 @@ interface Received {
   type: string;
   id: string;
   data: string;
-}
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Opens an EventSource in the page; what it receives is read back with `received`. */

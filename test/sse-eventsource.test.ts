@@ -3,6 +3,7 @@
 // duplicate, also across a restart on the same DuckDB file, and reset for an id too old.
 import { EventSource } from 'eventsource';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import { bearer } from './support/harness.ts';
 import { openSse } from './support/sse-client.ts';
 import { sortedData, StreamModel } from './support/stream-model.ts';
@@ -20,14 +21,6 @@ function withKey(key: string) {
         headers: { ...(init?.headers as Record<string, string> | undefined), authorization: `Bearer ${key}` },
       }),
   };
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Publishes numbered events every few ms until stopped. */

@@ -6,12 +6,16 @@
 // the real ones; only the collector is replaced by the test, so it can send large updates.
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { statusRoutes } from '../status/routes.ts';
 import { STATUS_TOPIC, type StatusDocument, type StatusPages } from '../status/index.ts';
 import type { StreamHub } from '../stream/hub.ts';
 import { startStreamHarness, type StreamHarness } from './support/streaming.ts';
 import { rawEvent } from './support/events.ts';
+
+// a turn of the event loop between asks: the hub flushes on setImmediate, the sockets drain in the poll phase
+const TURN = { intervalMs: 2, timeoutMs: 60_000 };
 
 const PAD = 'x'.repeat(64 * 1024);
 
@@ -40,16 +44,6 @@ function open(port: number, path: string, key: string | null, paused: boolean): 
   const auth = key ? `Authorization: Bearer ${key}\r\n` : '';
   socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Accept: text/event-stream\r\n\r\n`);
   return client;
-}
-
-async function until(what: string, condition: () => boolean, step?: () => void, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    step?.();
-    // a turn of the event loop: the hub flushes on setImmediate, the sockets drain in the poll phase
-    await new Promise((r) => setTimeout(r, 2));
-  }
 }
 
 /** The status routes on the harness's hub (known once the harness has started). */
@@ -106,7 +100,7 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   const v = open(h.port, '/status/stream', null, true);
   const b = open(h.port, '/api/v1/events/stream?types=alert.updated', keyB.key, true);
   t.teardown(() => [a, v, b].forEach((c) => c.socket.destroy()));
-  await until('three streams open', () => [a, v, b].every((c) => c.status !== null) && viewers.count === 1);
+  await until('three streams open', () => [a, v, b].every((c) => c.status !== null) && viewers.count === 1, TURN);
   t.ok([a, v, b].every((c) => c.status === 'HTTP/1.1 200'));
 
   // kernel buffers fill first (a few MB on loopback), then the server starts holding bytes; each
@@ -116,7 +110,10 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   const held = () => h.budget.stats().bufferedBytes;
   const fill = (n: number, push: () => void) => {
     const before = held();
-    return until(`stream ${n} stalled`, () => h.budget.stats().stalled === n && held() >= before + 400 * 1024, push);
+    return until(`stream ${n} stalled`, () => h.budget.stats().stalled === n && held() >= before + 400 * 1024, {
+      step: push,
+      ...TURN,
+    });
   };
   await fill(1, () => h.publish(alert('alert.created')));
   await fill(2, () => viewers.broadcast('status', JSON.stringify({ pad: PAD })));
@@ -131,11 +128,11 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
 
   // only B's backlog grows from now on, yet the longest-stalled go first
   const pushB = () => h.publish(alert('alert.updated'));
-  await until('a first cut', () => h.budget.stats().cutForBudget === 1, pushB);
+  await until('a first cut', () => h.budget.stats().cutForBudget === 1, { step: pushB, ...TURN });
   t.same(open3(), [0, 1, 1], 'A, stalled first, is cut first');
-  await until('a second cut', () => h.budget.stats().cutForBudget === 2, pushB);
+  await until('a second cut', () => h.budget.stats().cutForBudget === 2, { step: pushB, ...TURN });
   t.same(open3(), [0, 0, 1], 'then the status viewer V');
-  await until('a third cut', () => h.budget.stats().cutForBudget === 3, pushB);
+  await until('a third cut', () => h.budget.stats().cutForBudget === 3, { step: pushB, ...TURN });
   t.same(open3(), [0, 0, 0], 'then B itself');
   const stats = h.budget.stats();
   t.equal(stats.cutForStall, 0);
@@ -147,7 +144,7 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
 
   // the cut clients find their stream ended once they read
   for (const c of [a, v, b]) c.socket.resume();
-  await until('the cut connections to close', () => [a, v, b].every((c) => c.closed));
+  await until('the cut connections to close', () => [a, v, b].every((c) => c.closed), TURN);
 });
 
 t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are not', async (t) => {
@@ -159,7 +156,7 @@ t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are no
   const r = open(h.port, '/api/v1/events/stream?types=feed.stale', keyR.key, false);
   const w = open(h.port, '/status/stream', null, false);
   t.teardown(() => [a, v, r, w].forEach((c) => c.socket.destroy()));
-  await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2);
+  await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2, TURN);
 
   // the readers get small events all along; the stalled ones are filled until the server holds bytes
   const small = setInterval(
@@ -169,23 +166,22 @@ t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are no
   t.teardown(() => clearInterval(small));
   // (A may already be cut for its stall while V fills: both count)
   const stalledOrCut = () => h.budget.stats().stalled + h.budget.stats().cutForStall;
-  await until(
-    'A and V stalled',
-    () => stalledOrCut() >= 2,
-    () => {
+  await until('A and V stalled', () => stalledOrCut() >= 2, {
+    step: () => {
       h.publish(alert('alert.created'));
       viewers.broadcast('status', JSON.stringify({ pad: PAD.slice(0, 32 * 1024) }));
     },
-  );
+    ...TURN,
+  });
   const stalledAt = Date.now();
 
-  await until('both stalled streams cut', () => h.budget.stats().cutForStall === 2);
+  await until('both stalled streams cut', () => h.budget.stats().cutForStall === 2, TURN);
   t.comment(`cut ${Date.now() - stalledAt} ms after the second one stalled (timeout 2 s; not asserted)`);
   t.equal(h.streaming.allowance.openStreams(keyA.id), 0, 'the stalled keyed stream is cut');
   t.equal(h.streaming.allowance.openStreams(keyR.id), 1, 'the reading keyed stream stays');
   t.equal(viewers.count, 1, 'the stalled status viewer is cut, the reading one stays');
   t.equal(h.budget.stats().cutForBudget, 0, 'the budget was never reached');
   const before = r.bytes;
-  await until('the reader to keep receiving', () => r.bytes > before);
+  await until('the reader to keep receiving', () => r.bytes > before, TURN);
   t.notOk(r.closed || w.closed, 'readers are still connected');
 });

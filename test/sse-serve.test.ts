@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import t from 'tap';
+import { freePort, until } from './support/wait.ts';
 import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { EVENT_TYPES } from '../core/events.ts';
@@ -17,16 +18,7 @@ import { createKey } from '../accounts/keys.ts';
 import { Db } from '../store/db.ts';
 import { bearer } from './support/harness.ts';
 import { openSse } from './support/sse-client.ts';
-import { freePort } from './support/streaming.ts';
 import { logInto } from './support/logs.ts';
-
-async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 t.test('serve: streams on the live pipeline, resumed across a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sse-serve-'));

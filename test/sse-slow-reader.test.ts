@@ -3,6 +3,7 @@
 // hub's bound, not by uWS's idle timeout) so it holds neither memory nor the others back.
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
+import { until } from './support/wait.ts';
 import { seqEvent, startStreamHarness } from './support/streaming.ts';
 
 const READERS = 100;
@@ -58,14 +59,6 @@ function reader(port: number, key: string): Reader {
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 t.test('a client that never reads is cut; 100 readers keep receiving', async (t) => {

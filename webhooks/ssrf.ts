@@ -3,7 +3,7 @@
 // Every address a name resolves to is checked, at registration and again at each attempt
 // (the DNS answer may change in between), and the connection goes to the address checked.
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { ApiError } from '../core/errors.ts';
 
 export const ADDRESS_CLASSES = [
@@ -44,54 +44,105 @@ export const systemResolver: Resolver = async (hostname) => {
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-const METADATA_V6 = new Set(['fd00:ec2:0:0:0:0:0:254']);
+type Family = 'ipv4' | 'ipv6';
 
-function v4ToInt(address: string): number {
-  const parts = address.split('.').map(Number);
-  return (((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!) >>> 0;
-}
+/**
+ * The address blocks of each class, in the order they are tested: the first class whose list
+ * holds an address wins, so the metadata host is not read as link-local nor the broadcast
+ * address as reserved. net.BlockList matches IPv4-mapped IPv6 addresses (::ffff:a.b.c.d)
+ * against the IPv4 blocks itself.
+ */
+const BLOCKS: ReadonlyArray<[AddressClass, ReadonlyArray<[string, number, Family]>]> = [
+  [
+    'metadata',
+    [
+      ['169.254.169.254', 32, 'ipv4'],
+      ['100.100.100.200', 32, 'ipv4'],
+      ['fd00:ec2::254', 128, 'ipv6'],
+    ],
+  ],
+  ['broadcast', [['255.255.255.255', 32, 'ipv4']]],
+  [
+    'unspecified',
+    [
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ],
+  ],
+  [
+    'loopback',
+    [
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ],
+  ],
+  [
+    'private',
+    [
+      ['10.0.0.0', 8, 'ipv4'],
+      ['172.16.0.0', 12, 'ipv4'],
+      ['192.168.0.0', 16, 'ipv4'],
+      ['fec0::', 10, 'ipv6'], // deprecated site-local
+    ],
+  ],
+  [
+    'link_local',
+    [
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ],
+  ],
+  ['cgnat', [['100.64.0.0', 10, 'ipv4']]],
+  ['unique_local', [['fc00::', 7, 'ipv6']]],
+  [
+    'multicast',
+    [
+      ['224.0.0.0', 4, 'ipv4'],
+      ['ff00::', 8, 'ipv6'],
+    ],
+  ],
+  [
+    'reserved',
+    [
+      // IETF protocol assignments, documentation, benchmarking and the old class E block
+      ['192.0.0.0', 24, 'ipv4'],
+      ['192.0.2.0', 24, 'ipv4'],
+      ['198.51.100.0', 24, 'ipv4'],
+      ['203.0.113.0', 24, 'ipv4'],
+      ['198.18.0.0', 15, 'ipv4'],
+      ['240.0.0.0', 4, 'ipv4'],
+      ['2001:db8::', 32, 'ipv6'],
+      ['100::', 64, 'ipv6'],
+      ['::', 96, 'ipv6'], // deprecated IPv4-compatible ::a.b.c.d
+    ],
+  ],
+];
 
-function inV4(ip: number, base: string, bits: number): boolean {
-  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return (ip & mask) >>> 0 === (v4ToInt(base) & mask) >>> 0;
-}
+const CLASS_LISTS: ReadonlyArray<[AddressClass, BlockList]> = BLOCKS.map(([kind, subnets]) => {
+  const list = new BlockList();
+  for (const [network, prefix, family] of subnets) list.addSubnet(network, prefix, family);
+  return [kind, list];
+});
 
-export function classifyV4(address: string): AddressClass {
-  const ip = v4ToInt(address);
-  if (address === '169.254.169.254' || address === '100.100.100.200') return 'metadata';
-  if (ip === 0xffffffff) return 'broadcast';
-  if (inV4(ip, '0.0.0.0', 8)) return 'unspecified';
-  if (inV4(ip, '10.0.0.0', 8) || inV4(ip, '172.16.0.0', 12) || inV4(ip, '192.168.0.0', 16)) return 'private';
-  if (inV4(ip, '127.0.0.0', 8)) return 'loopback';
-  if (inV4(ip, '169.254.0.0', 16)) return 'link_local';
-  if (inV4(ip, '100.64.0.0', 10)) return 'cgnat';
-  if (inV4(ip, '224.0.0.0', 4)) return 'multicast';
-  // IETF protocol assignments, documentation, benchmarking and the old class E block
-  if (
-    inV4(ip, '192.0.0.0', 24) ||
-    inV4(ip, '192.0.2.0', 24) ||
-    inV4(ip, '198.51.100.0', 24) ||
-    inV4(ip, '203.0.113.0', 24) ||
-    inV4(ip, '198.18.0.0', 15) ||
-    inV4(ip, '240.0.0.0', 4)
-  )
-    return 'reserved';
-  return 'public';
-}
+/** Prefixes whose addresses carry an IPv4 address that is where the packets really go. */
+const NAT64 = new BlockList();
+NAT64.addSubnet('64:ff9b::', 96, 'ipv6');
+const SIX_TO_FOUR = new BlockList();
+SIX_TO_FOUR.addSubnet('2002::', 16, 'ipv6');
 
 /** Eight 16-bit groups of an IPv6 address (an embedded dotted IPv4 tail is folded in). */
 export function expandV6(address: string): number[] {
-  let text = address.split('%')[0]!.toLowerCase();
-  const v4Tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  let text = address.toLowerCase();
+  const v4Tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (v4Tail) {
-    const ip = v4ToInt(v4Tail[1]!);
-    text = text.slice(0, -v4Tail[1]!.length) + `${(ip >>> 16).toString(16)}:${(ip & 0xffff).toString(16)}`;
+    const [a, b, c, d] = v4Tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -v4Tail[0].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head, tail] = text.split('::') as [string, string | undefined];
-  const parse = (s: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const parse = (s: string) => (s ? s.split(':').map((g) => Number.parseInt(g, 16)) : []);
   const left = parse(head);
   const right = tail === undefined ? [] : parse(tail);
-  const fill = tail === undefined ? [] : new Array(8 - left.length - right.length).fill(0);
+  const fill = tail === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0);
   return [...left, ...fill, ...right];
 }
 
@@ -99,33 +150,26 @@ function embeddedV4(hi: number, lo: number): string {
   return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
 }
 
-export function classifyV6(address: string): AddressClass {
-  const g = expandV6(address);
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
-  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (zeroUpTo(8)) return 'unspecified';
-  if (zeroUpTo(7) && g7 === 1) return 'loopback';
-  // IPv4-mapped (::ffff:a.b.c.d) and the NAT64 well-known prefix reach the embedded IPv4 address
-  if (zeroUpTo(5) && g5 === 0xffff) return classifyV4(embeddedV4(g6, g7));
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0)
-    return classifyV4(embeddedV4(g6, g7));
-  // 6to4 carries an IPv4 address in bits 16-47
-  if (g0 === 0x2002) return classifyV4(embeddedV4(g1, g2));
-  if (zeroUpTo(6)) return 'reserved'; // deprecated IPv4-compatible ::a.b.c.d
-  if (METADATA_V6.has(g.map((x) => x.toString(16)).join(':'))) return 'metadata';
-  if ((g0 & 0xfe00) === 0xfc00) return 'unique_local';
-  if ((g0 & 0xffc0) === 0xfe80) return 'link_local';
-  if ((g0 & 0xffc0) === 0xfec0) return 'private'; // deprecated site-local
-  if ((g0 & 0xff00) === 0xff00) return 'multicast';
-  if ((g0 === 0x2001 && g1 === 0x0db8) || (g0 === 0x0100 && g1 === 0 && g2 === 0 && g3 === 0)) return 'reserved';
+function classifyIn(address: string, family: Family): AddressClass {
+  for (const [kind, list] of CLASS_LISTS) if (list.check(address, family)) return kind;
   return 'public';
 }
 
-export function classifyAddress(address: string): AddressClass {
-  const family = isIP(address.split('%')[0]!);
-  if (family === 4) return classifyV4(address);
-  if (family === 6) return classifyV6(address);
-  throw new Error(`not an IP address: ${address}`);
+export function classifyAddress(raw: string): AddressClass {
+  const address = raw.split('%')[0]!;
+  const family = isIP(address);
+  if (family === 4) return classifyIn(address, 'ipv4');
+  if (family !== 6) throw new Error(`not an IP address: ${raw}`);
+  // NAT64 and 6to4 reach the IPv4 address they embed: classify that one
+  if (NAT64.check(address, 'ipv6')) {
+    const g = expandV6(address);
+    return classifyIn(embeddedV4(g[6]!, g[7]!), 'ipv4');
+  }
+  if (SIX_TO_FOUR.check(address, 'ipv6')) {
+    const g = expandV6(address);
+    return classifyIn(embeddedV4(g[1]!, g[2]!), 'ipv4');
+  }
+  return classifyIn(address, 'ipv6');
 }
 
 const CLASS_WORDS: Record<AddressClass, string> = {

@@ -1,6 +1,7 @@
 // Real brokers for tests and benches: Debian's redis-server and nats-server (JetStream), each on a
 // loopback port the kernel just handed out and a temp dir of its own, killed with the process.
 // `.ci/run` installs both; a machine without one gets a clear skip reason, not a failure.
+import { freePort } from './wait.ts';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -36,18 +37,6 @@ const children = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {

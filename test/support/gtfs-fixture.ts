@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildZip } from '../../store/zip-write.ts';
+import { buildZip } from '../../fixtures/zip-write.ts';
 
 // A tiny hand-written GTFS feed with the quirks real feeds have: a BOM, CRLF, quoted fields
 // with commas and quotes, extra columns, ragged rows, columns in odd order, single-digit and

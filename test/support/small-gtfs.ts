@@ -1,7 +1,7 @@
 // A tiny GTFS feed whose calendar runs every day around today, in two versions that differ by
 // their trip count: what schedule refresh tests swap. Built in memory, written as a zip.
 import { writeFileSync } from 'node:fs';
-import { buildZip } from '../../store/zip-write.ts';
+import { buildZip } from '../../fixtures/zip-write.ts';
 
 export interface SmallGtfsOptions {
   /** trips per route per day (each route gets as many) */

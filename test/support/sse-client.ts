@@ -1,10 +1,8 @@
-// A minimal event-stream reader over fetch for tests that need the response status and headers
-// (EventSource hides them): parses blocks as the WHATWG algorithm does for id/event/data/retry.
-export interface SseEvent {
-  id: string | undefined;
-  event: string;
-  data: string;
-}
+import { type SseEvent, type SseParts, sseParser } from './sse-parse.ts';
+
+// An event-stream reader over fetch for tests that need the response status and headers
+// (EventSource hides them); the stream is parsed by eventsource-parser (./sse-parse.ts).
+export type { SseEvent };
 
 export interface SseConnection {
   readonly status: number;
@@ -24,10 +22,9 @@ export interface SseConnection {
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
   const controller = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
-  const events: SseEvent[] = [];
-  const comments: string[] = [];
+  const parts: SseParts = { events: [], comments: [], retry: null };
+  const { events, comments } = parts;
   const waiters = new Set<() => void>();
-  let retry: number | null = null;
   let text = '';
   let ended: Promise<void> = Promise.resolve();
   const isStream = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
@@ -36,26 +33,10 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   } else {
     ended = (async () => {
       const decoder = new TextDecoder();
-      let buffer = '';
+      const parser = sseParser(parts);
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true });
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) !== -1) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            let id: string | undefined;
-            let event = 'message';
-            const data: string[] = [];
-            for (const line of block.split('\n')) {
-              if (line.startsWith(':')) comments.push(line.slice(1).trim());
-              else if (line.startsWith('id: ')) id = line.slice(4);
-              else if (line.startsWith('event: ')) event = line.slice(7);
-              else if (line.startsWith('data: ')) data.push(line.slice(6));
-              else if (line.startsWith('retry: ')) retry = Number(line.slice(7));
-            }
-            if (data.length) events.push({ id, event, data: data.join('\n') });
-          }
+          parser.feed(decoder.decode(chunk, { stream: true }));
           for (const wake of [...waiters]) wake();
         }
       } catch {
@@ -75,7 +56,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     events,
     comments,
     get retry() {
-      return retry;
+      return parts.retry;
     },
     ended,
     async waitFor(predicate, timeoutMs = 10_000) {

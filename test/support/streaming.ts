@@ -2,6 +2,7 @@
 // restart on the same database can be shown), the event bus, the LiveView test double, uWS on a
 // loopback port. restart() closes everything like a shutdown and starts again on the same file
 // and port.
+import { freePort } from './wait.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -189,17 +190,5 @@ export function seqEvent(seq: number, over: RawEventFields & { type?: DomainEven
     routes: ['39'],
     data: { seq },
     ...over,
-  });
-}
-
-/** A port the kernel just handed out as ephemeral, free again. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
   });
 }
