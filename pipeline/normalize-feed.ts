@@ -7,7 +7,8 @@ import { normalizeAlerts } from './normalize-alerts.ts';
 import { judgeHeader, secondsToMs, type NormalizeContext, type SnapshotRejection } from './normalize-context.ts';
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
 import { normalizeVehicles } from './normalize-vehicles.ts';
-import { TripMatcher } from './trip-matching/match.ts';
+import { matchRequest } from './resolve-trip.ts';
+import { TripMatcher, type MatchRequest } from './trip-matching/match.ts';
 
 /** One poll's rows, whatever the feed kind. */
 export interface NormalizedPoll {
@@ -125,8 +126,11 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
       return !e.is_deleted;
     });
 
-  const v = normalizeVehicles(unique(keep(vehicles), 'v'), ctx);
-  const t = normalizeTripUpdates(unique(keep(tripUpdates), 't'), ctx);
+  const vehicleEntities = unique(keep(vehicles), 'v');
+  const tripUpdateEntities = unique(keep(tripUpdates), 't');
+  ctx.matcher.prepare(tripsToMatch(vehicleEntities, tripUpdateEntities, ctx));
+  const v = normalizeVehicles(vehicleEntities, ctx);
+  const t = normalizeTripUpdates(tripUpdateEntities, ctx);
   const a = normalizeAlerts(unique(keep(alerts), 'a'), ctx);
   return {
     header_timestamp_ms: header.reported,
@@ -141,4 +145,15 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     rejected: ctx.rejects.counts,
     matching: ctx.matcher.summary(),
   };
+}
+
+/** The descriptors the normalizers will look up (one with an id, or a route and start time), lazily. */
+function* tripsToMatch(
+  vehicles: readonly FeedEntityMsg[],
+  tripUpdates: readonly FeedEntityMsg[],
+  ctx: NormalizeContext,
+): Generator<MatchRequest> {
+  for (const td of [...tripUpdates.map((e) => e.trip_update!.trip), ...vehicles.map((e) => e.vehicle!.trip)]) {
+    if (td && (td.trip_id || (td.route_id && td.start_time))) yield matchRequest(td, ctx);
+  }
 }

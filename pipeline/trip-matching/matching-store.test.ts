@@ -89,9 +89,11 @@ for (const [variant, files] of [
         strategies: {
           exact: { matched: 0, unmatched: 5, ambiguous: 0 },
           nyct: { matched: 3, unmatched: 1, ambiguous: 1 },
+          nyct_loose: { matched: 0, unmatched: 1, ambiguous: 1 },
         },
       },
-      'each path finds its own trip; no path between two paths is ambiguous; an unknown origin is unmatched',
+      'each path finds its own trip; no path between two paths is ambiguous; an unknown origin is unmatched ' +
+        '(06:39, 29 minutes after the 06:10 1 train, but that one runs under its own id)',
     );
     const observed = await db.all<{ trip_id: string; service_date: string; in_schedule: boolean }>(
       `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, in_schedule FROM trip_observations ORDER BY trip_id`,
@@ -115,6 +117,25 @@ for (const [variant, files] of [
         .sort(),
       ['036050_2..S', '039900_1..N03R'],
       "the rest keep the feed's id",
+    );
+    const feedIds = await db.all<{ trip_id: string; feed_trip_id: string | null }>(
+      `SELECT DISTINCT trip_id, feed_trip_id FROM arrivals ORDER BY ALL`,
+    );
+    t.same(
+      feedIds.map((r) => [r.trip_id, r.feed_trip_id]).sort(),
+      [
+        [staticId('AFA24GEN-1037-Weekday-00_037000_1..N03R', '1-0610'), '037000_1..N03R'],
+        [staticId('AFA24GEN-2043-Weekday-00_036050_2..S07R', '2-0600-a'), '036050_2..S07R'],
+        [staticId('AFA24GEN-2043-Weekday-00_036050_2..S08R', '2-0600-b'), '036050_2..S08R'],
+        ['036050_2..S', null],
+        ['039900_1..N03R', null],
+      ].sort(),
+      "the feed's own id beside the schedule's (null where they are one)",
+    );
+    t.same(
+      await db.all(`SELECT DISTINCT trip_id, feed_trip_id FROM trip_observations ORDER BY ALL`),
+      [...feedIds].sort((a, b) => (a.trip_id < b.trip_id ? -1 : 1)),
+      'trip observations too',
     );
     const delays = await db.all<{ trip_id: string; delay_s: number }>(
       `SELECT trip_id, delay_s FROM arrivals WHERE in_schedule ORDER BY trip_id`,
