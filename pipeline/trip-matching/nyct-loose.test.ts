@@ -2,6 +2,7 @@
 // published timetable is given, the window's edges, the previous service day, route aliases,
 // and one train per scheduled run across a snapshot.
 import t from 'tap';
+import { publicArrival, publicVehicle } from '../../core/public-forms.ts';
 import type { Arrival, TripObservation, VehiclePosition } from '../../core/types.ts';
 import { decodeFeedMessage } from '../decode.ts';
 import type { TripDescriptorMsg } from '../gtfs-rt-types.ts';
@@ -266,6 +267,14 @@ t.test('a scheduled run goes to one train, whatever the order of the feed', asyn
     });
     const given = out.arrivals.find((r) => r.trip_id === '2-0600')!;
     t.match(given, { in_schedule: true, delay_s: 360, feed_trip_id: '036500_2..S01R' }, 'scheduled 06:20, due 06:26');
+    t.match(
+      [publicArrival(given), publicVehicle(out.vehicles[0]!)],
+      [
+        { trip_id: '2-0600', feed_trip_id: '036500_2..S01R' },
+        { trip_id: '2-0600', feed_trip_id: '036500_2..S01R' },
+      ],
+      'the API shows both ids',
+    );
     t.match(
       out.arrivals.find((r) => r.trip_id === '036800_2..S01R'),
       { in_schedule: false, feed_trip_id: null },
