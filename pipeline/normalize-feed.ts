@@ -2,7 +2,7 @@
 // of entity has its own normalizer.
 import type { Arrival, RejectReason, TripMatching, TripObservation, VehiclePosition } from '../core/types.ts';
 import type { AlertContent } from './alert-content.ts';
-import { has, int64, type FeedEntityMsg, type FeedMessageMsg } from './gtfs-rt-types.ts';
+import { has, int64, type FeedEntityMsg, type FeedMessageMsg, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import { normalizeAlerts } from './normalize-alerts.ts';
 import { judgeHeader, secondsToMs, type NormalizeContext, type SnapshotRejection } from './normalize-context.ts';
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
@@ -153,7 +153,9 @@ function* tripsToMatch(
   tripUpdates: readonly FeedEntityMsg[],
   ctx: NormalizeContext,
 ): Generator<MatchRequest> {
-  for (const td of [...tripUpdates.map((e) => e.trip_update!.trip), ...vehicles.map((e) => e.vehicle!.trip)]) {
-    if (td && (td.trip_id || (td.route_id && td.start_time))) yield matchRequest(td, ctx);
-  }
+  // protobufjs leaves an absent message null or undefined
+  const looksUp = (td: TripDescriptorMsg | null | undefined): td is TripDescriptorMsg =>
+    td != null && Boolean(td.trip_id || (td.route_id && td.start_time));
+  for (const e of tripUpdates) if (looksUp(e.trip_update!.trip)) yield matchRequest(e.trip_update!.trip, ctx);
+  for (const e of vehicles) if (looksUp(e.vehicle!.trip)) yield matchRequest(e.vehicle!.trip!, ctx);
 }

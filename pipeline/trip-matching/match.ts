@@ -82,6 +82,8 @@ export class TripMatcher {
     return this.aliases.get(routeId) ?? routeId;
   }
 
+  private readonly alias = (routeId: string): string => this.route(routeId);
+
   /**
    * Decides every trip of a snapshot before any is looked up, so that a scheduled run is given to
    * one train whatever their order in the feed: to the train naming it by its own id (or found by
@@ -144,7 +146,7 @@ export class TripMatcher {
       td: r.td,
       ...queryKeys(r),
       route_id: routeId,
-      alias: (id) => this.route(id),
+      alias: this.alias,
       given: this.given,
       relationship: r.relationship,
       start_s: parseGtfsTime(r.td.start_time),
