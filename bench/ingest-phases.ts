@@ -56,7 +56,7 @@ try {
       freshness: config.freshness,
       delay: config.delay,
       rejects: new RejectTally(),
-      matcher: new TripMatcher(feed.trip_matching),
+      matcher: new TripMatcher(feed.trip_matching, feed.route_aliases),
     });
     t.push(performance.now());
     await history.hasSnapshot({ feed_id: KIND, body_sha256: hash });

@@ -71,12 +71,10 @@ export const alertFields = {
   status: z.enum(ALERT_STATUSES).meta({
     description: '`upcoming` before its active period, `active`, `resolved` once it left the feed or its period ended.',
   }),
-  impact: z
-    .string()
-    .meta({
-      description: 'GTFS-RT effect in lower case: no_service, reduced_service, significant_delays, detour, …',
-      example: 'significant_delays',
-    }),
+  impact: z.string().meta({
+    description: 'GTFS-RT effect in lower case: no_service, reduced_service, significant_delays, detour, …',
+    example: 'significant_delays',
+  }),
   cause: z.string().meta({ example: 'technical_problem' }),
   severity: z.string().nullable(),
   header: z.record(z.string(), z.string()).meta({ description: 'Text by language tag (empty tag: unspecified).' }),
@@ -131,6 +129,13 @@ export const vehicleFields = {
   vehicle_id: z.string(),
   route_id: z.string().nullable(),
   trip_id: z.string().nullable(),
+  feed_trip_id: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
+    }),
   lat: z
     .number()
     .meta({ description: "WGS 84 degrees: the vehicle's own fix, or its stop's when `position_source` is `stop`." }),
@@ -167,6 +172,13 @@ export const arrivalFields = {
     .meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
   trip_id: z.string(),
+  feed_trip_id: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
+    }),
   trip_instance: z.string().nullable().meta({
     description:
       'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',
@@ -192,6 +204,7 @@ export const RailArrivalSchema = z
     id: arrivalFields.id,
     source: arrivalFields.source,
     trip_id: arrivalFields.trip_id,
+    feed_trip_id: arrivalFields.feed_trip_id,
     trip_instance: arrivalFields.trip_instance,
     line: arrivalFields.line,
     station_id: arrivalFields.station_id,

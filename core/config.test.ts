@@ -62,6 +62,16 @@ t.test('feeds[].trip_matching: auto by default, one strategy or several in order
   t.same(feed(['start', 'exact']), ['start', 'exact']);
   t.throws(() => feed('fuzzy'), /feeds\.0\.trip_matching/);
   t.throws(() => feed([]), /feeds\.0\.trip_matching/);
+  t.same(feed(['nyct', 'nyct_loose']), ['nyct', 'nyct_loose']);
+});
+
+t.test('feeds[].route_aliases: none by default, feed route → schedule route', async (t) => {
+  const aliases = (route_aliases?: unknown) =>
+    parseConfig({ feeds: [{ id: 'a', kind: 'gtfs-rt', url: 'http://x', route_aliases }] }).feeds[0]!.route_aliases;
+  t.same(aliases(), {});
+  t.same(aliases({ S: 'GS', '5X': '5' }), { S: 'GS', '5X': '5' });
+  t.throws(() => aliases({ S: '' }), /feeds\.0\.route_aliases/);
+  t.throws(() => aliases(['S', 'GS']), /feeds\.0\.route_aliases/);
 });
 
 t.test('log_level: from the file, TRANSIT_LOG_LEVEL over it, unknown levels refused', async (t) => {

@@ -40,11 +40,16 @@ export const FeedSchema = z
     headers: z.record(z.string(), z.string()).default({}),
     /**
      * how realtime trips are found in the schedule: `auto` (exact, then nyct for NYCT-style ids,
-     * then start), one strategy, or strategies in the order to try them (README, trip matching)
+     * then start, then nyct_loose), one strategy, or strategies in the order to try them (README, trip matching)
      */
     trip_matching: z
       .union([z.literal('auto'), z.enum(MATCH_STRATEGIES), z.array(z.enum(MATCH_STRATEGIES)).min(1)])
       .default('auto'),
+    /**
+     * route ids the feed writes otherwise than its schedule, feed's → schedule's (NYCT subway:
+     * {"S": "GS", "5X": "5"}); applied to trip descriptors before trip matching and to the route stored
+     */
+    route_aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
     /**
      * store snapshots whose header is older than freshness.max_age_days, with their own service
      * dates (archives, a feed stuck on an old file); off: such snapshots are rejected whole

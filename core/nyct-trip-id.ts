@@ -42,21 +42,40 @@ export function nyctKey(origin: number, route: string, direction: string): strin
   return `${origin}|${route}|${direction}`;
 }
 
+/** A static trip's place in the NYCT lookups: origin (hundredths of a minute), route, direction, path. */
+export interface NyctStaticTrip {
+  origin: number;
+  route: string;
+  direction: 'N' | 'S';
+  path: string | null;
+}
+
 /**
- * Where a static trip sits in the NYCT lookup: from its own id when that follows the scheme,
+ * Where a static trip sits in the NYCT lookups: from its own id when that follows the scheme,
  * else from an `mta_trip_id` column, the origin then taken from the trip's first departure.
  */
-export function nyctStaticKey(
+export function nyctStaticTrip(
   tripId: string,
   mtaTripId: string | null,
   routeId: string,
   firstDepartureS: number | null,
-): { key: string; path: string | null } | null {
+): NyctStaticTrip | null {
   // the column, when present, is the agency's own id; a trip id only looks like one by its shape
   const parsed = (mtaTripId ? parseNyctTripId(mtaTripId) : null) ?? parseNyctTripId(tripId);
   if (!parsed) return null;
   const origin = parsed.origin ?? (firstDepartureS === null ? null : nyctOriginOfSeconds(firstDepartureS));
   if (origin === null) return null;
   // the trip's route, not the id's: some lines' static ids name a sibling route in that position
-  return { key: nyctKey(origin, routeId, parsed.direction), path: parsed.path };
+  return { origin, route: routeId, direction: parsed.direction, path: parsed.path };
+}
+
+/** nyctStaticTrip as the key of the exact lookup, with the path that separates trips at one key. */
+export function nyctStaticKey(
+  tripId: string,
+  mtaTripId: string | null,
+  routeId: string,
+  firstDepartureS: number | null,
+): { key: string; path: string | null } | null {
+  const at = nyctStaticTrip(tripId, mtaTripId, routeId, firstDepartureS);
+  return at && { key: nyctKey(at.origin, at.route, at.direction), path: at.path };
 }

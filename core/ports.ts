@@ -58,6 +58,12 @@ export interface NyctScheduledTrip {
   path: string | null;
 }
 
+/** A scheduled trip of one NYCT route and direction, with its first departure, for the loose match. */
+export interface NyctTimedTrip extends NyctScheduledTrip {
+  /** first departure, seconds from its service day's origin (may pass 86,400) */
+  start_s: number;
+}
+
 /** Static schedule lookups the normalizer needs, held in memory by the store. */
 export interface ScheduleIndex {
   readonly timezone: string;
@@ -83,6 +89,11 @@ export interface ScheduleIndex {
   tripsStartingAt(routeId: string, directionId: number | null, startS: number): readonly ScheduledTrip[];
   /** Trips by core/nyct-trip-id.ts's nyctKey (origin, route, direction). Indexed on first use, then O(1). */
   nyctTrips(key: string): readonly NyctScheduledTrip[];
+  /**
+   * The NYCT-style trips (core/nyct-trip-id.ts) of a route in one direction (N or S), ordered by
+   * first departure, whatever their service. Indexed on first use, then O(1).
+   */
+  nyctRouteTrips(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[];
 }
 
 /** What identifies a stored snapshot: the hash covers the whole body, header timestamp included. */

@@ -36,6 +36,12 @@ export interface VehiclePosition {
   /** null when the feed gives no route and the trip is not in the schedule */
   route_id: string | null;
   trip_id: string | null;
+  /**
+   * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
+   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * `trip_id` or the feed gave none. Absent is null.
+   */
+  feed_trip_id?: string | null;
   mode: Mode | null;
   lat: number;
   lon: number;
@@ -54,6 +60,12 @@ export interface VehiclePosition {
 export interface Arrival {
   feed_id: string;
   trip_id: string;
+  /**
+   * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
+   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * `trip_id` or the feed gave none. Absent is null.
+   */
+  feed_trip_id?: string | null;
   /**
    * null when the trip id appears once in its snapshot; when a feed carries the same trip id (and
    * start date) more than once with different content, what tells the instances apart
@@ -86,6 +98,12 @@ export interface TripObservation {
   feed_id: string;
   service_date: string;
   trip_id: string;
+  /**
+   * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
+   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * `trip_id` or the feed gave none. Absent is null.
+   */
+  feed_trip_id?: string | null;
   route_id: string | null;
   mode: Mode | null;
   relationship: TripRelationship;
@@ -175,9 +193,11 @@ export type RejectReason = (typeof REJECT_REASONS)[number];
 /**
  * How a realtime trip is found in the static schedule (README, "Feeds that break the rules"):
  * by its trip id; by start date + start time + route + direction; by the NYCT origin time and
- * path carried in the id. Each also tries the previous service day for trips past 24:00.
+ * path carried in the id; loosely, an NYCT id whose origin no scheduled trip has, by the nearest
+ * earlier scheduled trip of its route and direction (0–3,600 s late). Each also tries the
+ * previous service day for trips past 24:00.
  */
-export const MATCH_STRATEGIES = ['exact', 'start', 'nyct'] as const;
+export const MATCH_STRATEGIES = ['exact', 'start', 'nyct', 'nyct_loose'] as const;
 export type MatchStrategy = (typeof MATCH_STRATEGIES)[number];
 
 export interface MatchCounts {

@@ -52,6 +52,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   const base: RowBase = {
     feed_id: ctx.feed_id,
     trip_id: trip.trip_id,
+    feed_trip_id: trip.feed_trip_id,
     trip_instance: input.tripInstance,
     route_id: trip.route_id,
     mode: trip.mode,
@@ -195,6 +196,7 @@ function arrivalRow(
   return {
     feed_id: base.feed_id,
     trip_id: base.trip_id,
+    feed_trip_id: base.feed_trip_id,
     trip_instance: base.trip_instance,
     route_id: base.route_id,
     mode: base.mode,

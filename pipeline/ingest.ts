@@ -321,7 +321,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       freshness: config.freshness,
       delay: config.delay,
       rejects: new RejectTally(),
-      matcher: new TripMatcher(feed.trip_matching),
+      matcher: new TripMatcher(feed.trip_matching, feed.route_aliases),
       allow_old_snapshots: feed.allow_old_snapshots,
     };
     if (feed.kind === 'alerts-json') {

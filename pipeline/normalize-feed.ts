@@ -2,12 +2,13 @@
 // of entity has its own normalizer.
 import type { Arrival, RejectReason, TripMatching, TripObservation, VehiclePosition } from '../core/types.ts';
 import type { AlertContent } from './alert-content.ts';
-import { has, int64, type FeedEntityMsg, type FeedMessageMsg } from './gtfs-rt-types.ts';
+import { has, int64, type FeedEntityMsg, type FeedMessageMsg, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import { normalizeAlerts } from './normalize-alerts.ts';
 import { judgeHeader, secondsToMs, type NormalizeContext, type SnapshotRejection } from './normalize-context.ts';
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
 import { normalizeVehicles } from './normalize-vehicles.ts';
-import { TripMatcher } from './trip-matching/match.ts';
+import { matchRequest } from './resolve-trip.ts';
+import { TripMatcher, type MatchRequest } from './trip-matching/match.ts';
 
 /** One poll's rows, whatever the feed kind. */
 export interface NormalizedPoll {
@@ -125,8 +126,11 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
       return !e.is_deleted;
     });
 
-  const v = normalizeVehicles(unique(keep(vehicles), 'v'), ctx);
-  const t = normalizeTripUpdates(unique(keep(tripUpdates), 't'), ctx);
+  const vehicleEntities = unique(keep(vehicles), 'v');
+  const tripUpdateEntities = unique(keep(tripUpdates), 't');
+  ctx.matcher.prepare(tripsToMatch(vehicleEntities, tripUpdateEntities, ctx));
+  const v = normalizeVehicles(vehicleEntities, ctx);
+  const t = normalizeTripUpdates(tripUpdateEntities, ctx);
   const a = normalizeAlerts(unique(keep(alerts), 'a'), ctx);
   return {
     header_timestamp_ms: header.reported,
@@ -141,4 +145,17 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
     rejected: ctx.rejects.counts,
     matching: ctx.matcher.summary(),
   };
+}
+
+/** The descriptors the normalizers will look up (one with an id, or a route and start time), lazily. */
+function* tripsToMatch(
+  vehicles: readonly FeedEntityMsg[],
+  tripUpdates: readonly FeedEntityMsg[],
+  ctx: NormalizeContext,
+): Generator<MatchRequest> {
+  // protobufjs leaves an absent message null or undefined
+  const looksUp = (td: TripDescriptorMsg | null | undefined): td is TripDescriptorMsg =>
+    td != null && Boolean(td.trip_id || (td.route_id && td.start_time));
+  for (const e of tripUpdates) if (looksUp(e.trip_update!.trip)) yield matchRequest(e.trip_update!.trip, ctx);
+  for (const e of vehicles) if (looksUp(e.vehicle!.trip)) yield matchRequest(e.vehicle!.trip!, ctx);
 }

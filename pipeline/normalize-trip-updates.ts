@@ -89,6 +89,7 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
       feed_id: ctx.feed_id,
       service_date: trip.service_date,
       trip_id: trip.trip_id,
+      feed_trip_id: trip.feed_trip_id,
       route_id: trip.route_id,
       mode: trip.mode,
       relationship: trip.relationship,

@@ -66,7 +66,7 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
 
     const td = v.trip;
     let tripId = td?.trip_id || null;
-    let routeId = td?.route_id || null;
+    let routeId = td?.route_id ? ctx.matcher.route(td.route_id) : null;
     // without an id, a route and start time can still find the trip (trip matching, `start`)
     const trip = td && (tripId || (routeId && td.start_time)) ? resolveTrip(td, ctx, false) : null;
     const placement: Placement | null = hasFix
@@ -91,6 +91,7 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
           feed_id: ctx.feed_id,
           service_date: trip.service_date,
           trip_id: tripId,
+          feed_trip_id: trip.feed_trip_id,
           route_id: routeId,
           mode,
           relationship: trip.relationship,
@@ -111,6 +112,7 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       vehicle_id: vehicleId,
       route_id: routeId,
       trip_id: tripId,
+      feed_trip_id: trip ? trip.feed_trip_id : null,
       mode,
       lat: placement.lat,
       lon: placement.lon,

@@ -6,10 +6,13 @@ import { localDate, parseGtfsTime, parseStartDate, serviceDayOriginMs } from '..
 import type { Mode, TripRelationship } from '../core/types.ts';
 import { TRIP_RELATIONSHIP_NAMES, has, type TripDescriptorMsg } from './gtfs-rt-types.ts';
 import type { NormalizeContext } from './normalize-context.ts';
+import type { MatchRequest } from './trip-matching/match.ts';
 
 export interface ResolvedTrip {
   /** the schedule's id of the matched trip, else the feed's own */
   trip_id: string;
+  /** the feed's own trip id when it is not `trip_id` (trip matching gave another); else null */
+  feed_trip_id: string | null;
   route_id: string | null;
   mode: Mode | null;
   direction_id: number | null;
@@ -31,20 +34,31 @@ export function tripRelationship(td: TripDescriptorMsg | undefined): TripRelatio
   return (TRIP_RELATIONSHIP_NAMES[td.schedule_relationship ?? 0] ?? 'scheduled') as TripRelationship;
 }
 
+/** What trip matching is asked about a descriptor of this poll. */
+export function matchRequest(td: TripDescriptorMsg, ctx: NormalizeContext): MatchRequest {
+  return {
+    td,
+    relationship: tripRelationship(td),
+    schedule: ctx.schedule,
+    timezone: ctx.timezone,
+    now_ms: ctx.header_ms ?? ctx.observed_ms,
+  };
+}
+
 /**
  * Null when the descriptor names no trip and no strategy found one. `withTimes: false` skips the
  * stop times and their origin when the caller needs only route, mode and service date (vehicle
  * positions: thousands per poll).
  */
 export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTimes = true): ResolvedTrip | null {
-  const relationship = tripRelationship(td);
-  const schedule = ctx.schedule;
-  const now = ctx.header_ms ?? ctx.observed_ms;
-  const match = ctx.matcher.match({ td, relationship, schedule, timezone: ctx.timezone, now_ms: now });
+  const request = matchRequest(td, ctx);
+  const { relationship, schedule, now_ms: now } = request;
+  const match = ctx.matcher.match(request);
   const scheduled = match.trip;
-  const tripId = match.outcome === 'matched' ? scheduled!.trip_id : td.trip_id || null;
+  const feedTripId = td.trip_id || null;
+  const tripId = match.outcome === 'matched' ? scheduled!.trip_id : feedTripId;
   if (tripId === null) return null;
-  const routeId = (td.route_id || null) ?? scheduled?.route_id ?? null;
+  const routeId = (td.route_id ? ctx.matcher.route(td.route_id) : null) ?? scheduled?.route_id ?? null;
   const route = routeId && schedule ? schedule.route(routeId) : undefined;
   const serviceDate = match.service_date ?? parseStartDate(td.start_date) ?? localDate(now, ctx.timezone);
   const stopTimes = scheduled && withTimes ? schedule!.stopTimes(scheduled.trip_id) : [];
@@ -60,6 +74,7 @@ export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTi
 
   return {
     trip_id: tripId,
+    feed_trip_id: feedTripId === tripId ? null : feedTripId,
     route_id: routeId,
     // a route the schedule knows keeps its mode, even none (ferries); an unknown one takes the feed's
     mode: route ? route.mode : (ctx.default_mode ?? null),

@@ -55,6 +55,19 @@ function liveAt(nowMs: number): FakeLive {
       last_success_ms: nowMs - 2_000,
       header_timestamp_ms: nowMs - 5_000,
       entities: 42,
+      matching: {
+        trips: 40,
+        matched: 36,
+        unmatched: 3,
+        ambiguous: 1,
+        previous_day: 2,
+        match_rate: 0.9,
+        strategies: {
+          exact: { matched: 0, unmatched: 40, ambiguous: 0 },
+          nyct: { matched: 33, unmatched: 6, ambiguous: 1 },
+          nyct_loose: { matched: 3, unmatched: 3, ambiguous: 0 },
+        },
+      },
     }),
     makeFeed({
       feed_id: 'notices',
@@ -161,6 +174,11 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
   t.equal(bus.sparkline.entities.at(-11), 25);
   t.equal(bus.entities, 42);
   t.equal(bus.header_age_s, 5.5);
+  t.same(
+    bus.schedule_match,
+    { trips: 40, matched: 36, unmatched: 3, ambiguous: 1, loose: 3, rate: 0.9 },
+    'loose matches counted apart',
+  );
   t.same(doc.alerts.active_by_mode, { rail: 0, bus: 1, streetcar: 1 });
   t.same(doc.alerts.upcoming_by_mode, { rail: 1, bus: 0, streetcar: 0 });
   t.equal(doc.alerts.last_change_at, new Date(T0 - 30_000).toISOString(), 'a resolution is a change');

@@ -536,6 +536,7 @@ function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule
     matched: m.matched,
     unmatched: m.unmatched,
     ambiguous: m.ambiguous,
+    loose: m.strategies.nyct_loose?.matched ?? 0,
     rate: Math.round(m.match_rate * 10_000) / 10_000,
   };
 }

@@ -22,12 +22,10 @@ export const ComponentStateSchema = z.enum(COMPONENT_STATES).meta({
     '`unknown` until the first observation after a start (at most two poll intervals for a feed).',
 });
 
-const reason = z
-  .string()
-  .meta({
-    description: 'Why the component is in this state, in words.',
-    example: 'last poll failed: timeout after 10 s',
-  });
+const reason = z.string().meta({
+  description: 'Why the component is in this state, in words.',
+  example: 'last poll failed: timeout after 10 s',
+});
 
 export const SparklineSchema = z
   .object({
@@ -64,6 +62,9 @@ export const FeedStatusSchema = z
         matched: count('Trips found in the schedule.'),
         unmatched: count('Trips not found.'),
         ambiguous: count('Trips that several scheduled trips fitted equally: none was chosen.'),
+        loose: count(
+          'Of the matched, trips given the nearest earlier scheduled trip (nyct_loose: an NYCT train running up to an hour behind the published timetable).',
+        ),
         rate: z.number().min(0).max(1).meta({ description: 'matched / trips.' }),
       })
       .nullable()

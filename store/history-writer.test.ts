@@ -32,6 +32,7 @@ const vehicle = (i: number, over: Partial<VehiclePosition> = {}): VehiclePositio
 const arrival: Arrival = {
   feed_id: 'f',
   trip_id: 't1',
+  feed_trip_id: '036050_1..N03R',
   trip_instance: null,
   route_id: 'RED',
   mode: 'rail',
@@ -192,6 +193,7 @@ t.test('every table round-trips', async (t) => {
       position_at: '2024-05-01 12:00:00.251+00',
       observed_at: '2024-05-01 12:00:01.251+00',
       position_source: 'gps',
+      feed_trip_id: null,
     },
     {
       feed_id: 'f',
@@ -208,6 +210,7 @@ t.test('every table round-trips', async (t) => {
       position_at: '2024-05-01 12:00:00.252+00',
       observed_at: '2024-05-01 12:00:01.252+00',
       position_source: 'stop',
+      feed_trip_id: null,
     },
   ]);
 
@@ -231,6 +234,7 @@ t.test('every table round-trips', async (t) => {
     vehicle_id: null,
     observed_at: '2024-05-01 12:00:00.255+00',
     trip_instance: null,
+    feed_trip_id: '036050_1..N03R',
   });
   t.match(arrivals[1], {
     service_date: null,
@@ -253,6 +257,7 @@ t.test('every table round-trips', async (t) => {
       source: 'trip_update',
       in_schedule: false,
       observed_at: '2024-05-01 12:00:00.25+00',
+      feed_trip_id: null,
     },
   ]);
 

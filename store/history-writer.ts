@@ -28,6 +28,7 @@ export const VEHICLE_COLUMNS: readonly ColumnDef<VehiclePosition>[] = [
   { name: 'position_at', kind: 'timestamptz', get: (r) => r.timestamp_ms },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
   { name: 'position_source', kind: 'varchar', get: (r) => r.position_source },
+  { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
 ];
 
 export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
@@ -49,6 +50,7 @@ export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
   { name: 'vehicle_id', kind: 'varchar', get: (r) => r.vehicle_id },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
   { name: 'trip_instance', kind: 'varchar', get: (r) => r.trip_instance },
+  { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
 ];
 
 export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [
@@ -62,6 +64,7 @@ export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [
   { name: 'source', kind: 'varchar', get: (r) => r.source },
   { name: 'in_schedule', kind: 'boolean', get: (r) => r.in_schedule },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+  { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
 ];
 
 export const ALERT_COLUMNS: readonly ColumnDef<Alert>[] = [

@@ -49,6 +49,7 @@ for (const [name, files, ids] of [
     t.teardown(() => db.close());
     await importGtfs(db, 'n', writeFeedFolder(join(dir, name.replace(/\W+/g, '-')), files));
     const index = await loadScheduleIndex(db, 'n');
+    const isColumnShape = name.includes('column');
     const found = (key: string) =>
       index
         .nyctTrips(key)
@@ -64,6 +65,15 @@ for (const [name, files, ids] of [
     );
     t.same(found(nyctKey(145000, '1', 'N')), [[ids[2], '03R']], '24:10:00 stays on its service day');
     t.same(found(nyctKey(36050, '2', 'N')), [], 'the other direction');
+    t.same(
+      index.nyctRouteTrips('1', 'N').map((c) => [c.trip.trip_id, c.start_s, c.path]),
+      [
+        [isColumnShape ? '1-0610' : 'AFA24GEN-1037-Weekday-00_037000_1..N03R', 22_200, '03R'],
+        [ids[2], 87_000, '03R'],
+      ],
+      'by route and direction, in order of first departure (24:10:00 after 06:10:00)',
+    );
+    t.same(index.nyctRouteTrips('1', 'S'), []);
     t.same(found(nyctKey(36050, 'B44', 'S')), []);
     const column = await db.all<{ trip_id: string; mta_trip_id: string | null }>(
       `SELECT trip_id, mta_trip_id FROM gtfs_trips WHERE mta_trip_id IS NOT NULL ORDER BY trip_id`,

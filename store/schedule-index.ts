@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { nyctStaticKey } from '../core/nyct-trip-id.ts';
+import { nyctKey, nyctStaticTrip } from '../core/nyct-trip-id.ts';
 import type {
   NyctScheduledTrip,
+  NyctTimedTrip,
   ScheduledRoute,
   ScheduledStop,
   ScheduledStopTime,
@@ -209,6 +210,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     tripSpan: (id) => stopTimes.span(id),
     tripsStartingAt: (route, direction, startS) => lookups.startingAt(route, direction, startS),
     nyctTrips: (key) => lookups.nyct(key),
+    nyctRouteTrips: (route, direction) => lookups.nyctRoute(route, direction),
   };
 }
 
@@ -221,6 +223,7 @@ const NONE: readonly never[] = Object.freeze([]);
 class TripLookups {
   private byStart: Map<string, ScheduledTrip[]> | undefined;
   private byNyct: Map<string, NyctScheduledTrip[]> | undefined;
+  private byNyctRoute: Map<string, NyctTimedTrip[]> | undefined;
 
   constructor(
     private readonly trips: readonly ScheduledTrip[],
@@ -243,20 +246,30 @@ class TripLookups {
   }
 
   nyct(key: string): readonly NyctScheduledTrip[] {
-    if (!this.byNyct) {
-      const index = new Map<string, NyctScheduledTrip[]>();
-      for (const trip of this.trips) {
-        const at = nyctStaticKey(
-          trip.trip_id,
-          this.mtaTripId(trip.trip_id),
-          trip.route_id,
-          this.span(trip.trip_id)?.start_s ?? null,
-        );
-        if (at) push(index, at.key, Object.freeze({ trip, path: at.path }));
-      }
-      this.byNyct = index;
+    if (!this.byNyct) this.indexNyct();
+    return this.byNyct!.get(key) ?? NONE;
+  }
+
+  nyctRoute(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[] {
+    if (!this.byNyctRoute) this.indexNyct();
+    return this.byNyctRoute!.get(`${routeId}|${direction}`) ?? NONE;
+  }
+
+  // both NYCT indexes in one pass: a feed that needs the loose match has needed the exact one first
+  private indexNyct(): void {
+    const exact = new Map<string, NyctScheduledTrip[]>();
+    const byRoute = new Map<string, NyctTimedTrip[]>();
+    for (const trip of this.trips) {
+      const span = this.span(trip.trip_id);
+      const at = nyctStaticTrip(trip.trip_id, this.mtaTripId(trip.trip_id), trip.route_id, span?.start_s ?? null);
+      if (!at) continue;
+      push(exact, nyctKey(at.origin, at.route, at.direction), Object.freeze({ trip, path: at.path }));
+      if (span)
+        push(byRoute, `${at.route}|${at.direction}`, Object.freeze({ trip, path: at.path, start_s: span.start_s }));
     }
-    return this.byNyct.get(key) ?? NONE;
+    for (const list of byRoute.values()) list.sort((a, b) => a.start_s - b.start_s);
+    this.byNyct = exact;
+    this.byNyctRoute = byRoute;
   }
 }
 

@@ -224,7 +224,7 @@ t.test('what each strategy needs, and trips the feed says are extra', async (t) 
 });
 
 t.test('the configured strategies, in their order', async (t) => {
-  t.same(new TripMatcher().order, ['exact', 'nyct', 'start']);
+  t.same(new TripMatcher().order, ['exact', 'nyct', 'start', 'nyct_loose']);
   t.same(new TripMatcher('start').order, ['start']);
   t.same(new TripMatcher(['start', 'exact']).order, ['start', 'exact']);
   const exactOnly = new TripMatcher('exact');

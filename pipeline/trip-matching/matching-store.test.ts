@@ -24,7 +24,7 @@ import {
   TUESDAY_NIGHT_MS,
 } from '../../test/support/nyct-gtfs.ts';
 import { createPipeline } from '../ingest.ts';
-import { testConfig } from '../../test/support/pipeline-fakes.ts';
+import { encodeFeed, header, testConfig } from '../../test/support/pipeline-fakes.ts';
 import { silentLogger } from '../../core/logger.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trip-matching-'));
@@ -89,9 +89,11 @@ for (const [variant, files] of [
         strategies: {
           exact: { matched: 0, unmatched: 5, ambiguous: 0 },
           nyct: { matched: 3, unmatched: 1, ambiguous: 1 },
+          nyct_loose: { matched: 0, unmatched: 1, ambiguous: 1 },
         },
       },
-      'each path finds its own trip; no path between two paths is ambiguous; an unknown origin is unmatched',
+      'each path finds its own trip; no path between two paths is ambiguous; an unknown origin is unmatched ' +
+        '(06:39, 29 minutes after the 06:10 1 train, but that one runs under its own id)',
     );
     const observed = await db.all<{ trip_id: string; service_date: string; in_schedule: boolean }>(
       `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, in_schedule FROM trip_observations ORDER BY trip_id`,
@@ -115,6 +117,25 @@ for (const [variant, files] of [
         .sort(),
       ['036050_2..S', '039900_1..N03R'],
       "the rest keep the feed's id",
+    );
+    const feedIds = await db.all<{ trip_id: string; feed_trip_id: string | null }>(
+      `SELECT DISTINCT trip_id, feed_trip_id FROM arrivals ORDER BY ALL`,
+    );
+    t.same(
+      feedIds.map((r) => [r.trip_id, r.feed_trip_id]).sort(),
+      [
+        [staticId('AFA24GEN-1037-Weekday-00_037000_1..N03R', '1-0610'), '037000_1..N03R'],
+        [staticId('AFA24GEN-2043-Weekday-00_036050_2..S07R', '2-0600-a'), '036050_2..S07R'],
+        [staticId('AFA24GEN-2043-Weekday-00_036050_2..S08R', '2-0600-b'), '036050_2..S08R'],
+        ['036050_2..S', null],
+        ['039900_1..N03R', null],
+      ].sort(),
+      "the feed's own id beside the schedule's (null where they are one)",
+    );
+    t.same(
+      await db.all(`SELECT DISTINCT trip_id, feed_trip_id FROM trip_observations ORDER BY ALL`),
+      [...feedIds].sort((a, b) => (a.trip_id < b.trip_id ? -1 : 1)),
+      'trip observations too',
     );
     const delays = await db.all<{ trip_id: string; delay_s: number }>(
       `SELECT trip_id, delay_s FROM arrivals WHERE in_schedule ORDER BY trip_id`,
@@ -190,4 +211,48 @@ t.test('a feed set to one strategy tries only that one', async (t) => {
   });
   const nyctOnly = await pollWith(db, schedule, nyctMorningFeed(), MONDAY_MORNING_MS + 3_000, ['nyct']);
   t.same(nyctOnly.matching?.strategies, { nyct: { matched: 3, unmatched: 1, ambiguous: 1 } });
+});
+
+t.test('a train behind the published timetable, through the store', async (t) => {
+  const db = await Db.open(':memory:');
+  t.teardown(() => db.close());
+  await importGtfs(db, 'nyct', writeFeedFolder(join(dir, 'loose'), nyctEmbeddedGtfs()));
+  const schedule = await loadScheduleIndex(db, 'nyct');
+  const at = MONDAY_MORNING_MS + 600_000;
+  // 06:05:30 on path 07R: no 2 train leaves then; the 06:00:30 on 07R left 300 s earlier
+  const body = encodeFeed({
+    header: header(at / 1000),
+    entity: [
+      {
+        id: 'L',
+        trip_update: {
+          trip: { trip_id: '036550_2..S07R', route_id: '2', start_date: '20240506' },
+          stop_time_update: [{ stop_id: '204S', arrival: { time: Date.parse('2024-05-06T10:08:00Z') / 1000 } }],
+        },
+      },
+    ],
+  });
+  const poll = await pollWith(db, schedule, body, at + 2_000);
+  t.match(poll.matching, {
+    trips: 1,
+    matched: 1,
+    strategies: { nyct: { unmatched: 1 }, nyct_loose: { matched: 1, unmatched: 0, ambiguous: 0 } },
+  });
+  t.same(
+    await db.all(`SELECT trip_id, feed_trip_id, delay_s, in_schedule FROM arrivals`),
+    [
+      {
+        trip_id: 'AFA24GEN-2043-Weekday-00_036050_2..S07R',
+        feed_trip_id: '036550_2..S07R',
+        delay_s: 330,
+        in_schedule: true,
+      },
+    ],
+    "five minutes behind the 06:00:30: that trip's id and times, the feed's id beside them",
+  );
+  t.same(
+    await recentPolls(db, 'subway', 0).then((p) => p.map((x) => x.matching)),
+    [poll.matching],
+    'stored with the poll',
+  );
 });

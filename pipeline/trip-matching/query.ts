@@ -7,6 +7,17 @@ export interface MatchQuery {
   td: TripDescriptorMsg;
   /** the realtime trip id; null when the descriptor has none */
   trip_id: string | null;
+  /** the descriptor's route_id through the feed's route aliases; null when it has none */
+  route_id: string | null;
+  /** a route id the feed writes (also inside its trip ids) → the schedule's (feeds[].route_aliases) */
+  alias(routeId: string): string;
+  /**
+   * Scheduled trip runs (`trip_id|service_date`) the snapshot gives to some train: to one named
+   * by its own id, or to the least late of the trains loosely matched to it; the value is that
+   * train's feed key (tripKey), '' when it is not a loose match. Empty until the snapshot is
+   * prepared (TripMatcher.prepare).
+   */
+  given: ReadonlyMap<string, string>;
   relationship: TripRelationship;
   /** start_date as 'YYYY-MM-DD', null when absent or malformed */
   start_date: string | null;
@@ -25,7 +36,8 @@ export interface ServiceDay {
 }
 
 export type StrategyAnswer =
-  | ({ outcome: 'matched'; trip: ScheduledTrip } & ServiceDay)
+  /** `late_s`: how far the train runs behind the trip it was loosely given (nyct_loose only) */
+  | ({ outcome: 'matched'; trip: ScheduledTrip; late_s?: number } & ServiceDay)
   /** several trips fit equally well; none is chosen */
   | { outcome: 'ambiguous' }
   /**
@@ -46,3 +58,12 @@ export function decide(found: readonly ({ trip: ScheduledTrip } & ServiceDay)[])
   if (found.length > 1) return AMBIGUOUS;
   return { outcome: 'matched', ...found[0]! };
 }
+
+/** A run of a scheduled trip: what one train at most may be given. */
+export const runKey = (tripId: string, serviceDate: string): string => `${tripId}|${serviceDate}`;
+
+/**
+ * The feed's own name of a train, shared by its trip update and its vehicle (which may leave out
+ * start_date): its trip id.
+ */
+export const tripKey = (q: Pick<MatchQuery, 'trip_id'>): string => q.trip_id ?? '';

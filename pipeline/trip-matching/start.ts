@@ -6,7 +6,7 @@ import { decide, type ServiceDay, type Strategy } from './query.ts';
 import { probeDays } from './service-day.ts';
 
 export const matchStart: Strategy = (q) => {
-  const routeId = q.td.route_id;
+  const routeId = q.route_id;
   if (!routeId || q.start_s === null) return null;
   const direction = has(q.td, 'direction_id') ? (q.td.direction_id ?? null) : null;
   const found: ({ trip: ScheduledTrip } & ServiceDay)[] = [];

@@ -3,7 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../core/config.ts';
-import { nyctStaticKey } from '../../core/nyct-trip-id.ts';
+import { nyctStaticKey, nyctStaticTrip } from '../../core/nyct-trip-id.ts';
 import type {
   HistoryBatch,
   HistoryWriter,
@@ -129,6 +129,15 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
         );
         return at?.key === key ? [{ trip, path: at.path }] : [];
       }),
+    nyctRouteTrips: (route, direction) =>
+      [...trips.values()]
+        .flatMap((trip) => {
+          const start = span(trip.trip_id)?.start_s;
+          if (start === undefined) return [];
+          const at = nyctStaticTrip(trip.trip_id, mta.get(trip.trip_id) ?? null, trip.route_id, start);
+          return at?.route === route && at.direction === direction ? [{ trip, path: at.path, start_s: start }] : [];
+        })
+        .sort((a, b) => a.start_s - b.start_s),
   };
 }
 
