@@ -10,6 +10,7 @@ import {
   isServiceDate,
   reliabilityModes,
   resolveTimezone,
+  retainedWindow,
   rollup,
   RollupInputError,
   routeModes,
@@ -98,6 +99,8 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
   const results: RollupResult[] = [];
   try {
     for (const mode of modes) {
+      // as the API: the rolling figures do not reach into days before the mode's history began
+      const history = (await retainedWindow(db, mode))?.earliest;
       results.push(
         await rollup(
           db,
@@ -109,7 +112,12 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
             split: options.split,
             ...(route !== undefined ? { routeId: route } : {}),
           },
-          { timezone, serviceDayEnd: options.settings.service_day_end, now },
+          {
+            timezone,
+            serviceDayEnd: options.settings.service_day_end,
+            now,
+            ...(history !== undefined ? { historyFrom: history } : {}),
+          },
         ),
       );
     }

@@ -85,4 +85,6 @@ t.test('notes name the rows, and the 7-day figures, where most trips were never 
     /^More than half of the scheduled trips of the 7-day figures were never observed in the row \(L3 2023-11-07: 86 of 100\)/,
   );
   t.match(coverageNotes([{ ...l1, service_day: 'weekday' }], true)[0], /L1 2023-11-07 weekday: 40 of 46/);
+  const firstDay = { ...l1, rolling_7d: { ...rolling.rolling_7d, scheduled: 46, delivered: 6, unobserved: 40 } };
+  t.equal(coverageNotes([firstDay], false).length, 1, "a 7-day window holding only the row's day is not noted twice");
 });

@@ -27,6 +27,13 @@ export function mostlyUnobserved(counts: { scheduled: number; unobserved: number
 
 const EXAMPLES = 3;
 
+function sameCounts(
+  a: { scheduled: number; unobserved: number },
+  b: { scheduled: number; unobserved: number },
+): boolean {
+  return a.scheduled === b.scheduled && a.unobserved === b.unobserved;
+}
+
 function rowLabel(row: RollupRow, split: boolean): string {
   return `${row.route_id} ${row.period}${split ? ` ${row.service_day}` : ''}`;
 }
@@ -60,7 +67,8 @@ export function coverageNotes(rows: readonly RollupRow[], split: boolean): strin
   }
   const rolling = rows
     .filter((row): row is RollupRow & { rolling_7d: RollingWindow } => row.rolling_7d !== null)
-    .filter((row) => mostlyUnobserved(row.rolling_7d))
+    // a window holding no more than the row's own day (history began that day) would say it twice
+    .filter((row) => mostlyUnobserved(row.rolling_7d) && !sameCounts(row.rolling_7d, row))
     .map((row) => ({ row, counts: row.rolling_7d }));
   if (rolling.length > 0) {
     notes.push(
