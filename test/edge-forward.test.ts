@@ -57,7 +57,14 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     const direct = await fetch(`${ingest!.url}${path}`, { headers: auth(max.key) });
     const viaEdge = await fetch(`${edge.url}${path}`, { headers: auth(max.key) });
     t.equal(viaEdge.status, direct.status);
-    t.same(await viaEdge.json(), await direct.json(), 'the same body');
+    // signed links expire at a whole minute: two requests either side of one differ only there
+    const unsigned = (body: unknown) =>
+      JSON.parse(
+        JSON.stringify(body)
+          .replace(/expires=\d+&signature=[\w-]+/g, 'expires=…&signature=…')
+          .replace(/"expires_at":"[^"]+"/g, '"expires_at":"…"'),
+      );
+    t.same(unsigned(await viaEdge.json()), unsigned(await direct.json()), 'the same body');
     t.equal(viaEdge.headers.get('via'), '1.1 transit-api-edge');
     t.equal(direct.headers.get('via'), null, 'the ingest node answers itself');
     t.equal(viaEdge.headers.get('content-type'), direct.headers.get('content-type'));
