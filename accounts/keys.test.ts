@@ -4,7 +4,7 @@ import { createEndpoint, listEndpoints } from '../webhooks/endpoints.ts';
 import { enqueueEvents } from '../webhooks/outbox.ts';
 import { rawEvent } from '../test/support/events.ts';
 import { webhookSecrets } from '../test/support/webhooks.ts';
-import { runKeysCommand } from './keys-cli.ts';
+import { runKeysCommand } from '../admin/operations/keys-subcommands.ts';
 import {
   createKey,
   findKeyByHash,

@@ -7,7 +7,7 @@ import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
 import type { RequestObserver } from '../core/telemetry.ts';
 import type { Db } from '../store/db.ts';
-import { App } from '../http/app.ts';
+import { App } from '../http/request-handler.ts';
 import { KeyStore, type KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../accounts/limiter.ts';

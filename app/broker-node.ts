@@ -15,7 +15,7 @@ import { LiveStatePublisher } from '../broker/live-state.ts';
 import { BrokerUsageIngest } from '../broker/meter.ts';
 import { Broker } from '../broker/redis.ts';
 import { revocationNotices, type RevocationNotices } from '../broker/revocations.ts';
-import { KeyPublisher, KeyReplica } from '../broker/keys.ts';
+import { KeyPublisher, KeyReplica } from '../broker/api-key-rows.ts';
 import { IngestAnnouncer } from '../broker/ingest-address.ts';
 
 export interface BrokerNode {

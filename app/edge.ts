@@ -18,7 +18,7 @@ import { ingestAddress } from '../broker/ingest-address.ts';
 import { createApi } from './api.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
-import { openStreaming, type Streaming } from './streaming.ts';
+import { openStreaming, type Streaming } from './fanout.ts';
 
 export interface EdgeService {
   readonly url: string;

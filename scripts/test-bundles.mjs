@@ -9,7 +9,7 @@
 // `.filename` (the defines below, applied by esbuild's parser, so text inside string literals is
 // untouched), which the code uses to find the files it reads (core/assets.ts, tests' fixtures). Source maps
 // carry the .ts texts: c8 maps coverage back to them, and stack traces name .ts lines.
-// Children that tests start from the sources (test/support/cli.ts, sea/) still run through tsx.
+// Children that tests start from the sources (test/support/cli.ts, binary/) still run through tsx.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -21,16 +21,16 @@ import { runTapFiles } from './tap-files.mjs';
 // Minimum share of lines run by the suite, over the product's .ts files.
 const MIN_LINES_PCT = 80;
 const SOURCES = [
-  '{core,pipeline,store,http,accounts,docs,status,web,exports,webhooks,stream,fixtures,app,sea,admin,observability,broker}/**/*.ts',
+  '{core,pipeline,store,http,accounts,docs,status,dashboard,exports,webhooks,stream,fixtures,app,cli,binary,admin,observability,broker}/**/*.ts',
 ];
 // Test files beside the code. Code that exists only for tests or benches (doubles, harnesses,
 // fault servers, child processes, test data) lives under test/support/ and bench/, outside
 // SOURCES; test/architecture.test.ts keeps it out of the production folders. The pages' browser
-// code (web/client/, status/client/) runs in Chromium, where Node's coverage does not reach.
-const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'web/client/**', 'status/client/**'];
+// code (dashboard/client/, status/client/) runs in Chromium, where Node's coverage does not reach.
+const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'dashboard/client/**', 'status/client/**'];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI_ENTRY = 'app/main.ts';
+const CLI_ENTRY = 'cli/main.ts';
 const args = process.argv.slice(2);
 // paths (test files, folders) choose what runs; the rest are the runner's options
 const selections = args

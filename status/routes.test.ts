@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { FakeLive, makeAlert, makeFeed } from '../test/support/fake-live.ts';
-import { App } from '../http/app.ts';
+import { App } from '../http/request-handler.ts';
 import type { KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';

@@ -5,7 +5,7 @@
 // Every response is checked against the OpenAPI document the server generates.
 import t, { type Test } from 'tap';
 import { until } from './support/wait.ts';
-import { openStreaming } from '../app/streaming.ts';
+import { openStreaming } from '../app/fanout.ts';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
 import { createApi } from '../app/api.ts';

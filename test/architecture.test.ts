@@ -13,7 +13,7 @@ import { LAYERS, NOT_PRODUCTION, PRODUCTION_FOLDERS } from './support/layers.ts'
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE = /\.(ts|mts|cts)$/;
 const isTest = (file: string) => file.endsWith('.test.ts') || file.startsWith('test/');
-// devDependencies production code may import: the build (sea/build/, the browser bundles), never the running service
+// devDependencies production code may import: the build (binary/build/, the browser bundles), never the running service
 const BUILD_TOOLS = ['esbuild', 'postject', 'typescript'];
 
 // Names that mean "exists for the tests": folders and files.

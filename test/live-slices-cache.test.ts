@@ -9,7 +9,7 @@ import type { FeedPoll, VehiclePosition } from '../core/types.ts';
 import { createApi } from '../app/api.ts';
 import { createKey } from '../accounts/keys.ts';
 import { Directory } from '../http/read/directory.ts';
-import { liveChannel, streamKindOf } from '../http/streams.ts';
+import { liveChannel, streamKindOf } from '../http/sse-routes.ts';
 import type { NormalizedPoll } from '../pipeline/normalize-feed.ts';
 import { LiveState } from '../pipeline/state.ts';
 import { Db } from '../store/db.ts';

@@ -10,7 +10,7 @@
 // nothing; FANOUT_BROKER_ROLE=edge serves streams from the broker and publishes nothing.
 import { createKey } from '../../accounts/keys.ts';
 import { createApi } from '../../app/api.ts';
-import { openStreaming } from '../../app/streaming.ts';
+import { openStreaming } from '../../app/fanout.ts';
 import { BrokerEventLog, BrokerEventPublisher } from '../../broker/event-log.ts';
 import { Broker } from '../../broker/redis.ts';
 import { parseConfig } from '../../core/config.ts';

@@ -4,13 +4,13 @@
 import t, { type Test } from 'tap';
 import { Db } from '../../store/db.ts';
 import { ConnectionMeter } from '../../stream/connection-meter.ts';
-import { App } from '../app.ts';
+import { App } from '../request-handler.ts';
 import { KeyStore } from '../../accounts/auth.ts';
 import { CursorCodec } from '../cursor.ts';
 import { createKey } from '../../accounts/keys.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../../accounts/limiter.ts';
 import { DbMeter, MemoryMeter, type Meter } from '../../accounts/meter.ts';
-import type { StreamTag } from '../streams.ts';
+import type { StreamTag } from '../sse-routes.ts';
 import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenStreamsView } from './account.ts';
 import { logInto } from '../../test/support/logs.ts';
 import { buildOpenApi } from '../../docs/openapi.ts';

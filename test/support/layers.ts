@@ -26,14 +26,22 @@ export const LAYERS: readonly Tier[] = [
     siblings: true,
     note: 'tiers 0–1, and each other without a cycle',
   },
-  { folders: ['http', 'docs', 'status', 'web'], siblings: true, note: 'tiers 0–2, and each other without a cycle' },
-  { folders: ['admin', 'app', 'sea'], siblings: true, note: 'every tier below, and each other without a cycle' },
+  {
+    folders: ['http', 'docs', 'status', 'dashboard'],
+    siblings: true,
+    note: 'tiers 0–2, and each other without a cycle',
+  },
+  {
+    folders: ['admin', 'app', 'cli', 'binary'],
+    siblings: true,
+    note: 'every tier below, and each other without a cycle',
+  },
 ];
 
 /** Top-level folders that are not production code: nothing in the layers may import them. */
 export const NOT_PRODUCTION = ['test', 'bench', 'scripts', 'node_modules', 'dist', 'data', 'coverage'];
 
 /** Production files run by path rather than imported (npm scripts, build entries). */
-export const ENTRY_POINTS = ['app/main.ts', 'app/dist-entry.ts', 'sea/entry.ts', 'fixtures/generate.ts'];
+export const ENTRY_POINTS = ['cli/main.ts', 'cli/dist-entry.ts', 'binary/entry.ts', 'fixtures/generate.ts'];
 
 export const PRODUCTION_FOLDERS: readonly string[] = LAYERS.flatMap((tier) => tier.folders);
