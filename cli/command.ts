@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../core/config.ts';
 import { defaultLogger, isLogLevel, LOG_LEVELS, type Logger } from '../core/logger.ts';
+import { UsageError } from '../core/usage-error.ts';
 import { print } from './output.ts';
 
 // A command is data: its options, its help, and what it runs. `main.ts` holds the table.
@@ -32,8 +33,6 @@ const GLOBAL_OPTIONS: OptionSpec = { 'log-level': { type: 'string' } };
 const GLOBAL_HELP: Record<string, string> = {
   'log-level': `${LOG_LEVELS.join('|')} (default info; or TRANSIT_LOG_LEVEL, or log_level in the config)`,
 };
-
-export class UsageError extends Error {}
 
 export function commandHelp(cmd: Command): string {
   const lines = [`transit-api ${cmd.usage}`, '', cmd.summary];

@@ -5,7 +5,7 @@ import { pingAdmin, runAdminCommand } from '../admin/client.ts';
 import type { CommandIO, CommandRequest } from '../admin/protocol.ts';
 import { adminSocketPath, ConfigError, configFile, loadConfig, readConfigFile, type Config } from '../core/config.ts';
 import { DatabaseMissingError, Db, dbOptions } from '../store/db.ts';
-import { UsageError } from './command.ts';
+import { UsageError } from '../core/usage-error.ts';
 import { executeOperation, OPERATIONS, type OperationName } from '../admin/operations/dispatch.ts';
 
 /**

@@ -3,7 +3,8 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCommand, UsageError } from '../cli/command.ts';
+import { runCommand } from '../cli/command.ts';
+import { UsageError } from '../core/usage-error.ts';
 import { reliabilityCommand } from '../cli/commands/reliability.ts';
 import { printReliabilityReport, type ReportOptions } from '../admin/operations/reliability-report.ts';
 import { Db } from '../store/db.ts';

@@ -3,7 +3,7 @@ import { chmod, copyFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../core/private-files.ts';
 import { writeBackup, writeSnapshot, type SnapshotSummary } from '../../exports/analyst-snapshot.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { signingSecretFile } from '../../core/signing-secret.ts';
 import type { CommandIO, Operation } from './types.ts';
 

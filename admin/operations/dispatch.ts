@@ -2,7 +2,7 @@
 // command gives the same output and code in the CLI and through the admin channel.
 import { capturedIO, type CommandIO, type CommandRequest, type CommandResult } from '../protocol.ts';
 import { ConfigError } from '../../core/config.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { backupOperation, snapshotOperation } from './copies.ts';
 import { exportOperation } from './export.ts';
 import { importGtfsOperation } from './import-gtfs.ts';

@@ -1,7 +1,7 @@
 // `transit-api export` (through admin/operations/export.ts): parses the flags, opens the database,
 // recovers what a crash left, runs the export with a progress bar on a TTY, and prints one line
-// per file. Exit code 0 when every requested file is ready. The CLI's part lives in app/, which
-// uses exports/; exports/ never imports app/.
+// per file. Exit code 0 when every requested file is ready. The operator's part lives here, which
+// uses exports/; exports/ never imports admin/.
 import type { Config } from '../../core/config.ts';
 import { Db, dbOptions } from '../../store/db.ts';
 import { progressReporter } from './progress.ts';

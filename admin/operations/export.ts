@@ -1,5 +1,5 @@
 import { ExportArgsError, runExportCommand } from './export-files.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import type { Operation } from './types.ts';
 
 export const exportOperation: Operation = {

@@ -1,5 +1,5 @@
 import { importScheduleVersion } from '../../store/schedule-refresh.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { progressReporter } from './progress.ts';
 import type { Operation } from './types.ts';
 

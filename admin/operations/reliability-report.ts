@@ -5,7 +5,6 @@ import type { Db } from '../../store/db.ts';
 import { wallClock } from '../../core/dates.ts';
 import {
   addDays,
-  formatRollupTable,
   isKnownRoute,
   isServiceDate,
   resolveTimezone,
@@ -13,7 +12,8 @@ import {
   RollupInputError,
   type RollupGroup,
 } from '../../store/reliability/index.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
+import { formatRollupTable } from './reliability-table.ts';
 
 export const DEFAULT_REPORT_DAYS = 28;
 

@@ -1,5 +1,5 @@
 import { MODES, type Mode } from '../../core/types.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { printReliabilityReport } from './reliability-report.ts';
 import type { Operation } from './types.ts';
 

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../core/config.ts';
 import { isSuccessfulPoll, type FeedPoll, type TripMatching } from '../../core/types.ts';
 import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { print } from '../output.ts';
 
 /** What a status means for the operator, where the word alone does not say it. */

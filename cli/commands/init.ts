@@ -1,5 +1,5 @@
 import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { STDIO } from '../run-operation.ts';
 
 export const initCommand: Command = {

@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../../core/config.ts';
 import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { print } from '../output.ts';
 import { progressReporter } from '../../admin/operations/progress.ts';
 

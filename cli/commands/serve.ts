@@ -1,6 +1,6 @@
 import { ConfigError, configFile, parseConfig, readConfigFile, type Config } from '../../core/config.ts';
 import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { print } from '../output.ts';
 import { listenAddress } from '../../http/listen.ts';
 

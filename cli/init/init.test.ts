@@ -13,7 +13,7 @@ import { feedZip, writeFeedFolder } from '../../test/support/gtfs-fixture.ts';
 import { encodeFeed, header } from '../../test/support/pipeline-fakes.ts';
 import { tempDir } from '../../test/support/service-process.ts';
 import { gtfsDate, smallGtfs, smallGtfsZip } from '../../test/support/small-gtfs.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { describeBody } from './sniff.ts';
 import { firstAgencyName, slug } from './gtfs-check.ts';
 import { CONFIG_NAME, runInit, type InitOptions } from './run.ts';

@@ -13,7 +13,7 @@ import { MODES, type Mode } from '../../core/types.ts';
 import { Db, dbOptions } from '../../store/db.ts';
 import { loadScheduleIndex, type LoadedScheduleIndex } from '../../store/schedule-index.ts';
 import { importScheduleVersion, type ImportedVersion } from '../../store/schedule-refresh.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../core/usage-error.ts';
 import { isLockError } from '../run-operation.ts';
 import { configObject, renderConfig, type InitFeed, type InitPlan } from './config-file.ts';
 import {

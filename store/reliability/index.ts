@@ -28,6 +28,5 @@ export type {
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
 export { isKnownRoute, reliabilityRouteIds } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
-export { formatRollupTable } from '../../admin/operations/reliability-table.ts';
 export { resolveTimezone } from './timezone.ts';
 export { liveRefreshIdle, liveInputsChanged, reliabilityReadVersion } from './live.ts';
