@@ -173,7 +173,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // revocations published by any node drop the key from this node's cache
     await node?.bindKeys(api.keys);
     const server = await startServer({
-      app: api.app,
+      handler: api.handler,
       host: config.host,
       port: config.port,
       maxBodyBytes: config.api.max_body_bytes,

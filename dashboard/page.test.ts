@@ -1,11 +1,11 @@
-// /dashboard through the request pipeline (inject) and its client script (dashboard/client/, bundled)
+// /dashboard through the request chain (inject) and its client script (dashboard/client/, bundled)
 // read as text and run in a VM: public and unmetered, a CSP that allows exactly the inlined script
 // and style, nothing loaded from elsewhere, data only ever written as text, and the client's pure
 // helpers (imported as the modules they are).
 import { createHash } from 'node:crypto';
 import vm from 'node:vm';
 import t, { type Test } from 'tap';
-import { App } from '../http/request-handler.ts';
+import { RequestHandler } from '../http/request-handler.ts';
 import type { KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
@@ -40,7 +40,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 function setup(t: Test) {
   const meter = new MemoryMeter();
   const keys: KeyAuthenticator = { authenticate: () => null, close: () => {} };
-  const app = new App({
+  const app = new RequestHandler({
     routes: dashboardRoutes(),
     keys,
     limiter: new SlidingWindowLimiter(),

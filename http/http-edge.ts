@@ -1,4 +1,4 @@
-// HTTP edge cases the socket layer answers itself, before a request reaches the pipeline: what
+// HTTP edge cases the socket layer answers itself, before a request reaches the request chain: what
 // uWebSockets.js hands over although RFC 9112 says to refuse it (two Host headers, a Content-Length
 // that is not one number, an unknown Transfer-Encoding, both framings at once), and the limits
 // of this server on the request target and header section. Each answer is a problem+json with
@@ -35,7 +35,7 @@ function refuse(code: ErrorCode, detail: string): ApiError {
   return new ApiError(code, detail);
 }
 
-/** The refusal a request head deserves, or null when it may go on to the pipeline. */
+/** The refusal a request head deserves, or null when it may go on to the request chain. */
 export function checkRequestHead(head: RequestHead): ApiError | null {
   if (head.targetBytes > MAX_TARGET_BYTES) {
     return refuse(

@@ -1,9 +1,9 @@
-// The pipeline through inject(): the cases the issue-3 routes do not exercise (plans, bodies,
+// The request chain through inject(): the cases the core routes do not exercise (plans, bodies,
 // streams, failures inside handlers, asynchronous limiters).
 import t from 'tap';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.ts';
-import { App } from './request-handler.ts';
+import { RequestHandler } from './request-handler.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from './cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../accounts/limiter.ts';
@@ -126,7 +126,7 @@ function makeApp(options: { streams?: StreamProvider; limiter?: RateLimiter } = 
     close: () => {},
   };
   const meter = new MemoryMeter();
-  const app = new App({
+  const app = new RequestHandler({
     routes,
     keys,
     meter,
@@ -217,7 +217,7 @@ t.test('cached bodies, ETags and HEAD', async (t) => {
   });
   t.equal(third.status, 200, 'a new version has a new tag');
   t.not(third.headers.etag, first.headers.etag);
-  t.same(app.pipeline.cacheStats.size, 1);
+  t.same(app.chain.cacheStats.size, 1);
 });
 
 t.test('event streams', async (t) => {

@@ -1,4 +1,4 @@
-// The request pipeline, the same for sockets and inject(): route → auth → rate limit → plan →
+// The request chain, the same for sockets and inject(): route → auth → rate limit → plan →
 // validate → handler (or event stream) → render → headers → metering. Every failure on the way
 // becomes a problem response here, so no input can escape as a crash.
 import { randomBytes } from 'node:crypto';
@@ -48,7 +48,7 @@ import { parseJsonBody, validate, type ParsedQuery } from './validate.ts';
 import { QueryMemo, scopeQuery, type QueryEntry } from './query-memo.ts';
 import { authenticateRequest, rateLimited, wantsEventStream } from './request-auth.ts';
 
-export interface RequestPipelineOptions {
+export interface RequestChainOptions {
   routes: readonly RouteDef[];
   keys: KeyAuthenticator;
   limiter: RateLimiter;
@@ -99,7 +99,7 @@ interface RequestState {
   limited?: boolean;
 }
 
-export class RequestPipeline {
+export class RequestChain {
   private readonly router = new Router<CompiledRoute>();
   private readonly cache: ResponseCache;
   private readonly queries = new QueryMemo(QUERY_MEMO_ENTRIES);
@@ -108,7 +108,7 @@ export class RequestPipeline {
   private readonly log: Logger;
   readonly routes: readonly CompiledRoute[];
 
-  constructor(private readonly options: RequestPipelineOptions) {
+  constructor(private readonly options: RequestChainOptions) {
     this.log = options.log.child({ component: 'http' });
     const ids = new Set<string>();
     this.routes = options.routes.map((def) => {

@@ -1,11 +1,11 @@
-// The HTTP application without a socket: the route table, the request pipeline, inject() for
+// The HTTP application without a socket: the route table, the request chain, inject() for
 // tests, and close() for what must be flushed on shutdown. What the table holds (documentation
 // routes included) is the composition root's choice (app/api.ts).
 import type { KeyAuthenticator } from '../accounts/auth.ts';
-import { RequestPipeline, type RequestPipelineOptions } from './request-chain.ts';
+import { RequestChain, type RequestChainOptions } from './request-chain.ts';
 import type { ApiRequest, ApiResponse, RouteDef, StreamSink, StreamWriteResult } from './types.ts';
 
-export interface AppOptions extends Omit<RequestPipelineOptions, 'routes'> {
+export interface RequestHandlerOptions extends Omit<RequestChainOptions, 'routes'> {
   routes: readonly RouteDef[];
   /** run by close() after the meter is flushed (timers, directory reloads, …) */
   onClose?: Array<() => void | Promise<void>>;
@@ -37,34 +37,34 @@ export interface InjectResponse {
   stream?: InjectedStream;
 }
 
-export class App {
-  readonly pipeline: RequestPipeline;
+export class RequestHandler {
+  readonly chain: RequestChain;
   readonly routes: readonly RouteDef[];
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly options: AppOptions) {
+  constructor(private readonly options: RequestHandlerOptions) {
     this.routes = options.routes;
-    this.pipeline = new RequestPipeline({ ...options, routes: options.routes });
+    this.chain = new RequestChain({ ...options, routes: options.routes });
   }
 
   handle(req: ApiRequest): Promise<ApiResponse> {
-    return this.pipeline.handle(req);
+    return this.chain.handle(req);
   }
 
   handleNow(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
-    return this.pipeline.handleNow(req);
+    return this.chain.handleNow(req);
   }
 
   /** A route of this table answers `method path` (a 405 counts: the path is this table's). */
   serves(method: string, path: string): boolean {
-    return this.pipeline.serves(method, path);
+    return this.chain.serves(method, path);
   }
 
   get keys(): KeyAuthenticator {
     return this.options.keys;
   }
 
-  /** The whole pipeline without a socket. */
+  /** The whole request chain without a socket. */
   async inject(request: InjectRequest): Promise<InjectResponse> {
     const q = request.url.indexOf('?');
     const headers: Record<string, string> = Object.create(null) as Record<string, string>;

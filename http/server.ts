@@ -21,7 +21,7 @@ import type {
 
 type HttpResponse = uWS.HttpResponse;
 
-/** What the server needs from the application (App implements it). */
+/** What the server needs from the application (RequestHandler and ForwardingHandler implement it). */
 export interface Handler {
   handle(req: ApiRequest): Promise<ApiResponse>;
   /** as handle(), answered at once when the application can (no Promise): written inside uWS's handler */
@@ -31,11 +31,11 @@ export interface Handler {
 }
 
 export interface ServerOptions {
-  app: Handler;
+  handler: Handler;
   host?: string;
   /** 0 picks a free port */
   port?: number;
-  /** bodies above this are cut off and answered 413 by the pipeline */
+  /** bodies above this are cut off and answered 413 by the request chain */
   maxBodyBytes?: number;
   shutdownTimeoutMs?: number;
   /**
@@ -58,7 +58,7 @@ export interface RunningServer {
   readonly port: number;
   readonly inFlight: number;
   readonly openStreams: number;
-  /** stop accepting, finish in-flight requests, end streams, flush the app, drop idle sockets */
+  /** stop accepting, finish in-flight requests, end streams, flush the handler, drop idle sockets */
   close(): Promise<void>;
 }
 
@@ -463,8 +463,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   };
 
   const internalError = (err: unknown): ApiResponse => {
-    // the pipeline renders its own errors; reaching here is a bug in it
-    log.error({ err, request_id: 'req_internal' }, 'pipeline rejected');
+    // the request chain renders its own errors; reaching here is a bug in it
+    log.error({ err, request_id: 'req_internal' }, 'handler rejected');
     const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
     return { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
   };
@@ -474,7 +474,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const dispatch = (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
     let answer: ApiResponse | Promise<ApiResponse>;
     try {
-      answer = options.app.handleNow ? options.app.handleNow(request) : options.app.handle(request);
+      answer = options.handler.handleNow ? options.handler.handleNow(request) : options.handler.handle(request);
     } catch (err) {
       answer = internalError(err);
     }
@@ -549,7 +549,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     res.onData((chunk, isLast) => {
       if (timedOut) return;
       idle.refresh();
-      // keep one byte past the limit so the pipeline can tell the body was too large
+      // keep one byte past the limit so the request chain can tell the body was too large
       if (size <= maxBody) {
         const part = Buffer.from(chunk.slice(0, maxBody + 1 - size));
         chunks.push(part);
@@ -604,7 +604,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
                 };
               });
             }
-            await options.app.close();
+            await options.handler.close();
             // idle keep-alive connections would otherwise hold the process open
             (app as unknown as { close(): void }).close();
           })();

@@ -7,7 +7,7 @@ import { StreamAllowance } from '../stream/allowance.ts';
 import { ConnectionMeter } from '../stream/connection-meter.ts';
 import { MemoryEventLog } from '../stream/event-log.ts';
 import { StreamHub } from '../stream/hub.ts';
-import { App } from './request-handler.ts';
+import { RequestHandler } from './request-handler.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from './cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
@@ -136,7 +136,7 @@ function setup() {
     },
   });
   const keys: KeyAuthenticator = { authenticate: (token) => KEYS[token] ?? null, close: () => {} };
-  const app = new App({
+  const app = new RequestHandler({
     routes: [route, ...eventRoutes(streams)],
     keys,
     meter: new MemoryMeter(),

@@ -1,7 +1,7 @@
 // Event-stream output of the API, on the stream hub: the SSE representation of the alert,
 // realtime and reliability endpoints (one shared topic per distinct query, recomputed when what
 // it reads changes) and GET /api/v1/events/stream, both behind the per-key allowance and metered
-// in connection-minutes. The pipeline has authenticated, checked the plan and validated first.
+// in connection-minutes. The request chain has authenticated, checked the plan and validated first.
 import type { LiveSlice } from '../core/ports.ts';
 import { MODES } from '../core/types.ts';
 import type { ConnectionMeter, MeteredStream } from '../stream/connection-meter.ts';

@@ -284,7 +284,7 @@ t.test('open event streams, composed as serve does', async (t) => {
       ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streaming.connections), log }),
     ],
   });
-  const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, log });
+  const server = await startServer({ handler: api.handler, host: '127.0.0.1', port: 0, log });
   t.teardown(async () => {
     streaming.endStreams();
     await server.close();

@@ -66,7 +66,7 @@ const api = await createApi({
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({
-  app: api.app,
+  handler: api.handler,
   host: '127.0.0.1',
   port: 0,
   streamBufferBytes: config.sse.buffer_bytes,

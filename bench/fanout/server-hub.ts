@@ -1,6 +1,6 @@
 // The streaming core alone: domain events published on the core EventBus, ids from the
 // DuckDB-backed event log, fan-out by the stream hub, written through http/server.ts's
-// UwsSseSink on a bare uWS route (no request pipeline, keys, allowance or metering; the `api`
+// UwsSseSink on a bare uWS route (no request chain, keys, allowance or metering; the `api`
 // server of the bench has them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// What the issue-3 routes read, and small helpers they share.
+// What the core routes (alerts, realtime, directories) read, and small helpers they share.
 import { assertKnownIds, directoryKnownIds } from '../known-ids.ts';
 import type { LiveSlice } from '../../core/ports.ts';
 import type { Mode } from '../../core/types.ts';
@@ -39,7 +39,7 @@ export const seg = encodeURIComponent;
 
 /**
  * 404 naming the first route or line id that neither a schedule nor the live data knows: the rule
- * the pipeline applies to query filters (http/known-ids.ts), here for ids in a path.
+ * the request chain applies to query filters (http/known-ids.ts), here for ids in a path.
  */
 export function assertKnown(
   deps: CoreRouteDeps,

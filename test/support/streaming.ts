@@ -109,7 +109,7 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     // as app/serve.ts: one budget for every stream the server holds
     const budget = sendBudgetFromConfig(config.sse, { sweepIntervalMs: 50 });
     const server = await startServer({
-      app: api.app,
+      handler: api.handler,
       host: '127.0.0.1',
       port,
       streamBufferBytes: config.sse.buffer_bytes,
