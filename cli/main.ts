@@ -34,7 +34,7 @@ const COMMANDS: readonly Command[] = [
   backupCommand,
 ];
 
-// every file this process or DuckDB creates is its user's alone (README, Files and permissions)
+// every file this process or DuckDB creates is its user's alone (docs/guides/operating.md, Files and permissions)
 restrictUmask();
 // one logger for the process; an invalid TRANSIT_LOG_LEVEL is reported by the config check
 const envLevel = process.env.TRANSIT_LOG_LEVEL;

@@ -97,7 +97,7 @@ export function resolveSigningSecret(
     { file },
     'no signing_secret in the config: generated one and keep it in this file (0600) so signed links, cursors and ' +
       'webhook endpoints survive restarts. Back it up with the database, or set "signing_secret" (16 characters or ' +
-      'more) in the config to choose it yourself (README, Files and permissions)',
+      'more) in the config to choose it yourself (docs/guides/operating.md, Files and permissions)',
   );
   return { secret: created, source: 'generated', file, previous };
 }

@@ -5,7 +5,7 @@
 // `Connection: close`: after a framing error nothing later on the connection can be trusted.
 //
 // What uWS (20.30) never hands over cannot be answered at all: it holds the connection until its
-// 10 s idle timeout and closes it without a status line (README, "HTTP edge cases").
+// 10 s idle timeout and closes it without a status line (docs/guides/api.md, "HTTP edge cases").
 import { ApiError, type ErrorCode } from '../core/errors.ts';
 
 /** Longest request target (path and query) served; longer is 414. Browsers and proxies stop near 8 KiB too. */

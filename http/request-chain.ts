@@ -222,7 +222,7 @@ export class RequestChain {
   }
 
   /**
-   * One rule (README, API conventions): every request with a valid key to a metered endpoint
+   * One rule (docs/guides/api.md): every request with a valid key to a metered endpoint
    * takes one request from the window, whatever its answer (a refusal too, a stream opened or
    * refused too); only a 304 gives it back. Past the limit, a revalidation that would be a 304
    * still gets its 304: it would not have counted.

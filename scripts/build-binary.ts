@@ -1,6 +1,6 @@
 // npm run build:binary: dist/transit-api, a Node single executable application (SEA) holding the
 // bundled app, its native addons and the files it reads at run time. Built from the Node that
-// runs this script, for this platform. See the Deploy section of README.md.
+// runs this script, for this platform. See docs/guides/deploying.md.
 //
 //   node --import tsx scripts/build-binary.ts [--out <file>] [--no-strip]
 import { spawnSync } from 'node:child_process';

@@ -1,6 +1,6 @@
 // npm run build (also run by `prepare`, so `npm install` and `npm ci` build it): the built
 // runtime, dist/transit-api.cjs, that bin/transit-api.js, `npm start` and `npx transit-api` run
-// with plain node. See binary/build/runtime.ts, and the README (Quick start, Deploy).
+// with plain node. See binary/build/runtime.ts, README.md (Quick start) and docs/guides/deploying.md.
 //
 //   node --import tsx scripts/build.ts
 import { spawnSync } from 'node:child_process';

@@ -9,10 +9,10 @@ import { BEGIN, END, renderConfigReference, replaceBlock } from '../scripts/conf
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
-t.test('the config reference in README.md matches the schema', async (t) => {
-  const doc = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+t.test('the config reference in docs/guides/configuration.md matches the schema', async (t) => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'guides', 'configuration.md'), 'utf8');
   const table = renderConfigReference(ConfigSchema, join(repoRoot, 'core', 'config.ts'), 'ConfigSchema');
-  t.equal(replaceBlock(doc, table), doc, 'run: npm run config-reference -- --update README.md');
+  t.equal(replaceBlock(doc, table), doc, 'run: npm run config-reference -- --update docs/guides/configuration.md');
   t.match(table, /\| `port` \| integer \(≥ 0, ≤ 65535\) \| `8080` \|/);
   t.match(table, /\| `feeds\[\]\.url` \| string \| required \|/);
 });

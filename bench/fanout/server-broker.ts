@@ -1,5 +1,5 @@
 // The API server of `api` with its event log on the broker, as an edge of a multi-node deploy
-// has it (README "More than one machine"): events published on the bus are appended to a Redis
+// has it (docs/guides/multi-node.md): events published on the bus are appended to a Redis
 // stream (BrokerEventPublisher, as the ingest node does), read back by the node's one XREAD loop
 // (BrokerEventLog) and fanned out by the hub. Against `api` in the same run, the latency
 // difference is the broker hop. The redis-server it starts runs unpinned (its CPU is not the

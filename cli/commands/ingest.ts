@@ -56,7 +56,7 @@ export const ingestCommand: Command = {
     const config = loadConfig(values.config as string | undefined);
     useConfig(config);
     if (config.feeds.length === 0)
-      throw new UsageError('no feeds configured: declare them in the config file (see README, Configuration)');
+      throw new UsageError('no feeds configured: declare them in the config file (see docs/guides/configuration.md)');
     const { openRuntime, scheduleForFeed } = await import('../../app/runtime.ts');
     const runtime = await openRuntime(config, { log });
     try {

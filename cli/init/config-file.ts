@@ -69,7 +69,7 @@ export function renderConfig(plan: InitPlan): string {
   const who = plan.agency ? ` for ${plan.agency}` : '';
   const lines = [
     `// transit-api configuration${who}, written by \`transit-api init\` on ${plan.written_at.toISOString()}.`,
-    '// JSON with comments. Every key left out takes its default (README, "Configuration reference").',
+    '// JSON with comments. Every key left out takes its default (docs/guides/configuration.md).',
     '// `transit-api reload --config <this file>` applies changed feeds and schedules to a running service;',
     '// host, port and paths take effect on the next start.',
     '// This file holds secrets (signing_secret, feed headers): keep it private (init wrote it 0600).',

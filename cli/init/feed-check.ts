@@ -183,7 +183,7 @@ export function reportFeed(
   if (matching) facts.push(matching);
   if (poll.matching && poll.matching.trips > 0 && poll.matching.match_rate < 0.5) {
     warnings.push(
-      "fewer than half of its trips match the schedule: is the GTFS the one this feed's trip ids come from, and current? (README, Trip matching)",
+      "fewer than half of its trips match the schedule: is the GTFS the one this feed's trip ids come from, and current? (docs/guides/real-feeds.md, Trip matching)",
     );
   }
   const rejected = Object.entries(poll.rejected).filter(([reason, n]) => reason !== 'header_timestamp_ms' && n);
