@@ -202,7 +202,7 @@ export interface RouteDef {
   handler(ctx: RequestContext<any, any, any>): HandlerResult | Promise<HandlerResult>;
 }
 
-/** The SSE issue plugs in here: the request chain has authenticated, checked the plan and validated. */
+/** The SSE form of routes (http/sse-routes.ts), opened after the request chain's auth, plan and validation. */
 export interface StreamProvider {
   open(request: StreamOpenRequest): StreamReply | Promise<StreamReply>;
 }

@@ -8,7 +8,7 @@ import type { FreshnessThresholds } from '../read/represent.ts';
 import type { RouteDef } from '../types.ts';
 import type { ApiReliabilitySnapshot } from './schemas.ts';
 
-/** Filled by the reliability issue: last-7-day figures per bus route, held in memory. */
+/** Last-7-day reliability figures per bus route, held in memory (http/read/reliability-snapshots.ts). */
 export interface ReliabilitySnapshots {
   /** changes whenever any snapshot changes (cache key of the directory body) */
   readonly version: number | string;
