@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ConfigError } from '../core/config.ts';
-import { startDemo } from './demo.ts';
+import { ConfigError, parseConfig } from '../core/config.ts';
+import { demoFiles, startDemo } from './demo.ts';
 
 t.test('the demo config: 127.0.0.1, and a file merged over it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'demo-config-'));
@@ -28,5 +28,24 @@ t.test('the demo config: 127.0.0.1, and a file merged over it', async (t) => {
     'the demo feeds stay',
   );
   t.equal(local.db_path, 'data/demo.duckdb');
+
+  // its files apart from a configured deployment's defaults (data/exports, data/snapshot.duckdb)
+  t.equal(demo.config.exports.dir, join('data', 'demo', 'exports'));
+  t.equal(demo.config.snapshot.path, join('data', 'demo', 'snapshot.duckdb'));
+  const deployment = parseConfig({});
+  t.not(demo.config.exports.dir, deployment.exports.dir);
+  t.not(demo.config.snapshot.path, deployment.snapshot.path);
+  const elsewhere = demo.configWith({ db_path: '/srv/t/show.duckdb', exports: { cron: '0 5 * * *' } });
+  t.equal(elsewhere.exports.dir, '/srv/t/show/exports', 'beside the database it is given');
+  t.equal(elsewhere.exports.cron, '0 5 * * *', 'the rest of the exports settings merge');
+  t.equal(elsewhere.snapshot.path, '/srv/t/show/snapshot.duckdb');
+  const chosen = demo.configWith({ exports: { dir: '/srv/exports' }, snapshot: { path: '/srv/s.duckdb' } });
+  t.same([chosen.exports.dir, chosen.snapshot.path], ['/srv/exports', '/srv/s.duckdb'], 'a config file names its own');
+  const second = await startDemo({ ...env, TRANSIT_DB: join(dir, 'x.duckdb') });
+  t.teardown(() => second.simulator.stop());
+  const fromEnv = second.config;
+  t.equal(fromEnv.exports.dir, join(dir, 'x', 'exports'), 'TRANSIT_DB moves them too');
+  t.equal(demoFiles(':memory:', dir).exports_dir, join(dir, 'files', 'exports'));
+  t.throws(() => demo.configWith({ exports: 'x' }), ConfigError, 'a malformed section is still refused');
   t.throws(() => demo.configWith({ port: 'x' }), ConfigError, 'a bad file is refused with its problems');
 });

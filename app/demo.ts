@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { parseConfig, type Config } from '../core/config.ts';
 import { demoConfig } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork, loadDemoNetwork } from '../fixtures/demo-network.ts';
@@ -21,20 +21,53 @@ export interface Demo {
 
 /**
  * The simulator and the demo's config: loopback only (the demo prints live keys), its own
- * database, and `overrides` (a config file given beside --demo, then flags) merged on top.
+ * database with its exports and snapshot beside it (demoFiles), and `overrides` (a config file
+ * given beside --demo, then flags) merged on top.
  */
 export async function startDemo(env: NodeJS.ProcessEnv, overrides: Record<string, unknown> = {}): Promise<Demo> {
   const dir = join(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'), 'seed-1');
   const network = existsSync(join(dir, 'gtfs.zip')) ? await loadDemoNetwork(dir) : generateDemoNetwork(dir);
   const simulator = await startSimulator({ network, host: '127.0.0.1', port: 0 });
-  const configWith = (more: Record<string, unknown>) =>
-    parseConfig(demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...more }), env);
+  const configWith = (more: Record<string, unknown>) => {
+    const raw = (extra: Record<string, unknown>) =>
+      demoConfig(simulator, { db_path: 'data/demo.duckdb', port: 8080, host: '127.0.0.1', ...extra });
+    // the database path as the environment leaves it (TRANSIT_DB), then the files beside it
+    const { db_path } = parseConfig(raw(more), env);
+    return parseConfig(raw(withOwnFiles(more, demoFiles(db_path, dir))), env);
+  };
   try {
     return { config: configWith(overrides), simulator, configWith };
   } catch (err) {
     await simulator.stop();
     throw err;
   }
+}
+
+/**
+ * Where the demo keeps its export files and analyst snapshot: beside its own database
+ * (`data/demo/exports`, `data/demo/snapshot.duckdb` for `data/demo.duckdb`). The defaults,
+ * `data/exports` and `data/snapshot.duckdb`, are a configured deployment's in the same checkout:
+ * shared, each one's daily job rewrote the other's files.
+ */
+export function demoFiles(dbPath: string, demoDir: string): { exports_dir: string; snapshot_path: string } {
+  const base =
+    dbPath === ':memory:' ? join(demoDir, 'files') : join(dirname(dbPath), basename(dbPath, extname(dbPath)));
+  return { exports_dir: join(base, 'exports'), snapshot_path: join(base, 'snapshot.duckdb') };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The demo's own files under what a config file says: its exports.dir or snapshot.path win. */
+function withOwnFiles(
+  more: Record<string, unknown>,
+  files: { exports_dir: string; snapshot_path: string },
+): Record<string, unknown> {
+  const out = { ...more };
+  // a value that is not an object is left for the config check to refuse
+  if (more.exports === undefined || isObject(more.exports)) out.exports = { dir: files.exports_dir, ...more.exports };
+  if (more.snapshot === undefined || isObject(more.snapshot))
+    out.snapshot = { path: files.snapshot_path, ...more.snapshot };
+  return out;
 }
 
 /** Fresh keys for every plan, live and test; earlier demo keys are revoked so only these work. */

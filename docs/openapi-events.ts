@@ -169,8 +169,41 @@ export function addStreamEventSchemas(doc: Json, routes: readonly RouteDef[], op
     for (const response of Object.values((op?.responses ?? {}) as Json)) {
       const media = (((response as Json).content ?? {}) as Json)['text/event-stream'] as Json | undefined;
       if (!media) continue;
-      media.schema = { type: 'string', description: STREAM_BODY };
+      media.schema = streamBodySchema(rendered);
       media['x-sse-events'] = JSON.parse(JSON.stringify(rendered));
     }
   }
+}
+
+/**
+ * The body as JSON Schema describes text it does not parse: a string whose content
+ * (`contentMediaType`) is an event stream, decoded (`contentSchema`) into its messages, each an
+ * event name with its `data:` line, the JSON of that event's schema. Annotations only: a
+ * validator checks the body is a string, and the document references every item schema from
+ * the response that sends it (`x-sse-events` keeps the flat map the docs page reads).
+ */
+function streamBodySchema(events: Json): Json {
+  const message = (name: string, data: unknown): Json => ({
+    type: 'object',
+    required: ['event', 'data'],
+    properties: {
+      id: { type: 'string', description: 'The event id to resume from (`Last-Event-ID`).' },
+      event: { const: name },
+      data: {
+        type: 'string',
+        contentMediaType: 'application/json',
+        contentSchema: JSON.parse(JSON.stringify(data)),
+      },
+    },
+  });
+  return {
+    type: 'string',
+    description: STREAM_BODY,
+    contentMediaType: 'text/event-stream',
+    contentSchema: {
+      type: 'array',
+      description: 'The messages of the stream, in order (comments such as `: ping` are not messages).',
+      items: { oneOf: Object.entries(events).map(([name, data]) => message(name, data)) },
+    },
+  };
 }

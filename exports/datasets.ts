@@ -112,7 +112,8 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           'observed_at',
           'trip_instance',
         ),
-        // the feed's service date when it names one; otherwise the poll's instant decides
+        // the trip's service date (from the feed's start_date, else its header time); rows stored
+        // before every arrival carried one fall back to when they were observed
         where: (day) =>
           `(service_date = ${dateLiteral(day.date)} OR (service_date IS NULL AND ${inWindow('observed_at', day)}))`,
       },
@@ -136,7 +137,9 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           'observed_at',
           'position_source',
         ),
-        where: (day) => inWindow('observed_at', day),
+        // the feed's own time (the vehicle's timestamp, else the snapshot header's), never the
+        // poll's: an archive stored with allow_old_snapshots is polled years after its day
+        where: (day) => inWindow('position_at', day),
       },
     ],
   },
@@ -170,6 +173,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           },
           ...cols('routes', 'stations', 'trips', 'first_seen_at', 'updated_at', 'resolved_at'),
         ],
+        // the version's own time: when a poll made it (a replayed snapshot's header time)
         where: (day) => inWindow('updated_at', day),
         orderBy: 'updated_at, alert_id, version',
       },

@@ -7,6 +7,7 @@ import { claimManifests, enqueueManifests, getManifest, listManifests, manifestK
 import { scheduleExports } from './export-cron.ts';
 import { DAY, NEXT_DAY, TZ, openTempDb, seedDay } from '../test/support/exports.ts';
 import { rawEvent } from '../test/support/events.ts';
+import { captureLogs } from '../test/support/logs.ts';
 
 const configFor = (dir: string, extra: Record<string, unknown> = {}) =>
   parseConfig({
@@ -97,6 +98,33 @@ t.test('the daily pass exports the last finished service day; reliability waits 
   t.same(await job.runOnce(), [], 'a later pass finds nothing to do');
   t.equal(events.filter((e) => e.type === 'export.ready').length, 16);
   t.equal(events.filter((e) => e.type === 'export.failed').length, 0);
+});
+
+t.test('a day the deployment never served gets no files, and a file queued for it is dropped', async (t) => {
+  // a deployment started on NEXT_DAY: nothing was polled or stored for DAY, which is over
+  const { db, exportsDir } = await openTempDb(t.teardown);
+  const logs = captureLogs('info');
+  const bus = new InMemoryEventBus();
+  const events = collect(bus);
+  const job = await scheduleExports(db, bus, configFor(exportsDir), {
+    now: () => new Date('2024-03-11T12:00:00Z'),
+    log: logs.logger,
+  });
+  t.teardown(() => job.stop());
+  t.same((await listManifests(db, { limit: 100 })).items, [], 'no manifest row for the day');
+  t.notOk(existsSync(exportsDir), 'no file, not even the folder');
+  t.match(logs.messages('exports'), [
+    /^no service data for service day 2024-03-10: no feed was read during it and no history row belongs to it: no export files$/,
+  ]);
+
+  // a row queued before (an older version, or a day whose rows were pruned since) is dropped, not left pending
+  await enqueueManifests(db, manifestKeys('alerts', DAY, ['parquet']));
+  t.same(
+    (await job.runOnce()).map((r) => [r.id, r.outcome]),
+    [[`alerts-${DAY}.parquet`, 'no_data']],
+  );
+  t.same((await listManifests(db, { limit: 100 })).items, []);
+  t.same(events, [], 'no export event');
 });
 
 t.test('failed files are retried by later passes until max_attempts', async (t) => {

@@ -1,12 +1,13 @@
 // The daily export job: at exports.cron (agency time zone) it queues the last finished service
-// day's files, retries recent failures, and runs every queued file whose day is complete.
+// day's files, retries recent failures, and runs every queued file whose day is complete. A day
+// without service data (the service was not running, or read no feed) gets no files.
 // Reliability files wait for the reliability job; its reliability.updated event wakes this job.
 import { componentLogger, type Logger } from '../core/logger.ts';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
-import { addDays, completeThrough } from '../core/dates.ts';
+import { addDays, completeThrough, serviceDayWindow } from '../core/dates.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
 import {
   recoverExports,
@@ -24,6 +25,7 @@ import {
   manifestsInState,
   type ManifestKey,
 } from './manifests.ts';
+import { noServiceDataReason } from './service-data.ts';
 
 export interface ExportScheduler {
   readonly timezone: string;
@@ -102,7 +104,22 @@ export async function scheduleExports(
 
   const fullPass = async (): Promise<ExportFileResult[]> => {
     const lastDay = completeThrough(now(), timezone, config.reliability.service_day_end);
-    await enqueueManifests(db, await dueKeys(db, config, lastDay), { now: now() });
+    const keys = await dueKeys(db, config, lastDay);
+    const empty = new Set<string>();
+    for (const date of new Set(keys.map((k) => k.date))) {
+      const reason = await noServiceDataReason(
+        db,
+        serviceDayWindow(date, timezone, config.reliability.service_day_end),
+      );
+      if (reason === null) continue;
+      empty.add(date);
+      log.info({ service_date: date }, `${reason}: no export files`);
+    }
+    await enqueueManifests(
+      db,
+      keys.filter((k) => !empty.has(k.date)),
+      { now: now() },
+    );
     return runPending(settings);
   };
   const runOnce = (): Promise<ExportFileResult[]> => serial(fullPass);

@@ -28,7 +28,7 @@ const sortRows = (rows: Record<string, unknown>[]) => rows.map(stableKey).sort()
 const SOURCE_OF_DAY: Record<string, string> = {
   trip_outcomes: `SELECT * FROM trip_outcomes WHERE service_date = DATE '${DAY}'`,
   arrivals: `SELECT * FROM arrivals WHERE trip_id IN ('T1', 'T2', 'T5')`,
-  vehicle_positions: `SELECT * FROM vehicle_positions WHERE vehicle_id IN ('v"1''é', 'v2', 'v3')`,
+  vehicle_positions: `SELECT * FROM vehicle_positions WHERE vehicle_id IN ('v"1''é', 'v2', 'v3', 'v6')`,
   alert_versions: `SELECT * FROM alert_versions WHERE alert_id = 'feed-1:a1'`,
 };
 
@@ -177,9 +177,62 @@ t.test('a second run keeps ready files unless forced; force rewrites them', asyn
     ['ready', 'ready'],
   );
   const positions = forced.files.find((f) => f.part === 'vehicle_positions')!.manifest!;
-  t.equal(positions.rows, 4, 'the rewrite includes the new row');
+  t.equal(positions.rows, 5, 'the rewrite includes the new row');
   t.equal(positions.attempts, 2);
-  t.equal(readParquetFile(join(exportsDir, positions.file_path)).numRows, 4);
+  t.equal(readParquetFile(join(exportsDir, positions.file_path)).numRows, 5);
+});
+
+t.test('a day without service data gets no file; a day a feed was read gets its empty files', async (t) => {
+  const { db, exportsDir } = await openTempDb(t.teardown);
+  const opts = { dataset: ['realtime', 'alerts'] as const, from: DAY, dir: exportsDir, timezone: TZ, now: () => LATER };
+  const none = await runExport(db, { ...opts, dataset: [...opts.dataset] });
+  t.same(
+    none.files.map((f) => f.outcome),
+    ['no_data', 'no_data', 'no_data', 'no_data', 'no_data', 'no_data'],
+  );
+  t.match(none.files[0]!.reason, /^no service data for service day 2024-03-10: no feed was read during it/);
+  t.same((await listManifests(db, { limit: 10 })).items, [], 'no manifest row');
+  t.notOk(existsSync(join(exportsDir, 'realtime')), 'no folder, no file');
+
+  // a failed poll is not service data; a successful one is, though it stored nothing
+  const poll = (status: string, at: string) =>
+    db.run(
+      `INSERT INTO feed_polls (feed_id, polled_at, status, bytes, duration_ms, entities, vehicles, trip_updates, alerts,
+        stored, rejected, rejected_by_reason) VALUES ('feed-1', $at::TIMESTAMPTZ, $status, 0, 1, 0, 0, 0, 0, 0, 0, [])`,
+      {
+        at,
+        status,
+      },
+    );
+  await poll('timeout', '2024-03-10T12:00:00Z');
+  t.equal((await runExport(db, { ...opts, dataset: 'alerts' })).files[0]!.outcome, 'no_data');
+  await poll('unchanged', '2024-03-10T12:00:30Z');
+  const read = await runExport(db, { ...opts, dataset: 'alerts' });
+  t.same(
+    read.files.map((f) => [f.outcome, f.manifest?.rows]),
+    [
+      ['ready', 0],
+      ['ready', 0],
+    ],
+    'the feed was read and carried no alert: the empty file says so',
+  );
+
+  // a ready file whose rows are gone (pruned) is never replaced by an empty one, even forced
+  await seedDay(db);
+  t.equal((await runExport(db, { ...opts, dataset: 'realtime', formats: ['parquet'] })).files[0]!.outcome, 'ready');
+  await db.run(`DELETE FROM feed_polls`);
+  for (const table of ['arrivals', 'vehicle_positions', 'alert_versions', 'trip_outcomes'])
+    await db.run(`DELETE FROM ${table}`);
+  const pruned = await runExport(db, { ...opts, dataset: 'realtime', formats: ['parquet'], force: true });
+  t.same(
+    pruned.files.map((f) => [f.outcome, f.manifest?.state, f.manifest?.rows]),
+    [
+      ['no_data', 'ready', 3],
+      ['no_data', 'ready', 4],
+    ],
+  );
+  t.match(pruned.files[0]!.reason, /the ready file is kept$/);
+  t.ok(existsSync(join(exportsDir, 'realtime', `realtime-${DAY}-vehicle_positions.parquet`)));
 });
 
 t.test('a day that is not over yet is not exported', async (t) => {

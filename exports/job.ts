@@ -26,6 +26,7 @@ import {
 } from './datasets.ts';
 import {
   claimManifests,
+  dropPending,
   enqueueAndClaim,
   getManifest,
   manifestId,
@@ -48,6 +49,7 @@ import {
   removeStrayTempFiles,
   type CopiedFile,
 } from './writer.ts';
+import { noServiceDataReason } from './service-data.ts';
 
 export const MAX_EXPORT_RANGE_DAYS = 400;
 
@@ -91,7 +93,8 @@ export interface RunExportOptions {
   onProgress?: (progress: ExportProgress) => void;
 }
 
-export type FileOutcome = 'ready' | 'failed' | 'already_ready' | 'not_ready' | 'busy';
+/** `no_data`: the day has no service data (exports/service-data.ts), so no file is written. */
+export type FileOutcome = 'ready' | 'failed' | 'already_ready' | 'not_ready' | 'busy' | 'no_data';
 
 export interface ExportFileResult {
   id: string;
@@ -100,9 +103,9 @@ export interface ExportFileResult {
   service_date: string;
   format: ExportFormat;
   outcome: FileOutcome;
-  /** the row after the run; null when none was created (not_ready) */
+  /** the row after the run; null when none was created (not_ready, no_data without an earlier file) */
   manifest: ExportManifest | null;
-  /** why a file was not written (not_ready, busy, failed) */
+  /** why a file was not written (not_ready, busy, failed, no_data) */
   reason?: string;
 }
 
@@ -317,7 +320,8 @@ function validateRun(options: RunExportOptions): { datasets: ExportDataset[]; fo
 
 /**
  * Exports `dataset` for every service day from `from` to `to`. Days whose rows are not complete
- * yet are reported `not_ready` and get no manifest row; files already ready are kept unless
+ * yet are reported `not_ready` and get no manifest row, days without service data `no_data`
+ * (no file; one written before is kept, even with `force`); files already ready are kept unless
  * `force`. Each written file ends `ready` (with rows, bytes, sha256, schema) or `failed`.
  */
 export async function runExport(db: Db, options: RunExportOptions): Promise<ExportRunSummary> {
@@ -327,12 +331,27 @@ export async function runExport(db: Db, options: RunExportOptions): Promise<Expo
   const serviceDayEnd = options.serviceDayEnd ?? '04:00';
   const early: ExportFileResult[] = [];
   const wanted: ManifestKey[] = [];
+  const noData = serviceDataCheck(db);
   for (const dataset of datasets) {
     for (const date of dateRange(options.from, to)) {
       const keys = manifestKeys(dataset, date, formats);
-      const reason = await notReadyReason(db, dataset, serviceDayWindow(date, timezone, serviceDayEnd), now());
-      if (reason) early.push(...keys.map((k) => resultOf(k, 'not_ready', null, reason)));
-      else wanted.push(...keys);
+      const day = serviceDayWindow(date, timezone, serviceDayEnd);
+      const reason = await notReadyReason(db, dataset, day, now());
+      if (reason) {
+        early.push(...keys.map((k) => resultOf(k, 'not_ready', null, reason)));
+        continue;
+      }
+      const empty = await noData(day);
+      if (empty === null) {
+        wanted.push(...keys);
+        continue;
+      }
+      // a file written before (its rows since pruned, or another deployment's) is never replaced by an empty one
+      for (const key of keys) {
+        const earlier = await getManifest(db, manifestId(key));
+        const kept = earlier?.state === 'ready' ? `${empty}; the ready file is kept` : empty;
+        early.push(resultOf(key, 'no_data', earlier, kept));
+      }
     }
   }
   const claimed = await enqueueAndClaim(db, wanted, { force: options.force, now: now() });
@@ -350,22 +369,41 @@ export async function runExport(db: Db, options: RunExportOptions): Promise<Expo
 
 /**
  * Runs every pending file whose service day is complete (the daily job, and after the
- * reliability job finalizes a day). Pending files of days not complete yet stay pending.
+ * reliability job finalizes a day). Pending files of days not complete yet stay pending; those
+ * of a complete day without service data are dropped (`no_data`).
  */
 export async function runPending(settings: ExportSettings): Promise<ExportFileResult[]> {
   const now = settings.now ?? (() => new Date());
   const pending = await manifestsInState(settings.db, 'pending');
   const ready: string[] = [];
+  const empty: ExportFileResult[] = [];
   const verdicts = new Map<string, string | null>();
+  const noData = serviceDataCheck(settings.db);
   for (const m of pending) {
     const k = `${m.dataset}\n${m.service_date}`;
-    if (!verdicts.has(k)) {
-      const day = serviceDayWindow(m.service_date, settings.timezone, settings.serviceDayEnd);
-      verdicts.set(k, await notReadyReason(settings.db, m.dataset, day, now()));
-    }
-    if (verdicts.get(k) === null) ready.push(m.id);
+    const day = serviceDayWindow(m.service_date, settings.timezone, settings.serviceDayEnd);
+    if (!verdicts.has(k)) verdicts.set(k, await notReadyReason(settings.db, m.dataset, day, now()));
+    if (verdicts.get(k) !== null) continue;
+    const reason = await noData(day);
+    if (reason === null) ready.push(m.id);
+    else empty.push(resultOf(manifestKeyOf(m), 'no_data', null, reason));
   }
-  return exportClaimed(settings, await claimManifests(settings.db, ready, now()));
+  // queued before the day turned out empty (or by an older version): no file, and no row left pending
+  await dropPending(
+    settings.db,
+    empty.map((r) => r.id),
+  );
+  return [...empty, ...(await exportClaimed(settings, await claimManifests(settings.db, ready, now())))];
+}
+
+/** noServiceDataReason, asked once per service day by a run. */
+function serviceDataCheck(db: Db): (day: ServiceDayWindow) => Promise<string | null> {
+  const seen = new Map<string, Promise<string | null>>();
+  return (day) => {
+    let found = seen.get(day.date);
+    if (!found) seen.set(day.date, (found = noServiceDataReason(db, day)));
+    return found;
+  };
 }
 
 export interface RecoverySummary {

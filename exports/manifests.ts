@@ -223,6 +223,14 @@ export async function enqueueAndClaim(
   return db.transaction(async (c) => claimOn(c, await enqueueOn(c, keys, options), options.now ?? new Date()));
 }
 
+/** Deletes rows still pending: files that will not be written (their day has no service data). */
+export async function dropPending(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.run(`DELETE FROM export_manifests WHERE state = 'pending' AND list_contains($ids, manifest_id)`, {
+    ids: listValue([...ids]),
+  });
+}
+
 export interface CompletedFile {
   rows: number;
   bytes: number;

@@ -22,6 +22,8 @@ t.test('core endpoints', async (t) => {
               unobserved: 2,
               delivered: 691,
               delivered_pct: 98.7,
+              observed: 698,
+              delivered_pct_of_observed: 99,
             }
           : null,
     },

@@ -166,8 +166,8 @@ t.test(
           modes: ['rail', 'bus'],
           route_ids: ['12', 'RED'],
           routes: [
-            { mode: 'rail', route_id: 'RED', scheduled: 1, delivered: 1, canceled: 0 },
-            { mode: 'bus', route_id: '12', scheduled: 1, delivered: 0, canceled: 1 },
+            { mode: 'rail', route_id: 'RED', scheduled: 1, delivered: 1, canceled: 0, unobserved: 0 },
+            { mode: 'bus', route_id: '12', scheduled: 1, delivered: 0, canceled: 1, unobserved: 0 },
           ],
         },
         clock.ms,

@@ -30,6 +30,8 @@ interface Row {
   added: number;
   delivered_pct: number | null;
   rolling_7d: { from: string; to: string; scheduled: number; delivered: number; delivered_pct: number | null } | null;
+  observed: number;
+  delivered_pct_of_observed: number | null;
 }
 
 const counts = (r: Row) => ({
@@ -40,6 +42,8 @@ const counts = (r: Row) => ({
   unobserved: r.unobserved,
   pending: r.pending,
   delivered_pct: r.delivered_pct,
+  observed: r.observed,
+  delivered_pct_of_observed: r.delivered_pct_of_observed,
 });
 
 t.test('reliability endpoints', async (t) => {
@@ -88,10 +92,15 @@ t.test('reliability endpoints', async (t) => {
         complete_through: LAST_FINALIZED,
         retained_window: { from: FIRST_DAY, to: TODAY, finalized_through: LAST_FINALIZED },
         days_without_observations: [],
-        notes: [],
+        notes: r.json.meta.notes,
       },
-      'every day of the window has observations: nothing to flag',
+      'every day of the window has observations',
     );
+    // the first days' 7-day figures reach into the week before history began: scheduled, never seen
+    t.match(r.json.meta.notes, [
+      /^More than half of the scheduled trips of the 7-day figures were never observed in 3 of 12 rows \(39 2024-04-20: 9 of 12; 39 2024-04-21: 10 of 16; 39 2024-04-22: 11 of 20\): /,
+    ]);
+    t.equal(r.json.meta.notes.length, 1, 'no row of its own is mostly unobserved');
     const rows = r.json.data as Row[];
     t.equal(rows.length, 12, '2024-04-20..2024-05-01');
     t.same(
@@ -117,11 +126,33 @@ t.test('reliability endpoints', async (t) => {
       pending: 0,
       added: 0,
       delivered_pct: 50,
+      observed: 3,
+      delivered_pct_of_observed: 66.67,
       rolling_7d: rows[0]!.rolling_7d,
       days_observed: 1,
     });
+    // 2024-04-18 and 19 are in the live window (14 days back from today), scheduled and never seen
+    t.same(rows[0]!.rolling_7d, {
+      from: '2024-04-14',
+      to: FIRST_DAY,
+      scheduled: 12,
+      delivered: 2,
+      delivered_pct: 16.67,
+      unobserved: 9,
+      observed: 3,
+      delivered_pct_of_observed: 66.67,
+    });
     const apr26 = rows.find((x) => x.period === '2024-04-26')!;
-    t.same(apr26.rolling_7d, { from: FIRST_DAY, to: '2024-04-26', scheduled: 28, delivered: 14, delivered_pct: 50 });
+    t.same(apr26.rolling_7d, {
+      from: FIRST_DAY,
+      to: '2024-04-26',
+      scheduled: 28,
+      delivered: 14,
+      delivered_pct: 50,
+      unobserved: 7,
+      observed: 21,
+      delivered_pct_of_observed: 66.67,
+    });
     const today = rows.at(-1)!;
     t.same(
       { period: today.period, final: today.final, ...counts(today) },
@@ -135,6 +166,8 @@ t.test('reliability endpoints', async (t) => {
         unobserved: 0,
         pending: 3,
         delivered_pct: 25,
+        observed: 1,
+        delivered_pct_of_observed: 100,
       },
       'today is live: trips not seen yet are pending',
     );
@@ -160,6 +193,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 7,
       pending: 0,
       delivered_pct: 50,
+      observed: 21,
+      delivered_pct_of_observed: 66.67,
     });
     t.ok(
       rows.every((x) => x.rolling_7d === null),
@@ -183,6 +218,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 2,
       pending: 0,
       delivered_pct: 80,
+      observed: 8,
+      delivered_pct_of_observed: 100,
     });
   });
 
@@ -210,6 +247,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 0,
       pending: 0,
       delivered_pct: null,
+      observed: 0,
+      delivered_pct_of_observed: null,
     });
   });
 
@@ -299,6 +338,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 7,
       delivered: 14,
       delivered_pct: 50,
+      observed: 21,
+      delivered_pct_of_observed: 66.67,
     });
     t.same(byId.get('66'), {
       from: '2024-04-24',
@@ -309,6 +350,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 2,
       delivered: 8,
       delivered_pct: 80,
+      observed: 8,
+      delivered_pct_of_observed: 100,
     });
     t.equal(byId.get('1'), null, 'a route without figures has none');
 
@@ -338,6 +381,8 @@ t.test('reliability endpoints', async (t) => {
       unobserved: 9,
       delivered: 13,
       delivered_pct: 46.43,
+      observed: 19,
+      delivered_pct_of_observed: 68.42,
     });
   });
 });

@@ -67,6 +67,8 @@ export function describeResult(r: ExportFileResult): string {
       return `busy          ${r.id}  ${r.reason ?? ''}`;
     case 'not_ready':
       return `not ready     ${r.id}  ${r.reason ?? ''}`;
+    case 'no_data':
+      return `no data       ${r.id}  ${r.reason ?? ''}`;
   }
 }
 
@@ -140,7 +142,8 @@ export async function runExportCommand(
       throw err;
     }
     progress.done();
-    const ok = summary.files.every((f) => f.outcome === 'ready' || f.outcome === 'already_ready');
+    // a day without service data has nothing to write: not a failure
+    const ok = summary.files.every((f) => OK_OUTCOMES.has(f.outcome));
     if (io.json) {
       out(
         JSON.stringify({
@@ -164,6 +167,8 @@ export async function runExportCommand(
     progress.done();
   }
 }
+
+const OK_OUTCOMES: ReadonlySet<ExportFileResult['outcome']> = new Set(['ready', 'already_ready', 'no_data']);
 
 /** Progress goes nowhere when there is no terminal to redraw. */
 const NO_TTY = { isTTY: false } as NodeJS.WriteStream;

@@ -1,7 +1,8 @@
 import type { RollupResult, RollupRow } from '../../store/reliability/rollup.ts';
 
 // A plain-text table of a rollup for operators (`transit-api reliability`): one line per row,
-// numbers right-aligned, "-" where a percentage has no denominator.
+// numbers right-aligned, "-" where a percentage has no denominator. "of observed %" is delivered
+// over the scheduled trips any feed saw, beside delivered over all scheduled trips.
 
 interface Column {
   title: string;
@@ -28,9 +29,17 @@ function columns(result: RollupResult): Column[] {
     { title: 'pending', align: 'right', value: (r) => String(r.pending) },
     { title: 'added', align: 'right', value: (r) => String(r.added) },
     { title: 'delivered %', align: 'right', value: (r) => pct(r.delivered_pct) },
+    { title: 'of observed %', align: 'right', value: (r) => pct(r.delivered_pct_of_observed) },
   );
   if (result.group === 'day') {
-    cols.push({ title: '7-day %', align: 'right', value: (r) => pct(r.rolling_7d?.delivered_pct ?? null) });
+    cols.push(
+      { title: '7-day %', align: 'right', value: (r) => pct(r.rolling_7d?.delivered_pct ?? null) },
+      {
+        title: '7-day of observed %',
+        align: 'right',
+        value: (r) => pct(r.rolling_7d?.delivered_pct_of_observed ?? null),
+      },
+    );
   }
   cols.push({ title: 'final', align: 'left', value: (r) => (r.final ? 'yes' : 'no') });
   return cols;

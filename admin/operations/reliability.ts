@@ -5,7 +5,9 @@ import type { Operation } from './types.ts';
 
 const GROUPS = ['day', 'week', 'period'] as const;
 
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
+function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T;
+function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T | undefined;
+function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback?: T): T | undefined {
   if (value === undefined) return fallback;
   if (!(allowed as readonly unknown[]).includes(value))
     throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
@@ -16,11 +18,12 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 
 export const reliabilityOperation: Operation = {
   check({ values }) {
-    oneOf<Mode>('mode', values.mode, MODES, 'bus');
+    oneOf<Mode>('mode', values.mode, MODES);
     oneOf('group', values.group, GROUPS, 'day');
   },
   async run({ db, config }, { values }, io) {
-    const mode = oneOf<Mode>('mode', values.mode, MODES, 'bus');
+    // absent: the route's own mode, or every mode (printReliabilityReport)
+    const mode = oneOf<Mode>('mode', values.mode, MODES);
     const group = oneOf('group', values.group, GROUPS, 'day');
     const route = text(values.route);
     const from = text(values.from);
@@ -28,7 +31,7 @@ export const reliabilityOperation: Operation = {
     return printReliabilityReport(
       db,
       {
-        mode,
+        ...(mode !== undefined ? { mode } : {}),
         group,
         split: values.split === true,
         json: values.json === true,

@@ -97,6 +97,8 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
         unobserved: s.unobserved,
         delivered: s.delivered,
         delivered_pct: s.delivered_pct,
+        observed: s.observed,
+        delivered_pct_of_observed: s.delivered_pct_of_observed,
       });
     }
     const body = JSON.stringify([...next]);

@@ -15,6 +15,11 @@ export const RollingWindowSchema = z
     scheduled: count('Denominator: trips scheduled over the seven days.'),
     delivered: count('Numerator: scheduled trips seen running over the seven days.'),
     delivered_pct: pct('delivered / scheduled × 100, two decimals; null when nothing was scheduled.'),
+    unobserved: count('Scheduled trips of the seven days never seen, on days that are over.'),
+    observed: count('Scheduled trips of the seven days seen by any feed (running or canceled).'),
+    delivered_pct_of_observed: pct(
+      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no scheduled trip was seen.',
+    ),
   })
   .meta({
     id: 'ReliabilityRolling7d',
@@ -62,6 +67,14 @@ export const ReliabilityRowSchema = z
     delivered_pct: pct(
       'delivered / scheduled × 100, two decimals; null when nothing was scheduled (never a division by zero).',
     ),
+    observed: count(
+      'Scheduled trips seen by any feed, running or canceled: scheduled - unobserved - pending, the denominator of `delivered_pct_of_observed`.',
+    ),
+    delivered_pct_of_observed: pct(
+      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no scheduled trip was seen. ' +
+        'Beside `delivered_pct`, it tells missing data (few trips observed) from missing service; `meta.notes` names the rows ' +
+        'where more than half the scheduled trips were never observed.',
+    ),
     rolling_7d: RollingWindowSchema.nullable().meta({
       description: 'group=day: the seven days ending on this day; null for week and period.',
     }),
@@ -69,7 +82,8 @@ export const ReliabilityRowSchema = z
   .meta({
     id: 'ReliabilityRow',
     description:
-      'For scheduled trips: scheduled = delivered + (canceled - canceled_unscheduled) + unobserved + pending.',
+      'For scheduled trips: scheduled = delivered + (canceled - canceled_unscheduled) + unobserved + pending, and ' +
+      'observed = scheduled - unobserved - pending.',
   });
 
 export const RetainedWindowSchema = z
@@ -87,12 +101,10 @@ export const RetainedWindowSchema = z
 
 export const ReliabilityRollupSchema = z
   .object({
-    data: z
-      .array(ReliabilityRowSchema)
-      .meta({
-        description:
-          'One row per group (and service day type with split), in date order; days without trips are rows of zeros.',
-      }),
+    data: z.array(ReliabilityRowSchema).meta({
+      description:
+        'One row per group (and service day type with split), in date order; days without trips are rows of zeros.',
+    }),
     meta: z.object({
       mode: ModeSchema,
       route_id: z.string(),
@@ -110,12 +122,12 @@ export const ReliabilityRollupSchema = z
           'Service dates of from..to, up to today, on which no trip was seen by any feed: their figures measure missing data, not service.',
         example: ['2024-04-28'],
       }),
-      notes: z
-        .array(z.string())
-        .meta({
-          description:
-            'Caveats about the figures in words, e.g. about days without observations; empty when there are none.',
-        }),
+      notes: z.array(z.string()).meta({
+        description:
+          'Caveats about the figures in words; empty when there are none: days without observations, and rows (or their ' +
+          '7-day figures) where more than half the scheduled trips were never observed, so `delivered_pct` measures ' +
+          'missing data more than missing service (compare `delivered_pct_of_observed`).',
+      }),
     }),
   })
   .meta({ id: 'ReliabilityRollup' });

@@ -147,7 +147,8 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
     description:
       `Scheduled versus delivered trips of one ${subject} by day, ISO week or the whole period: ` +
       '`scheduled` (the denominator) and `delivered` (the numerator) are always present, `delivered_pct` is null ' +
-      'when nothing was scheduled. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled ' +
+      'when nothing was scheduled; `delivered_pct_of_observed` beside it counts only the scheduled trips a feed saw (`observed`), ' +
+      'and `meta.notes` says when more than half were never observed. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled ' +
       '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. ' +
       'Finalized days are final; today and days not finalized yet are live (`final: false`). ' +
       'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it has observations; ' +

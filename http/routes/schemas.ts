@@ -210,6 +210,17 @@ export const ReliabilitySnapshotSchema = z
       .number()
       .nullable()
       .meta({ description: 'delivered / scheduled × 100; null when nothing was scheduled.' }),
+    observed: z.number().int().meta({
+      description: 'Scheduled trips seen by any feed (running or canceled): scheduled - unobserved.',
+    }),
+    delivered_pct_of_observed: z
+      .number()
+      .nullable()
+      .meta({
+        description:
+          'delivered / observed × 100: the share of the trips seen that ran; null when no scheduled trip was seen. ' +
+          'When more than half the scheduled trips are unobserved, delivered_pct measures missing data more than missing service.',
+      }),
   })
   .meta({ id: 'ReliabilitySnapshot', description: 'The last seven finalized service days.' });
 

@@ -20,6 +20,8 @@ export interface FinalizedRoute {
   scheduled: number;
   delivered: number;
   canceled: number;
+  /** scheduled trips never seen */
+  unobserved: number;
 }
 
 export interface FinalizeSummary {

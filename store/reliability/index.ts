@@ -26,7 +26,7 @@ export type {
   ServiceDayType,
 } from './rollup.ts';
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
-export { isKnownRoute, reliabilityRouteIds } from './known-route.ts';
+export { isKnownRoute, reliabilityModes, reliabilityRouteIds, routeModes } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
 export { resolveTimezone } from './timezone.ts';
 export { liveRefreshIdle, liveInputsChanged, reliabilityReadVersion } from './live.ts';

@@ -69,8 +69,8 @@ t.test('the job expands new days, finalizes due ones and publishes reliability.u
   t.same([ev.type, ev.modes, ev.routes], ['reliability.updated', ['bus', 'streetcar'], ['B', 'T']]);
   t.match(ev.data, { service_date: '2024-03-10', final: true, trips: 2 });
   t.same((ev.data as { routes: unknown[] }).routes, [
-    { mode: 'bus', route_id: 'B', scheduled: 1, delivered: 0, canceled: 1 },
-    { mode: 'streetcar', route_id: 'T', scheduled: 1, delivered: 1, canceled: 0 },
+    { mode: 'bus', route_id: 'B', scheduled: 1, delivered: 0, canceled: 1, unobserved: 0, observed: 1 },
+    { mode: 'streetcar', route_id: 'T', scheduled: 1, delivered: 1, canceled: 0, unobserved: 0, observed: 1 },
   ]);
   const horizon = await db.all<{ d: string }>(
     `SELECT strftime(max(service_date), '%Y-%m-%d') AS d FROM scheduled_trips`,

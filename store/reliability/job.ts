@@ -40,6 +40,9 @@ export function reliabilityEvent(summary: FinalizeSummary, atMs: number): Domain
         scheduled: r.scheduled,
         delivered: r.delivered,
         canceled: r.canceled,
+        unobserved: r.unobserved,
+        // a finalized day has no pending trips: every scheduled trip was seen or is unobserved
+        observed: Math.max(0, r.scheduled - r.unobserved),
       })),
     },
   );

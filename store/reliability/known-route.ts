@@ -1,9 +1,17 @@
-import type { Mode } from '../../core/types.ts';
+import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { bind, statement } from './sql.ts';
 
 const KNOWN = statement('route_known');
 const ROUTE_IDS = statement('route_ids');
+const ROUTE_MODES = statement('route_modes');
+const MODES_KNOWN = statement('modes_known');
+
+/** Modes reliability knows, in MODES order (rail, bus, streetcar); a mode outside them is left out. */
+function knownModes(rows: readonly { mode: string }[]): Mode[] {
+  const found = new Set(rows.map((r) => r.mode));
+  return MODES.filter((m) => found.has(m));
+}
 
 /**
  * Whether a route (rail line) of `mode` exists for reliability: in a schedule, or in retained
@@ -18,4 +26,17 @@ export async function isKnownRoute(db: Db, mode: Mode, routeId: string): Promise
 export async function reliabilityRouteIds(db: Db, mode: Mode): Promise<string[]> {
   const rows = await db.all<{ route_id: string }>(ROUTE_IDS.text, bind(ROUTE_IDS, { mode }));
   return rows.map((r) => r.route_id);
+}
+
+/**
+ * The modes in which `routeId` is a route (rail line) for reliability, as isKnownRoute decides
+ * for each: none for an unknown id, two or more when modes share the id.
+ */
+export async function routeModes(db: Db, routeId: string): Promise<Mode[]> {
+  return knownModes(await db.all<{ mode: string }>(ROUTE_MODES.text, bind(ROUTE_MODES, { route_id: routeId })));
+}
+
+/** The modes with any route in a schedule or in retained history. */
+export async function reliabilityModes(db: Db): Promise<Mode[]> {
+  return knownModes(await db.all<{ mode: string }>(MODES_KNOWN.text, bind(MODES_KNOWN, {})));
 }

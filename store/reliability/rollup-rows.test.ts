@@ -1,5 +1,6 @@
 import t from 'tap';
-import { compareCodePoints, dayRows, groupedRows, percent } from './rollup-rows.ts';
+import { percent } from './coverage.ts';
+import { compareCodePoints, dayRows, groupedRows } from './rollup-rows.ts';
 
 const COUNTS = [
   'scheduled',
@@ -15,12 +16,21 @@ const COUNTS = [
 const calendar = { first: '2024-12-28', to: '2025-01-03', final: '1111100', observed: '1011111' };
 
 t.test('day rows come out by route and day whatever order the query returned them in', async (t) => {
-  const names = ['route_id', 'route_no', 'day', ...COUNTS, 'delivered_7d', 'scheduled_7d'];
+  const names = [
+    'route_id',
+    'route_no',
+    'day',
+    ...COUNTS,
+    'delivered_7d',
+    'scheduled_7d',
+    'unobserved_7d',
+    'pending_7d',
+  ];
   const rows = [
-    ['B', 2, 6, 4, 3, 1, 0, 0, 0, 0, 0, 9, 12],
-    ['A', 1, 6, 2, 2, 0, 0, 0, 0, 0, 0, 5, 5],
-    ['B', 2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 6, 8],
-    ['A', 1, 5, 3, 1, 2, 0, 0, 0, 0, 0, 3, 3],
+    ['B', 2, 6, 4, 3, 1, 0, 0, 0, 0, 0, 9, 12, 0, 0],
+    ['A', 1, 6, 2, 2, 0, 0, 0, 0, 0, 0, 5, 5, 0, 0],
+    ['B', 2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 6, 8, 0, 0],
+    ['A', 1, 5, 3, 1, 2, 0, 0, 0, 0, 0, 3, 10, 6, 1],
   ];
   const columns = names.map((_, i) => rows.map((r) => r[i]!));
   const out = dayRows(names, columns, calendar, true);
@@ -46,7 +56,18 @@ t.test('day rows come out by route and day whatever order the query returned the
     pending: 0,
     added: 0,
     delivered_pct: 33.33,
-    rolling_7d: { from: '2024-12-27', to: '2025-01-02', scheduled: 3, delivered: 3, delivered_pct: 100 },
+    observed: 3,
+    delivered_pct_of_observed: 33.33,
+    rolling_7d: {
+      from: '2024-12-27',
+      to: '2025-01-02',
+      scheduled: 10,
+      delivered: 3,
+      delivered_pct: 30,
+      unobserved: 6,
+      observed: 3,
+      delivered_pct_of_observed: 100,
+    },
   });
 });
 

@@ -4,6 +4,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { dateOfEpochDay, epochDay, isoWeekdayOfEpochDay, isoWeekLabelOfEpochDay } from '../../core/dates.ts';
 import type { ReliabilityCalendar } from './calendar.ts';
+import { observedFigures, percent } from './coverage.ts';
 import type { RollupCounts, RollupGroup, RollupRow, ServiceDayType } from './rollup.ts';
 
 const COUNT_NAMES = [
@@ -16,7 +17,7 @@ const COUNT_NAMES = [
   'pending',
   'added',
 ] as const;
-type Counts = Omit<RollupCounts, 'delivered_pct'>;
+type Counts = Omit<RollupCounts, 'delivered_pct' | 'observed' | 'delivered_pct_of_observed'>;
 
 /** rollup_select_grouped.sql's day_type: 0 not split, then ISO weekday types. */
 const DAY_TYPES: readonly ServiceDayType[] = ['all', 'weekday', 'saturday', 'sunday'];
@@ -25,11 +26,6 @@ function dayTypeOf(epoch: number, split: boolean): number {
   if (!split) return 0;
   const dow = isoWeekdayOfEpochDay(epoch);
   return dow === 6 ? 2 : dow === 7 ? 3 : 1;
-}
-
-/** round(100 * num / den, 2) as DuckDB computes it (std::round of the double times 100), null without a denominator. */
-export function percent(num: number, den: number): number | null {
-  return den > 0 ? Math.round(((100 * num) / den) * 100) / 100 : null;
 }
 
 /** DuckDB orders VARCHAR by UTF-8 bytes, which is code point order; JS's `<` compares UTF-16 units. */
@@ -88,7 +84,16 @@ export function dayRows(
   calendar: ReliabilityCalendar,
   split: boolean,
 ): RollupRow[] {
-  const c = byName(names, columns, ['route_id', 'route_no', 'day', ...COUNT_NAMES, 'delivered_7d', 'scheduled_7d']);
+  const c = byName(names, columns, [
+    'route_id',
+    'route_no',
+    'day',
+    ...COUNT_NAMES,
+    'delivered_7d',
+    'scheduled_7d',
+    'unobserved_7d',
+    'pending_7d',
+  ]);
   const origin = epochDay(calendar.first)!;
   const labels = new Map<number, string>();
   const label = (day: number): string => {
@@ -102,6 +107,13 @@ export function dayRows(
     const counts = countsAt(c, row);
     const scheduled7d = c.scheduled_7d![row] as number;
     const delivered7d = c.delivered_7d![row] as number;
+    const unobserved7d = c.unobserved_7d![row] as number;
+    const observed7d = observedFigures({
+      scheduled: scheduled7d,
+      delivered: delivered7d,
+      unobserved: unobserved7d,
+      pending: c.pending_7d![row] as number,
+    });
     return {
       route_id: c.route_id![row] as string,
       period: date,
@@ -113,12 +125,15 @@ export function dayRows(
       days_observed: calendar.observed[day] === '1' ? 1 : 0,
       ...counts,
       delivered_pct: percent(counts.delivered, counts.scheduled),
+      ...observedFigures(counts),
       rolling_7d: {
         from: label(day - 6),
         to: date,
         scheduled: scheduled7d,
         delivered: delivered7d,
         delivered_pct: percent(delivered7d, scheduled7d),
+        unobserved: unobserved7d,
+        ...observed7d,
       },
     };
   });
@@ -231,6 +246,7 @@ export function groupedRows(
         days_observed: g.observed,
         ...counts,
         delivered_pct: percent(counts.delivered, counts.scheduled),
+        ...observedFigures(counts),
         rolling_7d: null,
       });
     }

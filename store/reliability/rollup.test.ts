@@ -128,16 +128,36 @@ t.test('rollups', async (t) => {
       const e = expectedDay('B1', d);
       t.same([row.scheduled, row.delivered, row.canceled], [e.scheduled, e.delivered, e.canceled], d);
       t.equal(row.delivered_pct, pct(e.delivered, e.scheduled), `${d} pct`);
+      t.same(
+        [row.observed, row.delivered_pct_of_observed],
+        [e.delivered + e.canceled, pct(e.delivered, e.delivered + e.canceled)],
+        `${d} of observed`,
+      );
       let s7 = 0;
       let d7 = 0;
+      let u7 = 0;
+      let o7 = 0;
       for (let k = 0; k < 7; k++) {
-        const x = expectedDay('B1', addDays(d, -k));
+        const day = addDays(d, -k);
+        const x = expectedDay('B1', day);
         s7 += x.scheduled;
         d7 += x.delivered;
+        o7 += x.delivered + x.canceled;
+        // days before the first observation are over and were never seen
+        if (day < FIRST) u7 += x.scheduled;
       }
       t.same(
         row.rolling_7d,
-        { from: addDays(d, -6), to: d, scheduled: s7, delivered: d7, delivered_pct: pct(d7, s7) },
+        {
+          from: addDays(d, -6),
+          to: d,
+          scheduled: s7,
+          delivered: d7,
+          delivered_pct: pct(d7, s7),
+          unobserved: u7,
+          observed: o7,
+          delivered_pct_of_observed: pct(d7, o7),
+        },
         `${d} rolling`,
       );
     }
@@ -278,6 +298,8 @@ t.test('rollups', async (t) => {
       unobserved: 0,
       added: 0,
       delivered_pct: 90.74,
+      observed: 54,
+      delivered_pct_of_observed: 90.74,
     });
     t.same([snap.get('NOPE')?.scheduled, snap.get('NOPE')?.delivered_pct], [0, null]);
     t.equal((await reliabilitySnapshot(db, 'bus', [])).size, 0);
@@ -294,11 +316,18 @@ t.test('rollups', async (t) => {
     t.match(lines[0], /^bus B1, 2024-12-28 to 2024-12-30, by day \(America\/Chicago/);
     t.match(
       lines[1],
-      /^route\s+day\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+7-day %\s+final$/,
+      /^route\s+day\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+of observed %\s+7-day %\s+7-day of observed %\s+final$/,
     );
     t.equal(lines.length, 6);
-    t.match(lines[3], /^B1\s+2024-12-28\s+4\s+4\s+0\s+0\s+0\s+0\s+0\s+100\.00\s+\d+\.\d\d\s+yes$/);
-    t.match(lines[4], /^B1\s+2024-12-29\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+-\s+\d+\.\d\d\s+yes$/, 'no pct without trips');
+    t.match(
+      lines[3],
+      /^B1\s+2024-12-28\s+4\s+4\s+0\s+0\s+0\s+0\s+0\s+100\.00\s+100\.00\s+\d+\.\d\d\s+\d+\.\d\d\s+yes$/,
+    );
+    t.match(
+      lines[4],
+      /^B1\s+2024-12-29\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+-\s+-\s+\d+\.\d\d\s+\d+\.\d\d\s+yes$/,
+      'no pct without trips',
+    );
     const split = formatRollupTable(
       await rollup(db, { mode: 'rail', routeId: 'L', group: 'week', from: FIRST, to: TODAY, split: true }, OPTS),
     );

@@ -5,6 +5,7 @@ import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallC
 import { preparePastDays } from './backfill.ts';
 import { daysWithoutObservations, reliabilityCalendar } from './calendar.ts';
 import { ensureLiveDays } from './live.ts';
+import { coverageNotes } from './coverage.ts';
 import { dayRows, groupedRows } from './rollup-rows.ts';
 import { bind, statementWithout, type SqlStatement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
@@ -86,6 +87,13 @@ export interface RollupCounts {
   /** trips seen running that the schedule does not list */
   added: number;
   delivered_pct: number | null;
+  /**
+   * scheduled trips seen by any feed (running or canceled): scheduled - unobserved - pending,
+   * the denominator of `delivered_pct_of_observed`
+   */
+  observed: number;
+  /** 100 × delivered / observed, two decimals; null when no scheduled trip was seen */
+  delivered_pct_of_observed: number | null;
 }
 
 export interface RollingWindow {
@@ -95,6 +103,11 @@ export interface RollingWindow {
   scheduled: number;
   delivered: number;
   delivered_pct: number | null;
+  /** scheduled trips of the seven days seen by any feed */
+  observed: number;
+  /** scheduled trips of the seven days never seen, on days that are over */
+  unobserved: number;
+  delivered_pct_of_observed: number | null;
 }
 
 export interface RollupRow extends RollupCounts {
@@ -129,7 +142,10 @@ export interface RollupResult {
   rows: RollupRow[];
   /** service dates of from..to up to today on which no trip was seen by any feed */
   days_without_observations: string[];
-  /** plain-language caveats about the figures (days without observations) */
+  /**
+   * plain-language caveats about the figures: days without observations, rows (or their 7-day
+   * figures) where more than half the scheduled trips were never observed
+   */
   notes: string[];
 }
 
@@ -234,7 +250,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
     complete_through: through,
     rows,
     days_without_observations: unobserved,
-    notes: unobserved.length ? [notice(unobserved)] : [],
+    notes: [...(unobserved.length ? [notice(unobserved)] : []), ...coverageNotes(rows, split)],
   };
 }
 

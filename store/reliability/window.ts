@@ -2,6 +2,7 @@ import { listValue } from '@duckdb/node-api';
 import type { Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { addDays } from '../../core/dates.ts';
+import { observedFigures } from './coverage.ts';
 import { bind, statement } from './sql.ts';
 
 const WINDOW = statement('retained_window');
@@ -48,6 +49,10 @@ export interface ReliabilitySnapshot {
   unobserved: number;
   added: number;
   delivered_pct: number | null;
+  /** scheduled trips seen by a feed (finalized days have no pending trips: scheduled - unobserved) */
+  observed: number;
+  /** 100 × delivered / observed; null when no scheduled trip was seen */
+  delivered_pct_of_observed: number | null;
 }
 
 /**
@@ -67,16 +72,19 @@ export async function reliabilitySnapshot(
   const rows =
     to === null || from === null || routeIds.length === 0
       ? []
-      : await db.all<{ route_id: string } & Omit<ReliabilitySnapshot, 'from' | 'to' | 'delivered_pct'>>(
-          SNAPSHOT.text,
-          bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }),
-        );
+      : await db.all<
+          { route_id: string } & Omit<
+            ReliabilitySnapshot,
+            'from' | 'to' | 'delivered_pct' | 'observed' | 'delivered_pct_of_observed'
+          >
+        >(SNAPSHOT.text, bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }));
   const byRoute = new Map(rows.map((r) => [r.route_id, r]));
   const out = new Map<string, ReliabilitySnapshot>();
   for (const id of routeIds) {
     const r = byRoute.get(id);
     const scheduled = r?.scheduled ?? 0;
     const delivered = r?.delivered ?? 0;
+    const unobserved = r?.unobserved ?? 0;
     out.set(id, {
       from,
       to,
@@ -84,9 +92,10 @@ export async function reliabilitySnapshot(
       delivered,
       canceled: r?.canceled ?? 0,
       partially_canceled: r?.partially_canceled ?? 0,
-      unobserved: r?.unobserved ?? 0,
+      unobserved,
       added: r?.added ?? 0,
       delivered_pct: scheduled > 0 ? Math.round((10_000 * delivered) / scheduled) / 100 : null,
+      ...observedFigures({ scheduled, delivered, unobserved, pending: 0 }),
     });
   }
   return out;

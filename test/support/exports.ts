@@ -36,13 +36,22 @@ export async function openTempDb(teardown: (fn: () => Promise<void> | void) => v
 }
 
 /** Rows of DAY per file part (the rest belong to neighbouring days). */
-export const EXPECTED_DAY_ROWS = { trip_outcomes: 3, arrivals: 3, vehicle_positions: 3, alert_versions: 2 } as const;
+export const EXPECTED_DAY_ROWS = { trip_outcomes: 3, arrivals: 3, vehicle_positions: 4, alert_versions: 2 } as const;
 
+/**
+ * Vehicle positions belong to the day of their own time (position_at), not the poll's: v6 was
+ * stored years later (an archive ingested with allow_old_snapshots), v7 polled during DAY
+ * reported the evening before.
+ */
 export async function seedDay(db: Db): Promise<void> {
   await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing,
       speed_mps, stop_id, current_status, position_at, observed_at) VALUES
     ('feed-1', 'v"1''é', 'R1', 'T1', 'bus', 40.75, -73.99, 90.5, 12.25, 'S1', 'IN_TRANSIT_TO',
-      '2024-03-10T07:59:30Z', '2024-03-10T08:00:00Z'),
+      '2024-03-10T08:00:00Z', '2024-03-10T08:00:00.500Z'),
+    ('feed-1', 'v6', 'R1', 'T1', 'bus', 40.7, -74.0, NULL, NULL, NULL, NULL,
+      '2024-03-10T12:00:00Z', '2026-11-20T10:00:00Z'),
+    ('feed-1', 'v7', 'R1', 'T1', 'bus', 40.7, -74.0, NULL, NULL, NULL, NULL,
+      '2024-03-10T07:30:00Z', '2024-03-10T09:00:00Z'),
     ('feed-1', 'v2', NULL, NULL, NULL, 40.7, -74.0, NULL, NULL, NULL, NULL,
       '2024-03-10T15:30:00.100Z', '2024-03-10T15:30:00.123Z'),
     ('feed-1', 'v3', 'R2', 'T9', 'rail', -33.5, 151.25, 0, 0, 'S9', 'STOPPED_AT',

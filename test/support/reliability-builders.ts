@@ -105,6 +105,7 @@ export async function appendObservations(db: Db, rows: readonly TripObservation[
       a.appendVarchar(r.source);
       a.appendBoolean(r.in_schedule);
       a.appendTimestampTZ(timestampTZValue(BigInt(r.observed_ms) * 1000n));
+      text(r.feed_trip_id ?? null);
       a.endRow();
     }
   });

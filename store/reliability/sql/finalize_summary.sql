@@ -2,7 +2,8 @@
 SELECT mode, route_id,
        CAST(sum(scheduled) AS INTEGER) AS scheduled,
        CAST(sum(delivered) AS INTEGER) AS delivered,
-       CAST(sum(canceled) AS INTEGER) AS canceled
+       CAST(sum(canceled) AS INTEGER) AS canceled,
+       CAST(sum(unobserved) AS INTEGER) AS unobserved
 FROM reliability_days
 WHERE service_date = CAST($service_date AS DATE)
 GROUP BY mode, route_id

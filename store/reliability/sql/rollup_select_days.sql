@@ -32,7 +32,9 @@ daily AS (
 windowed AS (
   SELECT *,
          sum(delivered) OVER w AS delivered_7d,
-         sum(scheduled) OVER w AS scheduled_7d
+         sum(scheduled) OVER w AS scheduled_7d,
+         sum(unobserved) OVER w AS unobserved_7d,
+         sum(pending) OVER w AS pending_7d
   FROM daily
   WINDOW w AS (ORDER BY route_no, day ROWS BETWEEN 6 PRECEDING AND CURRENT ROW)
 )
@@ -46,6 +48,8 @@ SELECT route_id, route_no, day,
        CAST(pending AS INTEGER) AS pending,
        CAST(added AS INTEGER) AS added,
        CAST(delivered_7d AS INTEGER) AS delivered_7d,
-       CAST(scheduled_7d AS INTEGER) AS scheduled_7d
+       CAST(scheduled_7d AS INTEGER) AS scheduled_7d,
+       CAST(unobserved_7d AS INTEGER) AS unobserved_7d,
+       CAST(pending_7d AS INTEGER) AS pending_7d
 FROM windowed
 WHERE day >= CAST(CAST($from AS DATE) - CAST($first AS DATE) AS INTEGER)
