@@ -76,7 +76,7 @@ t.test('HTTP edge cases', async (t) => {
     );
   });
 
-  t.test('not answerable: uWebSockets.js drops these without a status line (docs/guides/api.md, HTTP edge cases)', async (t) => {
+  t.test('not answerable: uWebSockets.js drops these without a status line (api.md, HTTP edge cases)', async (t) => {
     const headers = Array.from({ length: 60 }, (_, i) => `X-H${i}: v\r\n`).join('');
     const cases: Record<string, string> = {
       '60 headers': `GET /docs HTTP/1.1\r\nHost: x\r\n${headers}\r\n`,
