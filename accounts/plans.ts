@@ -19,7 +19,7 @@ export const WINDOW_MS = 5 * 60 * 1000;
 /** name of the window in the IETF RateLimit headers (`"5m";q=600;w=300`) */
 export const WINDOW_POLICY_NAME = '5m';
 
-/** What counts against the window: the one rule, enforced by http/request-pipeline.ts, quoted by the docs. */
+/** What counts against the window: the one rule, enforced by http/request-chain.ts, quoted by the docs. */
 export const WINDOW_RULE =
   'Every request with a valid key to a metered endpoint takes one request from the window, whatever ' +
   'the answer: refusals and errors (400, 403, 404, …) count, and so does asking for an event stream, opened (then also ' +

@@ -1,13 +1,13 @@
 // Assembles the API from the store and the live state: keys, limiter, meter, directory, the
-// issue-3 routes plus whatever other features add. The composition root calls createApi, then
-// startServer({ app: api.app, … }).
+// core routes (http/routes/index.ts) plus whatever other features add. The composition root calls createApi, then
+// startServer({ handler: api.handler, … }).
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
 import type { RequestObserver } from '../core/telemetry.ts';
 import type { Db } from '../store/db.ts';
-import { App } from '../http/app.ts';
+import { RequestHandler } from '../http/request-handler.ts';
 import { KeyStore, type KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../accounts/limiter.ts';
@@ -30,11 +30,11 @@ export interface ApiDeps {
   requests?: RequestObserver;
   /** default: read from the store's schedules now and every api.directory_refresh_s */
   directory?: RouteDirectory;
-  /** last-7-day figures for the bus directory (reliability issue) */
+  /** last-7-day figures for the bus directory */
   reliability?: ReliabilitySnapshots;
-  /** event-stream output of SSE-capable routes (streaming issue) */
+  /** event-stream output of SSE-capable routes */
   streams?: StreamProvider;
-  /** routes of other features, appended after the issue-3 table */
+  /** routes of other features, appended after the core table */
   routes?: readonly RouteDef[];
   /** default: DbMeter on `db` */
   meter?: Meter;
@@ -47,7 +47,7 @@ export interface ApiDeps {
 }
 
 export interface Api {
-  app: App;
+  handler: RequestHandler;
   keys: KeyAuthenticator;
   meter: Meter;
   limiter: RateLimiter;
@@ -82,7 +82,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     ],
     { serverUrl: deps.config.public_base_url ?? '/' },
   );
-  const app = new App({
+  const handler = new RequestHandler({
     routes,
     keys,
     limiter,
@@ -99,7 +99,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     onClose: storeDirectory ? [() => storeDirectory.close()] : [],
   });
   return {
-    app,
+    handler,
     keys,
     meter,
     limiter,

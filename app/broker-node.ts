@@ -1,4 +1,4 @@
-// What a node of a multi-node deploy (README "More than one machine") opens on the broker, by
+// What a node of a multi-node deploy (docs/guides/multi-node.md) opens on the broker, by
 // role: every serving node follows the shared event log and counts limits and stream slots in
 // the broker; the node that runs the pipeline (role all or ingest) also appends the events,
 // publishes the live state, and persists every node's metering. No broker.url: none of this,
@@ -15,7 +15,7 @@ import { LiveStatePublisher } from '../broker/live-state.ts';
 import { BrokerUsageIngest } from '../broker/meter.ts';
 import { Broker } from '../broker/redis.ts';
 import { revocationNotices, type RevocationNotices } from '../broker/revocations.ts';
-import { KeyPublisher, KeyReplica } from '../broker/keys.ts';
+import { KeyPublisher, KeyReplica } from '../broker/api-key-rows.ts';
 import { IngestAnnouncer } from '../broker/ingest-address.ts';
 
 export interface BrokerNode {

@@ -9,7 +9,7 @@ import { withDocs } from '../docs/routes.ts';
 import { Directory } from '../http/read/directory.ts';
 import { LiveIndex } from '../http/read/live-index.ts';
 import { accountRoutes } from '../http/routes/account.ts';
-import { dashboardRoutes } from '../web/routes.ts';
+import { dashboardRoutes } from '../dashboard/routes.ts';
 import { eventRoutes, type EventStreamSource } from '../http/routes/events.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { coreRoutes } from '../http/routes/index.ts';

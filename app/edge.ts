@@ -18,7 +18,7 @@ import { ingestAddress } from '../broker/ingest-address.ts';
 import { createApi } from './api.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
-import { openStreaming, type Streaming } from './streaming.ts';
+import { openStreaming, type Streaming } from './fanout.ts';
 
 export interface EdgeService {
   readonly url: string;
@@ -77,14 +77,14 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     if (!config.signing_secret) log.warn('signing_secret is not set: a cursor issued by one edge fails on another');
     const announced = ingestAddress(node.broker);
     const configured = config.broker.ingest_url?.replace(/\/+$/, '') ?? null;
-    const app = new ForwardingHandler(api.app, {
+    const forwarding = new ForwardingHandler(api.handler, {
       target: () => configured ?? announced(),
-      servesLocally: (method, path) => api.app.serves(method, path),
+      servesLocally: (method, path) => api.handler.serves(method, path),
       timeoutMs: config.broker.forward_timeout_ms,
       log: log.child({ component: 'forward' }),
     });
     const server = await startServer({
-      app,
+      handler: forwarding,
       host: config.host,
       port: config.port,
       maxBodyBytes: config.api.max_body_bytes,

@@ -5,7 +5,7 @@
 import { ConfigError, type Config, type FeedConfig, type ScheduleConfig } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ScheduleRefreshJob } from '../store/schedule-refresh.ts';
-import type { ReloadOutcome } from './operations/types.ts';
+import type { ReloadOutcome } from '../admin/operations/types.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface ConfigDiff {

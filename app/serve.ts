@@ -4,7 +4,7 @@ import { createApi } from './api.ts';
 import { BusReliabilitySnapshots } from '../http/read/reliability-snapshots.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
-import { dashboardRoutes } from '../web/routes.ts';
+import { dashboardRoutes } from '../dashboard/routes.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
@@ -26,13 +26,18 @@ import { scheduleExports, scheduleSnapshot } from '../exports/index.ts';
 import { createWebhooks, SecretBox } from '../webhooks/index.ts';
 import { startAdminServer, type AdminServer } from '../admin/server.ts';
 import { adminSocketPath, type FeedConfig } from '../core/config.ts';
-import { executeCaptured, isOperationName, type ReloadOutcome, type ServiceHooks } from './operations/index.ts';
+import {
+  executeCaptured,
+  isOperationName,
+  type ReloadOutcome,
+  type ServiceHooks,
+} from '../admin/operations/dispatch.ts';
 import { createReloader } from './reload.ts';
 import { ServiceMetrics } from '../observability/metrics.ts';
 import { startMetricsServer, type MetricsServer } from '../observability/server.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
-import { resolveSigningSecret } from './signing-secret.ts';
-import { openStreaming, type Streaming } from './streaming.ts';
+import { resolveSigningSecret } from '../core/signing-secret.ts';
+import { openStreaming, type Streaming } from './fanout.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 
@@ -168,7 +173,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     // revocations published by any node drop the key from this node's cache
     await node?.bindKeys(api.keys);
     const server = await startServer({
-      app: api.app,
+      handler: api.handler,
       host: config.host,
       port: config.port,
       maxBodyBytes: config.api.max_body_bytes,

@@ -1,10 +1,10 @@
 // `npm run bench`: every bench with a target, briefly, one after the other (never two at once on
 // a 2-core machine), then one table: figure, same-run baseline, ratio, target, met or not. Each
 // bench reports its own figures through bench/report.ts; what it prints for people goes to
-// bench-output/<name>.log. `--update README.md` writes the table between the README's markers.
+// bench-output/<name>.log. `--update docs/guides/benchmarks.md` writes the table between its markers.
 //   npm run bench                      all of them (about 6 minutes)
 //   npm run bench -- rollup http       some of them
-//   npm run bench -- --update README.md
+//   npm run bench -- --update docs/guides/benchmarks.md
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

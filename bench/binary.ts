@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ensureRuntimeBuilt } from '../sea/build/runtime.ts';
+import { ensureRuntimeBuilt } from '../binary/build/runtime.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);

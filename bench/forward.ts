@@ -1,4 +1,4 @@
-// What an edge's forwarding to the ingest node costs (README "More than one machine"): the same
+// What an edge's forwarding to the ingest node costs (docs/guides/multi-node.md): the same
 // history request (GET /api/v1/history/exports, a Max key) asked of the ingest node directly and
 // through an edge, alternating, one at a time, on a redis-server started here; latency p50/p99
 // and the difference. Sequential on purpose: this is the added hop, not throughput.

@@ -133,9 +133,9 @@ const config = parseConfig({ signing_secret: 'bench-secret-0123456789abcdef' });
 // metrics as serve wires them: the pipeline reports every request to the registry
 const metrics = new ServiceMetrics();
 const api = await createApi({ db, live: benchLive(), config, directory: new Directory(), requests: metrics });
-const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
+const server = await startServer({ handler: api.handler, host: '127.0.0.1', port: 0 });
 const unmeasured = await createApi({ db, live: benchLive(), config, directory: new Directory() });
-const unmeasuredServer = await startServer({ app: unmeasured.app, host: '127.0.0.1', port: 0 });
+const unmeasuredServer = await startServer({ handler: unmeasured.handler, host: '127.0.0.1', port: 0 });
 // the shared limiter: the same API as `api`, windows in a Redis started here (its CPU is not this process's)
 const brokerSkip = process.env.BENCH_BROKER === '0' ? 'BENCH_BROKER=0' : brokerMissing('redis');
 const redis = brokerSkip ? null : await startBroker('redis');
@@ -150,7 +150,7 @@ const sharedApi = broker
       limiter: new BrokerRateLimiter(broker),
     })
   : null;
-const sharedServer = sharedApi ? await startServer({ app: sharedApi.app, host: '127.0.0.1', port: 0 }) : null;
+const sharedServer = sharedApi ? await startServer({ handler: sharedApi.handler, host: '127.0.0.1', port: 0 }) : null;
 if (brokerSkip) console.log(`shared limiter not measured: ${brokerSkip}`);
 
 // enough Max keys that none reaches 6,000 requests in the run

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openRuntime } from '../app/runtime.ts';
-import { openStreaming } from '../app/streaming.ts';
+import { openStreaming } from '../app/fanout.ts';
 import { parseConfig } from '../core/config.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { createLogger } from '../core/logger.ts';
@@ -150,7 +150,7 @@ const api = await createApi({
 streaming.useMeter(api.meter);
 const budget = sendBudgetFromConfig(config.sse);
 const server = await startServer({
-  app: api.app,
+  handler: api.handler,
   host: '127.0.0.1',
   port: 0,
   streamBufferBytes: config.sse.buffer_bytes,

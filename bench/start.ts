@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ensureRuntimeBuilt, RUNTIME_BUNDLE } from '../sea/build/runtime.ts';
+import { ensureRuntimeBuilt, RUNTIME_BUNDLE } from '../binary/build/runtime.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -29,8 +29,8 @@ const VARIANTS: Variant[] = [
   { name: 'built (node bin/transit-api.js → dist/)', args: [join(repoRoot, 'bin', 'transit-api.js')] },
   // tsx by its resolved URL: the servers run in a scratch folder, where `--import tsx` finds nothing
   {
-    name: 'tsx (node --import tsx app/main.ts)',
-    args: ['--import', import.meta.resolve('tsx'), join(repoRoot, 'app', 'main.ts')],
+    name: 'tsx (node --import tsx cli/main.ts)',
+    args: ['--import', import.meta.resolve('tsx'), join(repoRoot, 'cli', 'main.ts')],
   },
 ];
 

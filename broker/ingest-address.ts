@@ -1,4 +1,4 @@
-// Where edges find the ingest node for the paths they forward to it (README "More than one
+// Where edges find the ingest node for the paths they forward to it (docs/guides/multi-node.md
 // machine"). The ingest node writes its base URL to one key with a short expiry and renews it, so
 // the key also says the node is alive: a node gone for longer than the expiry is no address, and
 // edges answer 503 at once instead of waiting on a connection that cannot succeed.

@@ -1,7 +1,7 @@
 // The 5-minute windows kept in Redis, exact across nodes: each decision is one Lua call
 // (REDIS_WINDOW_LUA) on the broker's clock, so a Regular key's 601st request in a window is
 // refused whichever nodes served the 600. While the broker is down each node falls back to its
-// own in-memory window (per-node limits, README "More than one machine"), and returns to the
+// own in-memory window (per-node limits, docs/guides/multi-node.md), and returns to the
 // shared one when it is back.
 import type { Redis } from 'ioredis';
 import { SlidingWindowLimiter, type RateDecision, type RateLimiter } from '../accounts/limiter.ts';

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 // Files the service reads at run time (the GTFS-RT .proto, SQL migrations, reliability queries,
 // package.json) are named by their path from the repository root. From the sources (tsx) that is
-// the repository itself; the built runtime (app/dist-entry.ts, bundled into dist/) sets the
-// checkout above its bundle; inside the single executable (sea/entry.ts) the same tree is
+// the repository itself; the built runtime (cli/dist-entry.ts, bundled into dist/) sets the
+// checkout above its bundle; inside the single executable (binary/entry.ts) the same tree is
 // extracted to a cache folder first and set here before any other module loads. The binary's
 // build embeds exactly the paths passed to assetPath as string literals, so every call must use one.
 

@@ -40,7 +40,7 @@ export const FeedSchema = z
     headers: z.record(z.string(), z.string()).default({}),
     /**
      * how realtime trips are found in the schedule: `auto` (exact, then nyct for NYCT-style ids,
-     * then start, then nyct_loose), one strategy, or strategies in the order to try them (README, trip matching)
+     * then start, then nyct_loose), one strategy, or strategies in the order to try them (docs/guides/real-feeds.md, trip matching)
      */
     trip_matching: z
       .union([z.literal('auto'), z.enum(MATCH_STRATEGIES), z.array(z.enum(MATCH_STRATEGIES)).min(1)])
@@ -323,7 +323,7 @@ export const ConfigSchema = z
     role: z.enum(['all', 'ingest', 'edge']).default('all'),
     broker: z
       .object({
-        /** redis://[user:password@]host:port[/db] shared by an ingest node and its edges (README "More than one machine"); unset: one process, no broker */
+        /** redis://[user:password@]host:port[/db] shared by an ingest node and its edges (docs/guides/multi-node.md); unset: one process, no broker */
         url: z
           .string()
           .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
@@ -354,7 +354,7 @@ export const ConfigSchema = z
     signing_secret: z.string().min(16).optional(),
     /**
      * signing secrets replaced by signing_secret: webhook secrets encrypted with one are
-     * re-encrypted with signing_secret at start, after which it can be removed (README, Files and permissions)
+     * re-encrypted with signing_secret at start, after which it can be removed (docs/guides/operating.md, Files and permissions)
      */
     previous_signing_secrets: z.array(z.string().min(16)).default([]),
   })

@@ -39,7 +39,7 @@ export const ERRORS = {
   internal: { status: 500, title: 'Internal error' },
   not_implemented: { status: 501, title: 'Not implemented' },
   unavailable: { status: 503, title: 'Service unavailable' },
-  // an edge node forwards history paths to the ingest node (README "More than one machine")
+  // an edge node forwards history paths to the ingest node (docs/guides/multi-node.md)
   ingest_unavailable: { status: 503, title: 'Ingest node unavailable' },
 } as const satisfies Record<string, { status: number; title: string; type?: string }>;
 

@@ -1,7 +1,7 @@
 // The one logger: pino, JSON lines on stderr, or pino-pretty when stderr is a terminal. Components
 // take a `log` option (a Logger) and name themselves with child({ component }); tests pass
 // `silentLogger` or a capturing logger. Output meant for the user of a CLI command (tables, keys,
-// summaries) is not logging: it goes to stdout through app/output.ts.
+// summaries) is not logging: it goes to stdout through cli/output.ts.
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 

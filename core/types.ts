@@ -38,7 +38,7 @@ export interface VehiclePosition {
   trip_id: string | null;
   /**
    * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
-   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * origin, start time, or loosely: docs/guides/real-feeds.md, trip matching); null when the feed's id is
    * `trip_id` or the feed gave none. Absent is null.
    */
   feed_trip_id?: string | null;
@@ -62,7 +62,7 @@ export interface Arrival {
   trip_id: string;
   /**
    * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
-   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * origin, start time, or loosely: docs/guides/real-feeds.md, trip matching); null when the feed's id is
    * `trip_id` or the feed gave none. Absent is null.
    */
   feed_trip_id?: string | null;
@@ -100,7 +100,7 @@ export interface TripObservation {
   trip_id: string;
   /**
    * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
-   * origin, start time, or loosely: README, trip matching); null when the feed's id is
+   * origin, start time, or loosely: docs/guides/real-feeds.md, trip matching); null when the feed's id is
    * `trip_id` or the feed gave none. Absent is null.
    */
   feed_trip_id?: string | null;
@@ -191,7 +191,7 @@ export const REJECT_REASONS = [
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /**
- * How a realtime trip is found in the static schedule (README, "Feeds that break the rules"):
+ * How a realtime trip is found in the static schedule (docs/guides/real-feeds.md):
  * by its trip id; by start date + start time + route + direction; by the NYCT origin time and
  * path carried in the id; loosely, an NYCT id whose origin no scheduled trip has, by the nearest
  * earlier scheduled trip of its route and direction (0–3,600 s late). Each also tries the

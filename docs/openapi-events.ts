@@ -11,7 +11,7 @@ import {
   type ZodOpenApiPathsObject,
 } from 'zod-openapi';
 import { EVENT_DATA, EVENT_SCHEMAS, EVENT_TYPES } from '../core/event-schemas.ts';
-import { streamKindOf } from '../http/streams.ts';
+import { streamKindOf } from '../http/sse-routes.ts';
 import type { RouteDef } from '../http/types.ts';
 
 type Json = Record<string, unknown>;
@@ -75,7 +75,7 @@ function metaId(schema: z.ZodType): string {
 const jsonStreamSchemas = new WeakMap<z.ZodType, Map<string, Record<string, z.ZodType>>>();
 
 /**
- * The SSE events of a JSON endpoint's stream form (http/streams.ts snapshotOf and stream/item-diff.ts):
+ * The SSE events of a JSON endpoint's stream form (http/sse-routes.ts snapshotOf and stream/item-diff.ts):
  * `reset` carries the endpoint's body; `add` and `update` one element of its `data`, typed with the
  * stream's item type; `remove` that element's `{id, type}`. A body without an identified `data`
  * array is one item, `{type, id, data}`.

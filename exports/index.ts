@@ -1,4 +1,4 @@
-// History exports and the analyst snapshot: what the composition root, the CLI (app/export-command.ts)
+// History exports and the analyst snapshot: what the composition root, the CLI (admin/operations/export-files.ts)
 // and http/ use.
 // Definitions for analysts: ./README.md.
 export {
@@ -40,8 +40,8 @@ export type {
   RecoverySummary,
   RunExportOptions,
 } from './job.ts';
-export { scheduleExports } from './schedule.ts';
-export type { ExportScheduler, ExportSchedulerOptions } from './schedule.ts';
-export { PRIVATE_TABLE, scheduleSnapshot, writeBackup, writeSnapshot } from './snapshot.ts';
-export type { SnapshotJob, SnapshotJobOptions, SnapshotSummary, SnapshotTable } from './snapshot.ts';
+export { scheduleExports } from './export-cron.ts';
+export type { ExportScheduler, ExportSchedulerOptions } from './export-cron.ts';
+export { PRIVATE_TABLE, scheduleSnapshot, writeBackup, writeSnapshot } from './analyst-snapshot.ts';
+export type { SnapshotJob, SnapshotJobOptions, SnapshotSummary, SnapshotTable } from './analyst-snapshot.ts';
 export { contentTypeFor, exportFilePath, readyExport } from './files.ts';

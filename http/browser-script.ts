@@ -1,13 +1,13 @@
-// The pages' browser code is TypeScript (web/client/, status/client/), type-checked by
+// The pages' browser code is TypeScript (dashboard/client/, status/client/), type-checked by
 // tsconfig.browser.json and bundled by esbuild into one IIFE per page, which the page inlines and
 // allows by its hash. From the sources (tsx: dev, tests) the bundle is made here, once per process
 // the first time a page asks; esbuild is a devDependency, present wherever the sources run. The
-// built runtime and the binary never run this module: sea/build/bundle.ts replaces it with the
+// built runtime and the binary never run this module: binary/build/bundle.ts replaces it with the
 // scripts bundled at build time (prebuiltScripts below), so neither ships esbuild.
 import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
-export const BROWSER_ENTRIES = ['web/client/main.ts', 'status/client/page.ts'] as const;
+export const BROWSER_ENTRIES = ['dashboard/client/main.ts', 'status/client/page.ts'] as const;
 export type BrowserEntry = (typeof BROWSER_ENTRIES)[number];
 
 export interface BrowserBundle {

@@ -1,4 +1,4 @@
-// A route's complete parameter set: its own plus the ones the pipeline adds (pagination, event
+// A route's complete parameter set: its own plus the ones the request chain adds (pagination, event
 // stream selection). Validation and OpenAPI both read this, so they cannot disagree.
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, PLAN_LIMITS } from '../accounts/plans.ts';

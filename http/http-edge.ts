@@ -1,11 +1,11 @@
-// HTTP edge cases the socket layer answers itself, before a request reaches the pipeline: what
+// HTTP edge cases the socket layer answers itself, before a request reaches the request chain: what
 // uWebSockets.js hands over although RFC 9112 says to refuse it (two Host headers, a Content-Length
 // that is not one number, an unknown Transfer-Encoding, both framings at once), and the limits
 // of this server on the request target and header section. Each answer is a problem+json with
 // `Connection: close`: after a framing error nothing later on the connection can be trusted.
 //
 // What uWS (20.30) never hands over cannot be answered at all: it holds the connection until its
-// 10 s idle timeout and closes it without a status line (README, "HTTP edge cases").
+// 10 s idle timeout and closes it without a status line (docs/guides/api.md, "HTTP edge cases").
 import { ApiError, type ErrorCode } from '../core/errors.ts';
 
 /** Longest request target (path and query) served; longer is 414. Browsers and proxies stop near 8 KiB too. */
@@ -35,7 +35,7 @@ function refuse(code: ErrorCode, detail: string): ApiError {
   return new ApiError(code, detail);
 }
 
-/** The refusal a request head deserves, or null when it may go on to the pipeline. */
+/** The refusal a request head deserves, or null when it may go on to the request chain. */
 export function checkRequestHead(head: RequestHead): ApiError | null {
   if (head.targetBytes > MAX_TARGET_BYTES) {
     return refuse(

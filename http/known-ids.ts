@@ -1,7 +1,7 @@
-// The one rule on ids in query filters (README, "Unknown ids"): a route, line, station or source
+// The one rule on ids in query filters (docs/guides/api.md, "Unknown ids"): a route, line, station or source
 // that this server does not know is 404 not_found naming the parameter; a known id that matches
 // nothing right now is an empty list. Known means in an imported schedule or in the live data.
-// The pipeline applies it to every parameter declared with an IdKind, on JSON and streams alike.
+// The request chain applies it to every parameter declared with an IdKind, on JSON and streams alike.
 import { ApiError } from '../core/errors.ts';
 import type { Mode } from '../core/types.ts';
 import type { IdKind } from './params.ts';

@@ -9,7 +9,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const script = `
   const { startServer } = await import('./http/server.ts');
   try {
-    await startServer({ app: { handle: async () => ({ status: 200, headers: [], body: '' }), close: async () => {} }, port: 0 });
+    await startServer({ handler: { handle: async () => ({ status: 200, headers: [], body: '' }), close: async () => {} }, port: 0 });
     console.log('STARTED');
     process.exit(0);
   } catch (err) {

@@ -57,7 +57,7 @@ t.test('the native binary is loaded', async (t) => {
 
 t.test('large bodies arrive whole, also to a slow reader', async (t) => {
   const app = handler();
-  const server = await startServer({ app, port: 0 });
+  const server = await startServer({ handler: app, port: 0 });
   t.teardown(() => server.close());
   const res = await fetch(`http://127.0.0.1:${server.port}/big`);
   const body = Buffer.from(await res.arrayBuffer());
@@ -91,7 +91,7 @@ t.test('large bodies arrive whole, also to a slow reader', async (t) => {
 
 t.test('a client that goes away mid-body does not hurt the server', async (t) => {
   const app = handler();
-  const server = await startServer({ app, port: 0 });
+  const server = await startServer({ handler: app, port: 0 });
   t.teardown(() => server.close());
   await new Promise<void>((resolve) => {
     const socket = connect(server.port, '127.0.0.1');
@@ -115,12 +115,12 @@ t.test('an answer given at once (handleNow) is written inside the request handle
   const app = handler();
   const now: Handler = {
     handle: (req) => app.handle(req),
-    // what the pipeline does for a cached body: no Promise
+    // what the request chain does for a cached body: no Promise
     handleNow: (req) =>
       req.path === '/big' ? { status: 200, headers: baseHeaders('req_n', 'request'), body: BIG } : app.handle(req),
     close: () => app.close(),
   };
-  const server = await startServer({ app: now, port: 0 });
+  const server = await startServer({ handler: now, port: 0 });
   t.teardown(() => server.close());
   const res = await fetch(`http://127.0.0.1:${server.port}/big`);
   t.ok(Buffer.from(await res.arrayBuffer()).equals(BIG), 'a body larger than the socket takes at once arrives whole');
@@ -149,7 +149,7 @@ t.test('HEAD, 204 and 304 leave the connection usable for the next request', asy
     '/empty': () => ({ status: 204, headers: [], body: '' }),
     '/same': () => ({ status: 304, headers: [['ETag', '"x"']], body: '' }),
   });
-  const server = await startServer({ app, port: 0 });
+  const server = await startServer({ handler: app, port: 0 });
   t.teardown(() => server.close());
   const socket = connect(server.port, '127.0.0.1');
   t.teardown(() => socket.destroy());
@@ -176,7 +176,7 @@ t.test('HEAD, 204 and 304 leave the connection usable for the next request', asy
 
 t.test('request bodies, chunked and oversized', async (t) => {
   const app = handler();
-  const server = await startServer({ app, port: 0, maxBodyBytes: 1000 });
+  const server = await startServer({ handler: app, port: 0, maxBodyBytes: 1000 });
   t.teardown(() => server.close());
   const url = `http://127.0.0.1:${server.port}/echo`;
   const plain = await fetch(url, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' } });
@@ -191,7 +191,11 @@ t.test('request bodies, chunked and oversized', async (t) => {
   const chunked = await fetch(url, { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
   t.equal(await chunked.text(), 'chunk one, chunk two');
   const big = await fetch(url, { method: 'POST', body: 'y'.repeat(5000) });
-  t.equal((await big.arrayBuffer()).byteLength, 1001, 'cut one byte past the limit, for the pipeline to answer 413');
+  t.equal(
+    (await big.arrayBuffer()).byteLength,
+    1001,
+    'cut one byte past the limit, for the request chain to answer 413',
+  );
   const get = await fetch(url);
   t.equal((await get.arrayBuffer()).byteLength, 0, 'no body read for GET');
   t.equal(app.seen.at(-1)!.method, 'GET');
@@ -199,7 +203,7 @@ t.test('request bodies, chunked and oversized', async (t) => {
 
 t.test('streams: headers at once, writes corked, ended on close', async (t) => {
   const app = handler();
-  const server = await startServer({ app, port: 0 });
+  const server = await startServer({ handler: app, port: 0 });
   const res = await fetch(`http://127.0.0.1:${server.port}/stream`);
   const reader = res.body!.getReader();
   let text = '';
@@ -224,7 +228,7 @@ t.test('streams: headers at once, writes corked, ended on close', async (t) => {
 
 t.test('a client that leaves a stream closes its sink', async (t) => {
   const app = handler();
-  const server = await startServer({ app, port: 0 });
+  const server = await startServer({ handler: app, port: 0 });
   t.teardown(() => server.close());
   const controller = new AbortController();
   const res = await fetch(`http://127.0.0.1:${server.port}/stream`, { signal: controller.signal });
@@ -256,7 +260,7 @@ t.test('shutdown: busy connections finish, idle keep-alive ones get 503, new one
       return { status: 200, headers: [], body: 'done' };
     },
   });
-  const server = await startServer({ app, port: 0, shutdownTimeoutMs: 5_000 });
+  const server = await startServer({ handler: app, port: 0, shutdownTimeoutMs: 5_000 });
   const idle = connect(server.port, '127.0.0.1');
   const idleData: Buffer[] = [];
   idle.on('data', (c) => idleData.push(c));
@@ -281,10 +285,10 @@ t.test('shutdown: busy connections finish, idle keep-alive ones get 503, new one
   idle.destroy();
 });
 
-t.test('a pipeline that rejects still gets an answer', async (t) => {
+t.test('a handler that rejects still gets an answer', async (t) => {
   const logged: unknown[] = [];
   const app = handler({ '/reject': () => Promise.reject(new Error('bug')) });
-  const server = await startServer({ app, port: 0, log: logInto((_m, line) => logged.push(line.err)) });
+  const server = await startServer({ handler: app, port: 0, log: logInto((_m, line) => logged.push(line.err)) });
   t.teardown(() => server.close());
   const res = await fetch(`http://127.0.0.1:${server.port}/reject`);
   t.equal(res.status, 500);
@@ -295,9 +299,9 @@ t.test('a pipeline that rejects still gets an answer', async (t) => {
 t.test('a port is never shared: a second server on it fails, saying why', async (t) => {
   const app = handler();
   // a port given by number: uWS's default SO_REUSEPORT shares those, where port 0 never is
-  const first = await startServer({ app, port: await freePort() });
+  const first = await startServer({ handler: app, port: await freePort() });
   t.teardown(() => first.close());
-  const second = startServer({ app: handler(), port: first.port });
+  const second = startServer({ handler: handler(), port: first.port });
   await t.rejects(second, ListenError);
   await t.rejects(second, {
     code: 'EADDRINUSE',
@@ -313,7 +317,7 @@ t.test('a port held by another program fails the same way, and is found before l
   await new Promise<void>((resolve) => other.listen({ host: '127.0.0.1', port: 0 }, resolve));
   t.teardown(() => other.close());
   const port = (other.address() as { port: number }).port;
-  await t.rejects(startServer({ app: handler(), port }), { name: 'ListenError', code: 'EADDRINUSE', port });
+  await t.rejects(startServer({ handler: handler(), port }), { name: 'ListenError', code: 'EADDRINUSE', port });
   await t.rejects(checkPortFree('127.0.0.1', port), { name: 'ListenError', code: 'EADDRINUSE', port });
   await t.resolves(checkPortFree('127.0.0.1', 0), 'port 0 is always free');
 });
@@ -321,7 +325,7 @@ t.test('a port held by another program fails the same way, and is found before l
 t.test('a free port is found free, and stays free to listen on', async (t) => {
   const port = await freePort();
   await checkPortFree('127.0.0.1', port);
-  const server = await startServer({ app: handler(), port });
+  const server = await startServer({ handler: handler(), port });
   t.teardown(() => server.close());
   t.equal(server.port, port);
   await t.rejects(checkPortFree('127.0.0.1', port), { code: 'EADDRINUSE' }, "the server's own listen is seen as taken");

@@ -1,27 +1,21 @@
 // The socket layer: the only file that imports uWebSockets.js. It turns uWS requests into
-// ApiRequests, writes ApiResponses corked and with backpressure, and shuts down gracefully.
+// ApiRequests, writes ApiResponses corked and with backpressure, and shuts down gracefully. An
+// event stream's writes are http/sse-socket-sink.ts's, on the uWS response this file hands it.
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
 import { componentLogger, defaultLogger, type Logger } from '../core/logger.ts';
-import type { BudgetEntry, CutReason, SendBudget } from '../stream/send-budget.ts';
+import type { SendBudget } from '../stream/send-budget.ts';
 import { baseHeaders, type HeaderList } from './headers.ts';
 import { BODY_IDLE_TIMEOUT_MS, bodyTimeout, checkRequestHead } from './http-edge.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
-import type {
-  ApiRequest,
-  ApiResponse,
-  FileBody,
-  PipedBody,
-  StreamReply,
-  StreamSink,
-  StreamWriteResult,
-} from './types.ts';
+import { SseSocketSink } from './sse-socket-sink.ts';
+import type { ApiRequest, ApiResponse, FileBody, PipedBody, StreamReply } from './types.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
-/** What the server needs from the application (App implements it). */
+/** What the server needs from the application (RequestHandler and ForwardingHandler implement it). */
 export interface Handler {
   handle(req: ApiRequest): Promise<ApiResponse>;
   /** as handle(), answered at once when the application can (no Promise): written inside uWS's handler */
@@ -31,11 +25,11 @@ export interface Handler {
 }
 
 export interface ServerOptions {
-  app: Handler;
+  handler: Handler;
   host?: string;
   /** 0 picks a free port */
   port?: number;
-  /** bodies above this are cut off and answered 413 by the pipeline */
+  /** bodies above this are cut off and answered 413 by the request chain */
   maxBodyBytes?: number;
   shutdownTimeoutMs?: number;
   /**
@@ -58,7 +52,7 @@ export interface RunningServer {
   readonly port: number;
   readonly inFlight: number;
   readonly openStreams: number;
-  /** stop accepting, finish in-flight requests, end streams, flush the app, drop idle sockets */
+  /** stop accepting, finish in-flight requests, end streams, flush the handler, drop idle sockets */
   close(): Promise<void>;
 }
 
@@ -103,137 +97,13 @@ interface Exchange {
 /** Bytes read from disk per write: large enough for few syscalls, small against the heap. */
 const FILE_CHUNK = 256 * 1024;
 
-/** A comment line: with an onWritable handler registered, uWS drains only when it writes. */
-const DRAIN = Buffer.from(':\n\n');
-
-/**
- * One event stream over a uWS response (numbers: pitfalls in shared/design/sse-fanout-notes.md).
- * uWS cannot report its buffer (3: getWriteOffset only moves for tryEnd) and a corked write
- * reports success even when the flush after it fails (2), so the sink keeps an upper bound of
- * what uWS holds: after a successful write at most that chunk, after a failed one everything
- * since the last success; a drain write that succeeds empties it. The producer (the stream hub)
- * decides when a client is too far behind; `hardLimitBytes` is the socket layer's own backstop.
- */
-export class UwsSseSink implements StreamSink {
-  private queued = 0;
-  private gone = false;
-  private chunk: Buffer | null = null;
-  private lastWriteOk = true;
-  private listeners: Array<() => void> = [];
-  /** one function per sink, so no closure is allocated per write on the fan-out path */
-  private readonly corkedWrite = (): void => {
-    this.lastWriteOk = this.res.write(this.chunk!);
-  };
-
-  /** this stream's account in the shared send budget */
-  private readonly budget: BudgetEntry | null;
-  /** why the budget cut this stream, if it did */
-  cutReason: CutReason | null = null;
-
-  constructor(
-    private readonly res: HttpResponse,
-    private readonly hardLimitBytes: number,
-    private readonly onEnd: (sink: UwsSseSink) => void,
-    budget?: SendBudget,
-  ) {
-    this.budget = budget
-      ? budget.register((reason) => {
-          this.cutReason = reason;
-          this.close('abort');
-        })
-      : null;
-    // registered at once: without it a drained socket keeps a 10 s timeout that kills it (5)
-    res.onWritable(() => {
-      if (this.gone) return true;
-      const ok = res.write(DRAIN);
-      if (ok) this.queued = 0;
-      // writable again: the kernel took some of the backlog, which restarts the stall clock
-      this.budget?.report(ok ? 0 : this.queued, true);
-      return ok;
-    });
-  }
-
-  get closed(): boolean {
-    return this.gone;
-  }
-
-  /** From res.onAborted: the response must not be touched any more. */
-  aborted(): void {
-    if (this.gone) return;
-    this.gone = true;
-    this.ended();
-  }
-
-  write(chunk: Buffer): StreamWriteResult {
-    if (this.gone) return 'closed';
-    this.chunk = chunk;
-    // every write outside a request handler must be corked (1)
-    this.res.cork(this.corkedWrite);
-    this.chunk = null;
-    if (this.gone) return 'closed';
-    if (this.lastWriteOk) {
-      this.queued = chunk.length;
-      // a write that went through found uWS's backlog flushed: nothing held, progress made
-      if (this.budget !== null && this.budget.bytes !== 0) this.budget.report(0, true);
-      return 'ok';
-    }
-    this.queued += chunk.length;
-    if (this.queued - chunk.length > this.hardLimitBytes) {
-      this.close('abort');
-      return 'closed';
-    }
-    // may cut this stream (or others stalled longer) when the budget is exceeded
-    this.budget?.report(this.queued, false);
-    if (this.gone) return 'closed';
-    return 'backpressure';
-  }
-
-  bufferedBytes(): number {
-    return this.queued;
-  }
-
-  close(mode: 'end' | 'abort'): void {
-    if (this.gone) return;
-    this.gone = true;
-    if (mode === 'abort') {
-      // drops uWS's queue at once; onAborted runs (synchronously) and finds the sink gone
-      this.res.close();
-    } else {
-      // the terminating chunk goes after what is queued; uWS drops onWritable and drains itself
-      this.res.cork(() => this.res.end());
-    }
-    this.ended();
-  }
-
-  onClose(listener: () => void): void {
-    if (this.gone) listener();
-    // a literal of one: push() on an empty array reserves room for 17, per connection
-    else if (this.listeners.length === 0) this.listeners = [listener];
-    else this.listeners.push(listener);
-  }
-
-  private ended(): void {
-    this.budget?.release();
-    this.onEnd(this);
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) {
-      try {
-        listener();
-      } catch {
-        // a failing listener must not keep the others from running
-      }
-    }
-  }
-}
-
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   assertNativeUws();
   const log = componentLogger(options.log, 'server');
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const hardLimit = 8 * (options.streamBufferBytes ?? 1024 * 1024);
   const app = uWS.App();
-  const sinks = new Set<UwsSseSink>();
+  const sinks = new Set<SseSocketSink>();
   options.sendBudget?.start();
   let inFlight = 0;
   let closing = false;
@@ -375,7 +245,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   // a function of its own: the abort handler lives as long as the stream, and a closure created
   // in respond() would keep the whole response (headers and all) alive with it
   const startStream = (res: HttpResponse, reply: StreamReply) => {
-    const sink = new UwsSseSink(res, hardLimit, (ended) => sinks.delete(ended), options.sendBudget);
+    const sink = new SseSocketSink(res, hardLimit, (ended) => sinks.delete(ended), options.sendBudget);
     sinks.add(sink);
     res.onAborted(() => sink.aborted());
     res.write(':\n\n'); // flushes the headers so the client sees the stream open
@@ -463,8 +333,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   };
 
   const internalError = (err: unknown): ApiResponse => {
-    // the pipeline renders its own errors; reaching here is a bug in it
-    log.error({ err, request_id: 'req_internal' }, 'pipeline rejected');
+    // the request chain renders its own errors; reaching here is a bug in it
+    log.error({ err, request_id: 'req_internal' }, 'handler rejected');
     const problem = renderProblem(new ApiError('internal', 'Internal error.'), 'req_internal', '/');
     return { status: 500, headers: [...baseHeaders('req_internal', null), ...problem.headers], body: problem.body };
   };
@@ -474,7 +344,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const dispatch = (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
     let answer: ApiResponse | Promise<ApiResponse>;
     try {
-      answer = options.app.handleNow ? options.app.handleNow(request) : options.app.handle(request);
+      answer = options.handler.handleNow ? options.handler.handleNow(request) : options.handler.handle(request);
     } catch (err) {
       answer = internalError(err);
     }
@@ -549,7 +419,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     res.onData((chunk, isLast) => {
       if (timedOut) return;
       idle.refresh();
-      // keep one byte past the limit so the pipeline can tell the body was too large
+      // keep one byte past the limit so the request chain can tell the body was too large
       if (size <= maxBody) {
         const part = Buffer.from(chunk.slice(0, maxBody + 1 - size));
         chunks.push(part);
@@ -604,7 +474,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
                 };
               });
             }
-            await options.app.close();
+            await options.handler.close();
             // idle keep-alive connections would otherwise hold the process open
             (app as unknown as { close(): void }).close();
           })();

@@ -1,4 +1,4 @@
-// The contract between the request pipeline, the route table and the socket layer.
+// The contract between the request chain, the route table and the socket layer.
 import type { FileHandle } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
@@ -11,7 +11,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A request as the socket layer hands it over (or as a test builds it). */
 export interface ApiRequest {
-  /** as sent; the pipeline upper-cases it */
+  /** as sent; the request chain upper-cases it */
   method: string;
   /** raw path, still percent-encoded, without the query */
   path: string;
@@ -202,7 +202,7 @@ export interface RouteDef {
   handler(ctx: RequestContext<any, any, any>): HandlerResult | Promise<HandlerResult>;
 }
 
-/** The SSE issue plugs in here: the pipeline has authenticated, checked the plan and validated. */
+/** The SSE form of routes (http/sse-routes.ts), opened after the request chain's auth, plan and validation. */
 export interface StreamProvider {
   open(request: StreamOpenRequest): StreamReply | Promise<StreamReply>;
 }

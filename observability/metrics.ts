@@ -71,7 +71,7 @@ interface RouteCell {
  */
 class RouteLatencies {
   readonly name = `${PREFIX}http_request_duration_seconds`;
-  readonly help = 'Time from the request reaching the pipeline to its response (or stream start), by route id.';
+  readonly help = 'Time from the request reaching the request chain to its response (or stream start), by route id.';
   readonly type = 'histogram';
   readonly aggregator = 'sum';
 

@@ -1,6 +1,6 @@
 // npm run build:binary: dist/transit-api, a Node single executable application (SEA) holding the
 // bundled app, its native addons and the files it reads at run time. Built from the Node that
-// runs this script, for this platform. See the Deploy section of README.md.
+// runs this script, for this platform. See docs/guides/deploying.md.
 //
 //   node --import tsx scripts/build-binary.ts [--out <file>] [--no-strip]
 import { spawnSync } from 'node:child_process';
@@ -11,9 +11,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { bundleApp } from '../sea/build/bundle.ts';
-import { expandAssets, findNatives, scanAssetCalls } from '../sea/build/collect.ts';
-import { MANIFEST_KEY, NATIVE_DIR, type ManifestEntry, type SeaManifest } from '../sea/manifest.ts';
+import { bundleApp } from '../binary/build/bundle.ts';
+import { expandAssets, findNatives, scanAssetCalls } from '../binary/build/collect.ts';
+import { MANIFEST_KEY, NATIVE_DIR, type ManifestEntry, type SeaManifest } from '../binary/manifest.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Natives above this size are stored gzipped (libduckdb: 60 MB → about 20 MB). */
@@ -70,11 +70,11 @@ async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
 
   const natives = findNatives(repoRoot);
-  step(`bundling sea/entry.ts (natives: ${natives.files.map((f) => f.name).join(', ')})`);
+  step(`bundling binary/entry.ts (natives: ${natives.files.map((f) => f.name).join(', ')})`);
   const bundleFile = join(work, 'main.cjs');
   const bundle = await bundleApp({
     repoRoot,
-    entry: 'sea/entry.ts',
+    entry: 'binary/entry.ts',
     outfile: bundleFile,
     natives: { uws: natives.uws.name, duckdb: natives.duckdb.name },
   });

@@ -1,13 +1,13 @@
 // npm run build (also run by `prepare`, so `npm install` and `npm ci` build it): the built
 // runtime, dist/transit-api.cjs, that bin/transit-api.js, `npm start` and `npx transit-api` run
-// with plain node. See sea/build/runtime.ts, and the README (Quick start, Deploy).
+// with plain node. See binary/build/runtime.ts, README.md (Quick start) and docs/guides/deploying.md.
 //
 //   node --import tsx scripts/build.ts
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildRuntime } from '../sea/build/runtime.ts';
+import { buildRuntime } from '../binary/build/runtime.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 

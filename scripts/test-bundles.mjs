@@ -9,20 +9,29 @@
 // `.filename` (the defines below, applied by esbuild's parser, so text inside string literals is
 // untouched), which the code uses to find the files it reads (core/assets.ts, tests' fixtures). Source maps
 // carry the .ts texts: c8 maps coverage back to them, and stack traces name .ts lines.
-// Children that tests start from the sources (test/support/cli.ts, sea/) still run through tsx.
+// Children that tests start from the sources (test/support/cli.ts, binary/) still run through tsx.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 
 /**
- * The test files to run: those under the folders tap's include lists (`<folder>/**\/*.test.ts`),
- * or, when paths are given (files or folders, from the root), the test files among them.
+ * The project's folders from folders.json (the one list of them): `production` (the tiers'
+ * folders, in tier order), `tests` (where test files are run from: the production folders and
+ * test/), `browserCode` (the pages' browser code, which runs in Chromium).
+ */
+export function projectFolders(root) {
+  const { tiers, browserCode } = JSON.parse(readFileSync(join(root, 'folders.json'), 'utf8'));
+  const production = tiers.flatMap((tier) => tier.folders);
+  return { production, tests: [...production, 'test'], browserCode };
+}
+
+/**
+ * The test files to run: those under the production folders and test/ (projectFolders), or,
+ * when paths are given (files or folders, from the root), the test files among them.
  */
 export function testFiles(root, selections = []) {
-  const rc = readFileSync(join(root, '.taprc'), 'utf8');
-  const folders = [...rc.matchAll(/^\s*-\s*"([^"*]+)\/\*\*\/\*\.test\.ts"\s*$/gm)].map((m) => m[1]);
-  if (folders.length === 0) throw new Error('.taprc lists no "<folder>/**/*.test.ts" include');
+  const folders = projectFolders(root).tests;
   const files = [];
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

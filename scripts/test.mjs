@@ -15,22 +15,22 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Report } from 'c8';
-import { buildTestBundles, bundleOf, testFiles } from './test-bundles.mjs';
+import { buildTestBundles, bundleOf, projectFolders, testFiles } from './test-bundles.mjs';
 import { runTapFiles } from './tap-files.mjs';
 
 // Minimum share of lines run by the suite, over the product's .ts files.
 const MIN_LINES_PCT = 80;
-const SOURCES = [
-  '{core,pipeline,store,http,accounts,docs,status,web,exports,webhooks,stream,fixtures,app,sea,admin,observability,broker}/**/*.ts',
-];
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const folders = projectFolders(root);
+// every production folder of folders.json
+const SOURCES = [`{${folders.production.join(',')}}/**/*.ts`];
 // Test files beside the code. Code that exists only for tests or benches (doubles, harnesses,
 // fault servers, child processes, test data) lives under test/support/ and bench/, outside
 // SOURCES; test/architecture.test.ts keeps it out of the production folders. The pages' browser
-// code (web/client/, status/client/) runs in Chromium, where Node's coverage does not reach.
-const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', 'web/client/**', 'status/client/**'];
+// code (folders.json browserCode) runs in Chromium, where Node's coverage does not reach.
+const NOT_SOURCES = ['**/node_modules/**', '**/*.test.ts', ...folders.browserCode.map((dir) => `${dir}/**`)];
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI_ENTRY = 'app/main.ts';
+const CLI_ENTRY = 'cli/main.ts';
 const args = process.argv.slice(2);
 // paths (test files, folders) choose what runs; the rest are the runner's options
 const selections = args

@@ -1,9 +1,9 @@
-// /status, /status.json and /status/stream through the whole request pipeline (inject): public,
+// /status, /status.json and /status/stream through the whole request chain (inject): public,
 // unmetered, documented, and streaming the page's sections.
 import t, { type Test } from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { FakeLive, makeAlert, makeFeed } from '../test/support/fake-live.ts';
-import { App } from '../http/app.ts';
+import { RequestHandler } from '../http/request-handler.ts';
 import type { KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
@@ -47,7 +47,7 @@ async function setup(t: Test, configOverrides: Record<string, unknown> = {}) {
     authenticate: (token) => (token === 'good' ? { id: 'k1', plan: 'max', test: false, prefix: 'tk_live_good' } : null),
     close: () => {},
   };
-  const app = new App({
+  const app = new RequestHandler({
     routes: statusRoutes(status),
     keys,
     limiter: new SlidingWindowLimiter(),

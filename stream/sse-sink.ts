@@ -1,6 +1,6 @@
 // The seam between the streaming core and a socket layer: what the server implements per open
 // event stream. Everything transport-specific (uWS corking, backpressure bookkeeping, drain
-// handlers) lives behind it; see stream/uws-sink-notes.md for the uWebSockets.js implementation.
+// handlers) lives behind it; see http/sse-socket-sink-notes.md for the uWebSockets.js implementation.
 
 export type SinkWriteResult =
   /** accepted; nothing known to be queued beyond this chunk */

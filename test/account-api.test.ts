@@ -5,7 +5,7 @@
 // Every response is checked against the OpenAPI document the server generates.
 import t, { type Test } from 'tap';
 import { until } from './support/wait.ts';
-import { openStreaming } from '../app/streaming.ts';
+import { openStreaming } from '../app/fanout.ts';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
 import { createApi } from '../app/api.ts';
@@ -284,7 +284,7 @@ t.test('open event streams, composed as serve does', async (t) => {
       ...accountRoutes({ db, limiter, meter, streams: connectionStreamsView(streaming.connections), log }),
     ],
   });
-  const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0, log });
+  const server = await startServer({ handler: api.handler, host: '127.0.0.1', port: 0, log });
   t.teardown(async () => {
     streaming.endStreams();
     await server.close();

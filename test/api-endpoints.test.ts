@@ -1,4 +1,4 @@
-// Every issue-3 endpoint and filter on a real server, each response checked against the served
+// Every core endpoint (alerts, realtime, directories) and filter on a real server, each response checked against the served
 // OpenAPI document (status, required headers, body schema) with ajv 2020-12.
 import t from 'tap';
 import { bearer, startHarness } from './support/harness.ts';
@@ -7,7 +7,7 @@ import type { FakeLive } from './support/fake-live.ts';
 
 const ids = (body: { data: Array<{ id: string }> }) => body.data.map((r) => r.id);
 
-t.test('issue-3 endpoints', async (t) => {
+t.test('core endpoints', async (t) => {
   const h = await startHarness({
     reliability: {
       version: 1,
@@ -406,7 +406,7 @@ t.test('issue-3 endpoints', async (t) => {
     t.same(
       Object.keys(json.paths).filter((p: string) => p.startsWith('/api/')).length,
       12,
-      'the twelve issue-3 endpoints',
+      'the twelve core endpoints',
     );
   });
 });

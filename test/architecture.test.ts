@@ -1,7 +1,9 @@
-// The folder graph is the data flow (test/support/layers.ts, README "Import direction"): this
-// reads the imports of every .ts file and fails with one `file:line: …` line per import that runs
-// against the flow, per folder cycle, per piece of test support left in a production folder, and
-// per uWebSockets.js import outside http/server.ts.
+// The folder graph is the data flow (folders.json through test/support/layers.ts; the
+// architecture guide, "Import direction"): this reads the imports of every .ts file and fails
+// with one `file:line: …` line per import that runs against the flow, per folder cycle, per piece
+// of test support left in a production folder, and per uWebSockets.js import outside
+// http/server.ts. It also holds docs/guides/architecture.md to the tree: its folder table, its
+// tier table and its "Where to find" list.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, posix } from 'node:path';
@@ -13,7 +15,7 @@ import { LAYERS, NOT_PRODUCTION, PRODUCTION_FOLDERS } from './support/layers.ts'
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE = /\.(ts|mts|cts)$/;
 const isTest = (file: string) => file.endsWith('.test.ts') || file.startsWith('test/');
-// devDependencies production code may import: the build (sea/build/, the browser bundles), never the running service
+// devDependencies production code may import: the build (binary/build/, the browser bundles), never the running service
 const BUILD_TOOLS = ['esbuild', 'postject', 'typescript'];
 
 // Names that mean "exists for the tests": folders and files.
@@ -90,7 +92,7 @@ t.test('every top-level source folder has a place in the layer table', async (t)
   const unplaced = topLevel.filter((d) => !tierOf.has(d) && walk(d).length > 0);
   report(
     t,
-    unplaced.map((d) => `${d}/: not in the layer table (test/support/layers.ts and README "Import direction")`),
+    unplaced.map((d) => `${d}/: not in the layer table (folders.json and docs/guides/architecture.md)`),
     'unplaced folders',
   );
 });
@@ -213,16 +215,100 @@ t.test('only http/server.ts imports uWebSockets.js', async (t) => {
   report(t, violations, 'other uWebSockets.js imports');
 });
 
-t.test('README shows the layer table the check enforces', async (t) => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^#+ Import direction\s*$/m)[1]?.split(/^#/m)[0] ?? '';
-  const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map(([, tier, folders]) => ({
+const GUIDE = 'docs/guides/architecture.md';
+const guide = readFileSync(join(ROOT, GUIDE), 'utf8');
+/** The text of a `## title` section of the guide, up to the next heading of that level. */
+const section = (title: string) => guide.split(new RegExp(`^## ${title}\\s*$`, 'm'))[1]?.split(/^## /m)[0] ?? '';
+/** A table's rows as cells, header and separator left out. */
+const rows = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('|') && !/^\|[-| ]+\|$/.test(line))
+    .slice(1)
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split(' | ')
+        .map((cell) => cell.trim()),
+    );
+const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+t.test(`${GUIDE} shows the tiers the check enforces`, async (t) => {
+  const table = rows(section('Import direction')).map(([tier, folders, note]) => ({
     tier: Number(tier),
-    folders: [...folders!.matchAll(/`([\w-]+)\/`/g)].map((m) => m[1]!),
+    folders: ticked(folders ?? '').map((f) => f.replace(/\/$/, '')),
+    note,
   }));
   t.strictSame(
-    rows,
-    LAYERS.map((tier, i) => ({ tier: i, folders: [...tier.folders] })),
-    'README "Import direction" lists the tiers of test/support/layers.ts',
+    table,
+    LAYERS.map((tier, i) => ({ tier: i, folders: [...tier.folders], note: tier.note })),
+    `"Import direction" lists the tiers of folders.json`,
   );
+});
+
+t.test(`${GUIDE} names every folder of the tree, and only those`, async (t) => {
+  const listed = rows(guide.split(/^## /m)[0]!).map(([folder]) => ticked(folder ?? '')[0]?.replace(/\/$/, ''));
+  const tree = readdirSync(ROOT, { withFileTypes: true })
+    .filter(
+      (e) =>
+        e.isDirectory() && !e.name.startsWith('.') && !['node_modules', 'dist', 'data', 'coverage'].includes(e.name),
+    )
+    .map((e) => e.name)
+    .filter((d) => hasCode(d));
+  t.same([...listed].sort(), [...tree].sort(), 'the folder table lists the top-level folders that hold code');
+  for (const folder of PRODUCTION_FOLDERS) t.ok(listed.includes(folder), `${folder}/ (folders.json) is in the table`);
+});
+
+/** A folder holding source files (a folder of generated output holds none). */
+function hasCode(dir: string): boolean {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).some((e) =>
+    e.isDirectory()
+      ? e.name !== 'node_modules' && !e.name.startsWith('.') && hasCode(posix.join(dir, e.name))
+      : /\.(ts|mts|mjs|js)$/.test(e.name),
+  );
+}
+
+/** The symbol is declared in the file: a function, class, constant, type; `Class.method` a method of the class. */
+function declares(text: string, symbol: string): boolean {
+  const [owner, member] = symbol.includes('.') ? symbol.split('.') : [null, symbol];
+  const esc = (s: string) => s.replace(/[$]/g, '\\$');
+  if (owner !== null) {
+    const at = text.search(new RegExp(`\\bclass\\s+${esc(owner)}\\b`));
+    if (at < 0) return false;
+    const method = new RegExp(
+      `^\\s+(?:(?:public|private|protected|static|async|readonly|get|set)\\s+)*${esc(member!)}\\s*[(<]`,
+      'm',
+    );
+    return method.test(text.slice(at));
+  }
+  return new RegExp(`\\b(?:function\\*?|class|const|let|var|interface|type|enum)\\s+${esc(member!)}\\b`).test(text);
+}
+
+t.test(`${GUIDE} "Where to find": every path exists and holds its symbol`, async (t) => {
+  const list = rows(section('Where to find'));
+  t.ok(list.length >= 10, `${list.length} places listed`);
+  for (const [what, where, symbol] of list) {
+    const path = ticked(where ?? '')[0]!;
+    const name = ticked(symbol ?? '')[0]!;
+    if (!existsSync(join(ROOT, path))) {
+      t.fail(`${what}: ${path} does not exist`);
+      continue;
+    }
+    const text = readFileSync(join(ROOT, path), 'utf8');
+    const found = SOURCE.test(path) ? declares(text, name) : text.includes(name);
+    t.ok(found, `${what}: ${path} ${SOURCE.test(path) ? 'declares' : 'contains'} ${name}`);
+  }
+  for (const required of [
+    'trip is matched',
+    'rate window is enforced, in memory',
+    'rate window is enforced, in Redis',
+    'SSE frame is written to a socket',
+    'webhook is signed',
+    "rollup's SQL lives",
+    'admin command is dispatched',
+  ])
+    t.ok(
+      list.some(([what]) => what!.includes(required)),
+      `the list says where a ${required}`,
+    );
 });

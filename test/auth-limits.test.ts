@@ -8,7 +8,7 @@ import { checker, loadValidator } from './support/client.ts';
 
 const QUOTA_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
 
-// the streaming issue's provider plugs in here; this one sends the reset event only
+// the SSE provider (http/sse-routes.ts) plugs in here; this one sends the reset event only
 const streams: StreamProvider = {
   open: (request) =>
     new StreamReply((sink) => {

@@ -1,4 +1,4 @@
-// The pages' browser code (web/client/, status/client/) is TypeScript for the DOM, outside the
+// The pages' browser code (dashboard/client/, status/client/) is TypeScript for the DOM, outside the
 // server's program (tsconfig.json leaves it out: no DOM types there); this runs its own
 // type-check, tsconfig.browser.json, as `npm run typecheck` does.
 import { spawnSync } from 'node:child_process';

@@ -9,8 +9,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { NATIVE_PACKAGES } from '../sea/build/bundle.ts';
-import { ensureRuntimeBuilt, readBuildInfo, RUNTIME_BUNDLE } from '../sea/build/runtime.ts';
+import { NATIVE_PACKAGES } from '../binary/build/bundle.ts';
+import { ensureRuntimeBuilt, readBuildInfo, RUNTIME_BUNDLE } from '../binary/build/runtime.ts';
 import { childEnv, REPO_ROOT, runNode } from './support/cli.ts';
 import { freePort } from './support/wait.ts';
 

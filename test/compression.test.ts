@@ -26,7 +26,7 @@ t.test('JSON bodies in gzip or brotli, one ETag per representation', async (t) =
   t.teardown(() => h.close());
   const auth = bearer(await h.key('max'));
   const get = (url: string, headers: Record<string, string> = {}) =>
-    h.api.app.inject({ url, headers: { ...auth, ...headers } });
+    h.api.handler.inject({ url, headers: { ...auth, ...headers } });
 
   const plain = await get('/api/v1/alerts');
   t.equal(plain.status, 200);
@@ -74,7 +74,7 @@ t.test('JSON bodies in gzip or brotli, one ETag per representation', async (t) =
   );
   t.equal((await get('/api/v1/alerts', { 'if-none-match': etag })).status, 304, 'identity revalidates as before');
 
-  const head = await h.api.app.inject({
+  const head = await h.api.handler.inject({
     method: 'HEAD',
     url: '/api/v1/alerts',
     headers: { ...auth, 'accept-encoding': 'gzip' },
@@ -103,7 +103,7 @@ t.test('event streams are never compressed', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const auth = bearer(await h.key('max'));
-  const response = await h.api.app.inject({
+  const response = await h.api.handler.inject({
     url: '/api/v1/alerts?format=sse',
     headers: { ...auth, 'accept-encoding': 'gzip, br' },
   });

@@ -20,7 +20,7 @@ import { createKey, revokeKey } from '../accounts/keys.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
 import type { Meter } from '../accounts/meter.ts';
 import { accountRoutes } from '../http/routes/account.ts';
-import { dashboardRoutes } from '../web/routes.ts';
+import { dashboardRoutes } from '../dashboard/routes.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { createWebhooks, type Webhooks } from '../webhooks/index.ts';

@@ -294,7 +294,7 @@ t.test('fuzz', async (t) => {
     for (let i = 0; i < INJECT_REQUESTS; i++) {
       const m = method();
       const url = `${path()}${query()}`;
-      const res = await h.api.app.inject({
+      const res = await h.api.handler.inject({
         method: m,
         url,
         headers: headers(),

@@ -1,6 +1,6 @@
 // Malformed and oversized HTTP over raw sockets (issue 15). What uWebSockets.js hands over is
 // answered with a problem+json and `Connection: close` (400, 408, 414, 431, 501); what it never
-// hands over is documented in the README ("HTTP edge cases") and pinned here: no status line,
+// hands over is documented in docs/guides/api.md ("HTTP edge cases") and pinned here: no status line,
 // and the server goes on serving everyone else.
 import t, { type Test } from 'tap';
 import { MAX_HEADER_BYTES, MAX_TARGET_BYTES } from '../http/http-edge.ts';
@@ -76,7 +76,7 @@ t.test('HTTP edge cases', async (t) => {
     );
   });
 
-  t.test('not answerable: uWebSockets.js drops these without a status line (README, HTTP edge cases)', async (t) => {
+  t.test('not answerable: uWebSockets.js drops these without a status line (api.md, HTTP edge cases)', async (t) => {
     const headers = Array.from({ length: 60 }, (_, i) => `X-H${i}: v\r\n`).join('');
     const cases: Record<string, string> = {
       '60 headers': `GET /docs HTTP/1.1\r\nHost: x\r\n${headers}\r\n`,

@@ -9,7 +9,7 @@ import type { FeedPoll, VehiclePosition } from '../core/types.ts';
 import { createApi } from '../app/api.ts';
 import { createKey } from '../accounts/keys.ts';
 import { Directory } from '../http/read/directory.ts';
-import { liveChannel, streamKindOf } from '../http/streams.ts';
+import { liveChannel, streamKindOf } from '../http/sse-routes.ts';
 import type { NormalizedPoll } from '../pipeline/normalize-feed.ts';
 import { LiveState } from '../pipeline/state.ts';
 import { Db } from '../store/db.ts';
@@ -97,16 +97,16 @@ t.test('REST: an unchanged poll keeps cached bodies; a change in one slice inval
   const db = await Db.open(':memory:');
   const api = await createApi({ db, live, config, clock: () => clock, directory: new Directory() });
   t.teardown(async () => {
-    await api.app.close();
+    await api.handler.close();
     await db.close();
   });
   const { key } = await createKey(db, { plan: 'max' });
   const get = (url: string, etag?: string) =>
-    api.app.inject({
+    api.handler.inject({
       url,
       headers: { authorization: `Bearer ${key}`, ...(etag ? { 'if-none-match': etag } : {}) },
     });
-  const stats = () => ({ ...api.app.pipeline.cacheStats });
+  const stats = () => ({ ...api.handler.chain.cacheStats });
 
   const first = await get('/api/v1/alerts');
   t.equal(first.status, 200);

@@ -1,5 +1,5 @@
 // One logger: no console.* in production code. Diagnostics go through core/logger.ts (pino, on
-// stderr); what a CLI command prints for its user goes through app/output.ts. Test files, test
+// stderr); what a CLI command prints for its user goes through cli/output.ts. Test files, test
 // doubles, child processes of tests and benches live under test/ and bench/, outside these folders.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -39,5 +39,5 @@ t.test('no console.* in production folders', async (t) => {
         if (/\bconsole\.\w+/.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
       });
   }
-  t.same(found, [], 'diagnostics go to the logger (core/logger.ts), command output to app/output.ts');
+  t.same(found, [], 'diagnostics go to the logger (core/logger.ts), command output to cli/output.ts');
 });

@@ -1,4 +1,4 @@
-// One ingest node and two edges on a real redis-server, on loopback (README "More than one
+// One ingest node and two edges on a real redis-server, on loopback (docs/guides/multi-node.md
 // machine"): the same event ids on both edges, resume across edges, one shared rate window,
 // revocations on every edge (the key's streams ended on every node), metering counted once, an
 // edge killed and the broker restarted.

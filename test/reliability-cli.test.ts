@@ -3,9 +3,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCommand, UsageError } from '../app/cli.ts';
-import { reliabilityCommand } from '../app/commands/reliability.ts';
-import { printReliabilityReport, type ReportOptions } from '../app/reliability-report.ts';
+import { runCommand } from '../cli/command.ts';
+import { UsageError } from '../core/usage-error.ts';
+import { reliabilityCommand } from '../cli/commands/reliability.ts';
+import { printReliabilityReport, type ReportOptions } from '../admin/operations/reliability-report.ts';
 import { Db } from '../store/db.ts';
 import { childEnv, cliArgv } from './support/cli.ts';
 import { insertSchedule } from './support/reliability-builders.ts';

@@ -106,16 +106,16 @@ t.test("canceled trips per route equal the simulator's plan", async (t) => {
   const route = network.routes[0]!;
   const path = `/api/v1/${route.mode}/${route.mode === 'rail' ? route.route_id : route.route_id}/reliability?group=period&from=${DAY}&to=${DAY}`;
   const first = await h.get(path, key);
-  const before = { ...h.api.app.pipeline.cacheStats };
+  const before = { ...h.api.handler.chain.cacheStats };
   const again = await h.get(path, key);
   t.equal(again.headers.get('etag'), first.headers.get('etag'));
   t.same(
-    h.api.app.pipeline.cacheStats,
+    h.api.handler.chain.cacheStats,
     { ...before, hits: before.hits + 1 },
     'a repeated reliability request is served from the cache',
   );
   liveInputsChanged(h.db);
   const after = await h.get(path, key);
-  t.equal(h.api.app.pipeline.cacheStats.misses, before.misses + 1, 'scheduled trips changed: computed again');
+  t.equal(h.api.handler.chain.cacheStats.misses, before.misses + 1, 'scheduled trips changed: computed again');
   t.same(await after.json(), await first.json(), 'to the same figures');
 });

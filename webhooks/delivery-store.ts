@@ -2,8 +2,8 @@
 // verdicts, recover from a crash. Only the worker and the outbox call these.
 import { timestampTZValue, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
-import type { AttemptResult, NextStep } from './schedule.ts';
-import { FAILING_DISABLE_MS } from './schedule.ts';
+import type { AttemptResult, NextStep } from './retry-policy.ts';
+import { FAILING_DISABLE_MS } from './retry-policy.ts';
 import type { BodyCache } from './body-cache.ts';
 import { list, rows, tsParam } from './sql.ts';
 

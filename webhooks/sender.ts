@@ -4,8 +4,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from './clock.ts';
-import type { AttemptResult } from './schedule.ts';
-import { parseRetryAfter } from './schedule.ts';
+import type { AttemptResult } from './retry-policy.ts';
+import { parseRetryAfter } from './retry-policy.ts';
 import type { CheckedTarget } from './ssrf.ts';
 
 export interface Agents {

@@ -10,7 +10,7 @@ import { claimDue, nextDueMs, recoverInFlight, type AttemptVerdict, type Claimed
 import { signingSecrets } from './endpoints.ts';
 import { VerdictRecorder } from './recorder.ts';
 import type { SecretBox } from './secret-box.ts';
-import { nextStep, type AttemptResult } from './schedule.ts';
+import { nextStep, type AttemptResult } from './retry-policy.ts';
 import { createAgents, sendAttempt, type Agents } from './sender.ts';
 import { signHeaders } from './signing.ts';
 import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from './ssrf.ts';

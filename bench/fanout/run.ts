@@ -1,6 +1,6 @@
 // SSE fan-out bench: C connections × event rate, through the real path (the API server as `serve`
 // composes it: core EventBus → DuckDB event log → stream hub → http/server.ts's uWS sink, behind
-// the request pipeline, keys, allowance and metering) and two baselines measured in the same run (a minimal raw
+// the request chain, keys, allowance and metering) and two baselines measured in the same run (a minimal raw
 // uWS broadcaster, the reference for ratios, and a minimal node:http one). Server and client run
 // as separate processes pinned to different CPUs; everything targets 127.0.0.1 and every run
 // stops by itself.
@@ -23,7 +23,7 @@ const SERVERS = {
   api: {
     file: 'server-api.ts',
     path: '/api/v1/events/stream',
-    label: 'the API server (real path: pipeline, auth, allowance, metering)',
+    label: 'the API server (real path: request chain, auth, allowance, metering)',
   },
   // the same server compiled ahead of time, as a deploy runs it (the binary bundles the app):
   // no tsx loader thread in the process, so its RSS is the product's, not the dev loader's

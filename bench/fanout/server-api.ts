@@ -1,11 +1,11 @@
 // The real path end to end: the API server as app/serve.ts composes it (createApi, the request
 // pipeline, API keys, the allowance, connection-minute metering into DuckDB, http/server.ts and
-// its uWS sink) with streaming from app/streaming.ts; events published on the core EventBus.
+// its uWS sink) with streaming from app/fanout.ts; events published on the core EventBus.
 // Clients request GET /api/v1/events/stream?api_key=… as a browser would.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStreaming } from '../../app/streaming.ts';
+import { openStreaming } from '../../app/fanout.ts';
 import { parseConfig } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
 import type { LiveView } from '../../core/ports.ts';
@@ -47,7 +47,7 @@ const api = await createApi({
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({
-  app: api.app,
+  handler: api.handler,
   host: '127.0.0.1',
   port: 0,
   streamBufferBytes: config.sse.buffer_bytes,

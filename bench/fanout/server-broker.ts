@@ -1,5 +1,5 @@
 // The API server of `api` with its event log on the broker, as an edge of a multi-node deploy
-// has it (README "More than one machine"): events published on the bus are appended to a Redis
+// has it (docs/guides/multi-node.md): events published on the bus are appended to a Redis
 // stream (BrokerEventPublisher, as the ingest node does), read back by the node's one XREAD loop
 // (BrokerEventLog) and fanned out by the hub. Against `api` in the same run, the latency
 // difference is the broker hop. The redis-server it starts runs unpinned (its CPU is not the
@@ -10,7 +10,7 @@
 // nothing; FANOUT_BROKER_ROLE=edge serves streams from the broker and publishes nothing.
 import { createKey } from '../../accounts/keys.ts';
 import { createApi } from '../../app/api.ts';
-import { openStreaming } from '../../app/streaming.ts';
+import { openStreaming } from '../../app/fanout.ts';
 import { BrokerEventLog, BrokerEventPublisher } from '../../broker/event-log.ts';
 import { Broker } from '../../broker/redis.ts';
 import { parseConfig } from '../../core/config.ts';
@@ -66,7 +66,7 @@ const api = await createApi({
 streaming.useMeter(api.meter);
 const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
 const server = await startServer({
-  app: api.app,
+  handler: api.handler,
   host: '127.0.0.1',
   port: 0,
   streamBufferBytes: config.sse.buffer_bytes,

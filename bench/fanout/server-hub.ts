@@ -1,6 +1,6 @@
 // The streaming core alone: domain events published on the core EventBus, ids from the
-// DuckDB-backed event log, fan-out by the stream hub, written through http/server.ts's
-// UwsSseSink on a bare uWS route (no request pipeline, keys, allowance or metering; the `api`
+// DuckDB-backed event log, fan-out by the stream hub, written through http/sse-socket-sink.ts's
+// SseSocketSink on a bare uWS route (no request chain, keys, allowance or metering; the `api`
 // server of the bench has them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { frame } from '../../stream/sse-frame.ts';
 import type { Subscription } from '../../stream/subscriber.ts';
 import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
 import uWS, { listenLoopback } from './uws.ts';
-import { UwsSseSink } from '../../http/server.ts';
+import { SseSocketSink } from '../../http/sse-socket-sink.ts';
 
 const { rate, eventBytes } = benchEnv();
 const coalesce = process.env.FANOUT_COALESCE_MS;
@@ -53,7 +53,7 @@ const pad = padFor(eventBytes, (p) =>
 
 const app = uWS.App().get('/api/v1/events/stream', (res, req) => {
   const lastEventId = req.getHeader('last-event-id') || null;
-  const sink = new UwsSseSink(res, Number.POSITIVE_INFINITY, () => undefined);
+  const sink = new SseSocketSink(res, Number.POSITIVE_INFINITY, () => undefined);
   let subscription: Subscription | null = null;
   res.onAborted(() => {
     sink.aborted();

@@ -4,13 +4,13 @@
 import t, { type Test } from 'tap';
 import { Db } from '../../store/db.ts';
 import { ConnectionMeter } from '../../stream/connection-meter.ts';
-import { App } from '../app.ts';
+import { RequestHandler } from '../request-handler.ts';
 import { KeyStore } from '../../accounts/auth.ts';
 import { CursorCodec } from '../cursor.ts';
 import { createKey } from '../../accounts/keys.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../../accounts/limiter.ts';
 import { DbMeter, MemoryMeter, type Meter } from '../../accounts/meter.ts';
-import type { StreamTag } from '../streams.ts';
+import type { StreamTag } from '../sse-routes.ts';
 import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenStreamsView } from './account.ts';
 import { logInto } from '../../test/support/logs.ts';
 import { buildOpenApi } from '../../docs/openapi.ts';
@@ -21,14 +21,14 @@ async function setup(t: Test, deps: Partial<Omit<AccountRouteDeps, 'db'>> = {}) 
   const db = await Db.open(':memory:');
   const clock = { now: NOW };
   const limiter = deps.limiter ?? new SlidingWindowLimiter();
-  const pipelineMeter = new MemoryMeter();
+  const chainMeter = new MemoryMeter();
   const logged: unknown[] = [];
   const keys = new KeyStore(db, { recheckMs: 60_000, clock: () => clock.now });
-  const app = new App({
+  const app = new RequestHandler({
     routes: accountRoutes({ db, log: logInto((message, line) => logged.push([message, line.err])), ...deps, limiter }),
     keys,
     limiter,
-    meter: pipelineMeter,
+    meter: chainMeter,
     cursors: new CursorCodec('account-test-secret'),
     clock: () => clock.now,
     log: logInto((message, line) => logged.push([message, line.err])),
@@ -39,7 +39,7 @@ async function setup(t: Test, deps: Partial<Omit<AccountRouteDeps, 'db'>> = {}) 
     await app.close();
     await db.close();
   });
-  return { db, app, clock, logged, pipelineMeter, limiter };
+  return { db, app, clock, logged, chainMeter, limiter };
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -47,7 +47,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 t.test('account: key, plan, window and open streams', async (t) => {
   const open = new Map<string, Array<{ endpoint: string; openedAtMs: number }>>();
   const streams: OpenStreamsView = { openFor: (id) => open.get(id) ?? [] };
-  const { db, app, pipelineMeter } = await setup(t, { streams });
+  const { db, app, chainMeter } = await setup(t, { streams });
   const created = await createKey(db, { plan: 'regular', name: 'dashboard' });
   open.set(created.id, [
     { endpoint: '/api/v1/events/stream', openedAtMs: NOW - 61_000 },
@@ -87,7 +87,7 @@ t.test('account: key, plan, window and open streams', async (t) => {
   });
   t.equal(res.headers['x-meter-unit'], undefined, 'not metered');
   t.equal(res.headers['x-ratelimit-remaining'], '600', 'the window is shown, not taken');
-  t.same(pipelineMeter.records, [], 'nothing recorded');
+  t.same(chainMeter.records, [], 'nothing recorded');
 });
 
 t.test('without a streams view nothing is open', async (t) => {

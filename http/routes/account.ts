@@ -15,7 +15,7 @@ import { intParam } from '../params.ts';
 import { PLAN_LIMITS, PLANS, WINDOW_MS } from '../../accounts/plans.ts';
 import { dailyUsage, USAGE_DAYS_DEFAULT, USAGE_DAYS_MAX } from '../../accounts/usage.ts';
 import { defineRoute } from '../route.ts';
-import type { StreamTag } from '../streams.ts';
+import type { StreamTag } from '../sse-routes.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
 import { timestamp } from './schemas.ts';
@@ -35,7 +35,7 @@ export interface OpenStreamsView {
   openFor(keyId: string): readonly OpenStream[];
 }
 
-/** The view over the connection-minute meter of app/streaming.ts (`streaming.connections`). */
+/** The view over the connection-minute meter of app/fanout.ts (`streaming.connections`). */
 export function connectionStreamsView(connections: Pick<ConnectionMeter<StreamTag>, 'openWhere'>): OpenStreamsView {
   return {
     openFor(keyId) {

@@ -1,4 +1,4 @@
-// What the issue-3 routes read, and small helpers they share.
+// What the core routes (alerts, realtime, directories) read, and small helpers they share.
 import { assertKnownIds, directoryKnownIds } from '../known-ids.ts';
 import type { LiveSlice } from '../../core/ports.ts';
 import type { Mode } from '../../core/types.ts';
@@ -8,7 +8,7 @@ import type { FreshnessThresholds } from '../read/represent.ts';
 import type { RouteDef } from '../types.ts';
 import type { ApiReliabilitySnapshot } from './schemas.ts';
 
-/** Filled by the reliability issue: last-7-day figures per bus route, held in memory. */
+/** Last-7-day reliability figures per bus route, held in memory (http/read/reliability-snapshots.ts). */
 export interface ReliabilitySnapshots {
   /** changes whenever any snapshot changes (cache key of the directory body) */
   readonly version: number | string;
@@ -39,7 +39,7 @@ export const seg = encodeURIComponent;
 
 /**
  * 404 naming the first route or line id that neither a schedule nor the live data knows: the rule
- * the pipeline applies to query filters (http/known-ids.ts), here for ids in a path.
+ * the request chain applies to query filters (http/known-ids.ts), here for ids in a path.
  */
 export function assertKnown(
   deps: CoreRouteDeps,

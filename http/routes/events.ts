@@ -11,7 +11,7 @@ import { PREFIX } from './deps.ts';
 
 export const EVENTS_STREAM_PATH = `${PREFIX}/events/stream`;
 
-/** What the route needs from the streaming component (http/streams.ts HubStreams). */
+/** What the route needs from the streaming component (http/sse-routes.ts HubStreams). */
 export interface EventStreamSource {
   openEvents(
     ctx: RequestContext,

@@ -1,5 +1,6 @@
-// The issue-3 route table, in the order of the specification's endpoint list. Other features
-// (reliability, streams, webhooks, exports, status) add their own RouteDef[] beside it.
+// The core route table (alerts, realtime, rail lines, route and stop directories), in the order
+// of the specification's endpoint list. Other features (reliability, streams, webhooks, exports,
+// status) add their own RouteDef[] beside it.
 import type { RouteDef } from '../types.ts';
 import { alertRoutes } from './alerts.ts';
 import type { CoreRouteDeps } from './deps.ts';

@@ -1,5 +1,5 @@
 // The trip matching stage: a feed's strategies (feeds[].trip_matching) tried in order for each
-// trip descriptor, every decision counted. See README, "Feeds that break the rules".
+// trip descriptor, every decision counted. See docs/guides/real-feeds.md.
 import type { FeedConfig } from '../../core/config.ts';
 import type { ScheduledTrip, ScheduleIndex } from '../../core/ports.ts';
 import type { MatchStrategy, TripMatching, TripRelationship } from '../../core/types.ts';

@@ -28,6 +28,5 @@ export type {
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
 export { isKnownRoute, reliabilityModes, reliabilityRouteIds, routeModes } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
-export { formatRollupTable } from './format.ts';
 export { resolveTimezone } from './timezone.ts';
 export { liveRefreshIdle, liveInputsChanged, reliabilityReadVersion } from './live.ts';

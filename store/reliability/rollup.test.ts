@@ -3,7 +3,7 @@ import type { TripObservation } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { addDays, daysBetween } from '../../core/dates.ts';
 import { finalizeServiceDay } from './finalize.ts';
-import { formatRollupTable } from './format.ts';
+import { formatRollupTable } from '../../admin/operations/reliability-table.ts';
 import { rollup, RollupInputError, type RollupRow } from './rollup.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
 import {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI_SOURCE = join(REPO_ROOT, 'app', 'main.ts');
+export const CLI_SOURCE = join(REPO_ROOT, 'cli', 'main.ts');
 
 /** node's arguments for `transit-api <args>` from the sources (absolute paths: any cwd will do). */
 export function cliArgv(...args: string[]): string[] {

@@ -74,7 +74,7 @@ export async function startHarness(
       ? { reliability: typeof reliability === 'function' ? reliability({ db, config }) : reliability }
       : {}),
   });
-  const server = await startServer({ app: api.app, host: '127.0.0.1', port: 0 });
+  const server = await startServer({ handler: api.handler, host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${server.port}`;
   let closed = false;
   return {

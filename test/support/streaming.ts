@@ -1,4 +1,4 @@
-// The real API with streaming as `serve` composes it (app/streaming.ts): DuckDB (a file, so a
+// The real API with streaming as `serve` composes it (app/fanout.ts): DuckDB (a file, so a
 // restart on the same database can be shown), the event bus, the LiveView test double, uWS on a
 // loopback port. restart() closes everything like a shutdown and starts again on the same file
 // and port.
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStreaming, type Streaming } from '../../app/streaming.ts';
+import { openStreaming, type Streaming } from '../../app/fanout.ts';
 import { parseConfig, type Config } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
 import { createApi, type Api } from '../../app/api.ts';
@@ -109,7 +109,7 @@ export async function startStreamHarness(options: StreamHarnessOptions = {}): Pr
     // as app/serve.ts: one budget for every stream the server holds
     const budget = sendBudgetFromConfig(config.sse, { sweepIntervalMs: 50 });
     const server = await startServer({
-      app: api.app,
+      handler: api.handler,
       host: '127.0.0.1',
       port,
       streamBufferBytes: config.sse.buffer_bytes,

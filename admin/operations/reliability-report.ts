@@ -1,0 +1,138 @@
+// The operator's reliability table (`transit-api reliability`): the same rollup the API serves,
+// printed with formatRollupTable. The mode comes from the route or line id when not given: a
+// rail agency asking for its line gets its line, not an empty bus table.
+import type { Mode } from '../../core/types.ts';
+import type { Db } from '../../store/db.ts';
+import { wallClock } from '../../core/dates.ts';
+import {
+  addDays,
+  isServiceDate,
+  reliabilityModes,
+  resolveTimezone,
+  retainedWindow,
+  rollup,
+  RollupInputError,
+  routeModes,
+  type RollupGroup,
+  type RollupResult,
+} from '../../store/reliability/index.ts';
+import { UsageError } from '../../core/usage-error.ts';
+import { formatRollupTable } from './reliability-table.ts';
+
+export const DEFAULT_REPORT_DAYS = 28;
+
+export interface ReportOptions {
+  /**
+   * absent: the mode of `route` (an id two modes share is refused: UsageError asking for --mode),
+   * or without a route every mode that has routes
+   */
+  mode?: Mode;
+  /** absent: every route of the mode with rows in the range */
+  route?: string;
+  group: RollupGroup;
+  /** default: DEFAULT_REPORT_DAYS - 1 days before `to` */
+  from?: string;
+  /** default: today in the agency time zone */
+  to?: string;
+  split: boolean;
+  /** the rollup as JSON instead of the table: one document per mode, one line each */
+  json?: boolean;
+  /** config.reliability */
+  settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
+  now?: Date;
+}
+
+export interface ReportOutput {
+  out(text: string): void;
+  err(line: string): void;
+}
+
+const what = (mode: Mode): string => (mode === 'rail' ? 'line' : 'route');
+
+/**
+ * The modes to report: the one asked for, else the route's own (looked up in the schedules and
+ * retained history), else every mode with routes. A string is the error to print (exit 1).
+ */
+async function reportModes(db: Db, mode: Mode | undefined, route: string | undefined): Promise<Mode[] | string> {
+  if (route === undefined) {
+    if (mode !== undefined) return [mode];
+    const modes = await reliabilityModes(db);
+    return modes.length > 0
+      ? modes
+      : 'no route or line in any schedule nor in the retained history: import a schedule (transit-api import-gtfs) or ingest feeds first';
+  }
+  const modes = await routeModes(db, route);
+  if (mode !== undefined) {
+    if (modes.includes(mode)) return [mode];
+    const name = `${mode} ${what(mode)} ${JSON.stringify(route)}`;
+    return modes.length
+      ? `no ${name}: it is a ${modes.map((m) => `${m} ${what(m)} (--mode ${m})`).join(' and a ')}`
+      : `unknown ${name}: not in a schedule nor in the retained history`;
+  }
+  if (modes.length === 0) {
+    return `unknown route or line ${JSON.stringify(route)}: not in a schedule nor in the retained history of any mode`;
+  }
+  if (modes.length > 1) {
+    throw new UsageError(
+      `${JSON.stringify(route)} is a ${modes.map((m) => `${m} ${what(m)}`).join(' and a ')}: say which with --mode ${modes.join('|')}`,
+    );
+  }
+  return modes;
+}
+
+/**
+ * Prints the table (one per mode when no mode or route narrows it); 1 for an unknown route,
+ * UsageError for a bad range or an id several modes share.
+ */
+export async function printReliabilityReport(db: Db, options: ReportOptions, io: ReportOutput): Promise<number> {
+  const { route } = options;
+  const modes = await reportModes(db, options.mode, route);
+  if (typeof modes === 'string') {
+    io.err(modes);
+    return 1;
+  }
+  const timezone = await resolveTimezone(db, options.settings.timezone);
+  const now = options.now ?? new Date();
+  const to = options.to ?? wallClock(now, timezone).date;
+  if (!isServiceDate(to)) throw new UsageError('--to must be a date as YYYY-MM-DD');
+  const from = options.from ?? addDays(to, -(DEFAULT_REPORT_DAYS - 1));
+  const results: RollupResult[] = [];
+  try {
+    for (const mode of modes) {
+      // as the API: the rolling figures do not reach into days before the mode's history began
+      const history = (await retainedWindow(db, mode))?.earliest;
+      results.push(
+        await rollup(
+          db,
+          {
+            mode,
+            group: options.group,
+            from,
+            to,
+            split: options.split,
+            ...(route !== undefined ? { routeId: route } : {}),
+          },
+          {
+            timezone,
+            serviceDayEnd: options.settings.service_day_end,
+            now,
+            ...(history !== undefined ? { historyFrom: history } : {}),
+          },
+        ),
+      );
+    }
+  } catch (err) {
+    if (!(err instanceof RollupInputError)) throw err;
+    const option = err.parameter === 'route_id' ? 'route' : err.parameter;
+    throw new UsageError(`--${option}: ${err.message.slice(err.parameter.length + 2)}`);
+  }
+  // every mode was asked for: the modes without a row in the range would only print "(no rows)"
+  const shown =
+    results.length > 1 && results.some((r) => r.rows.length > 0) ? results.filter((r) => r.rows.length > 0) : results;
+  io.out(
+    options.json
+      ? shown.map((r) => `${JSON.stringify(r)}\n`).join('')
+      : shown.map((r) => formatRollupTable(r)).join('\n'),
+  );
+  return 0;
+}
