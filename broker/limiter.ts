@@ -41,6 +41,9 @@ import type { Broker } from './redis.ts';
 import { REDIS_LEASES_LUA } from './redis-scripts.ts';
 import { KeyWindow, Lease, LeaseDecision } from './window-leases.ts';
 
+/** an idle key's window is forgotten after this long */
+const FORGET_MS = 30_000;
+
 type Scripts = Redis & { transitLeases(numKeys: number, ...args: Array<string | number>): Promise<number[]> };
 
 export interface BrokerLimiterOptions {
@@ -257,7 +260,8 @@ export class BrokerRateLimiter implements RateLimiter {
     for (const [keyId, k] of this.keys) {
       while (k.current !== null && now >= k.current.expiresMs) this.end(k.current);
       if (k.next !== null && now >= k.next.expiresMs) this.end(k.next);
-      if (k.current === null && k.asking === null && k.waiters.length === 0 && now - k.lastUseMs > this.leaseMs) {
+      // kept a while after its last request, so a key back after a pause starts at its lease size
+      if (k.current === null && k.asking === null && k.waiters.length === 0 && now - k.lastUseMs > FORGET_MS) {
         this.keys.delete(keyId);
         this.asks.delete(k);
       }
@@ -310,11 +314,11 @@ export class BrokerRateLimiter implements RateLimiter {
       k.grew();
       this.end(lease);
     }
-    // half spent: the next lease is asked for now, so a steady key never waits for one
+    // an eighth left: the next lease is asked for now, so a steady key never waits for one
     if (
       k.next === null &&
       k.asking === null &&
-      (k.current === null || k.current.left * 2 <= k.current.size) &&
+      (k.current === null || k.current.left * 8 <= k.current.size) &&
       at >= k.earlyAskAfterMs
     ) {
       this.ask(k, false);
@@ -327,12 +331,17 @@ export class BrokerRateLimiter implements RateLimiter {
     if (lease.ended) return;
     const k = lease.window;
     lease.ended = true;
-    if (lease.left > 0) k.shrank(lease.used);
+    if (lease.left > 0) {
+      // expired with slots left: what it served while it was the one spent is the demand of one lease
+      const at = this.clock();
+      if (at >= lease.expiresMs) k.shrank(lease.used, lease.expiresMs - lease.activeFromMs, this.leaseMs);
+    }
     k.held -= lease.left;
     lease.left = 0;
     if (k.current === lease) {
       k.current = k.next;
       k.next = null;
+      if (k.current) k.current.activeFromMs = this.clock();
     } else if (k.next === lease) k.next = null;
     this.queueFinalize(lease);
   }
@@ -495,8 +504,10 @@ export class BrokerRateLimiter implements RateLimiter {
       const lease = new Lease(k, op.id, granted, sentMs, sentMs + this.leaseMs, brokerNow);
       k.held += granted;
       k.fullUntilMs = 0;
-      if (k.current === null) k.current = lease;
-      else if (k.next === null) k.next = lease;
+      if (k.current === null) {
+        k.current = lease;
+        lease.activeFromMs = localNow;
+      } else if (k.next === null) k.next = lease;
       else this.end(lease);
     } else if (op.c === 0) {
       // nothing to spare for an early ask (the window is nearly full): not again for a while

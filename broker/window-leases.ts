@@ -23,6 +23,8 @@ export class Lease {
   ended = false;
   /** a finalize with the current `used` is waiting for the next call */
   queued = false;
+  /** local clock: when it became the lease spent (an early one waits behind the current one) */
+  activeFromMs: number;
 
   constructor(
     readonly window: KeyWindow,
@@ -36,6 +38,7 @@ export class Lease {
   ) {
     this.left = size;
     this.lastSpendMs = sentMs;
+    this.activeFromMs = sentMs;
   }
 
   /**
@@ -78,7 +81,7 @@ export class KeyWindow {
   syncedMs = Number.NEGATIVE_INFINITY;
   /** refused here without asking the broker until then: the window was full */
   fullUntilMs = 0;
-  /** the next lease's size: doubles while leases run out, falls to what one served when it expires */
+  /** the next lease's size: doubles while leases run out, falls to the demand seen when one expires */
   size = 1;
   /** no early ask before then (local clock): the last one got nothing */
   earlyAskAfterMs = 0;
@@ -115,9 +118,10 @@ export class KeyWindow {
     this.size = Math.min(this.maxLease, this.size * 2);
   }
 
-  /** A lease expired with slots left: what it served is the demand of one lease. */
-  shrank(served: number): void {
-    this.size = Math.max(1, Math.min(this.maxLease, served));
+  /** A lease expired with slots left after serving `served` requests in `activeMs`: size for that rate. */
+  shrank(served: number, activeMs: number, leaseMs: number): void {
+    const demand = Math.ceil((served * leaseMs) / Math.max(1, activeMs));
+    this.size = Math.max(1, Math.min(this.maxLease, this.size, demand));
   }
 
   allowed(nowMs: number, takenAtMs: number, lease: Lease): LeaseDecision {
