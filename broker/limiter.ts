@@ -34,17 +34,15 @@
 // node); when the broker is back, the requests each node let through alone are added to the
 // shared window, so the 5 minutes after an outage count them. README "More than one machine".
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { SlidingWindowLimiter, type RateDecision, type RateLimiter } from '../accounts/limiter.ts';
 import { PLAN_LIMITS, WINDOW_MS, type Plan } from '../accounts/plans.ts';
 import type { Broker } from './redis.ts';
-import { REDIS_LEASES_LUA } from './redis-scripts.ts';
-import { KeyWindow, Lease, LeaseDecision } from './window-leases.ts';
+import { AloneWindows, type Merge } from './window-alone.ts';
+import { WindowCalls, type WindowOp } from './window-calls.ts';
+import { KeyWindow, Lease, LeaseDecision, type WindowHost } from './window-leases.ts';
 
 /** an idle key's window is forgotten after this long */
 const FORGET_MS = 30_000;
-
-type Scripts = Redis & { transitLeases(numKeys: number, ...args: Array<string | number>): Promise<number[]> };
 
 export interface BrokerLimiterOptions {
   /** the node's own window while the broker is away */
@@ -77,27 +75,12 @@ export interface LimiterStats {
   fallback: number;
 }
 
-interface Op {
-  readonly kind: 'g' | 'f' | 'm' | 'p';
-  readonly keyId: string;
-  readonly id: string;
-  readonly a: number;
-  readonly b: number;
-  readonly c: number;
+/** An operation with what it is about on this node. */
+interface Op extends WindowOp {
   readonly window?: KeyWindow;
   readonly lease?: Lease;
   readonly merge?: Merge;
   readonly peek?: Peek;
-}
-
-/** Requests one node let through alone, to add to the shared window when the broker is back. */
-interface Merge {
-  readonly id: string;
-  readonly keyId: string;
-  count: number;
-  lastMs: number;
-  /** changed since it was last sent */
-  dirty: boolean;
 }
 
 interface Peek {
@@ -110,15 +93,12 @@ interface Peek {
 
 export class BrokerRateLimiter implements RateLimiter {
   readonly stats: LimiterStats = { calls: 0, operations: 0, leased: 0, waited: 0, fallback: 0 };
-  private readonly scripts: Scripts;
-  private readonly local: RateLimiter;
-  /** decisions the node's own window made: refunded there */
-  private readonly alone = new WeakSet<RateDecision>();
+  private readonly calls: WindowCalls;
+  private readonly alone: AloneWindows;
   private readonly keys = new Map<string, KeyWindow>();
   /** keys with a lease to ask for in the next call */
   private readonly asks = new Set<KeyWindow>();
   private finalizing: Lease[] = [];
-  private readonly merges = new Map<string, Merge>();
   private peeks: Peek[] = [];
   private immediate: NodeJS.Immediate | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -132,21 +112,35 @@ export class BrokerRateLimiter implements RateLimiter {
   private readonly waitMs: number;
   private readonly backgroundMs: number;
   private readonly clock: () => number;
-  private readonly brokerClock: (() => number) | null;
+  /** what a key's window asks of this limiter */
+  private readonly host: WindowHost;
 
   constructor(
     private readonly broker: Broker,
     options: BrokerLimiterOptions = {},
   ) {
-    this.local = options.fallback ?? new SlidingWindowLimiter();
     this.leaseMs = options.leaseMs ?? 1000;
     this.fullRecheckMs = options.fullRecheckMs ?? 250;
     this.waitMs = options.waitMs ?? 2000;
     this.backgroundMs = options.backgroundMs ?? 10;
     this.clock = options.clock ?? Date.now;
-    this.brokerClock = options.brokerClock ?? null;
-    this.scripts = broker.redis as Scripts;
-    broker.redis.defineCommand('transitLeases', { lua: REDIS_LEASES_LUA });
+    this.host = {
+      leaseMs: this.leaseMs,
+      clock: this.clock,
+      finalize: (lease) => this.queueFinalize(lease),
+      askEarly: (k) => this.ask(k, false),
+    };
+    this.calls = new WindowCalls(broker, this.leaseMs, options.brokerClock ?? null);
+    // what a node lets through alone is sent when the broker answers again (a call that was only
+    // slow), else when it is back
+    this.alone = new AloneWindows(
+      options.fallback ?? new SlidingWindowLimiter(),
+      () => `${this.grantId()}a`,
+      this.clock,
+      () => {
+        if (broker.state === 'up') this.schedule(false);
+      },
+    );
     this.sweeper = setInterval(() => this.sweep(), Math.max(50, this.leaseMs >> 1));
     this.sweeper.unref();
     this.unsubscribe = broker.onState((state) => {
@@ -184,7 +178,7 @@ export class BrokerRateLimiter implements RateLimiter {
         k.quota === PLAN_LIMITS[plan].requests_per_window
       ) {
         this.stats.leased++;
-        return this.spend(k, lease, nowMs, at);
+        return k.spend(lease, nowMs, at);
       }
     }
     return this.takeSlow(keyId, plan, nowMs);
@@ -194,10 +188,10 @@ export class BrokerRateLimiter implements RateLimiter {
     const k = this.keys.get(keyId);
     if (k !== undefined && k.quota === PLAN_LIMITS[plan].requests_per_window) {
       const at = this.clock();
-      this.usable(k, at);
+      k.usable(at);
       if (at - k.syncedMs < this.leaseMs) return k.peek(nowMs);
     }
-    if (this.broker.state !== 'up') return this.local.peek(keyId, plan, nowMs);
+    if (this.broker.state !== 'up') return this.alone.peek(keyId, plan, nowMs);
     return new Promise((resolve) => {
       this.peeks.push({ keyId, plan, nowMs, resolve, done: false });
       this.schedule(true);
@@ -217,13 +211,8 @@ export class BrokerRateLimiter implements RateLimiter {
       } else this.queueFinalize(lease);
       return;
     }
-    if (!this.alone.has(decision)) return;
-    const merge = this.merges.get(keyId);
-    if (merge && merge.count > 0) {
-      merge.count--;
-      merge.dirty = true;
-    }
-    return this.local.refund(keyId, decision);
+    const alone = this.alone.refund(keyId, decision);
+    if (alone !== false) return alone;
   }
 
   /** Sends whatever waits for a call now (tests; close). */
@@ -247,8 +236,8 @@ export class BrokerRateLimiter implements RateLimiter {
     clearInterval(this.sweeper);
     this.unsubscribe();
     for (const k of this.keys.values()) {
-      if (k.current) this.end(k.current);
-      if (k.next) this.end(k.next);
+      if (k.current) k.end(k.current);
+      if (k.next) k.end(k.next);
     }
     await Promise.race([this.flush(), new Promise((r) => setTimeout(r, this.waitMs).unref())]);
     this.keys.clear();
@@ -258,8 +247,8 @@ export class BrokerRateLimiter implements RateLimiter {
   sweep(): void {
     const now = this.clock();
     for (const [keyId, k] of this.keys) {
-      while (k.current !== null && now >= k.current.expiresMs) this.end(k.current);
-      if (k.next !== null && now >= k.next.expiresMs) this.end(k.next);
+      while (k.current !== null && now >= k.current.expiresMs) k.end(k.current);
+      if (k.next !== null && now >= k.next.expiresMs) k.end(k.next);
       // kept a while after its last request, so a key back after a pause starts at its lease size
       if (k.current === null && k.asking === null && k.waiters.length === 0 && now - k.lastUseMs > FORGET_MS) {
         this.keys.delete(keyId);
@@ -274,18 +263,18 @@ export class BrokerRateLimiter implements RateLimiter {
     if (k === undefined || k.quota !== quota) {
       // a plan change: the same shared window, asked for at the new quota
       if (k) {
-        if (k.current) this.end(k.current);
-        if (k.next) this.end(k.next);
+        if (k.current) k.end(k.current);
+        if (k.next) k.end(k.next);
       }
-      k = new KeyWindow(keyId, plan, quota);
+      k = new KeyWindow(keyId, plan, quota, this.host);
       this.keys.set(keyId, k);
     }
     const at = this.clock();
     k.lastUseMs = at;
-    const lease = this.usable(k, at);
+    const lease = k.usable(at);
     if (lease !== null) {
       this.stats.leased++;
-      return this.spend(k, lease, nowMs, at);
+      return k.spend(lease, nowMs, at);
     }
     if (k.waiters.length === 0 && k.fullUntilMs > at) return k.refusal(nowMs);
     if (this.broker.state !== 'up') return this.takeAlone(k, nowMs);
@@ -293,57 +282,6 @@ export class BrokerRateLimiter implements RateLimiter {
       k.waiters.push({ nowMs, resolve });
       this.ask(k, true);
     });
-  }
-
-  /** The lease to spend now, ending the ones that expired. */
-  private usable(k: KeyWindow, at: number): Lease | null {
-    while (k.current !== null) {
-      if (k.current.left > 0 && at < k.current.expiresMs) return k.current;
-      this.end(k.current);
-    }
-    return null;
-  }
-
-  private spend(k: KeyWindow, lease: Lease, nowMs: number, at: number): RateDecision {
-    lease.left--;
-    lease.used++;
-    k.held--;
-    if (at > lease.lastSpendMs) lease.lastSpendMs = at;
-    const decision = k.allowed(nowMs, nowMs, lease);
-    if (lease.left === 0) {
-      k.grew();
-      this.end(lease);
-    }
-    // an eighth left: the next lease is asked for now, so a steady key never waits for one
-    if (
-      k.next === null &&
-      k.asking === null &&
-      (k.current === null || k.current.left * 8 <= k.current.size) &&
-      at >= k.earlyAskAfterMs
-    ) {
-      this.ask(k, false);
-    }
-    return decision;
-  }
-
-  /** No longer spent here: its unspent slots leave `held`, and Redis learns what it served. */
-  private end(lease: Lease): void {
-    if (lease.ended) return;
-    const k = lease.window;
-    lease.ended = true;
-    if (lease.left > 0) {
-      // expired with slots left: what it served while it was the one spent is the demand of one lease
-      const at = this.clock();
-      if (at >= lease.expiresMs) k.shrank(lease.used, lease.expiresMs - lease.activeFromMs, this.leaseMs);
-    }
-    k.held -= lease.left;
-    lease.left = 0;
-    if (k.current === lease) {
-      k.current = k.next;
-      k.next = null;
-      if (k.current) k.current.activeFromMs = this.clock();
-    } else if (k.next === lease) k.next = null;
-    this.queueFinalize(lease);
   }
 
   private queueFinalize(lease: Lease): void {
@@ -390,9 +328,7 @@ export class BrokerRateLimiter implements RateLimiter {
     }
     this.finalizing = [];
     const now = this.clock();
-    for (const merge of this.merges.values()) {
-      if (!merge.dirty) continue;
-      merge.dirty = false;
+    for (const merge of this.alone.toSend()) {
       const ago = Math.max(0, now - merge.lastMs);
       ops.push({ kind: 'm', keyId: merge.keyId, id: merge.id, a: merge.count, b: ago, c: 0, merge });
     }
@@ -406,18 +342,6 @@ export class BrokerRateLimiter implements RateLimiter {
   }
 
   private async exchange(ops: Op[]): Promise<void> {
-    const keyIndex = new Map<string, number>();
-    const keys: string[] = [];
-    const args: Array<string | number> = [];
-    for (const op of ops) {
-      let index = keyIndex.get(op.keyId);
-      if (index === undefined) {
-        index = keyIndex.size + 1;
-        keyIndex.set(op.keyId, index);
-        keys.push(this.broker.key(`window:${op.keyId}`), this.broker.key(`window:${op.keyId}:n`));
-      }
-      args.push(index, op.kind, op.id, op.a, op.b, op.c);
-    }
     this.stats.calls++;
     this.stats.operations += ops.length;
     const sentMs = this.clock();
@@ -429,17 +353,10 @@ export class BrokerRateLimiter implements RateLimiter {
     }, this.waitMs);
     timeout.unref();
     try {
-      const reply = await this.scripts.transitLeases(
-        keys.length,
-        ...keys,
-        this.brokerClock?.() ?? 0,
-        WINDOW_MS,
-        this.leaseMs,
-        ...args,
-      );
+      const reply = await this.calls.send(ops);
       clearTimeout(timeout);
       this.warned = false;
-      this.apply(ops, reply, sentMs);
+      this.apply(ops, reply.values, reply.nowMs, sentMs);
     } catch (err) {
       clearTimeout(timeout);
       if (!this.warned) this.broker.log.warn({ err }, 'shared rate windows unavailable; this node counts alone');
@@ -457,32 +374,30 @@ export class BrokerRateLimiter implements RateLimiter {
         k.asking = null;
         this.answerAlone(k);
       } else if (op.kind === 'f') this.queueFinalize(op.lease!);
-      else if (op.kind === 'm') op.merge!.dirty = true;
+      else if (op.kind === 'm') this.alone.unsent(op.merge!);
       else this.peekAlone(op.peek!);
     }
   }
 
-  private apply(ops: Op[], reply: number[], sentMs: number): void {
-    const brokerNow = reply[0]!;
+  private apply(ops: Op[], values: readonly number[], brokerNow: number, sentMs: number): void {
     const localNow = this.clock();
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;
-      const granted = reply[1 + i * 3]!;
-      const total = reply[2 + i * 3]!;
-      const oldest = reply[3 + i * 3]!;
+      const granted = values[i * 3]!;
+      const total = values[i * 3 + 1]!;
+      const oldest = values[i * 3 + 2]!;
       const k = op.window ?? op.lease?.window ?? this.keys.get(op.keyId);
       if (k !== undefined) {
         // a lease the reply may no longer count (trimmed) must not count as held either
-        this.usable(k, localNow);
+        k.usable(localNow);
         k.total = total;
         // the broker's instant on this clock, taken at the reply: late by at most the round trip
         k.resetAtMs = oldest >= 0 ? oldest + WINDOW_MS - brokerNow + localNow : 0;
         k.syncedMs = localNow;
       }
       if (op.kind === 'g') this.granted(op, granted, sentMs, brokerNow, localNow);
-      else if (op.kind === 'm') {
-        if (!op.merge!.dirty && this.merges.get(op.keyId) === op.merge) this.merges.delete(op.keyId);
-      } else if (op.kind === 'p') {
+      else if (op.kind === 'm') this.alone.sent(op.merge!);
+      else if (op.kind === 'p') {
         const peek = op.peek!;
         if (peek.done) continue;
         peek.done = true;
@@ -508,22 +423,22 @@ export class BrokerRateLimiter implements RateLimiter {
         k.current = lease;
         lease.activeFromMs = localNow;
       } else if (k.next === null) k.next = lease;
-      else this.end(lease);
+      else k.end(lease);
     } else if (op.c === 0) {
       // nothing to spare for an early ask (the window is nearly full): not again for a while
       k.earlyAskAfterMs = localNow + this.fullRecheckMs;
     }
     while (k.waiters.length > 0) {
-      const lease = this.usable(k, localNow);
+      const lease = k.usable(localNow);
       if (lease === null) break;
       const waiter = k.waiters.shift()!;
       this.stats.waited++;
-      waiter.resolve(this.spend(k, lease, waiter.nowMs, localNow));
+      waiter.resolve(k.spend(lease, waiter.nowMs, localNow));
     }
     if (this.keys.get(k.keyId) !== k) {
       // the key changed plan meanwhile: this window only serves the requests it already had
-      if (k.current) this.end(k.current);
-      if (k.next) this.end(k.next);
+      if (k.current) k.end(k.current);
+      if (k.next) k.end(k.next);
     }
     if (k.waiters.length === 0) return;
     if (k.total < k.quota) {
@@ -545,30 +460,13 @@ export class BrokerRateLimiter implements RateLimiter {
   }
 
   private takeAlone(k: KeyWindow, nowMs: number): RateDecision | Promise<RateDecision> {
-    const counted = (decision: RateDecision) => {
-      this.alone.add(decision);
-      this.stats.fallback++;
-      if (decision.allowed) {
-        let merge = this.merges.get(k.keyId);
-        if (!merge) {
-          merge = { id: `${this.grantId()}a`, keyId: k.keyId, count: 0, lastMs: 0, dirty: true };
-          this.merges.set(k.keyId, merge);
-        }
-        merge.count++;
-        merge.lastMs = Math.max(merge.lastMs, this.clock());
-        merge.dirty = true;
-        // sent when the broker answers again (a call that was only slow), else when it is back
-        if (this.broker.state === 'up') this.schedule(false);
-      }
-      return decision;
-    };
-    const decision = this.local.take(k.keyId, k.plan, nowMs);
-    return decision instanceof Promise ? decision.then(counted) : counted(decision);
+    this.stats.fallback++;
+    return this.alone.take(k.keyId, k.plan, nowMs);
   }
 
   private peekAlone(peek: Peek): void {
     if (peek.done) return;
     peek.done = true;
-    void Promise.resolve(this.local.peek(peek.keyId, peek.plan, peek.nowMs)).then(peek.resolve);
+    void Promise.resolve(this.alone.peek(peek.keyId, peek.plan, peek.nowMs)).then(peek.resolve);
   }
 }

@@ -5,6 +5,16 @@
 import type { RateDecision } from '../accounts/limiter.ts';
 import type { Plan } from '../accounts/plans.ts';
 
+/** What a key's window needs from the limiter that holds it. */
+export interface WindowHost {
+  readonly leaseMs: number;
+  clock(): number;
+  /** the broker must learn what `lease` served (at the next call) */
+  finalize(lease: Lease): void;
+  /** the next lease can be asked for early (at the next call) */
+  askEarly(window: KeyWindow): void;
+}
+
 export interface Waiter {
   /** the request's own instant (its headers are relative to it) */
   readonly nowMs: number;
@@ -92,6 +102,7 @@ export class KeyWindow {
     readonly keyId: string,
     readonly plan: Plan,
     readonly quota: number,
+    private readonly host: WindowHost,
   ) {}
 
   /** the largest lease asked for: a tenth of the quota (a Regular key: 60 of 600) */
@@ -122,6 +133,58 @@ export class KeyWindow {
   shrank(served: number, activeMs: number, leaseMs: number): void {
     const demand = Math.ceil((served * leaseMs) / Math.max(1, activeMs));
     this.size = Math.max(1, Math.min(this.maxLease, this.size, demand));
+  }
+
+  /** The lease to spend at `at` (local clock), ending the ones that expired. */
+  usable(at: number): Lease | null {
+    while (this.current !== null) {
+      if (this.current.left > 0 && at < this.current.expiresMs) return this.current;
+      this.end(this.current);
+    }
+    return null;
+  }
+
+  /** Counts one request from `lease` at `at`; the decision's figures are relative to the request's `nowMs`. */
+  spend(lease: Lease, nowMs: number, at: number): LeaseDecision {
+    lease.left--;
+    lease.used++;
+    this.held--;
+    if (at > lease.lastSpendMs) lease.lastSpendMs = at;
+    const decision = this.allowed(nowMs, nowMs, lease);
+    if (lease.left === 0) {
+      this.grew();
+      this.end(lease);
+    }
+    // an eighth left: the next lease is asked for now, so a steady key never waits for one
+    if (
+      this.next === null &&
+      this.asking === null &&
+      (this.current === null || this.current.left * 8 <= this.current.size) &&
+      at >= this.earlyAskAfterMs
+    ) {
+      this.host.askEarly(this);
+    }
+    return decision;
+  }
+
+  /** No longer spent here: its unspent slots leave `held`, and the broker learns what it served. */
+  end(lease: Lease): void {
+    if (lease.ended) return;
+    lease.ended = true;
+    if (lease.left > 0) {
+      // expired with slots left: what it served while it was the one spent is the demand of one lease
+      if (this.host.clock() >= lease.expiresMs) {
+        this.shrank(lease.used, lease.expiresMs - lease.activeFromMs, this.host.leaseMs);
+      }
+    }
+    this.held -= lease.left;
+    lease.left = 0;
+    if (this.current === lease) {
+      this.current = this.next;
+      this.next = null;
+      if (this.current) this.current.activeFromMs = this.host.clock();
+    } else if (this.next === lease) this.next = null;
+    this.host.finalize(lease);
   }
 
   allowed(nowMs: number, takenAtMs: number, lease: Lease): LeaseDecision {
