@@ -10,24 +10,32 @@
 //   grant is made only while the counts add up to at most the quota with it, on Redis's clock.
 // - While an edge may still spend a lease, Redis counts it whole, at the lease's expiry (grant
 //   time + leaseMs): the latest instant any of its slots can be spent. The edge stops spending at
-//   ask time + leaseMs on its own clock, which is no later (the grant came after the ask). When
-//   the edge is done with it (run out, expired, shut down) it finalizes it: the count becomes the
-//   requests it served and the instant that of its last one (still never earlier than the truth),
-//   and the unspent slots are free again.
+//   ask time + leaseMs on its own clock, which is no later (the grant came after the ask; only
+//   the clocks' rates matter, not their offsets, and they drift by microseconds in a second).
+//   When the edge is done with it (run out, expired, shut down) it finalizes it: the count
+//   becomes the requests it served (a 304's refund takes one back) and the instant that of its
+//   last one (still never earlier than the truth), and the unspent slots are free again.
 // - Take any 5 minutes, and among the grants whose slots were spent in them, the one granted last
-//   (at T). Every one of those grants still counted at T: its instant is no earlier than a request
-//   inside the 5 minutes, which began after T − 5 min. So the requests in those 5 minutes are at
-//   most what Redis counted right after granting at T: at most the quota.
+//   (at T). Every one of those grants still counted at T, with at least the requests it served in
+//   those 5 minutes: its instant is no earlier than one of them, made after T − 5 min. So the
+//   requests in those 5 minutes are at most what Redis counted right after granting at T: at most
+//   the quota.
 // - An edge that dies holding a lease never finalizes it: Redis keeps counting every slot of it
 //   (it cannot know how many were spent) until 5 minutes after the lease's expiry. Never one too
 //   many; at most that lease's unspent slots refused early.
 // The price is on the other side: slots another edge holds unspent count as taken, so a request
 // can be refused while the window is not quite full. Leases are sized to what a key spends in one
-// lease (doubling while they run out, falling back when one expires with slots left), at most a
-// tenth of the quota, and Redis never grants more than a quarter of what is left beyond the
-// requests waiting, so near the end of a key's allowance leases shrink to one slot per waiting
-// request; an unspent slot goes back within leaseMs. A key refused here is refused locally for
-// fullRecheckMs (or until its window frees, if sooner) before Redis is asked again.
+// lease (doubling while they run out, falling to the rate seen when one expires with slots left),
+// at most a tenth of the quota, and Redis never grants more than a quarter of what is left beyond
+// the requests waiting, so near the end of a key's allowance leases shrink to one slot per
+// waiting request; an unspent slot goes back within leaseMs. A key refused here is refused
+// locally for fullRecheckMs (or until its window frees, if sooner) before Redis is asked again.
+//
+// The headers: `remaining` is the quota less the count in the broker's last reply about the key
+// (every edge's live leases whole), plus the slots this edge holds unspent; so one edge serving a
+// key counts down exactly as one process does, and with several, other edges' unspent slots read
+// as taken and what they spent since that reply is not yet seen. `reset` is when the oldest
+// counted request leaves the window, a live lease counting at its expiry (up to leaseMs late).
 //
 // While the broker is down (or does not answer within waitMs), leases already held are spent to
 // their end, then each node counts alone (per-node limits: a key may get up to its quota from each
