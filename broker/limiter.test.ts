@@ -319,6 +319,22 @@ t.test('an idle edge gives its unspent lease back when it expires', { skip: miss
   t.equal(later, held, "A's unspent slots, given back, are taken on B: the window filled exactly");
 });
 
+t.test('a node shutting down gives its unspent leases back', { skip: missing }, async (t) => {
+  const server = await startBroker('redis');
+  t.teardown(() => server.close());
+  const clocks = new Clocks();
+  const [a, b] = (await nodes(t, server, 'c:', clocks, [0, 0])).map((n) => n.limiter) as [
+    BrokerRateLimiter,
+    BrokerRateLimiter,
+  ];
+  const quota = PLAN_LIMITS.regular.requests_per_window;
+  const servedByA = await warmUp(a, 'k', 'regular', clocks.now);
+  t.ok(a.holding('k').held > 0);
+  await a.close();
+  const taken = (await burst(b, 'k', 'regular', clocks.now, quota)).filter((d) => d.allowed).length;
+  t.equal(taken, quota - servedByA, 'every slot A did not spend is taken on B');
+});
+
 t.test('the headers: remaining and reset as one node sees the shared window', { skip: missing }, async (t) => {
   const server = await startBroker('redis');
   t.teardown(() => server.close());

@@ -155,11 +155,12 @@ export class KeyWindow {
       this.grew();
       this.end(lease);
     }
-    // an eighth left: the next lease is asked for now, so a steady key never waits for one
+    // an eighth left: the next lease is asked for now, so a steady key never waits for one (a
+    // key's first lease, of one slot, is no sign of a steady key: nothing is asked for after it)
     if (
       this.next === null &&
       this.asking === null &&
-      (this.current === null || this.current.left * 8 <= this.current.size) &&
+      (this.current === null ? lease.size > 1 : this.current.left * 8 <= this.current.size) &&
       at >= this.earlyAskAfterMs
     ) {
       this.host.askEarly(this);
