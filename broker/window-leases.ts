@@ -155,12 +155,15 @@ export class KeyWindow {
       this.grew();
       this.end(lease);
     }
-    // an eighth left: the next lease is asked for now, so a steady key never waits for one (a
-    // key's first lease, of one slot, is no sign of a steady key: nothing is asked for after it)
+    // an eighth left, or of its time: the next lease is asked for now, so a steady key never
+    // waits for one (a key's first lease, of one slot, is no sign of a steady key)
+    const current = this.current;
     if (
       this.next === null &&
       this.asking === null &&
-      (this.current === null ? lease.size > 1 : this.current.left * 8 <= this.current.size) &&
+      (current === null
+        ? lease.size > 1
+        : current.left * 8 <= current.size || (at - current.sentMs) * 8 >= this.host.leaseMs * 7) &&
       at >= this.earlyAskAfterMs
     ) {
       this.host.askEarly(this);
