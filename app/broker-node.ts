@@ -104,6 +104,8 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
     async close() {
       for (const stop of stops.reverse())
         await stop().catch((err: unknown) => log.error({ err }, 'stopping the broker side failed'));
+      // unspent rate-window leases go back to the shared window while the connection is open
+      await limiter.close();
       await allowance.close();
       await eventLog.close();
       await notices?.close();

@@ -1,5 +1,5 @@
-// One ingest node and two edges on a real redis-server, on loopback (docs/guides/multi-node.md
-// machine"): the same event ids on both edges, resume across edges, one shared rate window,
+// One ingest node and two edges (then four) on a real redis-server, on loopback
+// (docs/guides/multi-node.md): the same event ids on both edges, resume across edges, one shared rate window,
 // revocations on every edge (the key's streams ended on every node), metering counted once, an
 // edge killed and the broker restarted.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -159,6 +159,48 @@ t.test('an ingest node and two edges on one broker', { skip: missing }, async (t
     await until('the usage rows on the ingest node', async () => (await calls()) >= 700);
     await new Promise((r) => setTimeout(r, 500));
     t.equal(await calls(), 700, "every request counted once in the ingest node's DuckDB");
+  });
+
+  await t.test('4 edges, 4,000 requests of one Regular key at 200 at a time: exactly 600 succeed', async (t) => {
+    for (let i = 0; i < 2; i++)
+      edges.push(await startEdge(parseConfig({ ...base, role: 'edge' }), { log: logs.logger }));
+    const four = edges.slice(0, 4);
+    const busy = await createKey(db, { plan: 'regular', name: 'four edges' });
+    // the new key reaches every edge: each edge's first 200 is one request of the 600 (a 401 is none)
+    let probes = 0;
+    for (const edge of four) {
+      await until('the key on every edge', async () => {
+        const r = await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(busy.key) });
+        await r.arrayBuffer();
+        return r.status === 200;
+      });
+      probes++;
+    }
+    const statuses = new Map<number, number>();
+    let next = 0;
+    // 200 clients, each sending its next request when the last one is answered, to the edges in turn
+    await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        for (let i = next++; i < 4000; i = next++) {
+          const r = await fetch(`${four[i % 4]!.url}/api/v1/alerts`, { headers: auth(busy.key) });
+          await r.arrayBuffer();
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        }
+      }),
+    );
+    t.same(
+      Object.fromEntries(statuses),
+      { 200: 600 - probes, 429: 3400 + probes },
+      'the Regular limit (with the 4 first looks), whichever edges served the 600',
+    );
+    const leased = four.reduce((n, e) => n + e.node.limiter.stats.leased, 0);
+    const calls = four.reduce((n, e) => n + e.node.limiter.stats.calls, 0);
+    t.comment(`${leased} decisions from a lease held, ${calls} Redis calls on the 4 edges for all their requests`);
+    t.equal(
+      four.reduce((n, e) => n + e.node.limiter.fallbackDecisions, 0),
+      0,
+      'every decision through the shared window',
+    );
   });
 
   await t.test('a revoked key is refused by both edges, its streams on every node end within 1 s', async (t) => {
