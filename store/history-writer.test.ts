@@ -253,6 +253,7 @@ t.test('every table round-trips', async (t) => {
       source: 'trip_update',
       in_schedule: false,
       observed_at: '2024-05-01 12:00:00.25+00',
+      polls: 1,
     },
   ]);
 
@@ -532,7 +533,11 @@ t.test(
     const many = Array.from({ length: 20_000 }, (_, i) =>
       vehicle(i, { stop_id: `a stop id long enough to be stored apart ${i}` }),
     );
-    while (walBytes() < IDLE_CHECKPOINT_WAL_BYTES) await writer.write({ ...empty(), vehicles: many });
+    // each poll moves every vehicle on: unchanged vehicles would not be stored again
+    for (let poll = 1; walBytes() < IDLE_CHECKPOINT_WAL_BYTES; poll++) {
+      const moved = many.map((v) => ({ ...v, timestamp_ms: v.timestamp_ms + poll, observed_ms: v.observed_ms + poll }));
+      await writer.write({ ...empty(), vehicles: moved });
+    }
     await writer.idle!();
     t.equal(walBytes(), 0, 'checkpointed');
   },
