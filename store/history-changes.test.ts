@@ -203,28 +203,37 @@ t.test(
   },
 );
 
-t.test('while two feeds disagree on a trip, each of their polls is kept', async (t) => {
-  const h = new ChangeOnlyHistory(rules);
-  const rows = (s: Selection) => s.trips.map((o) => [o.feed_id, (o.observed_ms - T0) / S, o.relationship, o.polls]);
-  const tu = (k: number) => poll(h, { trips: [trip({ feed_id: 'tu', observed_ms: T0 + k * 30 * S })] });
-  const vp = (k: number, relationship: TripObservation['relationship']) =>
-    poll(h, {
-      trips: [trip({ feed_id: 'vp', source: 'vehicle_position', relationship, observed_ms: T0 + (k * 30 + 5) * S })],
-    });
-  t.same(rows(tu(0)), [['tu', 0, 'scheduled', 1]]);
-  t.same(rows(vp(0, 'scheduled')), [['vp', 5, 'scheduled', 1]]);
-  t.same(rows(tu(1)), [], 'both feeds agree: held');
-  t.same(rows(vp(1, 'canceled')), [['vp', 35, 'canceled', 1]], 'the vehicle feed cancels it');
-  t.same(
-    rows(tu(2)),
-    [['tu', 60, 'scheduled', 2]],
-    'the trip update still runs it: kept, whichever comes last decides',
-  );
-  t.same(rows(vp(2, 'canceled')), [['vp', 65, 'canceled', 1]]);
-  t.same(rows(tu(3)), [['tu', 90, 'scheduled', 1]]);
-  t.same(rows(vp(3, 'scheduled')), [['vp', 95, 'scheduled', 1]], 'nothing was held while they disagreed');
-  t.same(rows(tu(4)), [], 'agreed again: held');
-});
+t.test(
+  'two feeds seeing one trip: the first poll after the other changed, and every poll while they disagree, are kept',
+  async (t) => {
+    const h = new ChangeOnlyHistory(rules);
+    const rows = (s: Selection) => s.trips.map((o) => [o.feed_id, (o.observed_ms - T0) / S, o.relationship, o.polls]);
+    const tu = (k: number) => poll(h, { trips: [trip({ feed_id: 'tu', observed_ms: T0 + k * 30 * S })] });
+    const vp = (k: number, relationship: TripObservation['relationship']) =>
+      poll(h, {
+        trips: [trip({ feed_id: 'vp', source: 'vehicle_position', relationship, observed_ms: T0 + (k * 30 + 5) * S })],
+      });
+    t.same(rows(tu(0)), [['tu', 0, 'scheduled', 1]]);
+    t.same(rows(vp(0, 'scheduled')), [['vp', 5, 'scheduled', 1]]);
+    t.same(
+      rows(tu(1)),
+      [['tu', 30, 'scheduled', 1]],
+      'the trip update feed keeps its first poll after the vehicle feed changed (here: first saw the trip)',
+    );
+    t.same(rows(tu(2)), [], 'both feeds agree: held');
+    t.same(rows(vp(2, 'canceled')), [['vp', 65, 'canceled', 1]], 'the vehicle feed cancels it');
+    t.same(
+      rows(tu(3)),
+      [['tu', 90, 'scheduled', 2]],
+      'the trip update still runs it: kept (standing for two polls), whichever comes last decides',
+    );
+    t.same(rows(vp(3, 'canceled')), [['vp', 95, 'canceled', 1]]);
+    t.same(rows(tu(4)), [['tu', 120, 'scheduled', 1]]);
+    t.same(rows(vp(4, 'scheduled')), [['vp', 125, 'scheduled', 1]], 'nothing was held while they disagreed');
+    t.same(rows(tu(5)), [['tu', 150, 'scheduled', 1]], 'the first poll after that change');
+    t.same(rows(tu(6)), [], 'agreed again: held');
+  },
+);
 
 t.test('vehicles: stored when their own timestamp, position, trip or status changed', async (t) => {
   const h = new ChangeOnlyHistory(rules);
