@@ -239,7 +239,13 @@ function reopenCut(): void {
 // ---- the run ---------------------------------------------------------------------------------
 
 const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-async function tableFigures(): Promise<{ logRows: number; logBytes: number; history: number; duckdb: number }> {
+async function tableFigures(): Promise<{
+  logRows: number;
+  logBytes: number;
+  history: number;
+  historyBytes: number;
+  duckdb: number;
+}> {
   const [log] = await db.all<{ n: bigint; b: bigint | null }>(
     'SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log',
   );
@@ -248,12 +254,21 @@ async function tableFigures(): Promise<{ logRows: number; logBytes: number; hist
     `SELECT (SELECT count(*) FROM arrivals) + (SELECT count(*) FROM trip_observations)
        + (SELECT count(*) FROM vehicle_positions) AS n`,
   );
+  // the blocks the history tables' checkpointed rows occupy (the file also holds the event log,
+  // whose churn leaves free blocks behind, and rows still in the WAL)
+  const [blocks] = await db.all<{ b: bigint | null }>(
+    `SELECT count(DISTINCT block_id) * (SELECT any_value(block_size) FROM pragma_database_size()) AS b FROM (
+       SELECT block_id FROM pragma_storage_info('arrivals') UNION ALL
+       SELECT block_id FROM pragma_storage_info('trip_observations') UNION ALL
+       SELECT block_id FROM pragma_storage_info('vehicle_positions')) WHERE block_id >= 0`,
+  );
   // DuckDB's buffer pool and other allocations: part of RSS, bounded by store.memory_limit
   const [mem] = await db.all<{ b: bigint | null }>('SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory()');
   return {
     logRows: Number(log!.n),
     logBytes: Number(log!.b ?? 0),
     history: Number(arr!.n),
+    historyBytes: Number(blocks!.b ?? 0),
     duckdb: Number(mem!.b ?? 0),
   };
 }
@@ -303,6 +318,7 @@ const rows: Array<{
   log: number;
   tbl: number;
   hist: number;
+  histBytes: number;
   duckdb: number;
 }> = [];
 for (let poll = 1; poll <= POLLS; poll++) {
@@ -331,6 +347,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
     log: streaming.eventLog.bytes,
     tbl: t.logBytes,
     hist: t.history,
+    histBytes: t.historyBytes,
     duckdb: t.duckdb,
   };
   rows.push(row);
@@ -407,7 +424,9 @@ const hours = ((end.poll - warm.poll) * INTERVAL_MS) / 3_600_000;
 const polls = Math.max(1, end.poll - warm.poll);
 console.log(
   `history growth from poll ${warm.poll} to ${end.poll}: ${mb((end.db - warm.db) / Math.max(hours, 1e-9))} MiB per virtual hour, ` +
-    `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, vehicle_positions); ` +
+    `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, vehicle_positions), ` +
+    `their checkpointed blocks ${mb((end.histBytes - warm.histBytes) / Math.max(hours, 1e-9))} MiB per virtual hour ` +
+    `(${((end.histBytes - warm.histBytes) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per row); ` +
     `whole run: ${(end.hist / end.poll).toFixed(0)} rows per poll, ${mb(end.db / ((end.poll * INTERVAL_MS) / 3_600_000))} MiB per virtual hour`,
 );
 console.log(
