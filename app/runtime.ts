@@ -88,7 +88,10 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     const pipeline = createPipeline({
       config,
       bus,
-      history: createHistoryWriter(db),
+      history: createHistoryWriter(db, {
+        predictionChangeS: config.history.prediction_change_s,
+        tripTimeoutS: config.history.trip_timeout_s,
+      }),
       scheduleFor: scheduleForFeed(() => current, schedules),
       initialAlerts: await loadLatestAlerts(db),
       now: options.now,

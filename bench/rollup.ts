@@ -109,7 +109,7 @@ async function generate(db: Db): Promise<void> {
            CASE WHEN h < 20 AND p >= $obs / 2 THEN 'canceled' ELSE 'scheduled' END,
            CASE WHEN h BETWEEN 20 AND 29 THEN 2 ELSE 0 END,
            CASE WHEN p % 2 = 0 THEN 'trip_update' ELSE 'vehicle_position' END, true,
-           scheduled_start_at + to_seconds(p * 15)
+           scheduled_start_at + to_seconds(p * 15), 1
     FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date = CAST($day AS DATE)),
          range($obs) AS pp(p)
     WHERE NOT (h BETWEEN 30 AND 59) AND scheduled_start_at + to_seconds(p * 15) <= CAST($until AS TIMESTAMPTZ)

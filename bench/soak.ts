@@ -8,7 +8,8 @@
 // /status/stream, and clients on both that stop reading (reopened whenever the server cuts them).
 // Every SOAK_EVERY polls it prints the database file size, the event log (memory and table),
 // heap, RSS and the send budget; after warm-up they should stay flat, except the history tables,
-// which keep every poll's rows until retention_days (their growth is printed apart).
+// which keep what changed until retention_days (their growth is printed apart: MiB per virtual
+// hour and history rows per poll).
 //
 //   npm run bench:soak                       8,640 polls (a day at 10 s)
 //   SOAK_POLLS=2000 SOAK_EVERY=250 npm run bench:soak
@@ -238,17 +239,36 @@ function reopenCut(): void {
 // ---- the run ---------------------------------------------------------------------------------
 
 const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-async function tableFigures(): Promise<{ logRows: number; logBytes: number; arrivals: number; duckdb: number }> {
+async function tableFigures(): Promise<{
+  logRows: number;
+  logBytes: number;
+  history: number;
+  historyBytes: number;
+  duckdb: number;
+}> {
   const [log] = await db.all<{ n: bigint; b: bigint | null }>(
     'SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log',
   );
-  const [arr] = await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals');
+  // history rows: what the three change-only tables hold (store/SCHEMA.md, Change-only history)
+  const [arr] = await db.all<{ n: bigint }>(
+    `SELECT (SELECT count(*) FROM arrivals) + (SELECT count(*) FROM trip_observations)
+       + (SELECT count(*) FROM vehicle_positions) AS n`,
+  );
+  // the blocks the history tables' checkpointed rows occupy (the file also holds the event log,
+  // whose churn leaves free blocks behind, and rows still in the WAL)
+  const [blocks] = await db.all<{ b: bigint | null }>(
+    `SELECT count(DISTINCT block_id) * (SELECT any_value(block_size) FROM pragma_database_size()) AS b FROM (
+       SELECT block_id FROM pragma_storage_info('arrivals') UNION ALL
+       SELECT block_id FROM pragma_storage_info('trip_observations') UNION ALL
+       SELECT block_id FROM pragma_storage_info('vehicle_positions')) WHERE block_id >= 0`,
+  );
   // DuckDB's buffer pool and other allocations: part of RSS, bounded by store.memory_limit
   const [mem] = await db.all<{ b: bigint | null }>('SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory()');
   return {
     logRows: Number(log!.n),
     logBytes: Number(log!.b ?? 0),
-    arrivals: Number(arr!.n),
+    history: Number(arr!.n),
+    historyBytes: Number(blocks!.b ?? 0),
     duckdb: Number(mem!.b ?? 0),
   };
 }
@@ -298,6 +318,7 @@ const rows: Array<{
   log: number;
   tbl: number;
   hist: number;
+  histBytes: number;
   duckdb: number;
 }> = [];
 for (let poll = 1; poll <= POLLS; poll++) {
@@ -325,7 +346,8 @@ for (let poll = 1; poll <= POLLS; poll++) {
     rss: mem.rss,
     log: streaming.eventLog.bytes,
     tbl: t.logBytes,
-    hist: t.arrivals,
+    hist: t.history,
+    histBytes: t.historyBytes,
     duckdb: t.duckdb,
   };
   rows.push(row);
@@ -338,7 +360,7 @@ for (let poll = 1; poll <= POLLS; poll++) {
       pad(arrKb.toFixed(0), 11),
       pad(mb(row.db), 7),
       pad(mb(fileBytes(`${dbPath}.wal`)), 7),
-      pad(t.arrivals, 10),
+      pad(t.history, 10),
       pad(mb(row.log), 7),
       pad(streaming.eventLog.size, 7),
       pad(t.logRows, 8),
@@ -395,6 +417,17 @@ console.log(
 console.log(
   `database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} ` +
     `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`,
+);
+// the store's growth with service: per virtual hour and per poll, after warm-up (the first rows
+// of every trip and stop are behind), and over the whole run
+const hours = ((end.poll - warm.poll) * INTERVAL_MS) / 3_600_000;
+const polls = Math.max(1, end.poll - warm.poll);
+console.log(
+  `history growth from poll ${warm.poll} to ${end.poll}: ${mb((end.db - warm.db) / Math.max(hours, 1e-9))} MiB per virtual hour, ` +
+    `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, vehicle_positions), ` +
+    `their checkpointed blocks ${mb((end.histBytes - warm.histBytes) / Math.max(hours, 1e-9))} MiB per virtual hour ` +
+    `(${((end.histBytes - warm.histBytes) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per row); ` +
+    `whole run: ${(end.hist / end.poll).toFixed(0)} rows per poll, ${mb(end.db / ((end.poll * INTERVAL_MS) / 3_600_000))} MiB per virtual hour`,
 );
 console.log(
   `stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, ` +

@@ -140,6 +140,16 @@ export const ConfigSchema = z
       .prefault({}),
     /** node-cron expression for pruning history past its retention window */
     prune_cron: cronExpression.default('17 3 * * *'),
+    /** change-only history (store/SCHEMA.md "Change-only history") */
+    history: z
+      .object({
+        /** a prediction is stored again once it moved at least this far (or its delay state or relationship changed) */
+        prediction_change_s: z.number().int().min(0).default(30),
+        /** a trip or vehicle unseen this long in its feed is closed: its held rows are written, its memory freed */
+        trip_timeout_s: z.number().int().positive().default(900),
+      })
+      .strict()
+      .prefault({}),
     webhooks: z
       .object({
         allow_private_targets: z.boolean().default(false),

@@ -85,7 +85,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
   },
   realtime: {
     name: 'realtime',
-    description: 'arrival predictions and vehicle positions as observed by each poll; two files per day and format',
+    description: 'arrival predictions and vehicle positions as they changed; two files per day and format',
     readiness: 'window_over',
     parts: [
       {

@@ -14,6 +14,7 @@ import {
   serviceDayWindow,
   type ServiceDayWindow,
 } from '../core/dates.ts';
+import { writeHeldHistory } from '../store/held-history.ts';
 import { resolveTimezone } from '../store/reliability/timezone.ts';
 import {
   DATASETS,
@@ -269,6 +270,9 @@ async function copyOne(
 ): Promise<CopyOutcome> {
   try {
     const key = manifestKeyOf(manifest);
+    // change-only history holds a trip's last predictions until it is passed or times out: they
+    // belong in the day's file (trips of the day running late, a feed that stopped answering)
+    if (key.part.dataset === 'realtime') await writeHeldHistory(settings.db, { through: manifest.service_date });
     const day = serviceDayWindow(manifest.service_date, settings.timezone, settings.serviceDayEnd);
     const schema: SchemaColumn[] = await describeSelect(conn, partSelect(key.part, day, 'typed'));
     const file = await copyToTemp(conn, {

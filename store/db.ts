@@ -79,6 +79,8 @@ export class Db {
   private closed = false;
   private waiting = 0;
   private queueWait: DurationObserver | null = null;
+  private readonly closing: (() => Promise<unknown>)[] = [];
+  private closingRun: Promise<void> | null = null;
 
   private constructor(
     readonly path: string,
@@ -212,8 +214,19 @@ export class Db {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Runs `hook` when the file closes, before new statements are refused (a writer's last rows). */
+  beforeClose(hook: () => Promise<unknown>): void {
+    this.closing.push(hook);
+  }
+
+  close(): Promise<void> {
+    this.closingRun ??= this.shutdown();
+    return this.closingRun;
+  }
+
+  private async shutdown(): Promise<void> {
+    // a hook that fails loses what it held, not the close: the file must still be released
+    for (const hook of this.closing.splice(0)) await hook().catch(() => undefined);
     // refuse new statements first: one queued while we wait would run on a closed connection
     this.closed = true;
     await this.queue;

@@ -257,6 +257,7 @@ t.test('every table round-trips', async (t) => {
       source: 'trip_update',
       in_schedule: false,
       observed_at: '2024-05-01 12:00:00.25+00',
+      polls: 1,
       feed_trip_id: null,
     },
   ]);
@@ -537,8 +538,71 @@ t.test(
     const many = Array.from({ length: 20_000 }, (_, i) =>
       vehicle(i, { stop_id: `a stop id long enough to be stored apart ${i}` }),
     );
-    while (walBytes() < IDLE_CHECKPOINT_WAL_BYTES) await writer.write({ ...empty(), vehicles: many });
+    // each poll moves every vehicle on: unchanged vehicles would not be stored again
+    for (let poll = 1; walBytes() < IDLE_CHECKPOINT_WAL_BYTES; poll++) {
+      const moved = many.map((v) => ({ ...v, timestamp_ms: v.timestamp_ms + poll, observed_ms: v.observed_ms + poll }));
+      await writer.write({ ...empty(), vehicles: moved });
+    }
     await writer.idle!();
     t.equal(walBytes(), 0, 'checkpointed');
   },
 );
+
+t.test('change-only: an unchanged poll stores nothing; what is held is written when the file closes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'history-held-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'h.duckdb');
+  const db = await Db.open(path);
+  const writer = createHistoryWriter(db);
+  const at = (k: number): HistoryBatch => ({
+    ...empty(),
+    vehicles: [vehicle(1, { observed_ms: T0 + k * 10_000 })],
+    arrivals: [{ ...arrival, predicted_ms: arrival.predicted_ms! + k * 1000, observed_ms: T0 + k * 10_000 }],
+    trips: [{ ...trip, observed_ms: T0 + k * 10_000 }],
+  });
+  t.equal(await writer.write(at(0)), 3, 'the first poll: every row');
+  t.equal(await writer.write(at(1)), 0, 'the same vehicle report, a prediction 1 s later, the same trip: nothing');
+  t.equal(await writer.write(at(2)), 0);
+  t.same(writer.held(), { trips: 1, stops: 1, vehicles: 1, held: 2 });
+  await db.close();
+  const again = await Db.open(path);
+  t.teardown(() => again.close());
+  t.same(
+    await again.json(`SELECT CAST(observed_at AS VARCHAR) AS at, polls FROM trip_observations ORDER BY observed_at`),
+    [
+      { at: '2024-05-01 12:00:00.25+00', polls: 1 },
+      { at: '2024-05-01 12:00:20.25+00', polls: 2 },
+    ],
+    "the trip's last poll, standing for the two polls since its first",
+  );
+  t.same(
+    await again.json(
+      `SELECT CAST(observed_at AS VARCHAR) AS at, CAST(predicted_at AS VARCHAR) AS p FROM arrivals ORDER BY observed_at`,
+    ),
+    [
+      { at: '2024-05-01 12:00:00.25+00', p: '2024-05-01 12:01:30.25+00' },
+      { at: '2024-05-01 12:00:20.25+00', p: '2024-05-01 12:01:32.25+00' },
+    ],
+    'the first prediction, and the last one seen',
+  );
+  const [n] = await again.all<{ n: bigint }>('SELECT count(*) AS n FROM vehicle_positions');
+  t.equal(Number(n!.n), 1, 'a vehicle that did not move: one row');
+});
+
+t.test('migration 016: trip observations stored before it stand for one poll each', async (t) => {
+  const db = await memoryDb(t);
+  // a file as it was at 015: no polls column, one row per poll
+  await db.run('ALTER TABLE trip_observations DROP COLUMN polls');
+  await db.run('DELETE FROM schema_migrations WHERE version = 16');
+  await db.run(`INSERT INTO trip_observations VALUES ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
+    'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:00+00'), ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
+    'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:30+00')`);
+  t.same(await db.migrate(), ['016_change_only_history.sql']);
+  t.same(await db.json('SELECT polls FROM trip_observations'), [{ polls: 1 }, { polls: 1 }]);
+  await t.rejects(
+    db.run(`INSERT INTO trip_observations (feed_id, service_date, trip_id, relationship, skipped_stops, source,
+      in_schedule, observed_at, polls) VALUES ('f', DATE '2024-05-01', 't2', 'scheduled', 0, 'trip_update', true, now(), NULL)`),
+    /NOT NULL/,
+    'polls is required from then on',
+  );
+});

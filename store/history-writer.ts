@@ -1,13 +1,17 @@
 import { statSync } from 'node:fs';
 import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
-import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
+import type { Alert, Arrival, FeedPoll, VehiclePosition } from '../core/types.ts';
 import { setImmediate as turn } from 'node:timers/promises';
 import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
+import { ChangeOnlyHistory, type HeldFilter, type Selection, type StoredTripObservation } from './history-changes.ts';
+import { holdHistory } from './held-history.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
-// in one transaction: a batch is stored whole or not at all.
+// in one transaction: a batch is stored whole or not at all. Of a snapshot's vehicles, arrivals
+// and trips only what changed is stored (history-changes.ts); what is held back is written when
+// it becomes the last of its kind, before a service day is finalized, and before the file closes.
 
 type Texts = Record<string, string>;
 const texts = (t: Texts): { language: string; text: string }[] =>
@@ -53,7 +57,7 @@ export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
   { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
 ];
 
-export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [
+export const TRIP_COLUMNS: readonly ColumnDef<StoredTripObservation>[] = [
   { name: 'feed_id', kind: 'varchar', get: (r) => r.feed_id },
   { name: 'service_date', kind: 'date', get: (r) => r.service_date },
   { name: 'trip_id', kind: 'varchar', get: (r) => r.trip_id },
@@ -64,6 +68,8 @@ export const TRIP_COLUMNS: readonly ColumnDef<TripObservation>[] = [
   { name: 'source', kind: 'varchar', get: (r) => r.source },
   { name: 'in_schedule', kind: 'boolean', get: (r) => r.in_schedule },
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
+  { name: 'polls', kind: 'integer', get: (r) => r.polls },
+  // migration 018 adds it after 016's polls
   { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
 ];
 
@@ -134,12 +140,19 @@ function toTimestamp(ms: number | null): DuckDBTimestampTZValue | null {
   return ms === null ? null : new DuckDBTimestampTZValue(BigInt(Math.round(ms * 1000)));
 }
 
+/** What one transaction appends: a poll's rows as selected, or the rows a flush releases. */
+interface Rows {
+  vehicles: readonly VehiclePosition[];
+  arrivals: readonly Arrival[];
+  trips: readonly StoredTripObservation[];
+  alertVersions: readonly Alert[];
+  polls: readonly FeedPoll[];
+}
+
 interface TablePlan<R> {
   table: string;
   columns: readonly ColumnDef<R>[];
-  rows: (batch: HistoryBatch) => readonly R[];
-  /** rows that come from the batch's snapshot, skipped when that snapshot is stored already */
-  ofSnapshot?: boolean;
+  rows: (rows: Rows) => readonly R[];
 }
 
 // erases the row type so plans of different tables fit one list; each plan stays consistent
@@ -148,9 +161,9 @@ function plan<R>(p: TablePlan<R>): TablePlan<unknown> {
 }
 
 const PLANS: readonly TablePlan<unknown>[] = [
-  plan({ table: 'vehicle_positions', columns: VEHICLE_COLUMNS, rows: (b) => b.vehicles, ofSnapshot: true }),
-  plan({ table: 'arrivals', columns: ARRIVAL_COLUMNS, rows: (b) => b.arrivals, ofSnapshot: true }),
-  plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips, ofSnapshot: true }),
+  plan({ table: 'vehicle_positions', columns: VEHICLE_COLUMNS, rows: (b) => b.vehicles }),
+  plan({ table: 'arrivals', columns: ARRIVAL_COLUMNS, rows: (b) => b.arrivals }),
+  plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips }),
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
 ];
@@ -190,18 +203,17 @@ async function recordSnapshot(conn: DuckDBConnection, s: SnapshotRecord): Promis
   return true;
 }
 
-/** One batch's rows inside the caller's transaction; the number of rows stored. */
-async function storeBatch(conn: DuckDBConnection, batch: HistoryBatch): Promise<number> {
-  const work = PLANS.map((plan) => ({ plan, rows: plan.rows(batch) })).filter((w) => w.rows.length > 0);
-  const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
+/** Appends every table's rows inside the caller's transaction; the number of rows stored. */
+async function appendRows(conn: DuckDBConnection, rows: Rows): Promise<number> {
   let stored = 0;
-  for (const { plan, rows } of work) {
-    if (plan.ofSnapshot && !fresh) continue;
+  for (const plan of PLANS) {
+    const list = plan.rows(rows);
+    if (list.length === 0) continue;
     const appender = await conn.createAppender(plan.table);
     try {
       // a chunk at a time, each flushed into the transaction (inside the try, so constraint errors
       // surface here and roll the batch back), letting requests and streams through between them
-      await appendColumnsInSlices(appender, plan.columns, rows, () => turn());
+      await appendColumnsInSlices(appender, plan.columns, list, () => turn());
     } finally {
       try {
         appender.closeSync();
@@ -209,13 +221,21 @@ async function storeBatch(conn: DuckDBConnection, batch: HistoryBatch): Promise<
         // the flush error above is the one worth reporting
       }
     }
-    stored += rows.length;
+    stored += list.length;
   }
   return stored;
 }
 
+const NOTHING: Selection = { vehicles: [], arrivals: [], trips: [], commit: () => undefined };
+
 const isEmpty = (batch: HistoryBatch): boolean =>
-  !batch.snapshot && PLANS.every((plan) => plan.rows(batch).length === 0);
+  !batch.snapshot &&
+  batch.vehicles.length +
+    batch.arrivals.length +
+    batch.trips.length +
+    batch.alertVersions.length +
+    batch.polls.length ===
+    0;
 
 /**
  * WAL size past which the writer checkpoints once the history queue is idle: three quarters of
@@ -234,14 +254,74 @@ function walBytes(db: Db): number {
   }
 }
 
-export function createHistoryWriter(db: Db): HistoryWriter {
+export interface HistoryWriterOptions {
+  /** config history.prediction_change_s: a prediction that moved less is held back (default 30) */
+  predictionChangeS?: number;
+  /** config history.trip_timeout_s: a trip or vehicle unseen this long is closed (default 900) */
+  tripTimeoutS?: number;
+  /** the longest a trip seen unchanged goes without a row; bounds what a crash loses (default 10 min) */
+  checkpointS?: number;
+}
+
+/** The writer's own figures, for tests and benches. */
+export interface ChangeOnlyWriter extends HistoryWriter {
+  /** writes what is held back (of service days through `filter.through`); resolves with the rows written */
+  flush(filter?: HeldFilter): Promise<number>;
+  /** trips, stops and vehicles in memory, and the rows held back */
+  held(): { trips: number; stops: number; vehicles: number; held: number };
+}
+
+export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}): ChangeOnlyWriter {
+  const changes = new ChangeOnlyHistory({
+    predictionChangeMs: (options.predictionChangeS ?? 30) * 1000,
+    tripTimeoutMs: (options.tripTimeoutS ?? 900) * 1000,
+    checkpointMs: (options.checkpointS ?? 600) * 1000,
+  });
   let schemaChecked: Promise<void> | null = null;
   const checked = (): Promise<void> =>
     (schemaChecked ??= checkSchema(db).catch((err: unknown) => {
       schemaChecked = null;
       throw err;
     }));
-  return {
+  // the change memory moves with each committed transaction, in order: writes and flushes take turns
+  let lane: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = lane.then(fn);
+    lane = run.catch(() => undefined);
+    return run;
+  };
+
+  const write = async (batch: HistoryBatch): Promise<number> => {
+    await checked();
+    if (isEmpty(batch)) return 0;
+    let selection = NOTHING;
+    const stored = await db.transaction(async (conn) => {
+      // a snapshot stored before (by this process or another) appends no row of its own again
+      const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
+      if (fresh) selection = changes.select(batch);
+      const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls };
+      // feed_polls.stored is what this poll added to history, counted once the changes are known
+      const own = batch.snapshot && batch.polls.length === 1 ? batch.polls[0] : undefined;
+      if (own && own.feed_id === batch.snapshot!.feed_id) {
+        own.stored = selection.vehicles.length + selection.arrivals.length + selection.trips.length;
+        own.stored += batch.alertVersions.length;
+      }
+      return appendRows(conn, rows);
+    });
+    selection.commit();
+    return stored;
+  };
+
+  const flush = async (filter: HeldFilter = {}): Promise<number> => {
+    await checked();
+    const held = changes.held(filter);
+    if (held.arrivals.length + held.trips.length === 0) return 0;
+    const stored = await db.transaction((conn) => appendRows(conn, { ...held, alertVersions: [], polls: [] }));
+    held.commit();
+    return stored;
+  };
+
+  const writer: ChangeOnlyWriter = {
     async hasSnapshot(key) {
       // asked on the poll's critical path: a connection of its own, so the answer never waits
       // behind the history queue's appends and commits on the shared one (MVCC reads committed rows)
@@ -252,11 +332,9 @@ export function createHistoryWriter(db: Db): HistoryWriter {
         conn.closeSync();
       }
     },
-    async write(batch) {
-      await checked();
-      if (isEmpty(batch)) return 0;
-      return db.transaction((conn) => storeBatch(conn, batch));
-    },
+    write: (batch) => inTurn(() => write(batch)),
+    flush: (filter) => inTurn(() => flush(filter)),
+    held: () => changes.size(),
     async idle() {
       if (walBytes(db) < IDLE_CHECKPOINT_WAL_BYTES) return;
       // refused while another connection writes (an export, a finalize): DuckDB's own threshold
@@ -264,4 +342,8 @@ export function createHistoryWriter(db: Db): HistoryWriter {
       await db.run('CHECKPOINT').catch(() => undefined);
     },
   };
+  // held rows are written before a service day is finalized and before the file closes
+  holdHistory(db, writer.flush);
+  db.beforeClose(() => writer.flush());
+  return writer;
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../db.ts';
 import { addDays, daysBetween, isServiceDate } from '../../core/dates.ts';
-import { finalizeServiceDay, type FinalizeSummary } from './finalize.ts';
+import { finalizeServiceDay, type FinalizeOptions, type FinalizeSummary } from './finalize.ts';
 import { liveInputsChanged, reliabilityGeneration } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
 
@@ -13,13 +13,14 @@ import { expandMissingDays } from './scheduled-trips.ts';
 /**
  * Expands and finalizes the given service days (the `replay` command calls this after
  * ingesting archived snapshots). A day finalized before is finalized again, so observations
- * added since count. Days never expanded are expanded first; days expanded keep their version.
+ * added since count, unless `ifOpen` (the job's days never finalized: one a request finalized
+ * meanwhile is read as it is). Days never expanded are expanded first; days expanded keep their version.
  * Resolves with one summary per day, oldest first; publish them with reliabilityEvent().
  */
 export async function backfillServiceDays(
   db: Db,
   dates: readonly string[],
-  options: { now?: Date } = {},
+  options: FinalizeOptions = {},
 ): Promise<FinalizeSummary[]> {
   for (const d of dates) if (!isServiceDate(d)) throw new RangeError(`not a YYYY-MM-DD service date: ${d}`);
   const days = [...new Set(dates)].sort();
@@ -102,7 +103,8 @@ async function prepare(db: Db, spec: PastDaysSpec): Promise<PreparedDays> {
   if (daysBetween(spec.from, beforeLive) < 0) return { finalized: [], open: null };
   const last = spec.completeThrough < beforeLive ? spec.completeThrough : beforeLive;
   const due = daysBetween(spec.from, last) < 0 ? [] : await observedUnfinalized(db, spec.from, last);
-  for (const day of due) await finalizeServiceDay(db, day, { now: spec.now });
+  // the finalize job may be finalizing the same day (its start-up backfill): then this waits for it
+  for (const day of due) await finalizeServiceDay(db, day, { now: spec.now, ifOpen: true });
   return { finalized: due, open: await openSpan(db, spec.from, beforeLive) };
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { dueServiceDays, finalizeDueDays, finalizeServiceDay } from './finalize.ts';
+import { dueServiceDays, finalizeDueDays, finalizeServiceDay, isConflict, retryOnConflict } from './finalize.ts';
 import { refreshScheduledTrips } from './scheduled-trips.ts';
 import {
   EVERY_DAY,
@@ -251,4 +251,106 @@ t.test('a failing day is reported and the others still finalize', async (t) => {
     `SELECT CAST(count(*) AS INTEGER) AS n FROM trip_outcomes WHERE service_date = DATE '${D}'`,
   );
   t.equal(n?.n, 0, 'the failed day rolled back whole');
+});
+
+t.test('finalizes of one day at once: one at a time, the same rows, no error', async (t) => {
+  const db = await setup();
+  t.teardown(() => db.close());
+  const rows = (): Promise<unknown[]> =>
+    db.json(`
+    SELECT * EXCLUDE (finalized_at) FROM reliability_finalized
+    UNION ALL BY NAME SELECT * FROM reliability_days
+    UNION ALL BY NAME SELECT * FROM trip_outcomes ORDER BY ALL`);
+  // requests (ifOpen) and backfills (again) of the same day, all at once
+  const summaries = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => finalizeServiceDay(db, D, { ifOpen: i % 2 === 0 })),
+  );
+  t.ok(
+    summaries.every((s) => s.trips === 14),
+    'every caller gets the day',
+  );
+  const once = await rows();
+  await finalizeServiceDay(db, D);
+  t.same(await rows(), once, 'the same rows as a finalize alone');
+  const [marks] = await db.all<{ n: number }>(`SELECT CAST(count(*) AS INTEGER) AS n FROM reliability_finalized`);
+  t.equal(marks?.n, 1);
+  const before = await db.all<{ at: string }>(`SELECT CAST(finalized_at AS VARCHAR) AS at FROM reliability_finalized`);
+  await finalizeServiceDay(db, D, { ifOpen: true, now: new Date('2030-01-01T00:00:00Z') });
+  t.same(
+    await db.all(`SELECT CAST(finalized_at AS VARCHAR) AS at FROM reliability_finalized`),
+    before,
+    'ifOpen reads a finalized day, it does not compute it again',
+  );
+});
+
+t.test('another process finalizing the same day: the commit that loses is retried', async (t) => {
+  const db = await setup();
+  t.teardown(() => db.close());
+  // a second writer's finalize of D, still open while ours commits: its commit loses, with
+  // DuckDB's own message, which the retry recognizes
+  const other = await db.connect();
+  t.teardown(() => other.closeSync());
+  await other.run('BEGIN TRANSACTION');
+  await other.run(`DELETE FROM trip_outcomes WHERE service_date = DATE '${D}'`);
+  await other.run(`INSERT INTO reliability_finalized VALUES (DATE '${D}', now(), 0, 0)`);
+  t.equal((await finalizeServiceDay(db, D)).trips, 14, 'ours commits');
+  const lost = await other.run('COMMIT').then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(lost, 'the other commit fails');
+  t.ok(isConflict(lost), `recognized as a conflict: ${(lost as Error).message}`);
+  await other.run('ROLLBACK').catch(() => undefined);
+  const [mark] = await db.all<{ n: number; trips: number }>(
+    `SELECT CAST(count(*) AS INTEGER) AS n, CAST(max(trips) AS INTEGER) AS trips FROM reliability_finalized`,
+  );
+  t.same(mark, { n: 1, trips: 14 }, 'one mark, with the rows of the finalize that won');
+
+  // the retry itself: a lost commit is run again; what the other committed may settle it; any
+  // other error is reported at once
+  const conflict = new Error('TransactionContext Error: Failed to commit: PRIMARY KEY or UNIQUE constraint violation');
+  let runs = 0;
+  await retryOnConflict(
+    async () => {
+      if (++runs < 3) throw conflict;
+    },
+    undefined,
+    1,
+  );
+  t.equal(runs, 3, 'run until it commits');
+  runs = 0;
+  await retryOnConflict(
+    async () => {
+      runs++;
+      throw conflict;
+    },
+    async () => true,
+    1,
+  );
+  t.equal(runs, 1, 'settled by the rows the other one committed');
+  runs = 0;
+  await t.rejects(
+    retryOnConflict(
+      async () => {
+        runs++;
+        throw new Error('Constraint Error: CHECK constraint failed');
+      },
+      undefined,
+      1,
+    ),
+    /CHECK constraint/,
+  );
+  t.equal(runs, 1, 'not a conflict: not retried');
+  runs = 0;
+  await t.rejects(
+    retryOnConflict(
+      async () => {
+        runs++;
+        throw conflict;
+      },
+      undefined,
+      1,
+    ),
+  );
+  t.equal(runs, 4, 'gives up after four attempts');
 });

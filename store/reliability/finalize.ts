@@ -5,6 +5,8 @@ import { addDays, completeThrough, isServiceDate } from '../../core/dates.ts';
 import { liveDaysChanged } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
 import { bind, statement, statements } from './sql.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { writeHeldHistory } from '../held-history.ts';
 
 const DELETE = statements('finalize_delete');
 const OUTCOMES = statement('finalize_outcomes');
@@ -34,6 +36,25 @@ export interface FinalizeSummary {
   routes: FinalizedRoute[];
 }
 
+export interface FinalizeOptions {
+  now?: Date;
+  /**
+   * Only make sure the day is finalized (a request, the job's due days): a finalize of the day
+   * already running or queued answers, and a day found finalized is read, not computed again.
+   * Without it (a replay, a backfill) the day is computed again, so observations added since count.
+   */
+  ifOpen?: boolean;
+}
+
+/** A day's finalizes in this process: the one running, and at most one waiting behind it. */
+interface DayLane {
+  tail: Promise<unknown>;
+  running: Promise<FinalizeSummary> | null;
+  queued: { promise: Promise<FinalizeSummary>; ifOpen: boolean; now?: Date } | null;
+}
+
+const lanes = new WeakMap<Db, Map<string, DayLane>>();
+
 /**
  * Stores the final outcome of every trip of `serviceDate` (trip_outcomes) and its route-day
  * counts (reliability_days), replacing an earlier run's rows for that day: running it twice
@@ -41,13 +62,54 @@ export interface FinalizeSummary {
  * Runs on its own connection, so history writes and API reads go on meanwhile. A day no
  * schedule was expanded for (history replayed after the fact) is expanded first, with the
  * version in use, so its trips are scheduled rather than counted as added.
+ *
+ * Single-flight per day and process: one finalize of a day runs at a time; a caller that comes
+ * while one runs waits for it (`ifOpen`) or for one more run right after it, which every later
+ * caller joins. Another process finalizing the same day at once makes this one's commit fail
+ * on the conflict; it is tried again (the rows are replaced whole, so the second is harmless).
  */
-export async function finalizeServiceDay(
+export function finalizeServiceDay(
   db: Db,
   serviceDate: string,
-  options: { now?: Date } = {},
+  options: FinalizeOptions = {},
 ): Promise<FinalizeSummary> {
-  if (!isServiceDate(serviceDate)) throw new RangeError(`not a YYYY-MM-DD service date: ${serviceDate}`);
+  if (!isServiceDate(serviceDate)) {
+    return Promise.reject(new RangeError(`not a YYYY-MM-DD service date: ${serviceDate}`));
+  }
+  let days = lanes.get(db);
+  if (!days) lanes.set(db, (days = new Map()));
+  let lane = days.get(serviceDate);
+  if (!lane) days.set(serviceDate, (lane = { tail: Promise.resolve(), running: null, queued: null }));
+  if (options.ifOpen && (lane.queued || lane.running)) return lane.queued?.promise ?? lane.running!;
+  if (lane.queued) {
+    // not started yet: it will read everything committed before it starts, for this caller too
+    if (!options.ifOpen) lane.queued.ifOpen = false;
+    return lane.queued.promise;
+  }
+  const queued: NonNullable<DayLane['queued']> = {
+    promise: null as unknown as Promise<FinalizeSummary>,
+    ifOpen: options.ifOpen === true,
+    now: options.now,
+  };
+  const current = lane;
+  const promise = lane.tail
+    .catch(() => undefined)
+    .then(() => {
+      current.queued = null;
+      current.running = promise;
+      return finalizeOnce(db, serviceDate, { ifOpen: queued.ifOpen, now: queued.now });
+    })
+    .finally(() => {
+      current.running = null;
+      if (!current.queued && days.get(serviceDate) === current) days.delete(serviceDate);
+    });
+  queued.promise = promise;
+  lane.queued = queued;
+  lane.tail = promise;
+  return promise;
+}
+
+async function finalizeOnce(db: Db, serviceDate: string, options: FinalizeOptions): Promise<FinalizeSummary> {
   const params = {
     service_date: serviceDate,
     outcomes_from: serviceDate,
@@ -56,15 +118,64 @@ export async function finalizeServiceDay(
     route_id: null,
     finalized_at: (options.now ?? new Date()).toISOString(),
   };
+  // the history writers' held rows of the day (trips seen last before they timed out) first
+  await writeHeldHistory(db, { through: serviceDate });
+  if (options.ifOpen && (await isFinalized(db, serviceDate))) return summarize(db, serviceDate);
   await expandMissingDays(db, serviceDate, serviceDate);
-  await inOwnTransaction(db, async (c) => {
-    for (const stmt of DELETE) await c.run(stmt.text, bind(stmt, params));
-    await c.run(OUTCOMES.text, bind(OUTCOMES, params));
-    await c.run(DAYS.text, bind(DAYS, params));
-    await c.run(MARK.text, bind(MARK, params));
-  });
+  // another process finalizing the day at once: its rows stand (ifOpen), or ours replace them
+  await retryOnConflict(
+    () =>
+      inOwnTransaction(db, async (c) => {
+        for (const stmt of DELETE) await c.run(stmt.text, bind(stmt, params));
+        await c.run(OUTCOMES.text, bind(OUTCOMES, params));
+        await c.run(DAYS.text, bind(DAYS, params));
+        await c.run(MARK.text, bind(MARK, params));
+      }),
+    options.ifOpen ? () => isFinalized(db, serviceDate) : undefined,
+  );
   liveDaysChanged(db);
-  const routes = await db.all<FinalizedRoute>(SUMMARY.text, bind(SUMMARY, params));
+  return summarize(db, serviceDate);
+}
+
+const CONFLICT_ATTEMPTS = 4;
+const CONFLICT_BACKOFF_MS = 50;
+
+/**
+ * Runs `fn` again when its commit lost to another transaction writing the same rows (a second
+ * process finalizing the day), up to CONFLICT_ATTEMPTS times; `settled` says that what the
+ * other one committed will do.
+ */
+export async function retryOnConflict(
+  fn: () => Promise<void>,
+  settled?: () => Promise<boolean>,
+  backoffMs = CONFLICT_BACKOFF_MS,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS) throw err;
+      if (settled && (await settled())) return;
+      await delay(backoffMs * attempt);
+    }
+  }
+}
+
+/** DuckDB's words for two transactions writing the same rows (commit-time key or tuple conflicts). */
+export function isConflict(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /conflict|duplicate key|primary key or unique constraint/i.test(message);
+}
+
+async function isFinalized(db: Db, serviceDate: string): Promise<boolean> {
+  const rows = await db.all('SELECT 1 FROM reliability_finalized WHERE service_date = CAST($d AS DATE)', {
+    d: serviceDate,
+  });
+  return rows.length > 0;
+}
+
+async function summarize(db: Db, serviceDate: string): Promise<FinalizeSummary> {
+  const routes = await db.all<FinalizedRoute>(SUMMARY.text, bind(SUMMARY, { service_date: serviceDate }));
   const [mark] = await db.all<{ trips: number }>(
     'SELECT trips FROM reliability_finalized WHERE service_date = CAST($d AS DATE)',
     { d: serviceDate },
@@ -119,7 +230,8 @@ export async function finalizeDueDays(
   const done: FinalizeSummary[] = [];
   for (const day of await dueServiceDays(db, options)) {
     try {
-      done.push(await finalizeServiceDay(db, day, { now: options.now }));
+      // a request may have finalized it since it was found due: then it is read, not redone
+      done.push(await finalizeServiceDay(db, day, { now: options.now, ifOpen: true }));
     } catch (err) {
       onError(day, err);
     }

@@ -99,7 +99,7 @@ export async function scheduleFinalize(
       // job had passed them, archives replayed without a backfill) are expanded and finalized
       try {
         const past = await pastObservedDays(db, completeThrough(at, timezone, settings.service_day_end));
-        done.push(...(await backfillServiceDays(db, past, { now: at })));
+        done.push(...(await backfillServiceDays(db, past, { now: at, ifOpen: true })));
         backfilledFor = today;
       } catch (err) {
         log.error({ err }, 'backfilling past service days failed');

@@ -105,6 +105,8 @@ export async function appendObservations(db: Db, rows: readonly TripObservation[
       a.appendVarchar(r.source);
       a.appendBoolean(r.in_schedule);
       a.appendTimestampTZ(timestampTZValue(BigInt(r.observed_ms) * 1000n));
+      // one row per poll, as before change-only history (migration 016)
+      a.appendInteger(1);
       text(r.feed_trip_id ?? null);
       a.endRow();
     }

@@ -4,9 +4,10 @@
 -- restored   a later trip update (strictly later observed_at) shows it SCHEDULED again;
 -- partially_canceled  seen running with SKIPPED stops;  delivered  seen running;
 -- unobserved never seen, day over (service_date <= $complete_through); pending otherwise.
--- Repeated observations of a trip collapse into one row. A DUPLICATED trip carries its
--- original's trip_id, so its copies (one row per original per day) are kept apart from the
--- original and count as added service. $route_id (NULL = all) narrows one route's figures.
+-- Repeated observations of a trip collapse into one row; `observations` counts the polls that
+-- saw it (a trip_observations row stands for `polls` of them, store/SCHEMA.md). A DUPLICATED
+-- trip carries its original's trip_id, so its copies (one row per original per day) are kept
+-- apart from the original and count as added service. $route_id (NULL = all) narrows one route's figures.
 -- Cancellations, restorations and duplicates are rare, so each is its own narrow scan: filters
 -- on one column are pushed into the scan, where FILTER clauses in one wide aggregate are not.
 WITH sched AS (
@@ -29,7 +30,7 @@ seen AS (
          any_value(route_id) AS route_id,
          any_value(mode) AS mode,
          max(skipped_stops) AS skipped_stops,
-         count(*) AS observations,
+         CAST(sum(polls) AS BIGINT) AS observations,
          min(observed_at) AS first_seen_at,
          max(observed_at) AS last_seen_at
   FROM observations
@@ -41,7 +42,7 @@ duplicates AS (
          any_value(route_id) AS route_id,
          any_value(mode) AS mode,
          max(skipped_stops) AS skipped_stops,
-         count(*) AS observations,
+         CAST(sum(polls) AS BIGINT) AS observations,
          min(observed_at) AS first_seen_at,
          max(observed_at) AS last_seen_at
   FROM observations
