@@ -594,7 +594,8 @@ t.test('migration 016: trip observations stored before it stand for one poll eac
   // a file as it was at 015: no polls column, one row per poll
   await db.run('ALTER TABLE trip_observations DROP COLUMN polls');
   await db.run('DELETE FROM schema_migrations WHERE version = 16');
-  await db.run(`INSERT INTO trip_observations VALUES ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
+  await db.run(`INSERT INTO trip_observations (feed_id, service_date, trip_id, route_id, mode, relationship,
+    skipped_stops, source, in_schedule, observed_at) VALUES ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
     'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:00+00'), ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
     'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:30+00')`);
   t.same(await db.migrate(), ['016_change_only_history.sql']);
