@@ -56,7 +56,7 @@ t.test('Caltrain polled years after its day: the export of 2023-11-07 holds its 
     await cli('export', '--from', '2023-11-07', '--dataset', 'realtime', '--format', 'parquet', '--json'),
   ) as { files: { id: string; outcome: string; manifest: { rows: number } | null }[] };
   t.same(
-    run.files.map((f) => [f.id, f.outcome, f.manifest?.rows]),
+    run.files.map((f) => [f.id, f.outcome, f.manifest?.rows]).sort(),
     [
       ['realtime-2023-11-07-arrivals.parquet', 'ready', 233],
       ['realtime-2023-11-07-vehicle_positions.parquet', 'ready', 14],
