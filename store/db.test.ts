@@ -23,7 +23,7 @@ t.test('an upgrade whose migration fails applies none of its migrations', async 
   t.teardown(() => db.close());
   // a file at migration 009 whose 011 cannot apply (feed_snapshots already there)
   await db.run(
-    'DROP TABLE broker_offsets; DROP TABLE schedule_days; DROP TABLE schedule_sources; DROP TABLE schedule_versions',
+    'DROP TABLE stop_events; DROP TABLE broker_offsets; DROP TABLE schedule_days; DROP TABLE schedule_sources; DROP TABLE schedule_versions',
   );
   await db.run('DROP SEQUENCE schedule_version_ids');
   await db.run('DELETE FROM schema_migrations WHERE version >= 10');
@@ -37,8 +37,8 @@ t.test('an upgrade whose migration fails applies none of its migrations', async 
   await db.run('DROP TABLE feed_snapshots');
   t.same(
     await db.migrate(),
-    ['010_schedule_versions.sql', '011_snapshots.sql', '012_broker_offsets.sql'],
-    'the cause removed, all three apply',
+    ['010_schedule_versions.sql', '011_snapshots.sql', '012_broker_offsets.sql', '015_stop_events.sql'],
+    'the cause removed, all of them apply',
   );
 });
 

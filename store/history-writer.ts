@@ -5,6 +5,7 @@ import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from 
 import { setImmediate as turn } from 'node:timers/promises';
 import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
+import { STOP_EVENT_COLUMNS } from './stop-events-writer.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
 // in one transaction: a batch is stored whole or not at all.
@@ -150,6 +151,8 @@ const PLANS: readonly TablePlan<unknown>[] = [
   plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips, ofSnapshot: true }),
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
+  // not of the snapshot: the tracker writes each stop once, whatever the snapshot's verdict
+  plan({ table: 'stop_events', columns: STOP_EVENT_COLUMNS, rows: (b) => b.stopEvents ?? [] }),
 ];
 
 /** Checks once that each table's columns are the ones the writer fills, in that order. */
