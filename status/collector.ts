@@ -6,7 +6,14 @@ import type { Config, FeedConfig } from '../core/config.ts';
 import type { EventBus, Unsubscribe } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
-import { MODES, type Mode, type TripMatching } from '../core/types.ts';
+import {
+  MODES,
+  STOP_EVENT_ANOMALIES,
+  type Mode,
+  type StopEventAnomaly,
+  type StopEventCounts,
+  type TripMatching,
+} from '../core/types.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
 import {
   classifyAlertIngestion,
@@ -293,6 +300,7 @@ export class StatusCollector {
         freshness: h.freshness,
         entities: h.entities,
         schedule_match: scheduleMatch(h.matching),
+        stop_events: stopEvents(h.stop_events),
         consecutive_failures: history.consecutiveFailures,
         polls_1h: hour.polls,
         failures_1h: hour.failures,
@@ -480,6 +488,12 @@ export class StatusCollector {
       this.log('could not read the last hour of polls', err);
     }
   }
+}
+
+function stopEvents(counts: StopEventCounts | undefined): FeedStatus['stop_events'] {
+  if (!counts) return null;
+  const anomalies = Object.fromEntries(STOP_EVENT_ANOMALIES.map((kind) => [kind, counts.anomalies[kind] ?? 0]));
+  return { written: counts.written, anomalies: anomalies as Record<StopEventAnomaly, number> };
 }
 
 function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {
