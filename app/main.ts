@@ -8,6 +8,7 @@ import { exportCommand } from './commands/export.ts';
 import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
+import { performanceCommand } from './commands/performance.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
 import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -25,6 +26,7 @@ const COMMANDS: readonly Command[] = [
   replayCommand,
   keysCommand,
   reliabilityCommand,
+  performanceCommand,
   exportCommand,
   snapshotCommand,
   backupCommand,

@@ -10,6 +10,7 @@ import { exportCommand } from '../../app/commands/export.ts';
 import { importGtfsCommand } from '../../app/commands/import-gtfs.ts';
 import { keysCommand } from '../../app/commands/keys.ts';
 import { reliabilityCommand } from '../../app/commands/reliability.ts';
+import { performanceCommand } from '../../app/commands/performance.ts';
 import { reloadCommand, statusCommand } from '../../app/commands/status.ts';
 import { absolutePaths, operate } from '../../app/operator.ts';
 import type { OperationName } from '../../app/operations/index.ts';
@@ -60,6 +61,7 @@ function runShell(script: string): Promise<{ code: number | null; stdout: string
 const COMMANDS: Record<OperationName, Command> = {
   keys: keysCommand,
   reliability: reliabilityCommand,
+  performance: performanceCommand,
   export: exportCommand,
   'import-gtfs': importGtfsCommand,
   snapshot: snapshotCommand,
