@@ -129,13 +129,10 @@ export const vehicleFields = {
   vehicle_id: z.string(),
   route_id: z.string().nullable(),
   trip_id: z.string().nullable(),
-  feed_trip_id: z
-    .string()
-    .nullable()
-    .meta({
-      description:
-        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
-    }),
+  feed_trip_id: z.string().nullable().meta({
+    description:
+      "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
+  }),
   lat: z
     .number()
     .meta({ description: "WGS 84 degrees: the vehicle's own fix, or its stop's when `position_source` is `stop`." }),
@@ -172,13 +169,10 @@ export const arrivalFields = {
     .meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
   trip_id: z.string(),
-  feed_trip_id: z
-    .string()
-    .nullable()
-    .meta({
-      description:
-        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
-    }),
+  feed_trip_id: z.string().nullable().meta({
+    description:
+      "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
+  }),
   trip_instance: z.string().nullable().meta({
     description:
       'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',

@@ -17,12 +17,10 @@ import type { RouteDef } from '../http/types.ts';
 type Json = Record<string, unknown>;
 
 const SIGNATURE_HEADERS = z.object({
-  'webhook-id': z
-    .string()
-    .meta({
-      description: "The event's `id`; the same on every retry of this delivery.",
-      example: 'evt_4kq0n2c1b7a9x3',
-    }),
+  'webhook-id': z.string().meta({
+    description: "The event's `id`; the same on every retry of this delivery.",
+    example: 'evt_4kq0n2c1b7a9x3',
+  }),
   'webhook-timestamp': z
     .string()
     .meta({ description: 'Unix seconds when this attempt was signed.', example: '1714585521' }),
@@ -99,19 +97,15 @@ export function jsonStreamEvents(def: RouteDef): Readonly<Record<string, z.ZodTy
     .literal(itemType)
     .meta({ description: "The stream's item type: with `id`, what identifies the item." });
   const item = element
-    ? element
-        .extend({ type })
-        .meta({
-          ...named('StreamItem'),
-          description:
-            'One item of `data`, with its `type`: sent as `add` when it enters the result, as `update` when it changes.',
-        })
-    : z
-        .object({ type, id: z.string().meta({ description: 'The request path.' }), data: data ?? def.response })
-        .meta({
-          ...named('StreamItem'),
-          description: 'The whole result as one item: sent as `update` when it changes.',
-        });
+    ? element.extend({ type }).meta({
+        ...named('StreamItem'),
+        description:
+          'One item of `data`, with its `type`: sent as `add` when it enters the result, as `update` when it changes.',
+      })
+    : z.object({ type, id: z.string().meta({ description: 'The request path.' }), data: data ?? def.response }).meta({
+        ...named('StreamItem'),
+        description: 'The whole result as one item: sent as `update` when it changes.',
+      });
   const removed = z
     .object({
       id: element ? (element.shape as Record<string, z.ZodType>).id! : z.string(),
