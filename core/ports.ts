@@ -5,6 +5,7 @@ import type {
   FeedPoll,
   Freshness,
   Mode,
+  StopEvent,
   TripMatching,
   TripObservation,
   VehiclePosition,
@@ -94,6 +95,8 @@ export interface ScheduleIndex {
    * first departure, whatever their service. Indexed on first use, then O(1).
    */
   nyctRouteTrips(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[];
+  /** Every trip of a route (scheduled headways of stop events). Indexed on first use, then O(1); absent: no scheduled headways. */
+  tripsOfRoute?(routeId: string): readonly ScheduledTrip[];
 }
 
 /** What identifies a stored snapshot: the hash covers the whole body, header timestamp included. */
@@ -117,6 +120,8 @@ export interface HistoryBatch {
   /** new alert versions only (created, updated or resolved in this poll) */
   alertVersions: Alert[];
   polls: FeedPoll[];
+  /** stop events the poll passed (pipeline/stop-events/); written whatever the snapshot's verdict, once each */
+  stopEvents?: StopEvent[];
   /**
    * The snapshot the vehicles, arrivals and trips come from. Recorded in the same transaction;
    * when it is already recorded those rows are not appended again.
@@ -179,4 +184,17 @@ export interface LiveView {
   sliceVersion?(slice: LiveSlice): number;
   /** moves when this feed's health changes (every poll); absent: the `feeds` slice */
   feedVersion?(feedId: string): number;
+}
+
+/**
+ * A trip instance whose stop events are stored through `stop_sequence`: the trip tracker resumes
+ * after it (a restart, a replay of an archive stored before) rather than writing a stop twice.
+ * `group` is the schedule id, or `feed:<feed_id>` for a feed without schedule.
+ */
+export interface WrittenTrip {
+  group: string;
+  service_date: string;
+  trip_id: string;
+  trip_instance: string | null;
+  stop_sequence: number;
 }

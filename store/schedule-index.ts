@@ -209,6 +209,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     stops: () => stopList,
     tripSpan: (id) => stopTimes.span(id),
     tripsStartingAt: (route, direction, startS) => lookups.startingAt(route, direction, startS),
+    tripsOfRoute: (route) => lookups.ofRoute(route),
     nyctTrips: (key) => lookups.nyct(key),
     nyctRouteTrips: (route, direction) => lookups.nyctRoute(route, direction),
   };
@@ -224,6 +225,7 @@ class TripLookups {
   private byStart: Map<string, ScheduledTrip[]> | undefined;
   private byNyct: Map<string, NyctScheduledTrip[]> | undefined;
   private byNyctRoute: Map<string, NyctTimedTrip[]> | undefined;
+  private byRoute: Map<string, ScheduledTrip[]> | undefined;
 
   constructor(
     private readonly trips: readonly ScheduledTrip[],
@@ -243,6 +245,15 @@ class TripLookups {
       this.byStart = index;
     }
     return this.byStart.get(`${routeId}|${directionId ?? '*'}|${startS}`) ?? NONE;
+  }
+
+  ofRoute(routeId: string): readonly ScheduledTrip[] {
+    if (!this.byRoute) {
+      const index = new Map<string, ScheduledTrip[]>();
+      for (const trip of this.trips) push(index, trip.route_id, trip);
+      this.byRoute = index;
+    }
+    return this.byRoute.get(routeId) ?? NONE;
   }
 
   nyct(key: string): readonly NyctScheduledTrip[] {
