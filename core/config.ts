@@ -135,6 +135,14 @@ export const ConfigSchema = z
         alerts: z.number().int().positive().default(400),
         feed_polls: z.number().int().positive().default(30),
         usage: z.number().int().positive().default(400),
+        stop_events: z.number().int().positive().default(400),
+      })
+      .strict()
+      .prefault({}),
+    history: z
+      .object({
+        /** a trip no feed reported for this long is closed with what is known: its stop events are written and its memory freed */
+        trip_timeout_s: z.number().int().min(60).max(86_400).default(900),
       })
       .strict()
       .prefault({}),

@@ -6,6 +6,7 @@ import type {
   Freshness,
   Mode,
   StopEvent,
+  StopEventCounts,
   TripMatching,
   TripObservation,
   VehiclePosition,
@@ -153,6 +154,8 @@ export interface FeedHealth {
   rejected: number;
   /** trip matching of the last usable snapshot; null before one, or when it looked up no trip */
   matching?: TripMatching | null;
+  /** stop events written from this feed's polls and the anomalies they showed, since the process started */
+  stop_events?: StopEventCounts;
 }
 
 /**
@@ -196,5 +199,8 @@ export interface WrittenTrip {
   service_date: string;
   trip_id: string;
   trip_instance: string | null;
-  stop_sequence: number;
+  /** the highest stop_sequence stored; null when every stop stored came without one */
+  stop_sequence: number | null;
+  /** stops stored without a stop_sequence (a trip the schedule does not have, from a feed that numbers none) */
+  stop_ids: readonly string[];
 }

@@ -3,6 +3,7 @@ import type { Config, FeedConfig } from '../core/config.ts';
 import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
 import {
+  type StopEventAnomaly,
   isSuccessfulPoll,
   MODES,
   type Alert,
@@ -153,6 +154,14 @@ export class LiveState implements LiveView {
     if (!succeeded) h.failures++;
     else h.last_success_ms = poll.polled_ms;
     for (const n of Object.values(poll.rejected)) h.rejected += n ?? 0;
+    if (poll.stop_events) {
+      // a new object each time: copies of the health handed out earlier keep what they said
+      const before = h.stop_events ?? { written: 0, anomalies: {} };
+      const anomalies = { ...before.anomalies };
+      for (const [kind, n] of Object.entries(poll.stop_events.anomalies) as [StopEventAnomaly, number][])
+        anomalies[kind] = (anomalies[kind] ?? 0) + n;
+      h.stop_events = { written: before.written + poll.stop_events.written, anomalies };
+    }
 
     let versions: Alert[] = [];
     // a duplicate is a snapshot stored before (e.g. before a restart): still the feed's current data

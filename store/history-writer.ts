@@ -7,6 +7,7 @@ import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 import { ChangeOnlyHistory, type HeldFilter, type Selection, type StoredTripObservation } from './history-changes.ts';
 import { holdHistory } from './held-history.ts';
+import { STOP_EVENT_COLUMNS } from './stop-events-writer.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
 // in one transaction: a batch is stored whole or not at all. Of a snapshot's vehicles, arrivals
@@ -166,6 +167,8 @@ const PLANS: readonly TablePlan<unknown>[] = [
   plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips }),
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
+  // the tracker writes each stop once, whatever the snapshot's verdict
+  plan({ table: 'stop_events', columns: STOP_EVENT_COLUMNS, rows: (b) => b.stopEvents ?? [] }),
 ];
 
 /** Checks once that each table's columns are the ones the writer fills, in that order. */

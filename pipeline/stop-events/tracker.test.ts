@@ -413,7 +413,7 @@ t.test('prediction errors: samples by horizon against the vehicle, one per 30 s'
 t.test('a trip written before (a restart, an archive replayed again) resumes after its last stop stored', async (t) => {
   const tracker = new StopEventTracker({
     trip_timeout_s: 900,
-    written: [{ group: 'fake', service_date: DAY, trip_id: 'T1', trip_instance: null, stop_sequence: 2 }],
+    written: [{ group: 'fake', service_date: DAY, trip_id: 'T1', trip_instance: null, stop_sequence: 2, stop_ids: [] }],
   });
   const seen = (status: string, stop: string, hms: string) =>
     tracker.observe(input('vp', at(hms), { vehicles: [vehicle('bus1', 'T1', status, stop, at(hms))] }));

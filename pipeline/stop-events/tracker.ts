@@ -13,7 +13,7 @@ import type { ScheduleIndex, WrittenTrip } from '../../core/ports.ts';
 import type { Arrival, StopEvent, StopEventAnomaly, StopEventCounts, VehiclePosition } from '../../core/types.ts';
 import { DepartureLog, ScheduledHeadways } from './headways.ts';
 import { PredictionSamples } from './predictions.ts';
-import { locateStop, newTripState, tripKey, type NewTrip, type TripState } from './trip-state.ts';
+import { locateStop, newTripState, tripKey, type NewTrip, type TripState, type WrittenMark } from './trip-state.ts';
 import { hasEvidence, stopEventOf, type WriteContext } from './write-event.ts';
 
 export interface TrackerOptions {
@@ -39,8 +39,8 @@ export interface TrackerOutput {
   counts: StopEventCounts;
 }
 
-/** Written-through marks of one service day: trip key → last stop_sequence stored. */
-type DayMarks = Map<string, number>;
+/** What is stored of each trip of one service day, by trip key. */
+type DayMarks = Map<string, WrittenMark>;
 const MARK_DAYS = 3;
 
 export class StopEventTracker {
@@ -55,7 +55,10 @@ export class StopEventTracker {
 
   constructor(options: TrackerOptions) {
     this.timeoutMs = options.trip_timeout_s * 1000;
-    for (const w of options.written ?? []) this.mark(w, w.stop_sequence);
+    for (const w of options.written ?? []) {
+      if (w.stop_sequence !== null) this.mark(w, w.stop_sequence, null);
+      for (const stopId of w.stop_ids) this.mark(w, null, stopId);
+    }
   }
 
   /** Trips followed now (a gauge: the memory held). */
@@ -92,14 +95,30 @@ export class StopEventTracker {
     return out.result;
   }
 
-  /** Closes every trip of every group as if unseen past the timeout: the end of a replayed archive. */
-  closeAll(observedMs: number, scheduleOf: (group: string) => ScheduleIndex | undefined): TrackerOutput {
-    const out = this.output({ schedule: undefined });
+  /**
+   * Closes every trip of every group as if unseen past the timeout: the end of a replayed archive.
+   * The counts are by the feed that first reported each trip.
+   */
+  closeAll(
+    observedMs: number,
+    scheduleOf: (group: string) => ScheduleIndex | undefined,
+  ): { events: StopEvent[]; byFeed: Map<string, StopEventCounts> } {
+    const events: StopEvent[] = [];
+    const byFeed = new Map<string, StopEventCounts>();
     for (const [group, trips] of this.groups) {
-      out.ctx.schedule = scheduleOf(group);
-      for (const state of [...trips.values()]) this.close(state, { observed_ms: observedMs }, out, false);
+      const schedule = scheduleOf(group);
+      for (const state of [...trips.values()]) {
+        const out = this.output({ schedule });
+        this.close(state, { observed_ms: observedMs }, out, false);
+        events.push(...out.result.events);
+        const counts = byFeed.get(state.feed_id) ?? { written: 0, anomalies: {} };
+        counts.written += out.result.counts.written;
+        for (const [kind, n] of Object.entries(out.result.counts.anomalies) as [StopEventAnomaly, number][])
+          counts.anomalies[kind] = (counts.anomalies[kind] ?? 0) + n;
+        byFeed.set(state.feed_id, counts);
+      }
     }
-    return out.result;
+    return { events, byFeed };
   }
 
   private output(input: Pick<TrackerInput, 'schedule'>): Output {
@@ -292,7 +311,7 @@ export class StopEventTracker {
   private emit(state: TripState, event: StopEvent, out: Output): void {
     out.result.events.push(event);
     out.result.counts.written++;
-    if (event.stop_sequence !== null) this.mark(state, event.stop_sequence);
+    this.mark(state, event.stop_sequence, event.stop_sequence === null ? event.stop_id : null);
   }
 
   /**
@@ -342,8 +361,12 @@ export class StopEventTracker {
     return (stopId) => schedule?.stop(stopId)?.station_id ?? stopId;
   }
 
-  /** Remembers that a trip is written through a stop; keeps MARK_DAYS service days. */
-  private mark(t: Omit<WrittenTrip, 'stop_sequence'>, sequence: number): void {
+  /** Remembers that a trip is stored through a stop (or has an unnumbered stop stored); keeps MARK_DAYS service days. */
+  private mark(
+    t: Omit<WrittenTrip, 'stop_sequence' | 'stop_ids'>,
+    sequence: number | null,
+    stopId: string | null,
+  ): void {
     let day = this.marks.get(t.service_date);
     if (!day) {
       this.marks.set(t.service_date, (day = new Map()));
@@ -351,7 +374,10 @@ export class StopEventTracker {
       for (const d of dates.slice(0, Math.max(0, dates.length - MARK_DAYS))) this.marks.delete(d);
     }
     const key = tripKey(t);
-    if ((day.get(key) ?? Number.NEGATIVE_INFINITY) < sequence) day.set(key, sequence);
+    let mark = day.get(key);
+    if (!mark) day.set(key, (mark = { sequence: null, stops: null }));
+    if (sequence !== null && (mark.sequence === null || mark.sequence < sequence)) mark.sequence = sequence;
+    if (stopId !== null) (mark.stops ??= new Set()).add(stopId);
   }
 }
 

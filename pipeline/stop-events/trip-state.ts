@@ -52,8 +52,8 @@ export interface TripState extends TripIdentity {
   bySequence: Map<number, number> | null;
   /** first stop not written yet */
   next: number;
-  /** stops of a trip seen before this process (the seed) up to this sequence are written */
-  written_through: number | null;
+  /** stops stored before (a restart, an archive replayed again): through this sequence, and these unnumbered stops */
+  written: WrittenMark | null;
   last_seen_ms: number;
   /** last poll in which a vehicle position placed the trip on one of its stops */
   vp_seen_ms: number | null;
@@ -70,6 +70,12 @@ export interface TripState extends TripIdentity {
   /** departure of the last stop written with times, for travel times */
   last_departure_ms: number | null;
   last_scheduled_departure_ms: number | null;
+}
+
+/** What of a trip is stored already: the highest stop_sequence, and the stops stored without one. */
+export interface WrittenMark {
+  sequence: number | null;
+  stops: Set<string> | null;
 }
 
 export const tripKey = (t: Omit<TripIdentity, 'schedule_id'>): string =>
@@ -114,11 +120,7 @@ export interface NewTrip extends TripIdentity {
 }
 
 /** A trip's state, its stops from the schedule when it has timed ones there, else empty (added as named). */
-export function newTripState(
-  t: NewTrip,
-  schedule: ScheduleIndex | undefined,
-  writtenThrough: number | null,
-): TripState {
+export function newTripState(t: NewTrip, schedule: ScheduleIndex | undefined, written: WrittenMark | null): TripState {
   const scheduled = schedule?.trip(t.trip_id);
   const stopTimes = scheduled ? schedule!.stopTimes(t.trip_id) : [];
   const state: TripState = {
@@ -130,7 +132,7 @@ export function newTripState(
     slots: [],
     bySequence: null,
     next: 0,
-    written_through: writtenThrough,
+    written,
     last_seen_ms: t.observed_ms,
     vp_seen_ms: null,
     vp_report_ms: Number.NEGATIVE_INFINITY,
@@ -170,8 +172,9 @@ export function newTripState(
       ),
     );
   }
-  if (writtenThrough !== null) {
-    while (state.next < state.slots.length && state.slots[state.next]!.stop_sequence! <= writtenThrough) state.next++;
+  const through = written?.sequence ?? null;
+  if (through !== null) {
+    while (state.next < state.slots.length && state.slots[state.next]!.stop_sequence! <= through) state.next++;
   }
   return state;
 }
@@ -200,7 +203,10 @@ export function locateStop(
     for (let i = Math.min(state.next, slots.length) - 1; i >= 0; i--) if (slots[i]!.stop_id === stopId) return i;
   }
   if (state.fixed || !add || stopId === null) return undefined;
-  if (sequence !== null && state.written_through !== null && sequence <= state.written_through) return undefined;
+  const written = state.written;
+  if (sequence !== null ? sequence <= (written?.sequence ?? Number.NEGATIVE_INFINITY) : written?.stops?.has(stopId)) {
+    return undefined;
+  }
   let at = slots.length;
   if (sequence !== null) {
     while (at > 0 && (slots[at - 1]!.stop_sequence ?? Number.NEGATIVE_INFINITY) > sequence) at--;
