@@ -165,7 +165,7 @@ export class StopEventTracker {
     }
     state.vp_seen_ms = input.observed_ms;
     const t = v.timestamp_ms;
-    const stopped = v.current_status === 'STOPPED_AT';
+    const stopped = v.current_status === 'stopped_at';
     if (i < state.next) {
       // at or before a stop it has left: written stops stay as they are
       out.anomaly('vehicle_backwards');
@@ -263,7 +263,6 @@ export class StopEventTracker {
     const stationOf = this.stationOf(input.schedule);
     let firstListed = -1;
     let reached = -1;
-    let departed = -1;
     for (let r = start; r < end; r++) {
       const row = rows[r]!;
       const i = locateStop(state, row.stop_sequence, row.stop_id, stationOf, true);
@@ -287,15 +286,16 @@ export class StopEventTracker {
       if (departure !== null) {
         slot.tu_departure_ms = departure;
         slot.tu_departure_seen_ms = observed;
-        if (departure <= observed && i > departed) departed = i;
       }
     }
-    // a vehicle on the trip says where it is; the trip update only says what it expects
+    // a vehicle on the trip says where it is; the trip update only says what it expects. Without
+    // one, a stop is passed when the update no longer lists it (most feeds drop a stop once left)
+    // or a later stop's time is in the past. Its own time in the past is not enough: a train held
+    // at a stop keeps a prediction that went stale. The last stop waits for the trip to leave the
+    // feed (closed after history.trip_timeout_s).
     if (state.vp_seen_ms !== null && observed - state.vp_seen_ms <= this.timeoutMs) return;
     let passed = firstListed >= 0 ? firstListed : state.next;
     if (reached > passed) passed = reached;
-    if (departed + 1 > passed) passed = departed + 1;
-    if (state.fixed && reached === state.slots.length - 1) passed = state.slots.length;
     this.passTo(state, passed, input, out);
   }
 

@@ -51,18 +51,20 @@ export function stopEventOf(
   const slot = state.slots[i]!;
   const first = state.fixed && i === 0;
   const last = state.fixed && i === state.slots.length - 1;
-  const seenByVehicle = slot.vp_arrival_ms !== null || slot.vp_departure_ms !== null;
-  if (canceled || (slot.skipped && !seenByVehicle)) {
+  // a vehicle passing through a skipped stop is seen leaving it, never stopped at it
+  if (canceled || (slot.skipped && slot.vp_arrival_ms === null)) {
     return row(state, slot, writtenMs, first, last, canceled ? 'canceled' : 'skipped');
   }
 
-  let arrival = slot.vp_arrival_ms;
+  // a trip starts when it leaves its first stop and ends when it reaches its last (layovers aside):
+  // the other side of those two is the same time, whatever the feeds said of it
+  let arrival = first ? null : slot.vp_arrival_ms;
   let arrivalSource: StopTimeSource | null = arrival === null ? null : 'vp';
-  if (arrival === null && (arrival = tuTime(slot.tu_arrival_ms, slot.tu_arrival_seen_ms)) !== null)
+  if (arrival === null && !first && (arrival = tuTime(slot.tu_arrival_ms, slot.tu_arrival_seen_ms)) !== null)
     arrivalSource = 'tu';
-  let departure = slot.vp_departure_ms;
+  let departure = last ? null : slot.vp_departure_ms;
   let departureSource: StopTimeSource | null = departure === null ? null : 'vp';
-  if (departure === null && (departure = tuTime(slot.tu_departure_ms, slot.tu_departure_seen_ms)) !== null)
+  if (departure === null && !last && (departure = tuTime(slot.tu_departure_ms, slot.tu_departure_seen_ms)) !== null)
     departureSource = 'tu';
 
   // a trip update time before what is already known of the trip is a prediction gone backwards:
@@ -83,9 +85,6 @@ export function stopEventOf(
     ctx.anomaly('prediction_backwards');
     arrival = arrivalSource = null;
   }
-  // a trip starts when it leaves its first stop and ends when it reaches its last (layovers aside)
-  if (first && departure !== null) [arrival, arrivalSource] = [departure, 'imputed'];
-  if (last && arrival !== null) [departure, departureSource] = [arrival, 'imputed'];
   if (arrival === null && departure !== null) [arrival, arrivalSource] = [departure, 'imputed'];
   if (departure === null && arrival !== null) [departure, departureSource] = [arrival, 'imputed'];
   if (arrival === null || departure === null) {
