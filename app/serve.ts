@@ -285,6 +285,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       outbox: () => status.collector.outboxFigures,
       dbQueueDepth: () => db.queueDepth,
       historyQueue: () => pipeline.historyQueue(),
+      tripsInProgress: () => pipeline.tripsInProgress(),
     });
     const metricsServer =
       config.metrics.port === undefined

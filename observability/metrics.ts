@@ -27,6 +27,8 @@ export interface ScrapeSources {
   dbQueueDepth(): number;
   /** the history queue behind the live state (pipeline/history-queue.ts) */
   historyQueue(): { depth: number; lag_ms: number };
+  /** trips followed for stop events now (pipeline/stop-events/) */
+  tripsInProgress?(): number;
   now(): number;
 }
 
@@ -114,6 +116,8 @@ export class ServiceMetrics implements RequestObserver {
   private readonly trips: Counter<'feed' | 'result'>;
   private readonly strategyDecisions: Counter<'feed' | 'strategy' | 'result'>;
   private readonly matchRatio: Gauge<'feed'>;
+  private readonly stopEvents: Counter<'feed'>;
+  private readonly stopEventAnomalies: Counter<'feed' | 'kind'>;
   private readonly published: Counter<'type'>;
   private readonly attempts: Counter<'outcome'>;
   private readonly exportFiles: Counter<'dataset' | 'format' | 'outcome'>;
@@ -274,6 +278,27 @@ export class ServiceMetrics implements RequestObserver {
       registers,
     });
 
+    this.stopEvents = new Counter({
+      name: `${PREFIX}stop_events_total`,
+      help: 'Stop events written (a trip passing a stop), by the feed whose poll passed them.',
+      labelNames: ['feed'],
+      registers,
+    });
+    this.stopEventAnomalies = new Counter({
+      name: `${PREFIX}stop_event_anomalies_total`,
+      help: 'Feed misbehaviour met while following trips (store/SCHEMA.md, stop_events), by feed and kind.',
+      labelNames: ['feed', 'kind'],
+      registers,
+    });
+    new Gauge({
+      name: `${PREFIX}trips_in_progress`,
+      help: 'Trips followed for stop events now: the memory the trip tracker holds.',
+      registers,
+      collect() {
+        if (self.sources.tripsInProgress) this.set(self.sources.tripsInProgress());
+      },
+    });
+
     // the database
     this.dbQueueWaitHistogram = new Histogram({
       name: `${PREFIX}db_queue_wait_seconds`,
@@ -380,6 +405,12 @@ export class ServiceMetrics implements RequestObserver {
     this.polls.inc({ feed, status: poll.status });
     this.pollDuration.observe({ feed }, poll.duration_ms / 1000);
     for (const [reason, n] of Object.entries(poll.rejected)) if (n) this.rejected.inc({ feed, reason }, n);
+    if (poll.stop_events) {
+      // zero too, so a feed that follows trips has its series from its first poll
+      this.stopEvents.inc({ feed }, poll.stop_events.written);
+      for (const [kind, n] of Object.entries(poll.stop_events.anomalies))
+        if (n) this.stopEventAnomalies.inc({ feed, kind }, n);
+    }
     const m = poll.matching;
     if (m && m.trips > 0) {
       if (m.matched) this.trips.inc({ feed, result: 'matched' }, m.matched);

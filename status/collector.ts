@@ -7,7 +7,14 @@ import type { EventBus, Unsubscribe } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
 import type { FeedHealth, LiveView } from '../core/ports.ts';
 import { publicText, type Secrets } from '../core/public-text.ts';
-import { MODES, type Mode, type TripMatching } from '../core/types.ts';
+import {
+  MODES,
+  STOP_EVENT_ANOMALIES,
+  type Mode,
+  type StopEventAnomaly,
+  type StopEventCounts,
+  type TripMatching,
+} from '../core/types.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
 import {
   classifyAlertIngestion,
@@ -305,6 +312,7 @@ export class StatusCollector {
         freshness: h.freshness,
         entities: h.entities,
         schedule_match: scheduleMatch(h.matching),
+        stop_events: stopEvents(h.stop_events),
         consecutive_failures: history.consecutiveFailures,
         polls_1h: hour.polls,
         failures_1h: hour.failures,
@@ -527,6 +535,12 @@ function publicSchedule(h: ScheduleHealth): ScheduleHealth {
   const c = h.last_check;
   if (!c?.last_error) return h;
   return { ...h, last_check: { ...c, last_error: publicText(c.last_error, { locations: [h.source] }) } };
+}
+
+function stopEvents(counts: StopEventCounts | undefined): FeedStatus['stop_events'] {
+  if (!counts) return null;
+  const anomalies = Object.fromEntries(STOP_EVENT_ANOMALIES.map((kind) => [kind, counts.anomalies[kind] ?? 0]));
+  return { written: counts.written, anomalies: anomalies as Record<StopEventAnomaly, number> };
 }
 
 function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {

@@ -2,7 +2,7 @@
 // schema becomes an OpenAPI component, so clients can read the status programmatically.
 import { z } from 'zod';
 import 'zod-openapi';
-import { FRESHNESS, MODES, POLL_STATUSES } from '../core/types.ts';
+import { FRESHNESS, MODES, POLL_STATUSES, STOP_EVENT_ANOMALIES } from '../core/types.ts';
 
 export const COMPONENT_STATES = ['operational', 'degraded', 'down', 'unknown'] as const;
 export type ComponentState = (typeof COMPONENT_STATES)[number];
@@ -71,6 +71,19 @@ export const FeedStatusSchema = z
       .meta({
         id: 'ScheduleMatch',
         description: 'Trip matching of the last usable snapshot; null before one, or when it looked up no trip.',
+      }),
+    stop_events: z
+      .object({
+        written: count('Stop events its polls wrote since the service started.'),
+        anomalies: z.record(z.enum(STOP_EVENT_ANOMALIES), z.number().int().nonnegative()).meta({
+          description:
+            'Misbehaviour met while following its trips, by kind: vehicle_backwards, prediction_backwards, trip_vanished, vehicles_on_one_trip, stop_not_on_trip, times_out_of_order (store/SCHEMA.md).',
+        }),
+      })
+      .nullable()
+      .meta({
+        id: 'FeedStopEvents',
+        description: 'Stop events of trips this feed reports; null for a feed that follows no trip (alerts).',
       }),
     consecutive_failures: count('Failed polls since the last success.'),
     polls_1h: count('Polls in the last hour.'),
