@@ -344,7 +344,7 @@ export interface FeedPoll {
 }
 
 /** History export datasets and file formats (exports/README.md). */
-export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts'] as const;
+export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts', 'stop_events'] as const;
 export type ExportDataset = (typeof EXPORT_DATASETS)[number];
 export const EXPORT_FORMATS = ['parquet', 'ndjson.gz'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
