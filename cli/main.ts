@@ -11,6 +11,7 @@ import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { initCommand } from './commands/init.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
+import { performanceCommand } from './commands/performance.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
 import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   replayCommand,
   keysCommand,
   reliabilityCommand,
+  performanceCommand,
   exportCommand,
   snapshotCommand,
   backupCommand,

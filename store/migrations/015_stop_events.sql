@@ -38,3 +38,31 @@ CREATE TABLE stop_events (
   prediction_errors STRUCT(horizon VARCHAR, error_s INTEGER, samples INTEGER)[],
   written_at TIMESTAMPTZ NOT NULL
 );
+
+-- Performance measures (issue 24): per route and finalized service day, what the figures of
+-- any day, week or period are computed from (store/performance/). Lists rather than figures, so a
+-- week's median is the median of its days' values, and the on-time window applies when asked.
+CREATE TABLE performance_days (
+  service_date DATE NOT NULL,
+  mode VARCHAR NOT NULL,
+  route_id VARCHAR NOT NULL,
+  -- stop events with an actual time
+  observed_stop_events INTEGER NOT NULL,
+  -- arrival delays (seconds) of the stop events that have one
+  arrival_delays INTEGER[] NOT NULL,
+  -- headway and scheduled headway pairs (seconds); s is NULL where the schedule gives none
+  headways STRUCT(h INTEGER, s INTEGER)[] NOT NULL,
+  dwells INTEGER[] NOT NULL,
+  -- first stop's departure to last stop's arrival of each trip that has both (seconds)
+  travel_times INTEGER[] NOT NULL,
+  -- prediction errors summed by horizon and error (seconds, actual minus predicted)
+  predictions STRUCT(horizon VARCHAR, error_s INTEGER, samples INTEGER)[] NOT NULL
+);
+
+-- One row per service day whose performance_days rows were stored, with the reliability job's
+-- finalize of that day (including days without any stop event).
+CREATE TABLE performance_finalized (
+  service_date DATE PRIMARY KEY,
+  finalized_at TIMESTAMPTZ NOT NULL,
+  routes INTEGER NOT NULL
+);

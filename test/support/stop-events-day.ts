@@ -57,8 +57,16 @@ export function random(seed: number): () => number {
 }
 
 /** True times for every trip of `trips` on `day`. */
-export function trueDay(schedule: ScheduleIndex, trips: readonly ScheduledTrip[], day: string, seed = 7): TrueTrip[] {
+export function trueDay(
+  schedule: ScheduleIndex,
+  trips: readonly ScheduledTrip[],
+  day: string,
+  seed = 7,
+  /** every true time on a multiple of this (ms since 1970): polls on the same grid see each the moment it happens */
+  gridMs?: number,
+): TrueTrip[] {
   const rand = random(seed);
+  const onGrid = (ms: number): number => (gridMs ? Math.ceil(ms / gridMs) * gridMs : ms);
   const between = (lo: number, hi: number): number => Math.round(lo + (hi - lo) * rand());
   const origin = serviceDayOriginMs(day, schedule.timezone);
   return trips.map((trip) => {
@@ -68,9 +76,10 @@ export function trueDay(schedule: ScheduleIndex, trips: readonly ScheduledTrip[]
     const stops = stopTimes.map((st, i): TrueStop => {
       const scheduled = origin + (st.arrival_s ?? st.departure_s!) * 1000;
       if (i > 0) delay = Math.max(-60, delay + between(-20, 40));
-      const arrival =
-        i === 0 ? scheduled + delay * 1000 - 300_000 : Math.max(scheduled + delay * 1000, lastDeparture + 30_000);
-      const departure = i === 0 ? scheduled + delay * 1000 : arrival + between(30, 75) * 1000;
+      const arrival = onGrid(
+        i === 0 ? scheduled + delay * 1000 - 300_000 : Math.max(scheduled + delay * 1000, lastDeparture + 30_000),
+      );
+      const departure = onGrid(i === 0 ? scheduled + delay * 1000 : arrival + between(30, 75) * 1000);
       lastDeparture = departure;
       return {
         stop_id: st.stop_id,
@@ -213,7 +222,18 @@ export function writeDay(
 export const CALTRAIN_DAY = '2023-11-07';
 
 /** The schedule, the day's true times and the trips that misbehave, written as two feeds' snapshots. */
-export async function caltrainDay(dir: string, window?: (truth: TrueTrip[]) => { from_ms: number; to_ms: number }) {
+export interface DayOptions {
+  /** the trips that misbehave (default true) */
+  quirks?: boolean;
+  /** true times and polls on a 30 s grid: each stop event lands exactly on the truth */
+  aligned?: boolean;
+}
+
+export async function caltrainDay(
+  dir: string,
+  window?: (truth: TrueTrip[]) => { from_ms: number; to_ms: number },
+  options: DayOptions = {},
+) {
   const db = await Db.open(':memory:');
   await importGtfs(db, 'ct', join(FIXTURES_REAL, 'caltrain', 'ct.zip'));
   const schedule = await loadScheduleIndex(db, 'ct');
@@ -222,18 +242,24 @@ export async function caltrainDay(dir: string, window?: (truth: TrueTrip[]) => {
     .trips()
     .filter((trip) => schedule.runsOn(trip.service_id, CALTRAIN_DAY) && schedule.stopTimes(trip.trip_id).length >= 8)
     .sort((a, b) => schedule.tripSpan(a.trip_id)!.start_s - schedule.tripSpan(b.trip_id)!.start_s);
-  const truth = trueDay(schedule, running, CALTRAIN_DAY);
+  const grid = options.aligned ? 30_000 : undefined;
+  const truth = trueDay(schedule, running, CALTRAIN_DAY, 7, grid);
   const id = (k: number) => running[k]!.trip_id;
-  const quirks = new Map<string, Quirks>([
-    [id(5), { backwards_at: 3 }],
-    [id(10), { ghost_vehicle: true }],
-    [id(15), { vanishes_after: 4 }],
-    [id(20), { canceled: true }],
-    [id(25), { skipped_at: 3 }],
-    [id(30), { no_vehicle: true, backwards_prediction_at: 4 }],
-  ]);
+  const quirks = new Map<string, Quirks>(
+    options.quirks === false
+      ? []
+      : [
+          [id(5), { backwards_at: 3 }],
+          [id(10), { ghost_vehicle: true }],
+          [id(15), { vanishes_after: 4 }],
+          [id(20), { canceled: true }],
+          [id(25), { skipped_at: 3 }],
+          [id(30), { no_vehicle: true, backwards_prediction_at: 4 }],
+        ],
+  );
+  const floor = (ms: number): number => (grid ? Math.floor(ms / grid) * grid : ms);
   const span = window?.(truth) ?? {
-    from_ms: Math.min(...truth.map((x) => x.stops[0]!.departure_ms)) - 31 * 60_000,
+    from_ms: floor(Math.min(...truth.map((x) => x.stops[0]!.departure_ms)) - 31 * 60_000),
     to_ms: Math.max(...truth.map((x) => x.stops.at(-1)!.arrival_ms)) + 20 * 60_000,
   };
   const day = writeDay(dir, schedule, CALTRAIN_DAY, truth, quirks, { ...span, interval_s: 30 });
