@@ -2,7 +2,16 @@
 // schema becomes an OpenAPI component, so clients can read the status programmatically.
 import { z } from 'zod';
 import 'zod-openapi';
-import { FRESHNESS, MODES, POLL_STATUSES, STOP_EVENT_ANOMALIES } from '../core/types.ts';
+import { FRESHNESS, MODES, POLL_STATUSES, STOP_EVENT_ANOMALIES, type StopEventAnomaly } from '../core/types.ts';
+
+const ANOMALY_HELP: Record<StopEventAnomaly, string> = {
+  vehicle_backwards: 'A vehicle reported at or before a stop it had left.',
+  prediction_backwards: 'A trip update time before a time already known of the trip.',
+  trip_vanished: 'A trip unseen for history.trip_timeout_s before its last stop.',
+  vehicles_on_one_trip: 'A second vehicle on a trip another vehicle is following.',
+  stop_not_on_trip: "A stop named that is not on the trip's stops.",
+  times_out_of_order: 'Vehicle reports giving a negative dwell or travel time (left unknown).',
+};
 
 export const COMPONENT_STATES = ['operational', 'degraded', 'down', 'unknown'] as const;
 export type ComponentState = (typeof COMPONENT_STATES)[number];
@@ -75,10 +84,16 @@ export const FeedStatusSchema = z
     stop_events: z
       .object({
         written: count('Stop events its polls wrote since the service started.'),
-        anomalies: z.record(z.enum(STOP_EVENT_ANOMALIES), z.number().int().nonnegative()).meta({
-          description:
-            'Misbehaviour met while following its trips, by kind: vehicle_backwards, prediction_backwards, trip_vanished, vehicles_on_one_trip, stop_not_on_trip, times_out_of_order (store/SCHEMA.md).',
-        }),
+        anomalies: z
+          .object(
+            Object.fromEntries(STOP_EVENT_ANOMALIES.map((kind) => [kind, count(ANOMALY_HELP[kind])])) as Record<
+              StopEventAnomaly,
+              ReturnType<typeof count>
+            >,
+          )
+          .meta({
+            description: 'Misbehaviour met while following its trips since the start, by kind (store/SCHEMA.md).',
+          }),
       })
       .nullable()
       .meta({
