@@ -296,9 +296,7 @@ export const ConfigSchema = z
     performance: z
       .object({
         /** an arrival delay within [early, late] seconds is on time (negative: early) */
-        on_time_window_s: z
-          .tuple([z.number().int().max(0), z.number().int().min(0)])
-          .default([-60, 300]),
+        on_time_window_s: z.tuple([z.number().int().max(0), z.number().int().min(0)]).default([-60, 300]),
         /** a performance figure from fewer observations is null, with a note saying so */
         min_observations: z.number().int().min(1).default(10),
       })

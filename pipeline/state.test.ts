@@ -435,7 +435,10 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
 t.test("a feed's health adds up the stop events of its polls, each copy keeping what it said", async (t) => {
   const state = new LiveState({ config, bus: new RecordingBus(), now: () => 1_000_000 });
   t.equal(state.feed('vp')?.stop_events, undefined, 'none before a poll that follows trips');
-  state.applyPoll({ ...poll('vp', 1_000), stop_events: { written: 3, anomalies: { vehicle_backwards: 1 } } }, rows(1_000));
+  state.applyPoll(
+    { ...poll('vp', 1_000), stop_events: { written: 3, anomalies: { vehicle_backwards: 1 } } },
+    rows(1_000),
+  );
   const before = state.feed('vp')!;
   state.applyPoll(
     { ...poll('vp', 2_000), stop_events: { written: 2, anomalies: { vehicle_backwards: 1, trip_vanished: 1 } } },
