@@ -139,13 +139,6 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
-    history: z
-      .object({
-        /** a trip no feed reported for this long is closed with what is known: its stop events are written and its memory freed */
-        trip_timeout_s: z.number().int().min(60).max(86_400).default(900),
-      })
-      .strict()
-      .prefault({}),
     /** node-cron expression for pruning history past its retention window */
     prune_cron: cronExpression.default('17 3 * * *'),
     /** change-only history (store/SCHEMA.md "Change-only history") */
@@ -153,8 +146,11 @@ export const ConfigSchema = z
       .object({
         /** a prediction is stored again once it moved at least this far (or its delay state or relationship changed) */
         prediction_change_s: z.number().int().min(0).default(30),
-        /** a trip or vehicle unseen this long in its feed is closed: its held rows are written, its memory freed */
-        trip_timeout_s: z.number().int().positive().default(900),
+        /**
+         * a trip or vehicle unseen this long in its feed is closed with what is known: its held rows
+         * and its stop events are written, its memory freed
+         */
+        trip_timeout_s: z.number().int().min(60).max(86_400).default(900),
       })
       .strict()
       .prefault({}),

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
-import type { Alert, Arrival, FeedPoll, VehiclePosition } from '../core/types.ts';
+import type { Alert, Arrival, FeedPoll, StopEvent, VehiclePosition } from '../core/types.ts';
 import { setImmediate as turn } from 'node:timers/promises';
 import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
@@ -148,6 +148,7 @@ interface Rows {
   trips: readonly StoredTripObservation[];
   alertVersions: readonly Alert[];
   polls: readonly FeedPoll[];
+  stopEvents: readonly StopEvent[];
 }
 
 interface TablePlan<R> {
@@ -168,7 +169,7 @@ const PLANS: readonly TablePlan<unknown>[] = [
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
   // the tracker writes each stop once, whatever the snapshot's verdict
-  plan({ table: 'stop_events', columns: STOP_EVENT_COLUMNS, rows: (b) => b.stopEvents ?? [] }),
+  plan({ table: 'stop_events', columns: STOP_EVENT_COLUMNS, rows: (b) => b.stopEvents }),
 ];
 
 /** Checks once that each table's columns are the ones the writer fills, in that order. */
@@ -237,7 +238,8 @@ const isEmpty = (batch: HistoryBatch): boolean =>
     batch.arrivals.length +
     batch.trips.length +
     batch.alertVersions.length +
-    batch.polls.length ===
+    batch.polls.length +
+    (batch.stopEvents?.length ?? 0) ===
     0;
 
 /**
@@ -302,12 +304,13 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
       // a snapshot stored before (by this process or another) appends no row of its own again
       const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
       if (fresh) selection = changes.select(batch);
-      const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls };
+      const stopEvents = batch.stopEvents ?? [];
+      const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls, stopEvents };
       // feed_polls.stored is what this poll added to history, counted once the changes are known
       const own = batch.snapshot && batch.polls.length === 1 ? batch.polls[0] : undefined;
       if (own && own.feed_id === batch.snapshot!.feed_id) {
         own.stored = selection.vehicles.length + selection.arrivals.length + selection.trips.length;
-        own.stored += batch.alertVersions.length;
+        own.stored += batch.alertVersions.length + stopEvents.length;
       }
       return appendRows(conn, rows);
     });
@@ -319,7 +322,9 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
     await checked();
     const held = changes.held(filter);
     if (held.arrivals.length + held.trips.length === 0) return 0;
-    const stored = await db.transaction((conn) => appendRows(conn, { ...held, alertVersions: [], polls: [] }));
+    const stored = await db.transaction((conn) =>
+      appendRows(conn, { ...held, alertVersions: [], polls: [], stopEvents: [] }),
+    );
     held.commit();
     return stored;
   };

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { openRuntime } from '../app/runtime.ts';
-import { refreshReplayedDays } from '../app/replay-reliability.ts';
+import { refreshReplayedDays } from '../cli/replay-reliability.ts';
 import { parseConfig } from '../core/config.ts';
 import { replayFeeds } from '../pipeline/replay.ts';
 import { FIXTURES_REAL, noRealFixtures } from './support/fixtures-real.ts';
