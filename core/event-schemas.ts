@@ -107,13 +107,10 @@ export const FeedRuleChangeSchema = z
       .int()
       .nonnegative()
       .meta({ description: 'Findings in the snapshot that started the rule firing; 0 when it stops.' }),
-    example_entity_id: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          'An entity of the most recent finding (FeedEntity id); null when the finding is about the header or the body.',
-      }),
+    example_entity_id: z.string().nullable().meta({
+      description:
+        'An entity of the most recent finding (FeedEntity id); null when the finding is about the header or the body.',
+    }),
     since: timestamp('When the rule started firing for the feed.'),
     last_seen_at: timestamp('The last snapshot the rule fired in.'),
   })

@@ -111,6 +111,7 @@ export class ServiceMetrics implements RequestObserver {
   private readonly polls: Counter<'feed' | 'status'>;
   private readonly pollDuration: Histogram<'feed'>;
   private readonly rejected: Counter<'feed' | 'reason'>;
+  private readonly ruleFindings: Counter<'feed' | 'rule'>;
   private readonly trips: Counter<'feed' | 'result'>;
   private readonly strategyDecisions: Counter<'feed' | 'strategy' | 'result'>;
   private readonly matchRatio: Gauge<'feed'>;
@@ -255,6 +256,12 @@ export class ServiceMetrics implements RequestObserver {
       labelNames: ['feed', 'reason'],
       registers,
     });
+    this.ruleFindings = new Counter({
+      name: `${PREFIX}feed_rule_findings_total`,
+      help: 'Feed rule findings in the bodies polled, by feed and rule (GTFS-Realtime validator ids; docs/guides/feed-quality.md).',
+      labelNames: ['feed', 'rule'],
+      registers,
+    });
     this.trips = new Counter({
       name: `${PREFIX}feed_trips_total`,
       help: 'Trips of trip updates and vehicles looked up in the schedule, by feed and result (matched, unmatched, ambiguous).',
@@ -380,6 +387,8 @@ export class ServiceMetrics implements RequestObserver {
     this.polls.inc({ feed, status: poll.status });
     this.pollDuration.observe({ feed }, poll.duration_ms / 1000);
     for (const [reason, n] of Object.entries(poll.rejected)) if (n) this.rejected.inc({ feed, reason }, n);
+    if (poll.findings)
+      for (const [rule, t] of Object.entries(poll.findings)) this.ruleFindings.inc({ feed, rule }, t.count);
     const m = poll.matching;
     if (m && m.trips > 0) {
       if (m.matched) this.trips.inc({ feed, result: 'matched' }, m.matched);

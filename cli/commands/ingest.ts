@@ -29,6 +29,17 @@ export function describeMatching(matching: TripMatching | null, hasSchedule: boo
   return `${head}${steps.length ? `; ${steps.join(', ')}` : ''}${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }
 
+/** "feed rules: E022 ×3 (e.g. entity 1234), W009 ×19", or null when the body was not checked. */
+export function describeFindings(findings: FeedPoll['findings']): string | null {
+  if (!findings) return null;
+  const rules = Object.entries(findings);
+  if (rules.length === 0) return 'feed rules: no findings';
+  const list = rules
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([rule, t]) => `${rule} ×${t.count}${t.example === null ? '' : ` (e.g. entity ${t.example})`}`);
+  return `feed rules: ${list.join(', ')} (transit-api validate prints each one; docs/guides/feed-quality.md)`;
+}
+
 function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const rejected = Object.entries(poll.rejected)
     .map(([reason, n]) => `${reason} ${n}`)
@@ -38,7 +49,8 @@ function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const counts = `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ${poll.alerts} alerts), ${poll.stored} rows stored`;
   const rejects = `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} rejected${rejected ? `: ${rejected}` : ''}`;
   const matching = describeMatching(poll.matching, hasSchedule);
-  return `${head}\n  ${counts}\n  ${rejects}${matching ? `\n  ${matching}` : ''}${poll.error ? `\n  error: ${poll.error}` : ''}`;
+  const findings = describeFindings(poll.findings);
+  return `${head}\n  ${counts}\n  ${rejects}${matching ? `\n  ${matching}` : ''}${findings ? `\n  ${findings}` : ''}${poll.error ? `\n  error: ${poll.error}` : ''}`;
 }
 
 export const ingestCommand: Command = {
@@ -77,6 +89,7 @@ export const ingestCommand: Command = {
               rejected: poll.rejected,
               match_rate: poll.matching?.match_rate ?? null,
               matching: poll.matching,
+              findings: poll.findings ?? null,
               ...(poll.error ? { error: poll.error } : {}),
             }),
           );
