@@ -68,10 +68,21 @@ t.test('feed rules on files built from the Caltrain schedule', { skip }, async (
   t.test('the clean snapshot breaks no rule: alone, as a series, and polled with a clock', async (t) => {
     const dir = t.testdir();
     const clean = cleanMessage(schedule);
-    t.same((await run(dir, 'alone', [clean])).flatMap((r) => r.findings), []);
+    t.same(
+      (await run(dir, 'alone', [clean])).flatMap((r) => r.findings),
+      [],
+    );
     const series = await run(dir, 'series', [clean, cleanMessage(schedule, T + 20), cleanMessage(schedule, T + 50)]);
-    t.same(series.flatMap((r) => r.findings), [], 'headers 20 and 30 s apart');
-    t.same((await run(dir, 'polled', [clean], T + 30)).flatMap((r) => r.findings), [], 'received 30 s after its header');
+    t.same(
+      series.flatMap((r) => r.findings),
+      [],
+      'headers 20 and 30 s apart',
+    );
+    t.same(
+      (await run(dir, 'polled', [clean], T + 30)).flatMap((r) => r.findings),
+      [],
+      'received 30 s after its header',
+    );
     t.match((await run(dir, 'content', [clean]))[0], { content: '1 trip update, 1 vehicle, 1 alert', entities: 3 });
   });
 
@@ -80,9 +91,13 @@ t.test('feed rules on files built from the Caltrain schedule', { skip }, async (
       const messages = c.messages(schedule);
       const reports = await run(t.testdir(), c.rule, messages, c.now_s);
       const last = reports.at(-1)!;
-      for (const before of reports.slice(0, -1)) t.same(before.findings, [], `${before.source}: the snapshot before is clean`);
+      for (const before of reports.slice(0, -1))
+        t.same(before.findings, [], `${before.source}: the snapshot before is clean`);
       t.same(rulesOf(last), [c.rule], `${c.rule} and nothing else: ${JSON.stringify(last.findings)}`);
-      t.ok(last.findings.every((f) => f.reason.length > 10 && !f.reason.includes('\n')), 'a one-line reason each');
+      t.ok(
+        last.findings.every((f) => f.reason.length > 10 && !f.reason.includes('\n')),
+        'a one-line reason each',
+      );
 
       // a poll's tally: the same rules, the same counts
       const checker = new FeedQualityChecker();
@@ -115,7 +130,10 @@ t.test('feed rules on files built from the Caltrain schedule', { skip }, async (
       id: 'detour',
       alert: { effect: 4, informed_entity: [{ trip: { trip_id: '501' } }], active_period: [{ start: T - 60 }] },
     });
-    t.same((await run(t.testdir(), 'detour', [e029])).flatMap((r) => r.findings), []);
+    t.same(
+      (await run(t.testdir(), 'detour', [e029])).flatMap((r) => r.findings),
+      [],
+    );
     const noShapes: ScheduleIndex = { ...schedule, tripShape: undefined };
     const reports: SnapshotReport[] = [];
     const path = join(t.testdir(), 'no-shapes.pb');

@@ -122,7 +122,11 @@ export const RULE_CASES: readonly RuleCase[] = [
     messages: changed((m) => {
       const [a, b, c] = stus(m) as [Json, Json, Json];
       // stop 3 before stop 2, the times still rising in the order given
-      tu(m).stop_time_update = [a, { ...c, arrival: b.arrival, departure: b.departure }, { ...b, arrival: c.arrival, departure: c.departure }];
+      tu(m).stop_time_update = [
+        a,
+        { ...c, arrival: b.arrival, departure: b.departure },
+        { ...b, arrival: c.arrival, departure: c.departure },
+      ];
     }),
   },
   { rule: 'E003', messages: changed((m) => void ((tu(m).trip as Json).trip_id = 'no-such-trip')) },
