@@ -1,6 +1,6 @@
 // One feed's rule findings over the last hour, minute by minute: fed by watching each rule's total
-// in FeedHealth move (as FeedHistory watches polls), seeded at start from feed_polls.findings so a
-// restart keeps the hour.
+// in FeedHealth move (from 0: the live state starts with the process), seeded at start from
+// feed_polls.findings of the hour before, so a restart keeps the hour.
 import type { FeedRuleHealth } from '../core/ports.ts';
 import { floorMinute, MINUTE_MS, SPARK_MINUTES } from './feed-history.ts';
 
@@ -26,22 +26,20 @@ interface Minute {
 }
 
 export class FindingsHistory {
-  private seen: Map<string, number> | null = null;
+  /** each rule's total at the last look; the live state's totals start at 0 with the process */
+  private readonly seen = new Map<string, number>();
   private readonly minutes: Minute[] = [];
   private readonly latest = new Map<string, { example: string | null; atMs: number }>();
 
   /** Folds in the findings of whatever bodies were checked since the last call. */
   observe(rules: readonly FeedRuleHealth[] | undefined): void {
-    const first = this.seen === null;
-    const seen = (this.seen ??= new Map());
     if (!rules) return;
     for (const r of rules) {
-      const before = seen.get(r.rule);
-      seen.set(r.rule, r.total);
-      // the first look: what the pipeline found before this watched is in feed_polls, which the seed reads
-      if (first) continue;
-      // a total that went down: the pipeline restarted under us, everything it has is new
-      const added = before === undefined || r.total < before ? r.total : r.total - before;
+      const before = this.seen.get(r.rule) ?? 0;
+      this.seen.set(r.rule, r.total);
+      // the pipeline starts with the service, its first polls before the collector's first look (the
+      // seed reads feed_polls before the collector started); a total that went down: it restarted
+      const added = r.total < before ? r.total : r.total - before;
       if (added <= 0) continue;
       const bucket = this.bucket(r.last_seen_ms);
       bucket.counts.set(r.rule, (bucket.counts.get(r.rule) ?? 0) + added);

@@ -198,23 +198,21 @@ t.test('a rule that makes the data unusable degrades the feed while the last bod
   );
 });
 
-t.test('FindingsHistory: the first look is a baseline, a pipeline restart starts over', async (t) => {
+t.test('FindingsHistory: totals counted from 0, a pipeline restart starts over', async (t) => {
   const h = new FindingsHistory();
   h.observe(undefined);
   h.observe([rule({ rule: 'E022', total: 5, last_seen_ms: T0 })]);
   t.same(
     h.lastHour(T0).map((f) => [f.rule, f.count]),
     [['E022', 5]],
-    'after a first look without rules: counted',
+    'polls before the first look count',
   );
-  const late = new FindingsHistory();
-  late.observe([rule({ rule: 'E022', total: 5, last_seen_ms: T0 })]);
-  t.same(late.lastHour(T0), [], 'rules already there at the first look are in the poll log (the seed)');
-  late.observe([rule({ rule: 'E022', total: 7, last_seen_ms: T0 + 1_000 })]);
-  late.observe([rule({ rule: 'E022', total: 2, last_seen_ms: T0 + 2_000 })]);
+  h.observe([rule({ rule: 'E022', total: 7, last_seen_ms: T0 + 1_000 })]);
+  h.observe([rule({ rule: 'E022', total: 7, last_seen_ms: T0 + 1_000 })]);
+  h.observe([rule({ rule: 'E022', total: 2, last_seen_ms: T0 + 2_000 })]);
   t.same(
-    late.lastHour(T0 + 3_000).map((f) => [f.rule, f.count]),
-    [['E022', 4]],
-    '2 more, then 2 after a restart',
+    h.lastHour(T0 + 3_000).map((f) => [f.rule, f.count]),
+    [['E022', 9]],
+    '2 more, nothing twice, 2 after a restart',
   );
 });
