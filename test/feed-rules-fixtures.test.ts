@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { resolveSources, validateSources } from '../app/validate.ts';
+import { resolveSources, validateSources } from '../cli/validate.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import { decodeFeedMessage } from '../pipeline/decode.ts';
 import { FeedQualityChecker } from '../pipeline/quality/checker.ts';

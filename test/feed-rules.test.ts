@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
-import { resolveSources, validateSources, type SnapshotReport } from '../app/validate.ts';
+import { resolveSources, validateSources, type SnapshotReport } from '../cli/validate.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import { decodeFeedMessage } from '../pipeline/decode.ts';
 import { FeedQualityChecker } from '../pipeline/quality/checker.ts';

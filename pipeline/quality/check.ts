@@ -31,7 +31,7 @@ export function checkSnapshot(input: SnapshotInput, sink: FindingSink): Previous
   const vehicleIds = new Set<string>();
   for (const entity of message.entity ?? []) {
     if (ctx.full_dataset && has(entity, 'is_deleted')) {
-      sink.add('E039', entity.id || null, () => `is_deleted (${entity.is_deleted}) in a FULL_DATASET feed`);
+      sink.add('E039', entity.id || null, (d) => `is_deleted (${d}) in a FULL_DATASET feed`, entity.is_deleted);
     }
     if (entity.trip_update) checkTripUpdate(entity, ctx, sink);
     if (entity.vehicle) checkVehicle(entity, ctx, sink, vehicleIds);

@@ -11,9 +11,23 @@ export interface Finding {
   reason: string;
 }
 
+/**
+ * A finding's one-line reason from up to three values. The checks pass functions that use their
+ * arguments only: a closure over a check's locals would make V8 allocate them a context on
+ * every call, found or not (per entity, per stop time update).
+ */
+export type Reason<A, B, C> = (a: A, b: B, c: C) => string;
+
 export interface FindingSink {
   /** `reason` is only called by sinks that keep reasons: a poll's tally builds no string. */
-  add(rule: RuleId, entity: string | null, reason?: () => string): void;
+  add<A = undefined, B = undefined, C = undefined>(
+    rule: RuleId,
+    entity: string | null,
+    reason?: Reason<A, B, C>,
+    a?: A,
+    b?: B,
+    c?: C,
+  ): void;
 }
 
 const NONE: FindingCounts = Object.freeze({}) as FindingCounts;
@@ -46,9 +60,10 @@ export class TallySink implements FindingSink {
 export class ListSink implements FindingSink {
   readonly findings: Finding[] = [];
 
-  add(rule: RuleId, entity: string | null, reason?: () => string): void {
+  add<A, B, C>(rule: RuleId, entity: string | null, reason?: Reason<A, B, C>, a?: A, b?: B, c?: C): void {
     const spec = ruleSpec(rule)!;
-    this.findings.push({ rule, severity: spec.severity, entity_id: entity, reason: reason ? reason() : spec.title });
+    const text = reason ? reason(a as A, b as B, c as C) : spec.title;
+    this.findings.push({ rule, severity: spec.severity, entity_id: entity, reason: text });
   }
 
   counts(): FindingCounts {

@@ -1,6 +1,6 @@
 // An entity's own timestamp (TripUpdate, VehiclePosition): present, POSIX seconds, not after the
 // header, not ahead of our clock.
-import { has, int64, type Int64 } from '../gtfs-rt-types.ts';
+import { int64, type Int64 } from '../gtfs-rt-types.ts';
 import { FUTURE_TOLERANCE_MS, isoOf, isPosixSeconds, timestampMs, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
 
@@ -11,26 +11,41 @@ export function checkTimestamp(
   ctx: CheckContext,
   sink: FindingSink,
 ): void {
-  const raw = has(msg, 'timestamp') ? (int64(msg.timestamp) ?? 0) : 0;
+  // unset reads the prototype's 0: no presence check needed, 0 is "not populated" either way
+  const raw = int64(msg.timestamp) ?? 0;
   if (raw <= 0) {
-    sink.add('W001', entity, () => `${what} without a timestamp`);
+    sink.add('W001', entity, (w) => `${w} without a timestamp`, what);
     return;
   }
   const ms = timestampMs(raw);
-  if (ctx.header_ms !== null && ms > ctx.header_ms) {
-    sink.add('E012', entity, () => `${what} timestamp ${isoOf(ms)} is after the header's, ${isoOf(ctx.header_ms!)}`);
+  const header = ctx.header_ms;
+  if (header !== null && ms > header) {
+    sink.add(
+      'E012',
+      entity,
+      (w, t, h) => `${w} timestamp ${isoOf(t)} is after the header's, ${isoOf(h)}`,
+      what,
+      ms,
+      header,
+    );
   }
+  const now = ctx.now_ms;
   if (!isPosixSeconds(raw)) {
     sink.add(
       'E001',
       entity,
-      () => `${what} timestamp ${raw} is not POSIX seconds${raw > 1e11 ? ' (milliseconds?)' : ''}`,
+      (w, r) => `${w} timestamp ${r} is not POSIX seconds${r > 1e11 ? ' (milliseconds?)' : ''}`,
+      what,
+      raw,
     );
-  } else if (ctx.now_ms !== null && ms - ctx.now_ms > FUTURE_TOLERANCE_MS) {
+  } else if (now !== null && ms - now > FUTURE_TOLERANCE_MS) {
     sink.add(
       'E050',
       entity,
-      () => `${what} timestamp ${isoOf(ms)} is ${Math.round((ms - ctx.now_ms!) / 1000)} s ahead`,
+      (w, t, n) => `${w} timestamp ${isoOf(t)} is ${Math.round((t - n) / 1000)} s ahead`,
+      what,
+      ms,
+      now,
     );
   }
 }

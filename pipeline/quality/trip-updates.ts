@@ -15,19 +15,25 @@ import { checkTimestamp } from './timestamps.ts';
 import { checkTrip } from './trips.ts';
 
 const { SKIPPED, NO_DATA } = STOP_RELATIONSHIP;
+const own = Object.prototype.hasOwnProperty;
 
-const eventTime = (e: StopTimeEventMsg | null | undefined): number | null =>
-  e != null && has(e, 'time') ? (int64(e.time) ?? 0) : null;
+/** An event's time; null without one (0 may be unset: asked only then). */
+function eventTime(e: StopTimeEventMsg | null | undefined): number | null {
+  if (e == null) return null;
+  const t = int64(e.time) ?? 0;
+  return t !== 0 || own.call(e, 'time') ? t : null;
+}
 const emptyEvent = (e: StopTimeEventMsg | null | undefined): boolean =>
-  e != null && !has(e, 'time') && !has(e, 'delay');
+  e != null && !own.call(e, 'time') && !own.call(e, 'delay');
 const stopOf = (u: StopTimeUpdateMsg): string =>
   has(u, 'stop_sequence') ? `stop_sequence ${u.stop_sequence}` : `stop_id ${JSON.stringify(u.stop_id ?? '')}`;
+const iso = (s: number): string => isoOf(s * 1000);
 
 export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: FindingSink): void {
   const tu = entity.trip_update!;
   const td = tu.trip;
   const id = entity.id || td?.trip_id || null;
-  let unmarked = td == null || !has(td, 'schedule_relationship');
+  let unmarked = td == null || !own.call(td, 'schedule_relationship');
   if (td) checkTrip(td, id, ctx, sink);
   checkTimestamp(tu, id, 'trip update', ctx, sink);
   if (!tu.vehicle?.id) sink.add('W002', id, () => 'trip update without vehicle.id');
@@ -49,30 +55,33 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
   let unsorted = false;
   let prevArr: number | null = null;
   let prevDep: number | null = null;
+  let prevSeq = -1;
+  let prevStop = '';
 
+  // the reasons below take their values as arguments: nothing of this loop is captured (allocated)
   for (let k = 0; k < updates.length; k++) {
     const u = updates[k]!;
-    const hasSeq = has(u, 'stop_sequence');
+    const given = u.stop_sequence ?? 0;
+    const hasSeq = given !== 0 || own.call(u, 'stop_sequence');
     const stopId = u.stop_id || '';
     const relationship = u.schedule_relationship ?? 0;
-    if (!has(u, 'schedule_relationship')) unmarked = true;
-    if (!hasSeq && !stopId) sink.add('E040', id, () => `update ${k + 1} has neither stop_id nor stop_sequence`);
+    if (!own.call(u, 'schedule_relationship')) unmarked = true;
+    if (!hasSeq && !stopId) sink.add('E040', id, (n) => `update ${n} has neither stop_id nor stop_sequence`, k + 1);
     if (k > 0) {
-      const prev = updates[k - 1]!;
-      if (hasSeq && has(prev, 'stop_sequence') && prev.stop_sequence === u.stop_sequence) {
-        sink.add('E036', id, () => `stop_sequence ${u.stop_sequence} twice in a row`);
-      }
-      if (stopId && prev.stop_id === stopId) {
-        sink.add('E037', id, () => `stop_id ${JSON.stringify(stopId)} twice in a row`);
+      if (hasSeq && prevSeq === given) sink.add('E036', id, (n) => `stop_sequence ${n} twice in a row`, given);
+      if (stopId && prevStop === stopId) {
+        sink.add('E037', id, (x) => `stop_id ${JSON.stringify(x)} twice in a row`, stopId);
       }
     }
+    prevSeq = hasSeq ? given : -1;
+    prevStop = stopId;
     if (stopId && schedule && !schedule.stop(stopId)) {
-      sink.add('E011', id, () => `stop_id ${JSON.stringify(stopId)} is not in the schedule`);
+      sink.add('E011', id, (x) => `stop_id ${JSON.stringify(x)} is not in the schedule`, stopId);
     }
 
     // order: by stop_sequence, else by where the schedule has the stop_id after the stop before
     let seq = -1;
-    if (hasSeq) seq = u.stop_sequence!;
+    if (hasSeq) seq = given;
     else if (stopId && tripId && schedule) {
       if (stopTimes === undefined) {
         const list = schedule.stopTimes(tripId);
@@ -101,16 +110,23 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
     const hasArrival = arrival != null;
     const hasDeparture = departure != null;
     if (relationship === NO_DATA && (hasArrival || hasDeparture)) {
-      sink.add('E042', id, () => `${stopOf(u)} is NO_DATA but carries ${hasArrival ? 'an arrival' : 'a departure'}`);
+      sink.add(
+        'E042',
+        id,
+        (x, a) => `${stopOf(x)} is NO_DATA but carries ${a ? 'an arrival' : 'a departure'}`,
+        u,
+        hasArrival,
+      );
     }
     if (!hasArrival && !hasDeparture && relationship !== SKIPPED && relationship !== NO_DATA) {
-      sink.add('E043', id, () => `${stopOf(u)} has neither arrival nor departure`);
+      sink.add('E043', id, (x) => `${stopOf(x)} has neither arrival nor departure`, u);
     }
     if (relationship !== SKIPPED && (emptyEvent(arrival) || emptyEvent(departure))) {
       sink.add(
         'E044',
         id,
-        () => `${stopOf(u)} has ${emptyEvent(arrival) ? 'an arrival' : 'a departure'} without time or delay`,
+        (x) => `${stopOf(x)} has ${emptyEvent(x.arrival) ? 'an arrival' : 'a departure'} without time or delay`,
+        u,
       );
     }
     const at = eventTime(arrival);
@@ -119,24 +135,24 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
       sink.add(
         'E001',
         id,
-        () => `${stopOf(u)} time ${at !== null && !isPosixSeconds(at) ? at : dt} is not POSIX seconds`,
+        (x, t) => `${stopOf(x)} time ${t} is not POSIX seconds`,
+        u,
+        at !== null && !isPosixSeconds(at) ? at : dt,
       );
     }
     const before = prevArr === null ? prevDep : prevDep === null ? prevArr : Math.max(prevArr, prevDep);
-    const first = at ?? dt;
-    if (before !== null && first !== null && ((at !== null && at <= before) || (dt !== null && dt <= before))) {
+    if (before !== null && ((at !== null && at <= before) || (dt !== null && dt <= before))) {
       sink.add(
         'E022',
         id,
-        () => `${stopOf(u)} at ${isoOf(first * 1000)} is not after the stop before (${isoOf(before * 1000)})`,
+        (x, t, b) => `${stopOf(x)} at ${iso(t)} is not after the stop before (${iso(b)})`,
+        u,
+        (at ?? dt)!,
+        before,
       );
     }
     if (at !== null && dt !== null && dt < at) {
-      sink.add(
-        'E025',
-        id,
-        () => `${stopOf(u)} departs at ${isoOf(dt * 1000)}, before it arrives (${isoOf(at * 1000)})`,
-      );
+      sink.add('E025', id, (x, d, a) => `${stopOf(x)} departs at ${iso(d)}, before it arrives (${iso(a)})`, u, dt, at);
     }
     if (at !== null) prevArr = at;
     if (dt !== null) prevDep = dt;

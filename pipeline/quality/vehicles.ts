@@ -7,6 +7,8 @@ import { AREA_BUFFER_M, inBox, nearShape, SHAPE_BUFFER_M, validPosition } from '
 import { checkTimestamp } from './timestamps.ts';
 import { checkTrip } from './trips.ts';
 
+const own = Object.prototype.hasOwnProperty;
+
 /** W004's limit, the validator's: about 60 mph. */
 export const MAX_SPEED_MPS = 26;
 
@@ -23,37 +25,48 @@ export function checkVehicle(
   const td = v.trip;
   if (td != null) {
     checkTrip(td, id, ctx, sink);
-    if (!has(td, 'schedule_relationship')) sink.add('W009', id, () => 'trip without schedule_relationship');
+    if (!own.call(td, 'schedule_relationship')) sink.add('W009', id, () => 'trip without schedule_relationship');
   }
   checkTimestamp(v, id, 'vehicle', ctx, sink);
   if (!vehicleId) sink.add('W002', id, () => 'vehicle without vehicle.id');
-  else if (vehicleIds.has(vehicleId)) sink.add('E052', id, () => `vehicle.id ${JSON.stringify(vehicleId)} again`);
-  else vehicleIds.add(vehicleId);
+  else {
+    const seen = vehicleIds.size;
+    if (vehicleIds.add(vehicleId).size === seen) {
+      sink.add('E052', id, (x) => `vehicle.id ${JSON.stringify(x)} again`, vehicleId);
+    }
+  }
   const schedule = ctx.schedule;
   if (v.stop_id && schedule && !schedule.stop(v.stop_id)) {
-    sink.add('E011', id, () => `stop_id ${JSON.stringify(v.stop_id)} is not in the schedule`);
+    sink.add('E011', id, (x) => `stop_id ${JSON.stringify(x)} is not in the schedule`, v.stop_id);
   }
 
   const p = v.position;
   if (p == null) return;
-  if (has(p, 'speed') && !(p.speed! >= 0 && p.speed! <= MAX_SPEED_MPS)) {
-    sink.add('W004', id, () => `speed ${p.speed} m/s`);
-  }
-  if (has(p, 'bearing') && !(p.bearing! >= 0 && p.bearing! <= 360)) {
-    sink.add('E027', id, () => `bearing ${p.bearing}`);
-  }
-  if (!has(p, 'latitude') || !has(p, 'longitude')) {
-    sink.add('E026', id, () => `position without ${has(p, 'latitude') ? 'longitude' : 'latitude'}`);
+  // unset scalars read 0 (the prototype's default), which breaks neither rule
+  const speed = p.speed ?? 0;
+  if (!(speed >= 0 && speed <= MAX_SPEED_MPS)) sink.add('W004', id, (x) => `speed ${x} m/s`, speed);
+  const bearing = p.bearing ?? 0;
+  if (!(bearing >= 0 && bearing <= 360)) sink.add('E027', id, (x) => `bearing ${x}`, bearing);
+  const lat = p.latitude;
+  const lon = p.longitude;
+  // 0 may be unset: asked only then (a coordinate of exactly 0 is rare)
+  if ((lat === 0 && !has(p, 'latitude')) || (lon === 0 && !has(p, 'longitude'))) {
+    sink.add('E026', id, (x) => `position without ${x}`, has(p, 'latitude') ? 'longitude' : 'latitude');
     return;
   }
-  const { latitude: lat, longitude: lon } = p;
   if (!validPosition(lat, lon)) {
-    sink.add('E026', id, () => `position (${lat}, ${lon}) is not on Earth`);
+    sink.add('E026', id, (a, b) => `position (${a}, ${b}) is not on Earth`, lat, lon);
     return;
   }
   const area = ctx.area;
   if (area && !inBox(area, lat, lon)) {
-    sink.add('E028', id, () => `position (${lat}, ${lon}) is over ${AREA_BUFFER_M} m outside the schedule's stops`);
+    sink.add(
+      'E028',
+      id,
+      (a, b) => `position (${a}, ${b}) is over ${AREA_BUFFER_M} m outside the schedule's stops`,
+      lat,
+      lon,
+    );
     return;
   }
   const tripId = td?.trip_id;
@@ -64,5 +77,12 @@ export function checkVehicle(
     const routeId = td!.route_id || schedule!.trip(tripId!)?.route_id;
     if (detours.has(`t:${tripId}`) || (routeId && detours.has(`r:${routeId}`))) return;
   }
-  sink.add('E029', id, () => `position (${lat}, ${lon}) is over ${SHAPE_BUFFER_M} m from the shape of trip ${tripId}`);
+  sink.add(
+    'E029',
+    id,
+    (a, b, c) => `position (${a}, ${b}) is over ${SHAPE_BUFFER_M} m from the shape of trip ${c}`,
+    lat,
+    lon,
+    tripId,
+  );
 }
