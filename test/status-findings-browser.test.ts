@@ -3,10 +3,10 @@
 // lists both with an entity id and the feed stays operational; then a snapshot older than the one
 // before (E018, a rule that makes the data unusable) turns it degraded, and a clean one back,
 // without a reload. /status.json carries the same list and matches the OpenAPI document.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
@@ -15,6 +15,7 @@ import { silentLogger } from '../core/logger.ts';
 import { OpenApiValidator } from './support/openapi-validator.ts';
 import { encodeFeed } from './support/pipeline-fakes.ts';
 
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 const card = '#feeds article.card[data-component="feed:buses"]';
 
 /** Three buses; `duplicate`: the third carries the second's vehicle id; the first has no timestamp. */
@@ -78,6 +79,8 @@ t.test('the status page lists the feed rules that fired and follows them live', 
   // a snapshot older than the one before: the live data went back in time
   write(startS - 30, false);
   await page.waitForSelector(`${card}[data-state="degraded"]`, { timeout: 15_000 });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.locator(card).screenshot({ path: join(ARTIFACTS, 'status-findings.png') });
   t.match(
     await page.locator(`${card} .reason`).innerText(),
     /last snapshot breaks E018 \(GTFS-rt header timestamp decreased/,
