@@ -79,7 +79,7 @@ export const validateCommand: Command = {
     if (positionals.length === 0) throw new UsageError('validate needs at least one GTFS-Realtime file, folder or URL');
     const headers = parseHeaders((values.header as unknown as string[] | undefined) ?? []);
     const { resolveSources, SourceError, validateSources } = await import('../validate.ts');
-    let sources;
+    let sources: ReturnType<typeof resolveSources>;
     try {
       sources = resolveSources(positionals);
     } catch (err) {

@@ -38,7 +38,12 @@ t.test('scheduleArea: the stops box plus a mile, cached per schedule; none witho
     { stop_id: 'c', name: null, lat: null, lon: null, station_id: 'c' },
     { stop_id: 'z', name: null, lat: 0, lon: 0, station_id: 'z' },
   ];
-  const schedule = { stops: () => (calls++, stops) } as unknown as ScheduleIndex;
+  const schedule = {
+    stops: () => {
+      calls++;
+      return stops;
+    },
+  } as unknown as ScheduleIndex;
   const box = scheduleArea(schedule)!;
   t.ok(inBox(box, 37.2, -121.8));
   t.ok(inBox(box, 37.0 - (AREA_BUFFER_M - 100) / 111_320, -122), 'within the buffer');
