@@ -50,11 +50,9 @@ export const ArrivalUpdateSchema = z
     direction_id: z.number().int().nullable(),
     service_date: z.string().nullable().meta({ format: 'date' }),
     trip_relationship: TripRelationshipSchema,
-    partial: z
-      .boolean()
-      .meta({
-        description: "false when `arrivals` is the trip's whole list (first sight of the trip, or every stop changed).",
-      }),
+    partial: z.boolean().meta({
+      description: "false when `arrivals` is the trip's whole list (first sight of the trip, or every stop changed).",
+    }),
     stop_count: z.number().int().meta({ description: 'Stops the trip now predicts.' }),
     arrivals: z
       .array(EventArrivalSchema)
@@ -132,13 +130,10 @@ export const ReliabilityUpdateSchema = z
     routes: z.array(
       z.object({
         mode: ModeSchema.nullable(),
-        route_id: z
-          .string()
-          .nullable()
-          .meta({
-            description:
-              'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen without a route.',
-          }),
+        route_id: z.string().nullable().meta({
+          description:
+            'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen without a route.',
+        }),
         scheduled: z.number().int(),
         delivered: z.number().int(),
         canceled: z.number().int(),
