@@ -16,6 +16,7 @@ import { reliabilityCommand } from './commands/reliability.ts';
 import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
 import { reloadCommand, statusCommand } from './commands/status.ts';
+import { validateCommand } from './commands/validate.ts';
 import { print, printError } from './output.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
@@ -28,6 +29,7 @@ const COMMANDS: readonly Command[] = [
   importGtfsCommand,
   ingestCommand,
   replayCommand,
+  validateCommand,
   keysCommand,
   reliabilityCommand,
   performanceCommand,

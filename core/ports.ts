@@ -66,6 +66,12 @@ export interface NyctTimedTrip extends NyctScheduledTrip {
   start_s: number;
 }
 
+/** A trip's shape (shapes.txt): its points in order, as parallel coordinate arrays. */
+export interface ShapeLine {
+  readonly lat: Float32Array;
+  readonly lon: Float32Array;
+}
+
 /** Static schedule lookups the normalizer needs, held in memory by the store. */
 export interface ScheduleIndex {
   readonly timezone: string;
@@ -98,6 +104,10 @@ export interface ScheduleIndex {
   nyctRouteTrips(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[];
   /** Every trip of a route (scheduled headways of stop events). Indexed on first use, then O(1); absent: no scheduled headways. */
   tripsOfRoute?(routeId: string): readonly ScheduledTrip[];
+  /** every stop; without it the feed rules have no coverage area (E028) */
+  stops?(): readonly ScheduledStop[];
+  /** the trip's shape; undefined without shapes.txt or a shape_id (feed rule E029) */
+  tripShape?(tripId: string): ShapeLine | undefined;
 }
 
 /** What identifies a stored snapshot: the hash covers the whole body, header timestamp included. */
@@ -156,6 +166,24 @@ export interface FeedHealth {
   matching?: TripMatching | null;
   /** stop events written from this feed's polls and the anomalies they showed, since the process started */
   stop_events?: StopEventCounts;
+  /** feed rules that fired since start (pipeline/quality); replaced, never mutated, on each checked body */
+  rules?: readonly FeedRuleHealth[];
+}
+
+/** One feed rule's findings for one feed since this process started. */
+export interface FeedRuleHealth {
+  rule: string;
+  /** findings in every body checked */
+  total: number;
+  /** findings in the last body checked (0: it did not fire there) */
+  last: number;
+  /** the entity of the most recent finding (null: the header) */
+  example: string | null;
+  last_seen_ms: number;
+  /** since when the rule fires for the feed; null when it does not (it stopped, after clean bodies in a row) */
+  firing_since_ms: number | null;
+  /** bodies checked in a row without a finding of this rule */
+  clean: number;
 }
 
 /**

@@ -341,7 +341,17 @@ export interface FeedPoll {
   error: string | null;
   /** stop events this poll passed, and the anomalies it showed; absent when it fed no trip tracker */
   stop_events?: StopEventCounts;
+  /** feed rule findings of the body, by rule id (pipeline/quality); absent when no body was checked */
+  findings?: FindingCounts;
 }
+
+/** One feed rule's findings in one snapshot: how many, and the entity the first was about (null: the header). */
+export interface RuleTally {
+  count: number;
+  example: string | null;
+}
+/** By rule id (pipeline/quality/rules.ts), the rules that fired only. */
+export type FindingCounts = Record<string, RuleTally>;
 
 /** History export datasets and file formats (exports/README.md). */
 export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts', 'stop_events'] as const;

@@ -188,3 +188,15 @@ t.test('one registry per instance, process metrics on it, nothing on the global 
   t.equal((await register.getMetricsAsJSON()).length, 0, 'the global registry stays empty');
   t.match(a.contentType, /^text\/plain; version=0\.0\.4/);
 });
+
+t.test('feed rule findings: counted by feed and rule, summed over polls', async (t) => {
+  const m = new ServiceMetrics({ defaultMetrics: false });
+  m.poll(poll({ findings: { E022: { count: 3, example: 'tu-1' }, W009: { count: 19, example: 'tu-1' } } }));
+  m.poll(poll({ findings: { E022: { count: 2, example: 'tu-7' } } }));
+  m.poll(poll({ status: 'unchanged' }));
+  const f = await scrape(m);
+  t.equal(f.get('transit_feed_rule_findings_total')?.type, 'counter');
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'E022' }), 5);
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'W009' }), 19);
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'E001' }), undefined);
+});

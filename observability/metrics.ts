@@ -113,6 +113,7 @@ export class ServiceMetrics implements RequestObserver {
   private readonly polls: Counter<'feed' | 'status'>;
   private readonly pollDuration: Histogram<'feed'>;
   private readonly rejected: Counter<'feed' | 'reason'>;
+  private readonly ruleFindings: Counter<'feed' | 'rule'>;
   private readonly trips: Counter<'feed' | 'result'>;
   private readonly strategyDecisions: Counter<'feed' | 'strategy' | 'result'>;
   private readonly matchRatio: Gauge<'feed'>;
@@ -257,6 +258,12 @@ export class ServiceMetrics implements RequestObserver {
       name: `${PREFIX}feed_entities_rejected_total`,
       help: 'Feed entities (or whole bodies) rejected, by feed and reason.',
       labelNames: ['feed', 'reason'],
+      registers,
+    });
+    this.ruleFindings = new Counter({
+      name: `${PREFIX}feed_rule_findings_total`,
+      help: 'Feed rule findings in the bodies polled, by feed and rule (GTFS-Realtime validator ids; docs/guides/feed-quality.md).',
+      labelNames: ['feed', 'rule'],
       registers,
     });
     this.trips = new Counter({
@@ -411,6 +418,8 @@ export class ServiceMetrics implements RequestObserver {
       for (const [kind, n] of Object.entries(poll.stop_events.anomalies))
         if (n) this.stopEventAnomalies.inc({ feed, kind }, n);
     }
+    if (poll.findings)
+      for (const [rule, t] of Object.entries(poll.findings)) this.ruleFindings.inc({ feed, rule }, t.count);
     const m = poll.matching;
     if (m && m.trips > 0) {
       if (m.matched) this.trips.inc({ feed, result: 'matched' }, m.matched);

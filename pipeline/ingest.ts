@@ -13,6 +13,7 @@ import { FeedFetcher, fetchBody, sha256, type FetchFn } from './fetch-feed.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
 import { pollFeeds } from './poller.ts';
+import { FeedQualityChecker, NOT_A_FEED } from './quality/checker.ts';
 import { snapshotProblem } from './snapshot-verdict.ts';
 import { TripMatcher } from './trip-matching/match.ts';
 import { LiveState } from './state.ts';
@@ -130,6 +131,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();
   const queue = new HistoryQueue(history, options.history_queue_polls ?? HISTORY_QUEUE_POLLS);
+  const quality = new FeedQualityChecker();
   let ticking: Subscription | null = null;
   // one poller per feed, so a reload adds, replaces or removes one without touching the others
   const pollers = new Map<string, Subscription>();
@@ -198,6 +200,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const outcome = await fetcher.fetch();
       poll.http_status = outcome.http_status;
       if (outcome.kind === 'failed') {
+        quality.gap(feed.id);
         Object.assign(poll, {
           status: outcome.status,
           bytes: outcome.bytes,
@@ -245,7 +248,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
             return false;
           });
       try {
-        rows = normalize(feed, delivered.body, poll, poll.polled_ms);
+        rows = normalize(feed, delivered, poll, poll.polled_ms);
         if (rows) {
           poll.header_timestamp_ms = rows.header_timestamp_ms;
           poll.entities = rows.entities;
@@ -354,7 +357,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return { poll, stored };
   }
 
-  function normalize(feed: FeedConfig, body: Uint8Array, poll: FeedPoll, polledMs: number): NormalizedPoll | undefined {
+  function normalize(
+    feed: FeedConfig,
+    { body, sha256: hash }: Delivered,
+    poll: FeedPoll,
+    polledMs: number,
+  ): NormalizedPoll | undefined {
     const schedule = options.scheduleFor(feed);
     const input = {
       feed_id: feed.id,
@@ -376,8 +384,21 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
     const decoded = decodeFeedMessage(body);
     if (!decoded.ok) {
+      quality.gap(feed.id);
       Object.assign(poll, { status: 'decode_error', error: decoded.error, rejected: { [decoded.reason]: 1 } });
+      poll.findings = NOT_A_FEED;
       return undefined;
+    }
+    // the rules read the decoded message as it is; they never change what is stored, nor fail a poll
+    try {
+      poll.findings = quality.check(feed.id, decoded.message, {
+        sha256: hash,
+        now_ms: polledMs,
+        schedule,
+        interval_s: feed.interval_s,
+      });
+    } catch (err) {
+      log.error({ err, feed: feed.id }, 'feed rule check failed');
     }
     return normalizeFeedMessage(decoded.message, input);
   }
@@ -440,6 +461,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     feeds: () => [...feeds.values()],
     upsertFeed(feed: FeedConfig): void {
       feeds.set(feed.id, feed);
+      quality.forget(feed.id);
       // a new fetcher: a changed URL or headers must not answer "unchanged" from the old body
       fetchers.set(feed.id, new FeedFetcher(feed, options.fetch ?? fetchBody));
       state.upsertFeed(feed);
@@ -451,6 +473,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       pollers.delete(feedId);
       await running.get(feedId)?.catch(() => undefined);
       fetchers.delete(feedId);
+      quality.forget(feedId);
       const versions = state.removeFeed(feedId, now());
       if (versions.length)
         await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);

@@ -121,6 +121,14 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
     matching: { trips: 12, matched: 8, unmatched: 4, ambiguous: 0 }, // 3 trips per snapshot, the added one unmatched
   });
   t.ok(first.summary.rows_stored > 0 && first.summary.snapshots_per_s > 0 && first.summary.rows_per_s > 0);
+  t.same(
+    first.summary.findings,
+    // per snapshot: no timestamps nor vehicles (W001, W002 ×3), T1's and X's relationship (W009 ×2),
+    // T2 scheduled with no updates (E041), X's stop A (E011: the schedule lists no stops); 10 minutes
+    // or more between headers after the first (W007)
+    { E011: 4, E041: 3, W001: 12, W002: 12, W007: 3, W009: 8 },
+    'the feed rules of every snapshot replayed',
+  );
 
   const observations = await db.json<{ trip_id: string; relationship: string; observed_at: string; day: string }>(
     `SELECT trip_id, relationship, observed_at, strftime(service_date, '%Y-%m-%d') AS day FROM trip_observations

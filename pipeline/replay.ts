@@ -79,6 +79,8 @@ export interface ReplaySummary {
   rows_stored: number;
   /** entities (or whole snapshots' entities) rejected, by reason, as in feed_polls */
   rejected: Partial<Record<RejectReason, number>>;
+  /** feed rule findings over every snapshot, by rule id (docs/guides/feed-quality.md) */
+  findings: Record<string, number>;
   /** trips looked up and matched over every snapshot */
   matching: Pick<TripMatching, 'trips' | 'matched' | 'unmatched' | 'ambiguous'>;
   /**
@@ -130,6 +132,7 @@ function emptySummary(archive: FeedArchive): ReplaySummary {
     rejected: {},
     matching: { trips: 0, matched: 0, unmatched: 0, ambiguous: 0 },
     stop_events: { written: 0, anomalies: {}, closed_at_end: 0 },
+    findings: {},
     first_header_ms: scan.snapshots[0]?.header_ms ?? null,
     last_header_ms: scan.snapshots.at(-1)?.header_ms ?? null,
     seconds: 0,
@@ -177,6 +180,9 @@ export async function replayFeeds(
     summary.rows_stored += poll.stored;
     for (const [reason, n] of Object.entries(poll.rejected) as [RejectReason, number][]) {
       summary.rejected[reason] = (summary.rejected[reason] ?? 0) + n;
+    }
+    for (const [rule, tally] of Object.entries(poll.findings ?? {})) {
+      summary.findings[rule] = (summary.findings[rule] ?? 0) + tally.count;
     }
     if (poll.matching) {
       for (const k of ['trips', 'matched', 'unmatched', 'ambiguous'] as const) summary.matching[k] += poll.matching[k];

@@ -19,6 +19,7 @@ import { diffTripArrivals } from './arrivals.ts';
 import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
+import { foldFindings, ruleChangeData } from './quality/health.ts';
 
 /** Resolved alerts stay readable in memory this long; their versions stay in history for good. */
 const RESOLVED_ALERT_KEEP_MS = 24 * 3_600_000;
@@ -179,10 +180,21 @@ export class LiveState implements LiveView {
       );
       slot.scope = this.scopeOfRows(slot.feed, rows);
     }
+    if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
     // counters and poll times moved, whatever the poll brought
     this.healthChanged(slot);
     return versions;
+  }
+
+  /** A checked body's rule findings: the feed's rules, and an event for each rule that starts or stops firing. */
+  private foldRules(slot: FeedSlot, poll: FeedPoll): void {
+    const { rules, changes } = foldFindings(slot.health.rules, poll.findings!, poll.polled_ms);
+    slot.health.rules = rules;
+    for (const change of changes) {
+      const type = change.firing ? 'feed.rule_firing' : 'feed.rule_cleared';
+      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope, ruleChangeData(slot.feed.id, change)));
+    }
   }
 
   /** A poll's status settled after it was applied (a duplicate found late): its health says so. */

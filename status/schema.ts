@@ -48,6 +48,29 @@ export const SparklineSchema = z
   })
   .meta({ id: 'StatusSparkline', description: 'The last hour of one feed, minute by minute.' });
 
+export const FeedRuleFindingsSchema = z
+  .object({
+    rule: z.string().meta({
+      description:
+        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own (docs/guides/feed-quality.md).",
+      example: 'E022',
+    }),
+    severity: z.enum(['error', 'warning']),
+    title: z.string(),
+    count_1h: count('Findings in the bodies polled in the last hour.'),
+    example_entity_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The entity of the most recent finding; null when it is about the header or the body.' }),
+    last_seen_at: ts('The last body the rule fired in.'),
+    firing: z.boolean().meta({ description: 'Still firing: it fired in one of the last 3 bodies checked.' }),
+    unusable: z.boolean().meta({
+      description:
+        "The rule makes the feed's data unusable: the feed is `degraded` while its last body has a finding of it.",
+    }),
+  })
+  .meta({ id: 'FeedRuleFindings', description: 'One feed rule that fired for the feed in the last hour.' });
+
 export const FeedStatusSchema = z
   .object({
     feed_id: z.string(),
@@ -111,6 +134,10 @@ export const FeedStatusSchema = z
       .meta({ description: 'failures_1h / polls_1h; null without polls.' }),
     last_error: z.string().nullable().meta({ description: 'The most recent failure reason, kept after recovery.' }),
     last_error_at: tsOrNull('When that failure happened.'),
+    findings: z.array(FeedRuleFindingsSchema).meta({
+      description:
+        'Feed rules that fired in the last hour, most findings first; empty when none did (or for alerts-json feeds, which are not checked).',
+    }),
     sparkline: SparklineSchema,
   })
   .meta({ id: 'FeedStatus' });
@@ -276,6 +303,7 @@ export const StatusDocumentSchema = z
   });
 
 export type FeedStatus = z.infer<typeof FeedStatusSchema>;
+export type FeedRuleFindings = z.infer<typeof FeedRuleFindingsSchema>;
 export type AlertIngestion = z.infer<typeof AlertIngestionSchema>;
 export type ApiStatus = z.infer<typeof ApiStatusSchema>;
 export type ApiWindow = z.infer<typeof ApiWindowSchema>;

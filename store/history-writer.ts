@@ -134,6 +134,12 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
     get: (r) =>
       r.matching ? Object.entries(r.matching.strategies).map(([strategy, c]) => ({ strategy, ...c })) : null,
   },
+  {
+    name: 'findings',
+    kind: 'struct_list',
+    get: (r) =>
+      r.findings ? Object.entries(r.findings).map(([rule, t]) => ({ rule, count: t.count, example: t.example })) : null,
+  },
 ];
 
 // fields inside a list of structs are not converted by kind, so their timestamps are built here

@@ -13,6 +13,7 @@ import type {
 import { MODES, type Mode } from '../core/types.ts';
 import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
 import type { Db } from './db.ts';
+import { loadTripShapes } from './schedule-shapes.ts';
 
 // The static schedule held in memory for the normalizer: Maps for trips, routes and stops,
 // and stop times packed into typed arrays (a large feed has millions), turned into objects
@@ -167,6 +168,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
 
   const stopTimes = await loadStopTimes(conn, scheduleId);
   const calendar = await loadCalendar(conn, scheduleId);
+  const tripShape = await loadTripShapes(conn, scheduleId);
   const routeList = Object.freeze([...routes.values()]);
   const tripList = Object.freeze([...trips.values()]);
   const stopList = Object.freeze([...stops.values()]);
@@ -212,6 +214,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     tripsOfRoute: (route) => lookups.ofRoute(route),
     nyctTrips: (key) => lookups.nyct(key),
     nyctRouteTrips: (route, direction) => lookups.nyctRoute(route, direction),
+    tripShape,
   };
 }
 

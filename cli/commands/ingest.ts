@@ -38,6 +38,17 @@ export function describeStopEvents(counts: StopEventCounts): string {
   return `stop events: ${counts.written} written (stops passed in this snapshot); anomalies: ${anomalies || 'none'}`;
 }
 
+/** "feed rules: E022 ×3 (e.g. entity 1234), W009 ×19", or null when the body was not checked. */
+export function describeFindings(findings: FeedPoll['findings']): string | null {
+  if (!findings) return null;
+  const rules = Object.entries(findings);
+  if (rules.length === 0) return 'feed rules: no findings';
+  const list = rules
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([rule, t]) => `${rule} ×${t.count}${t.example === null ? '' : ` (e.g. entity ${t.example})`}`);
+  return `feed rules: ${list.join(', ')} (transit-api validate prints each one; docs/guides/feed-quality.md)`;
+}
+
 function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const rejected = Object.entries(poll.rejected)
     .map(([reason, n]) => `${reason} ${n}`)
@@ -48,7 +59,9 @@ function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const rejects = `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} rejected${rejected ? `: ${rejected}` : ''}`;
   const matching = describeMatching(poll.matching, hasSchedule);
   const stops = poll.stop_events ? describeStopEvents(poll.stop_events) : null;
-  return `${head}\n  ${counts}\n  ${rejects}${matching ? `\n  ${matching}` : ''}${stops ? `\n  ${stops}` : ''}${poll.error ? `\n  error: ${poll.error}` : ''}`;
+  const findings = describeFindings(poll.findings);
+  const extra = [matching, stops, findings, poll.error ? `error: ${poll.error}` : null].filter(Boolean);
+  return `${head}\n  ${counts}\n  ${rejects}${extra.map((line) => `\n  ${line}`).join('')}`;
 }
 
 export const ingestCommand: Command = {
@@ -88,6 +101,7 @@ export const ingestCommand: Command = {
               match_rate: poll.matching?.match_rate ?? null,
               matching: poll.matching,
               stop_events: poll.stop_events ?? null,
+              findings: poll.findings ?? null,
               ...(poll.error ? { error: poll.error } : {}),
             }),
           );

@@ -144,6 +144,7 @@ function describeReplay(summary: ReplaySummary, reliability: ReplayReliability |
     `  snapshots: ${counts({ stored: summary.outcomes.ok, 'already stored': summary.outcomes.duplicate, rejected: summary.outcomes.rejected, 'failed to decode': summary.outcomes.decode_error }) || 'none'}` +
       (Object.keys(summary.skipped).length ? `; not replayed: ${counts(summary.skipped)}` : ''),
     `  ${n(summary.rows_stored)} rows stored; ${counts(summary.rejected) || 'nothing'} rejected`,
+    `  feed rules: ${counts(Object.fromEntries(Object.entries(summary.findings).sort(([a], [b]) => a.localeCompare(b)))) || 'no findings'}`,
     `  trips matched the schedule: ${m.trips ? `${n(m.matched)} of ${n(m.trips)} (${Math.round((100 * m.matched) / m.trips)} %)` : 'no trips looked up'}`,
     `  stop events: ${n(se.written)} written${se.closed_at_end ? ` (${n(se.closed_at_end)} of trips still running when the archive ended)` : ''}; anomalies: ${anomalyWords(se.anomalies)}`,
     `  ${n(summary.snapshots_per_s)} snapshots/s, ${n(Math.round(summary.rows_per_s))} rows/s (${n(summary.seconds)} s)`,
