@@ -1,9 +1,10 @@
 // The accounts' SQL, in one place: API key rows (api_keys), the per-second usage buckets the
 // meter appends (api_usage, api_usage_test) and the per-day read-back of one key's usage. The
 // other accounts modules hold no SQL: they generate, validate, shape and cache.
-import { listValue, timestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
+import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../core/dates.ts';
 import type { Db } from '../store/db.ts';
+import { timestamptzValue, tsParam } from '../store/sql.ts';
 
 export const LIVE_USAGE_TABLE = 'api_usage';
 export const TEST_USAGE_TABLE = 'api_usage_test';
@@ -113,7 +114,7 @@ export function appendUsageBuckets(db: Db, test: boolean, rows: readonly UsageBu
       appender.appendVarchar(b.method);
       appender.appendVarchar(b.endpoint);
       appender.appendSmallInt(b.status);
-      appender.appendTimestampTZ(timestampTZValue(BigInt(b.second) * 1_000_000n));
+      appender.appendTimestampTZ(timestamptzValue(b.second * 1000));
       appender.appendInteger(b.calls);
       appender.appendInteger(b.quantity);
       appender.appendDouble(b.latencyTotal);
@@ -144,8 +145,8 @@ function dailySql(table: string): string {
              sum(calls) FILTER (WHERE unit = 'request' AND status >= 400) AS errors
       FROM ${table}
       WHERE key_id = $key
-        AND bucket_at >= to_timestamp($start_ms::DOUBLE / 1000)
-        AND bucket_at < to_timestamp($end_ms::DOUBLE / 1000)
+        AND bucket_at >= ${tsParam('start_ms')}
+        AND bucket_at < ${tsParam('end_ms')}
       GROUP BY day
     )
     SELECT strftime(DATE '1970-01-01' + CAST(d.day AS INTEGER), '%Y-%m-%d') AS date,

@@ -21,6 +21,7 @@ import { webhookRoutes } from '../http/routes/webhooks.ts';
 import type { RouteDef } from '../http/types.ts';
 import type { Webhooks } from '../webhooks/index.ts';
 import type { Db } from '../store/db.ts';
+import { DEFAULT_CONFIG } from '../core/config.ts';
 
 const emptyLive: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 // the documentation app never runs a handler, so the webhook routes need no component behind them
@@ -35,14 +36,10 @@ export function documentedRoutes(): RouteDef[] {
       index: new LiveIndex(emptyLive),
       directory: new Directory(),
       baseUrl: '',
-      thresholds: { stale_after_s: 90, expired_after_s: 300 },
+      thresholds: DEFAULT_CONFIG.freshness,
     }),
-    ...reliabilityRoutes({ db: noDb, settings: { service_day_end: '04:00' } }),
-    ...performanceRoutes({
-      db: noDb,
-      settings: { service_day_end: '04:00' },
-      performance: { on_time_window_s: [-60, 300], min_observations: 10 },
-    }),
+    ...reliabilityRoutes({ db: noDb, settings: DEFAULT_CONFIG.reliability }),
+    ...performanceRoutes({ db: noDb, settings: DEFAULT_CONFIG.reliability, performance: DEFAULT_CONFIG.performance }),
     ...eventRoutes(noStreams),
     ...webhookRoutes(noWebhooks),
     ...statusRoutes(noStatus),

@@ -11,7 +11,7 @@ import { importScheduleVersion } from '../store/schedule-refresh.ts';
 import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { loadWrittenTrips } from '../store/stop-events-writer.ts';
-import { DAY_MS } from '../core/dates.ts';
+import { DAY_MS, utcDate } from '../core/dates.ts';
 
 // The composition root's core: one database, one event bus, the schedules in memory and the
 // pipeline wired to them. `serve` adds the HTTP server and jobs on top; `ingest --once` uses
@@ -95,8 +95,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     const nowMs = (options.now ?? Date.now)();
     const span = options.stop_events_span ?? { from_ms: nowMs, to_ms: nowMs };
     // a day either side: service days are the agency's, and trips run past midnight
-    const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-    const written = await loadWrittenTrips(db, isoDay(span.from_ms - 2 * DAY_MS), isoDay(span.to_ms + DAY_MS));
+    const written = await loadWrittenTrips(db, utcDate(span.from_ms - 2 * DAY_MS), utcDate(span.to_ms + DAY_MS));
     const pipeline = createPipeline({
       config,
       bus,

@@ -15,6 +15,7 @@ import { serviceDayWindow } from '../core/dates.ts';
 import { Db } from '../store/db.ts';
 import type { ExportFormat } from '../core/types.ts';
 import { report } from './report.ts';
+import { DEFAULT_CONFIG } from '../core/config.ts';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -28,7 +29,7 @@ const LATER = new Date('2024-04-01T00:00:00Z');
 const root = mkdtempSync(join(tmpdir(), 'bench-export-'));
 const exportsDir = join(root, 'exports');
 const db = await Db.open(join(root, 'bench.duckdb'));
-const window = serviceDayWindow(DAY, TZ);
+const window = serviceDayWindow(DAY, TZ, DEFAULT_CONFIG.reliability.service_day_end);
 const startIso = window.start.toISOString();
 const spanUs = window.end.getTime() * 1000 - window.start.getTime() * 1000 - 1;
 

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { LIVE_USAGE_TABLE, TEST_USAGE_TABLE, type Meter, type UsageRecord } from '../accounts/meter.ts';
 import type { Db } from '../store/db.ts';
 import type { Broker } from './redis.ts';
+import { timestamptzFromMs } from '../store/sql.ts';
 
 /** One bucket as it travels: [keyId, plan, test, unit, method, endpoint, status, second, calls, quantity, latencyTotal, latencyMax] */
 type WireBucket = [
@@ -241,7 +242,7 @@ export class BrokerUsageIngest {
             params.push(b[0], b[1], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]);
             calls += b[8];
             const p = (n: number) => `$${at + n}`;
-            return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, to_timestamp(${p(7)}::BIGINT), ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`;
+            return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${timestamptzFromMs(`${p(7)}::BIGINT * 1000`)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`;
           });
           await c.run(
             `INSERT INTO ${table} (key_id, plan, unit, method, endpoint, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max) VALUES ${values.join(', ')}`,

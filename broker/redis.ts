@@ -2,6 +2,7 @@
 // or subscribe; every key under one prefix so several deployments can share a Redis.
 import { Redis, type RedisOptions } from 'ioredis';
 import { componentLogger, type Logger } from '../core/logger.ts';
+import { DEFAULT_CONFIG } from '../core/config.ts';
 
 export interface BrokerOptions {
   url: string;
@@ -23,7 +24,7 @@ export class Broker {
   downSinceMs: number | null = null;
 
   constructor(private readonly options: BrokerOptions) {
-    this.prefix = options.prefix ?? 'transit:';
+    this.prefix = options.prefix ?? DEFAULT_CONFIG.broker.prefix;
     this.log = componentLogger(options.log, 'broker');
     this.redis = this.connection('commands');
     this.redis.on('ready', () => this.setState('up'));

@@ -3,6 +3,7 @@
 // finalized, through store/reliability's own entry points.
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
+import { tsParam } from '../store/sql.ts';
 import { completeThrough, expandMissingDays, finalizeServiceDay, resolveTimezone } from '../store/reliability/index.ts';
 
 export interface ReplayReliability {
@@ -32,7 +33,7 @@ export async function refreshReplayedDays(
   const scheduleId = feedScheduleId(config, feed);
   const rows = await db.all<{ d: string }>(
     `SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
-     WHERE feed_id = $1 AND observed_at BETWEEN to_timestamp($2::DOUBLE / 1000) AND to_timestamp($3::DOUBLE / 1000)
+     WHERE feed_id = $1 AND observed_at BETWEEN ${tsParam(2)} AND ${tsParam(3)}
      ORDER BY d`,
     [feed.id, window.from_ms, window.to_ms],
   );

@@ -3,7 +3,15 @@
 import { resolve } from 'node:path';
 import { pingAdmin, runAdminCommand } from '../admin/client.ts';
 import type { CommandIO, CommandRequest } from '../admin/protocol.ts';
-import { adminSocketPath, ConfigError, configFile, loadConfig, readConfigFile, type Config } from '../core/config.ts';
+import {
+  adminSocketPath,
+  type Config,
+  ConfigError,
+  configFile,
+  DEFAULT_CONFIG,
+  loadConfig,
+  readConfigFile,
+} from '../core/config.ts';
 import { DatabaseMissingError, Db, dbOptions } from '../store/db.ts';
 import { UsageError } from '../core/usage-error.ts';
 import { executeOperation, OPERATIONS, type OperationName } from '../admin/operations/dispatch.ts';
@@ -118,7 +126,7 @@ function socketOfInvalidFile(path: string | undefined, env: NodeJS.ProcessEnv): 
   const admin = (typeof raw.admin === 'object' && raw.admin !== null ? raw.admin : {}) as Record<string, unknown>;
   if (admin.enabled === false) return null;
   if (typeof admin.socket === 'string' && admin.socket) return admin.socket;
-  const db = env.TRANSIT_DB || (typeof raw.db_path === 'string' && raw.db_path ? raw.db_path : 'data/transit.duckdb');
+  const db = env.TRANSIT_DB || (typeof raw.db_path === 'string' && raw.db_path ? raw.db_path : DEFAULT_CONFIG.db_path);
   return `${db}.sock`;
 }
 

@@ -16,6 +16,7 @@ import { ListSink, type Finding } from '../pipeline/quality/findings.ts';
 import type { PreviousSnapshot } from '../pipeline/quality/header.ts';
 import { ruleSpec, RULES, type RuleId, type Severity } from '../pipeline/quality/rules.ts';
 import { describeBody } from './init/sniff.ts';
+import { iso } from '../core/dates.ts';
 
 /** A source that cannot be read: a missing path, a folder without access, a URL that fails. */
 export class SourceError extends Error {}
@@ -210,7 +211,7 @@ export async function validateSources(
         source: name,
         content: contentOf(message),
         entities: message.entity?.length ?? 0,
-        header_timestamp: current.header_ms === null ? null : new Date(current.header_ms).toISOString(),
+        header_timestamp: iso(current.header_ms),
         findings: sink.findings,
       };
     }

@@ -14,34 +14,6 @@ import {
   TRIP_RELATIONSHIPS,
 } from './types.ts';
 
-// Date supports ±8.64e15 ms; feed data beyond it (a seconds field read as ms) must not throw
-const MAX_DATE_MS = 8.64e15;
-
-// Feeds repeat the same instants poll after poll (every stop's scheduled time, most predictions,
-// the poll's own time), so most lookups find a string made before: no Date, no new string.
-const MAX_CACHED_INSTANTS = 100_000;
-const isoStrings = new Map<number, string>();
-
-/**
- * ISO 8601 of epoch ms, or null for null or an instant Date cannot hold. Every arrival of every
- * trip-updates poll formats three instants (31k rows a poll on a large feed), where a Date and
- * its toISOString per instant were the largest cost of the poll and of its garbage.
- */
-export function iso(ms: number | null | undefined): string | null {
-  if (ms === null || ms === undefined || !Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return null;
-  let out = isoStrings.get(ms);
-  if (out === undefined) {
-    if (isoStrings.size >= MAX_CACHED_INSTANTS) isoStrings.clear();
-    out = new Date(ms).toISOString();
-    isoStrings.set(ms, out);
-  }
-  return out;
-}
-
-export function isoOr(ms: number, fallbackMs: number): string {
-  return iso(ms) ?? iso(fallbackMs) ?? new Date(0).toISOString();
-}
-
 export const timestamp = (description: string) =>
   z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
 export const nullableTimestamp = (description: string) =>

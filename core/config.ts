@@ -469,6 +469,18 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return parseConfig(readConfigFile(configFile(path, env)), env);
 }
 
+/**
+ * Every default, as the schema gives it: code that runs without a config (the OpenAPI catalog,
+ * a lookup before the config is read, an option left out) reads these rather than repeat a value.
+ */
+export const DEFAULT_CONFIG: Readonly<Config> = parseConfig({});
+
+/** The defaults of a feed's keys (timeout, size limit, backoff …), for code that fetches a feed as the service would. */
+export const FEED_DEFAULTS = deepFreeze(FeedSchema.omit({ id: true, kind: true, url: true }).parse({}));
+
+/** The defaults of a schedule's keys (its refresh_cron). */
+export const SCHEDULE_DEFAULTS = deepFreeze(ScheduleSchema.omit({ id: true, source: true }).parse({}));
+
 /** The admin socket of the service on this config's database; null when it has none. */
 export function adminSocketPath(config: Pick<Readonly<Config>, 'admin' | 'db_path'>): string | null {
   if (!config.admin.enabled) return null;

@@ -1,6 +1,11 @@
 import t from 'tap';
 import {
   addDays,
+  instantText,
+  iso,
+  isoOr,
+  isoRequired,
+  utcDate,
   candidateServiceDates,
   completeThrough,
   dateRange,
@@ -74,8 +79,6 @@ t.test('the day over boundary follows the local wall clock on DST change days', 
   t.equal(completeThrough(new Date('2024-11-03T10:00:00Z'), tz, '04:00'), '2024-11-02');
   t.equal(completeThrough(new Date('2024-11-03T10:00:00Z'), 'UTC', '00:00'), '2024-11-02');
 });
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 t.test('the GTFS time origin is noon minus 12 h, which moves on DST days', async (t) => {
   t.equal(iso(serviceDayOriginMs('2023-11-07', 'America/Los_Angeles')), '2023-11-07T08:00:00.000Z', 'midnight PST');
@@ -167,4 +170,39 @@ t.test('ISO weeks are labeled as DuckDB labels them, across year boundaries', as
   t.equal(isoWeekLabel('2024-12-30'), '2025-W01');
   t.equal(isoWeekLabel('2021-01-03'), '2020-W53');
   conn.closeSync();
+});
+
+t.test('iso writes what Date#toISOString writes, for every kind of instant', async (t) => {
+  const samples = [
+    0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000 /* 2000-02-29 */, 1_700_000_000_000, 1_700_000_000_007,
+    1_700_000_000_070, 4_102_444_800_000 /* 2100-01-01 */, 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001,
+    1_700_000_000_000.5, 8.64e15, -8.64e15,
+  ];
+  let seed = 42;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  for (let i = 0; i < 20_000; i++) samples.push(Math.floor(random() * 4_102_444_800_000));
+  let differing = 0;
+  for (const ms of samples) if (iso(ms) !== new Date(ms).toISOString()) differing++;
+  t.equal(differing, 0, `${samples.length} instants, none differ`);
+  // a second pass reads the cached day prefixes
+  t.equal(samples.filter((ms) => iso(ms) !== new Date(ms).toISOString()).length, 0);
+});
+
+t.test('iso: null for what a Date cannot hold', async (t) => {
+  t.same([iso(null), iso(undefined), iso(Number.NaN), iso(Infinity), iso(8.64e15 + 1)], [null, null, null, null, null]);
+  t.equal(isoOr(Number.NaN, 0), '1970-01-01T00:00:00.000Z');
+});
+
+t.test('iso takes DuckDB BIGINTs; isoRequired refuses what is not an instant', async (t) => {
+  t.equal(iso(1_700_000_000_123n), '2023-11-14T22:13:20.123Z');
+  t.equal(isoRequired(0), '1970-01-01T00:00:00.000Z');
+  t.throws(() => isoRequired(Number.NaN), RangeError);
+});
+
+t.test('utcDate and instantText', async (t) => {
+  t.equal(utcDate(Date.UTC(2024, 1, 29, 23, 59, 59, 999)), '2024-02-29');
+  t.equal(utcDate(-1), '1969-12-31');
+  t.equal(instantText(Date.UTC(2024, 1, 29, 12)), '2024-02-29T12:00:00Z', 'no zero milliseconds');
+  t.equal(instantText(Date.UTC(2024, 1, 29, 12) + 5), '2024-02-29T12:00:00.005Z');
+  t.equal(instantText(1.7e18), '1700000000000000000 ms', 'what no Date holds is shown as it came');
 });

@@ -5,6 +5,52 @@
 
 export const DAY_MS = 86_400_000;
 
+// ---- instants (epoch milliseconds) as text
+
+// Date holds ±8.64e15 ms; feed data beyond it (a seconds field read as ms) must not throw
+const MAX_DATE_MS = 8.64e15;
+
+// Feeds repeat the same instants poll after poll (every stop's scheduled time, most predictions,
+// the poll's own time), so most lookups find a string made before: no Date, no new string.
+const MAX_CACHED_INSTANTS = 100_000;
+const isoStrings = new Map<number, string>();
+
+/**
+ * ISO 8601 of epoch ms (a number, or a BIGINT as DuckDB returns it), or null for null or an
+ * instant Date cannot hold. Every arrival of every trip-updates poll formats three instants (31k
+ * rows a poll on a large feed), where a Date and its toISOString per instant were the largest cost
+ * of the poll and of its garbage.
+ */
+export function iso(value: number | bigint | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const ms = Number(value);
+  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return null;
+  let out = isoStrings.get(ms);
+  if (out === undefined) {
+    if (isoStrings.size >= MAX_CACHED_INSTANTS) isoStrings.clear();
+    out = new Date(ms).toISOString();
+    isoStrings.set(ms, out);
+  }
+  return out;
+}
+
+/** iso of `ms`, else of `fallbackMs`, else the epoch: never null. */
+export function isoOr(ms: number, fallbackMs: number): string {
+  return iso(ms) ?? iso(fallbackMs) ?? new Date(0).toISOString();
+}
+
+/** iso of an instant that must be one (a clock reading, a NOT NULL column): a RangeError otherwise. */
+export function isoRequired(ms: number | bigint): string {
+  const out = iso(ms);
+  if (out === null) throw new RangeError(`not an instant Date can hold: ${ms} ms`);
+  return out;
+}
+
+/** An instant in a message for people: ISO 8601 without zero milliseconds, or `<n> ms` when no Date holds it. */
+export function instantText(ms: number): string {
+  return iso(ms)?.replace('.000Z', 'Z') ?? `${ms} ms`;
+}
+
 // ---- calendar dates ('YYYY-MM-DD'; GTFS writes 'YYYYMMDD')
 
 const YMD = /^(\d{4})-?(\d{2})-?(\d{2})$/;
@@ -28,7 +74,9 @@ function requireDate(date: string): number {
   );
 }
 
-const isoOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** The UTC calendar date of an instant: 'YYYY-MM-DD'. */
+export const utcDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+const isoOf = utcDate;
 
 /** Is `value` a real calendar date written YYYY-MM-DD? */
 export function isServiceDate(value: unknown): value is string {
@@ -243,7 +291,7 @@ export function localInstant(date: string, minutes: number, tz: string): Date {
 
 /**
  * Which instants belong to a service day. A service day D runs from `serviceDayEnd` (local wall
- * clock, default 04:00) on D to the same time on D + 1, as in reliability, so a position observed
+ * clock, reliability.service_day_end) on D to the same time on D + 1, as in reliability, so a position observed
  * at 01:30 after midnight stays with the day whose trips were running.
  */
 export interface ServiceDayWindow {
@@ -255,7 +303,7 @@ export interface ServiceDayWindow {
   end: Date;
 }
 
-export function serviceDayWindow(date: string, timezone: string, serviceDayEnd = '04:00'): ServiceDayWindow {
+export function serviceDayWindow(date: string, timezone: string, serviceDayEnd: string): ServiceDayWindow {
   if (!isServiceDate(date)) throw new RangeError(`not a date (YYYY-MM-DD): ${date}`);
   if (!isTimeZone(timezone)) throw new RangeError(`unknown time zone: ${timezone}`);
   const minutes = parseClock(serviceDayEnd);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EVENT_VERSION, type EventData, type EventEnvelope, type EventType } from './event-schemas.ts';
 import { componentLogger, type Logger } from './logger.ts';
 import { MODES, type Mode } from './types.ts';
+import { isoRequired } from './dates.ts';
 
 export { EVENT_TYPES, type EventData, type EventEnvelope, type EventType } from './event-schemas.ts';
 
@@ -77,7 +78,7 @@ export function toEnvelope(event: DomainEvent): EventEnvelope {
     version: EVENT_VERSION,
     id: event.id,
     type: event.type,
-    timestamp: new Date(event.at_ms).toISOString(),
+    timestamp: isoRequired(event.at_ms),
     modes: event.modes,
     routes: event.routes,
     lines: event.lines,

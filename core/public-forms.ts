@@ -2,11 +2,11 @@
 // (ISO 8601, `source`, `line` for rail). One function per thing, so an event and the REST
 // resource for the same thing cannot drift apart; each channel adds only what is its own
 // (REST: freshness, age, station names; events: the previous freshness of a feed).
-import { iso, isoOr } from './api-shapes.ts';
 import type { EventData } from './events.ts';
 import type { FeedHealth } from './ports.ts';
 import { publicText } from './public-text.ts';
 import type { Alert, Arrival, VehiclePosition } from './types.ts';
+import { iso, isoOr } from './dates.ts';
 
 export type PublicAlert = EventData<'alert.created'>;
 export type PublicVehicle = EventData<'vehicle.position'>;

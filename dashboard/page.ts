@@ -2,19 +2,16 @@
 // the client script (dashboard/client/, bundled: http/browser-script.ts) inlined and allowed by their
 // hashes. Everything a key may see is fetched by the script with the key in the Authorization
 // header and built as DOM nodes, never as HTML.
-import { createHash } from 'node:crypto';
 import { EXPORT_DATASETS, EXPORT_FORMATS } from '../core/types.ts';
 import { MANIFEST_STATES } from '../exports/manifests.ts';
 import { browserScript } from '../http/browser-script.ts';
-import { htmlPageHeaders, type HeaderList } from '../http/headers.ts';
+import { cspHash, htmlPageHeaders, type HeaderList } from '../http/headers.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 
 /** The page's whole script: one IIFE, nothing on window. */
 export function dashboardScript(): string {
   return browserScript('dashboard/client/main.ts');
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
 
 /**
  * Only this script and this style run; the script may talk to this origin only. form-action
@@ -24,8 +21,8 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 export const dashboardCsp = (): string =>
   [
     "default-src 'none'",
-    `script-src 'sha256-${sha256(dashboardScript())}'`,
-    `style-src 'sha256-${sha256(DASHBOARD_STYLE)}'`,
+    `script-src ${cspHash(dashboardScript())}`,
+    `style-src ${cspHash(DASHBOARD_STYLE)}`,
     "connect-src 'self'",
     "img-src 'self' data:",
     "base-uri 'none'",

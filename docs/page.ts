@@ -1,10 +1,10 @@
 // GET /docs: one self-contained HTML page (no scripts or styles from elsewhere) listing every
 // operation with its parameters, responses and a curl example, then the events (envelope, stream,
 // webhooks, each type's data fields), all read from the OpenAPI document.
-import { createHash } from 'node:crypto';
 import { escapeHtml } from '../http/html.ts';
 import { operations, type DocOperation } from './model.ts';
 import { eventsModel, eventsProse, type DocEvents, type DocField } from './events-model.ts';
+import { cspHash } from '../http/headers.ts';
 
 /** The little Markdown the descriptions use: paragraphs, `- ` lists, `code`, **bold**. */
 export function markdown(text: string): string {
@@ -158,14 +158,12 @@ const SCRIPT = `
   });
 `;
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
-
 /** Content-Security-Policy of /docs: its own inline style and filter script, nothing else, never framed. */
 export const docsPageCsp = (): string =>
   [
     "default-src 'none'",
-    `style-src 'sha256-${sha256(STYLE)}'`,
-    `script-src 'sha256-${sha256(SCRIPT)}'`,
+    `style-src ${cspHash(STYLE)}`,
+    `script-src ${cspHash(SCRIPT)}`,
     'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",

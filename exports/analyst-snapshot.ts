@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import { makePrivateDir, makePrivateFile } from '../core/private-files.ts';
 import type { Db } from '../store/db.ts';
 import { inTransaction, quoteIdent, sqlString } from '../store/sql.ts';
+import { assertCronExpression, startCronJob } from '../core/cron-job.ts';
 
 /**
  * Tables that never leave the service: API keys, per-customer usage and webhook endpoints (their
@@ -192,7 +192,7 @@ export async function scheduleSnapshot(
   options: SnapshotJobOptions = {},
 ): Promise<SnapshotJob> {
   const { path, cron: expression } = config.snapshot;
-  if (!cron.validate(expression)) throw new RangeError(`snapshot.cron is not a valid cron expression: ${expression}`);
+  assertCronExpression('snapshot.cron', expression);
   const log = componentLogger(options.log, 'snapshot');
   let running: Promise<SnapshotSummary> | null = null;
   const runOnce = (): Promise<SnapshotSummary> => {
@@ -219,23 +219,19 @@ export async function scheduleSnapshot(
         await running?.catch(() => undefined);
       },
     };
-  const task: ScheduledTask = cron.schedule(
+  const job = startCronJob({
+    key: 'snapshot.cron',
     expression,
-    async () => {
-      try {
-        await runOnce();
-      } catch (err) {
-        log.error({ err }, 'writing the analyst snapshot failed');
-      }
-    },
-    { name: 'analyst-snapshot', noOverlap: true },
-  );
+    name: 'analyst-snapshot',
+    log,
+    failure: 'writing the analyst snapshot failed',
+    run: runOnce,
+  });
   if (options.runAtStart) await runOnce().catch((err: unknown) => log.error({ err }, 'first snapshot failed'));
   return {
     runOnce,
     async stop() {
-      await task.stop();
-      await task.destroy();
+      await job.stop();
       await running?.catch(() => undefined);
     },
   };

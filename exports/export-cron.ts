@@ -3,7 +3,6 @@
 // without service data (the service was not running, or read no feed) gets no files.
 // Reliability files wait for the reliability job; its reliability.updated event wakes this job.
 import { componentLogger, type Logger } from '../core/logger.ts';
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
 import type { Db } from '../store/db.ts';
@@ -26,6 +25,7 @@ import {
   type ManifestKey,
 } from './manifests.ts';
 import { noServiceDataReason } from './service-data.ts';
+import { assertCronExpression, startCronJob } from '../core/cron-job.ts';
 
 export interface ExportScheduler {
   readonly timezone: string;
@@ -73,9 +73,7 @@ export async function scheduleExports(
   config: ExportJobConfig,
   options: ExportSchedulerOptions = {},
 ): Promise<ExportScheduler> {
-  if (!cron.validate(config.exports.cron)) {
-    throw new RangeError(`exports.cron is not a valid cron expression: ${config.exports.cron}`);
-  }
+  assertCronExpression('exports.cron', config.exports.cron);
   const now = options.now ?? (() => new Date());
   const log = componentLogger(options.log, 'exports');
   const timezone = await resolveTimezone(db, config.reliability.timezone);
@@ -136,17 +134,15 @@ export async function scheduleExports(
     };
   }
 
-  const task: ScheduledTask = cron.schedule(
-    config.exports.cron,
-    async () => {
-      try {
-        await runOnce();
-      } catch (err) {
-        log.error({ err }, 'daily pass failed');
-      }
-    },
-    { timezone, name: 'history-exports', noOverlap: true },
-  );
+  const job = startCronJob({
+    key: 'exports.cron',
+    expression: config.exports.cron,
+    timezone,
+    name: 'history-exports',
+    log,
+    failure: 'daily pass failed',
+    run: runOnce,
+  });
 
   // reliability files of a day wait in `pending` until the reliability job finalizes that day
   const unsubscribe = bus.subscribe((events) => {
@@ -164,8 +160,7 @@ export async function scheduleExports(
     runOnce,
     async stop() {
       unsubscribe();
-      await task.stop();
-      await task.destroy();
+      await job.stop();
       await chain;
     },
   };

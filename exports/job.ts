@@ -51,6 +51,7 @@ import {
   type CopiedFile,
 } from './writer.ts';
 import { noServiceDataReason } from './service-data.ts';
+import { DEFAULT_CONFIG } from '../core/config.ts';
 
 export const MAX_EXPORT_RANGE_DAYS = 400;
 
@@ -318,7 +319,7 @@ function validateRun(options: RunExportOptions): { datasets: ExportDataset[]; fo
   if (to < options.from) throw new RangeError('to must not be before from');
   if (daysBetween(options.from, to) >= MAX_EXPORT_RANGE_DAYS)
     throw new RangeError(`at most ${MAX_EXPORT_RANGE_DAYS} days per run`);
-  parseClock(options.serviceDayEnd ?? '04:00');
+  parseClock(options.serviceDayEnd ?? DEFAULT_CONFIG.reliability.service_day_end);
   return { datasets: [...new Set(datasets)], formats: [...new Set(formats)], to };
 }
 
@@ -332,7 +333,7 @@ export async function runExport(db: Db, options: RunExportOptions): Promise<Expo
   const { datasets, formats, to } = validateRun(options);
   const now = options.now ?? (() => new Date());
   const timezone = await resolveTimezone(db, options.timezone);
-  const serviceDayEnd = options.serviceDayEnd ?? '04:00';
+  const serviceDayEnd = options.serviceDayEnd ?? DEFAULT_CONFIG.reliability.service_day_end;
   const early: ExportFileResult[] = [];
   const wanted: ManifestKey[] = [];
   const noData = serviceDataCheck(db);

@@ -2,7 +2,7 @@
 // pending → running → ready | failed. Every write goes through the Db queue.
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
-import { isServiceDate } from '../core/dates.ts';
+import { isServiceDate, utcDate } from '../core/dates.ts';
 import {
   DATASETS,
   exportFileName,
@@ -92,14 +92,12 @@ interface ManifestRow {
 const COLUMNS = `manifest_id, dataset, part, service_date, format, state, file_path, "rows", bytes, sha256,
   "schema", error, attempts, queued_at, started_at, created_at, updated_at`;
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
 function fromRow(r: ManifestRow): ExportManifest {
   return {
     id: r.manifest_id,
     dataset: r.dataset as ExportDataset,
     part: r.part,
-    service_date: r.service_date.toISOString().slice(0, 10),
+    service_date: utcDate(r.service_date.getTime()),
     format: r.format as ExportFormat,
     state: r.state as ManifestState,
     file_path: r.file_path,
@@ -110,8 +108,8 @@ function fromRow(r: ManifestRow): ExportManifest {
     error: r.error,
     attempts: r.attempts,
     queued_at: r.queued_at.toISOString(),
-    started_at: iso(r.started_at),
-    created_at: iso(r.created_at),
+    started_at: r.started_at?.toISOString() ?? null,
+    created_at: r.created_at?.toISOString() ?? null,
     updated_at: r.updated_at.toISOString(),
   };
 }

@@ -1,5 +1,6 @@
 // The response headers every API response carries, built in one place so errors, 304s and 404s
 // get exactly the same set as successes.
+import { createHash } from 'node:crypto';
 import type { RateDecision } from '../accounts/limiter.ts';
 import { WINDOW_MS, WINDOW_POLICY_NAME, type MeterUnit } from '../accounts/plans.ts';
 
@@ -85,6 +86,11 @@ export const PREFLIGHT_HEADERS: HeaderList = [
   ['Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'],
   ['Access-Control-Max-Age', '86400'],
 ];
+
+/** A CSP source allowing exactly this inline script or style: `'sha256-<base64>'`. */
+export function cspHash(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
 
 /**
  * What every HTML page adds to the base headers: its Content-Security-Policy (which must say

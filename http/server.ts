@@ -12,6 +12,7 @@ import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
 import { SseSocketSink } from './sse-socket-sink.ts';
 import type { ApiRequest, ApiResponse, FileBody, PipedBody, StreamReply } from './types.ts';
+import { DEFAULT_CONFIG } from '../core/config.ts';
 
 type HttpResponse = uWS.HttpResponse;
 
@@ -100,8 +101,8 @@ const FILE_CHUNK = 256 * 1024;
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   assertNativeUws();
   const log = componentLogger(options.log, 'server');
-  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
-  const hardLimit = 8 * (options.streamBufferBytes ?? 1024 * 1024);
+  const maxBody = options.maxBodyBytes ?? DEFAULT_CONFIG.api.max_body_bytes;
+  const hardLimit = 8 * (options.streamBufferBytes ?? DEFAULT_CONFIG.sse.buffer_bytes);
   const app = uWS.App();
   const sinks = new Set<SseSocketSink>();
   options.sendBudget?.start();

@@ -1,11 +1,11 @@
 // Domain objects → event data: the public forms REST shares (core/public-forms.ts) and what only
 // events carry (partial arrival updates, removed stops, a feed's previous freshness), checked at
 // compile time against the event schemas (core/event-schemas.ts). Pure functions.
-import { isoOr } from '../core/api-shapes.ts';
 import { publicAlert, publicArrival, publicSource, publicVehicle, type PublicArrival } from '../core/public-forms.ts';
 import type { EventData } from '../core/events.ts';
 import type { FeedHealth } from '../core/ports.ts';
 import type { Alert, Arrival, Freshness, Mode, TripObservation, VehiclePosition } from '../core/types.ts';
+import { isoOr } from '../core/dates.ts';
 
 export const alertData: (a: Alert) => EventData<'alert.created'> = publicAlert;
 export const vehicleData: (v: VehiclePosition) => EventData<'vehicle.position'> = publicVehicle;

@@ -4,6 +4,7 @@ import type { Config } from '../core/config.ts';
 import type { RejectReason } from '../core/types.ts';
 import type { SnapshotRejection } from './normalize-context.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
+import { instantText } from '../core/dates.ts';
 
 const HINTS: Partial<Record<RejectReason, string>> = {
   timestamp_too_old: 'feeds[].allow_old_snapshots keeps times older than freshness.max_age_days',
@@ -12,15 +13,10 @@ const HINTS: Partial<Record<RejectReason, string>> = {
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-function isoOrRaw(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString();
-}
-
 export function rejectionMessage(r: SnapshotRejection, polledMs: number, freshness: Config['freshness']): string {
   const header = r.header_was_ms
-    ? `header timestamp sent in milliseconds, read as ${isoOrRaw(r.header_ms)},`
-    : `header timestamp ${isoOrRaw(r.header_ms)}`;
+    ? `header timestamp sent in milliseconds, read as ${instantText(r.header_ms)},`
+    : `header timestamp ${instantText(r.header_ms)}`;
   if (r.reason === 'timestamp_future') {
     const aheadS = Math.round((r.header_ms - polledMs) / 1000);
     return (

@@ -20,6 +20,7 @@ import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } f
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 import { foldFindings, ruleChangeData } from './quality/health.ts';
+import { DAY_MS, utcDate } from '../core/dates.ts';
 
 /** Resolved alerts stay readable in memory this long; their versions stay in history for good. */
 const RESOLVED_ALERT_KEEP_MS = 24 * 3_600_000;
@@ -328,7 +329,7 @@ export class LiveState implements LiveView {
   }
 
   private forgetOldCancellations(nowMs: number): void {
-    const cutoff = new Date(nowMs - CANCELED_MEMORY_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const cutoff = utcDate(nowMs - CANCELED_MEMORY_DAYS * DAY_MS);
     for (const key of this.canceledSeen) if (key.slice(0, 10) < cutoff) this.canceledSeen.delete(key);
   }
 

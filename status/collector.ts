@@ -30,7 +30,6 @@ import { FindingsHistory } from './feed-findings.ts';
 import { IncidentLog, type StateChange } from './incidents.ts';
 import type { RequestStats } from './request-stats.ts';
 import {
-  iso,
   type AlertIngestion,
   type ApiStatus,
   type FeedRuleFindings,
@@ -41,7 +40,7 @@ import {
   type WebhookOutbox,
 } from './schema.ts';
 import type { OutboxFigures, StatusStore } from './status-store.ts';
-import { DAY_MS } from '../core/dates.ts';
+import { DAY_MS, iso, utcDate } from '../core/dates.ts';
 
 const HOUR_MS = 3_600_000;
 /** an unchanged page is still re-sent this often, so slowly moving figures (requests/min) stay current */
@@ -431,7 +430,7 @@ export class StatusCollector {
     } catch (err) {
       this.log('status: reading schedule health failed', err);
     }
-    const today = new Date(nowMs).toISOString().slice(0, 10);
+    const today = utcDate(nowMs);
     return list.map((raw) => {
       const h = publicSchedule(raw);
       const verdict = classifySchedule(h, today);

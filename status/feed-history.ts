@@ -4,6 +4,7 @@
 import type { FeedHealth } from '../core/ports.ts';
 import { isSuccessfulPoll } from '../core/types.ts';
 import type { Sparkline } from './schema.ts';
+import { isoRequired } from '../core/dates.ts';
 
 export const MINUTE_MS = 60_000;
 export const SPARK_MINUTES = 60;
@@ -108,7 +109,7 @@ export class FeedHistory {
       failures[i] = b.failures;
       entities[i] = b.entities;
     }
-    return { start: new Date(start).toISOString(), step_s: 60, polls, failures, entities };
+    return { start: isoRequired(start), step_s: 60, polls, failures, entities };
   }
 
   private bucket(atMs: number): MinuteBucket {

@@ -1,8 +1,8 @@
 // The incident history: every change of a component's state, kept in memory for the shown window
 // (and written to DuckDB by the collector), turned into incidents and per-day figures on demand.
 import type { ComponentHistory, Incident, KnownState } from './schema.ts';
-import { iso, worse } from './schema.ts';
-import { DAY_MS } from '../core/dates.ts';
+import { worse } from './schema.ts';
+import { DAY_MS, iso, utcDate } from '../core/dates.ts';
 
 export interface StateChange {
   component: string;
@@ -147,7 +147,7 @@ export class IncidentLog {
     const firstDay = startOfDay(nowMs) - (this.windowDays - 1) * DAY_MS;
     return components.map((component) => {
       const days = Array.from({ length: this.windowDays }, (_, i) => ({
-        date: new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10),
+        date: utcDate(firstDay + i * DAY_MS),
         state: null as KnownState | null,
         degraded_s: 0,
         down_s: 0,

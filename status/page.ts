@@ -6,6 +6,7 @@ import { browserScript } from '../http/browser-script.ts';
 import { escapeHtml as esc } from '../http/html.ts';
 import type { SectionId } from './render.ts';
 import type { StatusDocument } from './schema.ts';
+import { cspHash } from '../http/headers.ts';
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#dde1e6;
@@ -55,14 +56,12 @@ footer{margin:2rem 0 1rem;font-size:.8rem;color:var(--muted)}
 /** The page's script (status/client/page.ts, bundled: http/browser-script.ts). */
 const script = (): string => browserScript('status/client/page.ts');
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
-
 /** Content-Security-Policy of the page: nothing but its own inline style and script, and the stream. */
 export const statusPageCsp = (): string =>
   [
     "default-src 'none'",
-    `style-src 'sha256-${sha256(STYLE)}'`,
-    `script-src 'sha256-${sha256(script())}'`,
+    `style-src ${cspHash(STYLE)}`,
+    `script-src ${cspHash(script())}`,
     "connect-src 'self'",
     'img-src data:',
     "base-uri 'none'",

@@ -16,6 +16,7 @@ import type {
   Sparkline,
   StatusDocument,
 } from './schema.ts';
+import { isoRequired } from '../core/dates.ts';
 
 export const SECTION_IDS = ['overall', 'feeds', 'alerts', 'api', 'history'] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
@@ -81,7 +82,7 @@ export function renderSparkline(s: Sparkline, feedId: string): string {
       const entities = s.entities[i] ?? null;
       const cls = polls === 0 ? 'none' : failures === polls ? 'bad' : failures > 0 ? 'warn' : 'ok';
       const h = polls === 0 ? 1 : failures === polls ? 24 : Math.max(3, Math.round(((entities ?? 0) / max) * 24));
-      const minute = new Date(start + i * s.step_s * 1000).toISOString().slice(11, 16);
+      const minute = isoRequired(start + i * s.step_s * 1000).slice(11, 16);
       const tip =
         polls === 0
           ? `${minute}: no polls`

@@ -320,7 +320,3 @@ const RANK: Record<ComponentState, number> = { operational: 0, unknown: 1, degra
 export function worse(a: ComponentState, b: ComponentState): ComponentState {
   return RANK[b] > RANK[a] ? b : a;
 }
-
-export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
-}

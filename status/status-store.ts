@@ -4,6 +4,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { FAILED_POLL_SQL } from '../store/feed-polls.ts';
+import { tsParam } from '../store/sql.ts';
 import type { FindingSeed } from './feed-findings.ts';
 import type { MinuteSeed } from './feed-history.ts';
 import type { StateChange } from './incidents.ts';
@@ -55,12 +56,12 @@ export class StatusStore {
       at_ms: number;
     }>(
       `SELECT component, state, previous_state, reason, epoch_ms(changed_at)::DOUBLE AS at_ms FROM status_changes
-       WHERE changed_at >= to_timestamp($1::DOUBLE / 1000) ORDER BY changed_at`,
+       WHERE changed_at >= ${tsParam(1)} ORDER BY changed_at`,
       [sinceMs],
     );
     const earlier = await this.rows<{ component: string; state: string }>(
       `SELECT component, arg_max(state, changed_at) AS state FROM status_changes
-       WHERE changed_at < to_timestamp($1::DOUBLE / 1000) GROUP BY component`,
+       WHERE changed_at < ${tsParam(1)} GROUP BY component`,
       [sinceMs],
     );
     const changes: StateChange[] = [];
@@ -78,17 +79,14 @@ export class StatusStore {
   async insertChanges(changes: readonly StateChange[]): Promise<void> {
     if (changes.length === 0) return;
     const values = changes.map(
-      (_, i) =>
-        `($${i * 5 + 1}, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, to_timestamp($${i * 5 + 5}::DOUBLE / 1000))`,
+      (_, i) => `($${i * 5 + 1}, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, ${tsParam(i * 5 + 5)})`,
     );
     const params = changes.flatMap((c) => [c.component, c.state, c.previous, c.reason, c.atMs]);
     await this.exclusive((c) => c.run(`INSERT INTO status_changes VALUES ${values.join(', ')}`, params as never));
   }
 
   async prune(beforeMs: number): Promise<void> {
-    await this.exclusive((c) =>
-      c.run('DELETE FROM status_changes WHERE changed_at < to_timestamp($1::DOUBLE / 1000)', [beforeMs]),
-    );
+    await this.exclusive((c) => c.run(`DELETE FROM status_changes WHERE changed_at < ${tsParam(1)}`, [beforeMs]));
   }
 
   /** The poll log between two times, per feed and minute; alert sources over `sourcesSinceMs`. */
@@ -104,19 +102,19 @@ export class StatusStore {
          count(*) FILTER (WHERE ${FAILED_POLL_SQL})::INTEGER AS failures,
          arg_max(entities, polled_at) FILTER (WHERE status = 'ok') AS entities
        FROM feed_polls
-       WHERE polled_at >= to_timestamp($1::DOUBLE / 1000) AND polled_at < to_timestamp($2::DOUBLE / 1000)
+       WHERE polled_at >= ${tsParam(1)} AND polled_at < ${tsParam(2)}
        GROUP BY ALL ORDER BY minute_ms`,
       [sinceMs, untilMs],
     );
     const errorRows = await this.rows<{ feed_id: string; error: string; at_ms: number }>(
       `SELECT feed_id, arg_max(error, polled_at) AS error, epoch_ms(max(polled_at))::DOUBLE AS at_ms FROM feed_polls
-       WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000)
-         AND polled_at < to_timestamp($2::DOUBLE / 1000)
+       WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL AND polled_at >= ${tsParam(1)}
+         AND polled_at < ${tsParam(2)}
        GROUP BY feed_id`,
       [sourcesSinceMs, untilMs],
     );
     const sourceRows = await this.rows<{ feed_id: string }>(
-      `SELECT DISTINCT feed_id FROM feed_polls WHERE alerts > 0 AND polled_at >= to_timestamp($1::DOUBLE / 1000)`,
+      `SELECT DISTINCT feed_id FROM feed_polls WHERE alerts > 0 AND polled_at >= ${tsParam(1)}`,
       [sourcesSinceMs],
     );
     const minutes = new Map<string, MinuteSeed[]>();
@@ -145,7 +143,7 @@ export class StatusStore {
       `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, f.rule AS rule,
          sum(f.count)::INTEGER AS count, arg_max(f.example, polled_at) AS example, epoch_ms(max(polled_at))::DOUBLE AS last_ms
        FROM (SELECT feed_id, polled_at, unnest(findings) AS f FROM feed_polls
-             WHERE findings IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000) AND polled_at < to_timestamp($2::DOUBLE / 1000))
+             WHERE findings IS NOT NULL AND polled_at >= ${tsParam(1)} AND polled_at < ${tsParam(2)})
        GROUP BY ALL ORDER BY minute_ms`,
       [sinceMs, untilMs],
     );

@@ -10,6 +10,7 @@ import {
   type TripMatching,
 } from '../core/types.ts';
 import type { Db } from './db.ts';
+import { tsParam } from './sql.ts';
 
 // Reading back the poll log: for the status page and for restoring feed health after a restart.
 
@@ -85,7 +86,7 @@ const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, s
 /** One feed's polls since `sinceMs` (epoch ms), oldest first, at most `limit`. */
 export async function recentPolls(db: Db, feedId: string, sinceMs: number, limit = 10_000): Promise<FeedPoll[]> {
   const rows = await db.all<PollRow>(
-    `SELECT * FROM (${POLL_SELECT} WHERE feed_id = $1 AND polled_at >= to_timestamp($2::DOUBLE / 1000)
+    `SELECT * FROM (${POLL_SELECT} WHERE feed_id = $1 AND polled_at >= ${tsParam(2)}
        ORDER BY polled_at DESC LIMIT $3) ORDER BY polled_ms`,
     [feedId, Math.floor(sinceMs), limit],
   );

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, StopEvent, VehiclePosition } from '../core/types.ts';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -7,6 +7,7 @@ import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 import { ChangeOnlyHistory, type HeldFilter, type Selection, type StoredTripObservation } from './history-changes.ts';
 import { holdHistory } from './held-history.ts';
+import { timestamptzValue, tsParam } from './sql.ts';
 import { STOP_EVENT_COLUMNS } from './stop-events-writer.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
@@ -144,7 +145,7 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
 
 // fields inside a list of structs are not converted by kind, so their timestamps are built here
 function toTimestamp(ms: number | null): DuckDBTimestampTZValue | null {
-  return ms === null ? null : new DuckDBTimestampTZValue(BigInt(Math.round(ms * 1000)));
+  return ms === null ? null : timestamptzValue(ms);
 }
 
 /** What one transaction appends: a poll's rows as selected, or the rows a flush releases. */
@@ -207,7 +208,7 @@ async function recordSnapshot(conn: DuckDBConnection, s: SnapshotRecord): Promis
   if (known.currentRowCount > 0) return false;
   await conn.run(
     `INSERT INTO feed_snapshots (feed_id, body_sha256, header_timestamp, observed_at, source)
-     VALUES ($1, $2, to_timestamp($3::DOUBLE / 1000), to_timestamp($4::DOUBLE / 1000), $5)`,
+     VALUES ($1, $2, ${tsParam(3)}, ${tsParam(4)}, $5)`,
     [s.feed_id, s.body_sha256, s.header_timestamp_ms, s.observed_ms, s.source],
   );
   return true;

@@ -1,8 +1,9 @@
-import cron from 'node-cron';
 import type { Config } from '../core/config.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from './db.ts';
+import { tsParam } from './sql.ts';
 import { DAY_MS } from '../core/dates.ts';
+import { startCronJob, type CronJob } from '../core/cron-job.ts';
 
 // History kept for the windows in config.retention_days, pruned by a node-cron job.
 
@@ -58,7 +59,7 @@ export async function pruneHistory(
     const cutoffMs = nowMs - retentionDays[target.key] * DAY_MS;
     deleted[target.table] = await db.exclusive(async (conn) => {
       const result = await conn.run(
-        `DELETE FROM ${target.table} WHERE ${target.column} < to_timestamp($1::DOUBLE / 1000)
+        `DELETE FROM ${target.table} WHERE ${target.column} < ${tsParam(1)}
          ${target.only ? `AND ${target.only}` : ''}`,
         [cutoffMs],
       );
@@ -68,9 +69,7 @@ export async function pruneHistory(
   return deleted;
 }
 
-export interface RetentionJob {
-  stop(): void;
-}
+export type RetentionJob = CronJob;
 
 /** Runs pruneHistory on config.prune_cron; failures are logged, never thrown. */
 export function scheduleRetention(
@@ -80,26 +79,16 @@ export function scheduleRetention(
   now: () => number = Date.now,
 ): RetentionJob {
   const log = componentLogger(logger, 'retention');
-  if (!cron.validate(config.prune_cron)) {
-    throw new Error(`prune_cron: ${JSON.stringify(config.prune_cron)} is not a valid cron expression`);
-  }
-  const task = cron.schedule(
-    config.prune_cron,
-    async () => {
-      try {
-        const started = performance.now();
-        const deleted = await pruneHistory(db, config.retention_days, now());
-        log.info({ deleted, ms: Math.round(performance.now() - started) }, 'pruned history past its retention');
-      } catch (err) {
-        log.error({ err }, 'pruning failed');
-      }
+  return startCronJob({
+    key: 'prune_cron',
+    expression: config.prune_cron,
+    name: 'retention',
+    log,
+    failure: 'pruning failed',
+    async run() {
+      const started = performance.now();
+      const deleted = await pruneHistory(db, config.retention_days, now());
+      log.info({ deleted, ms: Math.round(performance.now() - started) }, 'pruned history past its retention');
     },
-    { name: 'retention', noOverlap: true },
-  );
-  return {
-    stop() {
-      void task.stop();
-      void task.destroy();
-    },
-  };
+  });
 }

@@ -1,6 +1,5 @@
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import cron, { type ScheduledTask } from 'node-cron';
 import type { ScheduleConfig } from '../core/config.ts';
 import type { Db } from './db.ts';
 import { importGtfs, type ImportSummary } from './gtfs-import.ts';
@@ -18,6 +17,7 @@ import {
   type ScheduleVersion,
   type SourceCheck,
 } from './schedule-versions.ts';
+import { startCronJob, type CronJob } from '../core/cron-job.ts';
 
 // Schedule versions and their refresh while serving. Each import is a version: fetched (a
 // conditional GET for http(s), a hash for everything), staged and validated, then committed in
@@ -297,7 +297,7 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
   const log = componentLogger(options.log, 'schedules');
   const now = options.now ?? (() => new Date());
   const configs = new Map<string, ScheduleConfig>();
-  const tasks = new Map<string, ScheduledTask>();
+  const tasks = new Map<string, CronJob>();
   const healths = new Map<string, ScheduleHealth>();
   const running = new Map<string, Promise<RefreshResult>>();
   let stopped = false;
@@ -358,20 +358,19 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
 
   const schedule = (s: ScheduleConfig): void => {
     configs.set(s.id, s);
-    tasks.get(s.id)?.destroy();
+    void tasks.get(s.id)?.stop();
     tasks.set(
       s.id,
-      cron.schedule(
-        s.refresh_cron,
-        async () => {
-          try {
-            await refresh(s.id);
-          } catch (err) {
-            log.error({ err, schedule: s.id }, 'refresh failed');
-          }
-        },
-        { timezone: options.timezone, name: `schedule-refresh-${s.id}`, noOverlap: true },
-      ),
+      startCronJob({
+        key: `schedules[${s.id}].refresh_cron`,
+        expression: s.refresh_cron,
+        timezone: options.timezone,
+        name: `schedule-refresh-${s.id}`,
+        log,
+        failure: 'refresh failed',
+        context: { schedule: s.id },
+        run: () => refresh(s.id),
+      }),
     );
   };
 
@@ -394,7 +393,7 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
       const next = new Map(schedules.map((s) => [s.id, s]));
       for (const id of [...configs.keys()]) {
         if (next.has(id)) continue;
-        await tasks.get(id)?.destroy();
+        await tasks.get(id)?.stop();
         tasks.delete(id);
         configs.delete(id);
         healths.delete(id);
@@ -416,7 +415,7 @@ export async function startScheduleRefresh(db: Db, options: ScheduleRefreshOptio
     health: () => [...healths.values()],
     async stop() {
       stopped = true;
-      for (const task of tasks.values()) await task.destroy();
+      for (const task of tasks.values()) await task.stop();
       tasks.clear();
       await Promise.all([...running.values()].map((p) => p.catch(() => undefined)));
     },

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from './db.ts';
+import { iso, isoRequired } from '../core/dates.ts';
 
 // The records of schedule versions (migration 010): one row per successful import, the last
 // check of each source (conditional GET validators, outcome, failures), and reading both back
@@ -42,9 +43,6 @@ export interface SourceCheck {
   consecutive_failures: number;
 }
 
-const isoOf = (ms: unknown): string | null =>
-  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
-
 const VERSION_COLUMNS = `version_id, schedule_id, source, sha256, epoch_ms(imported_at)::DOUBLE AS imported_at,
   feed_version, strftime(feed_start_date, '%Y-%m-%d') AS feed_start_date, strftime(feed_end_date, '%Y-%m-%d') AS feed_end_date,
   strftime(service_start_date, '%Y-%m-%d') AS service_start_date, strftime(service_end_date, '%Y-%m-%d') AS service_end_date,
@@ -69,7 +67,7 @@ function normalizeVersion(r: ScheduleVersion): ScheduleVersion {
   return {
     ...r,
     version_id: Number(r.version_id),
-    imported_at: isoOf(r.imported_at)!,
+    imported_at: isoRequired(Number(r.imported_at)),
     routes: Number(r.routes),
     trips: Number(r.trips),
     stops: Number(r.stops),
@@ -134,8 +132,8 @@ const CHECK_SELECT = `SELECT schedule_id, source, etag, last_modified, sha256,
 function normalizeCheck(r: SourceCheck): SourceCheck {
   return {
     ...r,
-    checked_at: isoOf(r.checked_at)!,
-    last_error_at: isoOf(r.last_error_at),
+    checked_at: isoRequired(Number(r.checked_at)),
+    last_error_at: iso(r.last_error_at as unknown as number | null),
     consecutive_failures: Number(r.consecutive_failures),
   };
 }
@@ -167,7 +165,7 @@ export async function recordCheck(db: Db, c: CheckRecord): Promise<SourceCheck> 
       sha: failed ? (sameSource ? (before?.sha256 ?? null) : null) : (c.sha256 ?? null),
       outcome: c.outcome,
       error: failed ? (c.error ?? 'unknown error') : (before?.last_error ?? null),
-      error_at: failed ? 'now' : isoOf(before?.last_error_at),
+      error_at: failed ? 'now' : iso(before?.last_error_at as unknown as number | null | undefined),
       failures: failed ? Number(before?.consecutive_failures ?? 0) + 1 : 0,
     };
     await conn.run('DELETE FROM schedule_sources WHERE schedule_id = $id', { id: c.scheduleId });

@@ -2,10 +2,10 @@
 // the fan-out path), persistence to DuckDB in batches through the appender, and the retained
 // tail reloaded at start so Last-Event-ID resume keeps working across a restart.
 import type { Logger } from '../core/logger.ts';
-import { timestampTZValue } from '@duckdb/node-api';
 import type { DomainEvent } from '../core/events.ts';
 import { BatchedFlush } from '../store/batched-flush.ts';
 import type { Db } from '../store/db.ts';
+import { timestamptzValue } from '../store/sql.ts';
 import {
   decodeStoredEvent,
   EVENT_OVERHEAD_BYTES,
@@ -63,7 +63,7 @@ export class DuckDbEventLog implements EventLog {
       `SELECT id, payload, observed_at FROM ${EVENT_LOG_TABLE}
        WHERE observed_at >= $1 OR id = (SELECT max(id) FROM ${EVENT_LOG_TABLE})
        ORDER BY id DESC LIMIT $2`,
-      [timestampTZValue(BigInt(since.getTime()) * 1000n), options.capacity],
+      [timestamptzValue(since.getTime()), options.capacity],
     );
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     let rows = newestFirst;
@@ -172,7 +172,7 @@ export class DuckDbEventLog implements EventLog {
           appender.appendBigInt(BigInt(event.id));
           appender.appendVarchar(event.type);
           // when the log took the event (≈ its at_ms for live producers): the age bound at restart
-          appender.appendTimestampTZ(timestampTZValue(BigInt(Math.round(event.loggedMs * 1000))));
+          appender.appendTimestampTZ(timestamptzValue(event.loggedMs));
           appender.appendVarchar(event.payload);
           appender.endRow();
         }

@@ -6,7 +6,8 @@ import type { Db } from '../store/db.ts';
 import { ApiError } from '../core/errors.ts';
 import type { EventType } from '../core/events.ts';
 import type { Attempt, AttemptOutcome, Delivery, DeliveryPage, DeliveryState } from './schemas.ts';
-import { iso, isoRequired, list, num, rows } from './sql.ts';
+import { list, num, rows } from './sql.ts';
+import { iso, isoRequired } from '../core/dates.ts';
 
 export { DeliveryListQuerySchema, DeliveryPageSchema, DeliverySchema, AttemptSchema } from './schemas.ts';
 

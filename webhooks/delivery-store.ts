@@ -1,13 +1,12 @@
 // The outbox tables' SQL: insert matched events, claim due deliveries, record attempt
 // verdicts, recover from a crash. Only the worker and the outbox call these.
-import { timestampTZValue, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
+import { timestamptzFromMs, timestamptzValue, tsParam } from '../store/sql.ts';
 import type { AttemptResult, NextStep } from './retry-policy.ts';
 import { FAILING_DISABLE_MS } from './retry-policy.ts';
 import type { BodyCache } from './body-cache.ts';
-import { list, rows, tsParam } from './sql.ts';
-
-const micros = (ms: number) => timestampTZValue(BigInt(Math.round(ms)) * 1000n);
+import { list, rows } from './sql.ts';
 
 function appendNullable<T>(appender: DuckDBAppender, value: T | null, append: (v: T) => void): void {
   if (value === null) appender.appendNull();
@@ -62,8 +61,8 @@ export async function insertOutbox(
       for (const m of messages) {
         messageAppender.appendVarchar(m.message_id);
         messageAppender.appendVarchar(m.event_type);
-        messageAppender.appendTimestampTZ(micros(m.occurred_ms));
-        messageAppender.appendTimestampTZ(micros(nowMs));
+        messageAppender.appendTimestampTZ(timestamptzValue(m.occurred_ms));
+        messageAppender.appendTimestampTZ(timestamptzValue(nowMs));
         messageAppender.appendVarchar(m.body);
         messageAppender.endRow();
       }
@@ -84,11 +83,11 @@ export async function insertOutbox(
         appender.appendInteger(0);
         appender.appendBoolean(false);
         appender.appendNull();
-        appender.appendTimestampTZ(micros(nowMs));
+        appender.appendTimestampTZ(timestamptzValue(nowMs));
         appender.appendNull();
         appender.appendNull();
-        appender.appendTimestampTZ(micros(nowMs));
-        appender.appendTimestampTZ(micros(nowMs));
+        appender.appendTimestampTZ(timestamptzValue(nowMs));
+        appender.appendTimestampTZ(timestamptzValue(nowMs));
         appender.endRow();
       });
     } finally {
@@ -262,8 +261,8 @@ export async function recordVerdicts(
       for (const v of verdicts) {
         attempts.appendVarchar(v.delivery_id);
         attempts.appendInteger(v.attempt);
-        attempts.appendTimestampTZ(micros(v.started_ms));
-        attempts.appendTimestampTZ(micros(v.finished_ms));
+        attempts.appendTimestampTZ(timestamptzValue(v.started_ms));
+        attempts.appendTimestampTZ(timestamptzValue(v.finished_ms));
         attempts.appendVarchar(v.result.outcome);
         appendNullable(attempts, v.result.status_code, (x) => attempts.appendInteger(x));
         appendNullable(attempts, v.result.latency_ms, (x) => attempts.appendDouble(x));
@@ -290,7 +289,7 @@ export async function recordVerdicts(
     }
     await conn.run(
       `UPDATE webhook_deliveries d SET state = v.state, in_flight = false, attempt_started_at = NULL,
-         next_attempt_at = CASE WHEN v.next_ms IS NULL THEN NULL ELSE make_timestamptz(v.next_ms * 1000) END,
+         next_attempt_at = CASE WHEN v.next_ms IS NULL THEN NULL ELSE ${timestamptzFromMs('v.next_ms')} END,
          interrupted_count = d.interrupted_count + v.interrupted,
          last_status_code = coalesce(v.status_code, CASE WHEN v.interrupted = 1 THEN d.last_status_code END),
          last_error = v.error, updated_at = ${tsParam(1)}
@@ -312,8 +311,8 @@ export async function recordVerdicts(
       const runParams: DuckDBValue[] = failing.flatMap(([id, run]) => [id, run.cleared, run.since]);
       await conn.run(
         `UPDATE webhook_endpoints e SET failing_since = CASE
-           WHEN v.cleared THEN make_timestamptz(v.since * 1000)
-           ELSE coalesce(e.failing_since, make_timestamptz(v.since * 1000)) END
+           WHEN v.cleared THEN ${timestamptzFromMs('v.since')}
+           ELSE coalesce(e.failing_since, ${timestamptzFromMs('v.since')}) END
          FROM (VALUES ${valuesClause(failing.length, ['VARCHAR', 'BOOLEAN', 'BIGINT'])}) AS v(endpoint_id, cleared, since)
          WHERE e.endpoint_id = v.endpoint_id`,
         runParams,
@@ -335,7 +334,7 @@ export async function recordVerdicts(
         conn,
         `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', disabled_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND enabled
-           AND failing_since <= make_timestamptz(($2::BIGINT - $3::BIGINT) * 1000)
+           AND failing_since <= ${timestamptzFromMs('$2::BIGINT - $3::BIGINT')}
          RETURNING endpoint_id`,
         [list(failing.map(([id]) => id)), nowMs, FAILING_DISABLE_MS],
       );

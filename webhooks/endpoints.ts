@@ -18,7 +18,9 @@ import {
   type EndpointWithSecret,
 } from './schemas.ts';
 import { failOutstanding } from './delivery-store.ts';
-import { iso, isoRequired, list, newId, rows, tsParam } from './sql.ts';
+import { list, newId, rows } from './sql.ts';
+import { iso, isoRequired } from '../core/dates.ts';
+import { tsParam } from '../store/sql.ts';
 
 export {
   EndpointCreateSchema,

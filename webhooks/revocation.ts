@@ -5,7 +5,8 @@
 // recorded (failOutstanding). Revoked keys are read from api_keys, so a key revoked by SQL is
 // caught the same way: at the next outbox batch, at start, or when the key cache notices it.
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { rows, tsParam } from './sql.ts';
+import { rows } from './sql.ts';
+import { tsParam } from '../store/sql.ts';
 
 /** The ids of revoked keys, as a subquery. */
 export const REVOKED_KEY_IDS = 'SELECT id FROM api_keys WHERE revoked_at IS NOT NULL';

@@ -7,42 +7,48 @@ import { enqueueEvents } from '../../webhooks/outbox.ts';
 import { rawEvent } from '../../test/support/events.ts';
 import { webhookSecrets } from '../../test/support/webhooks.ts';
 import { createKey, listKeys } from '../../accounts/keys.ts';
+import type { CommandRequest } from '../protocol.ts';
 import { runKeysCommand } from './keys-subcommands.ts';
+
+/** The command line as cli/command.ts parses it */
+const req = (positionals: string[], values: CommandRequest['values'] = {}): CommandRequest => ({ positionals, values });
 
 t.test('keys CLI', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
   const out: string[] = [];
   const print = (line: string) => out.push(line);
-  t.equal(await runKeysCommand(db, ['create', '--plan', 'max', '--test', '--name', 'ci'], print), 0);
+  t.equal(await runKeysCommand(db, req(['create'], { plan: 'max', test: true, name: 'ci' }), print), 0);
   t.match(
     out.join('\n'),
     /^tk_test_[A-Za-z0-9]{32}\ncreated key_\w+ \(max, test\): .*shown once/,
     'the key alone on the first line',
   );
-  t.equal(await runKeysCommand(db, ['create', '--plan=regular', '--name=web'], print), 0);
+  t.equal(await runKeysCommand(db, req(['create'], { plan: 'regular', name: 'web' }), print), 0);
   out.length = 0;
-  t.equal(await runKeysCommand(db, ['list'], print), 0);
+  t.equal(await runKeysCommand(db, req(['list']), print), 0);
   t.match(out[0], /^id\s+prefix\s+plan\s+test/);
   t.equal(out.length, 3);
   t.notMatch(out.join('\n'), /tk_test_[A-Za-z0-9]{32}/, 'list never prints keys');
   const id = (await listKeys(db))[0]!.id;
   out.length = 0;
-  t.equal(await runKeysCommand(db, ['revoke', id], print), 0);
+  t.equal(await runKeysCommand(db, req(['revoke', id]), print), 0);
   t.match(out[0], new RegExp(`revoked ${id}`));
   out.length = 0;
-  t.equal(await runKeysCommand(db, ['list', '--active'], print), 0);
+  t.equal(await runKeysCommand(db, req(['list'], { active: true }), print), 0);
   t.equal(out.length, 2);
   const errors: string[] = [];
   const err = (line: string) => errors.push(line);
-  t.equal(await runKeysCommand(db, ['create', '--plan', 'gold'], print, err), 2);
-  t.equal(await runKeysCommand(db, ['create', '--plan', 'free', '--bogus'], print, err), 2);
-  t.equal(await runKeysCommand(db, ['list', '--all'], print, err), 2);
-  t.equal(await runKeysCommand(db, ['revoke'], print, err), 2);
-  t.equal(await runKeysCommand(db, ['revoke', 'key_nope'], print, err), 1);
-  t.equal(await runKeysCommand(db, ['rotate'], print, err), 2);
-  t.equal(await runKeysCommand(db, [], print, err), 2);
+  t.equal(await runKeysCommand(db, req(['create'], { plan: 'gold' }), print, err), 2);
+  t.equal(await runKeysCommand(db, req(['create'], { plan: 'free', active: true }), print, err), 2);
+  t.equal(await runKeysCommand(db, req(['list', 'all']), print, err), 2);
+  t.equal(await runKeysCommand(db, req(['revoke']), print, err), 2);
+  t.equal(await runKeysCommand(db, req(['revoke', 'key_nope']), print, err), 1);
+  t.equal(await runKeysCommand(db, req(['rotate']), print, err), 2);
+  t.equal(await runKeysCommand(db, req([]), print, err), 2);
   t.match(errors.join('\n'), /usage: transit-api keys create/);
+  t.match(errors.join('\n'), /--active is not an option of keys create/, 'an option of another subcommand is named');
+  t.equal(await runKeysCommand(db, req(['list'], { plan: 'free', json: true, config: 'x.json' }), print, err), 2);
 });
 
 t.test('keys revoke ends the webhooks; keys show and endpoints let the operator see and delete them', async (t) => {
@@ -59,10 +65,10 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
   const errors: string[] = [];
   const print = (line: string) => out.push(line);
   const err = (line: string) => errors.push(line);
-  const run = async (args: string[]) => {
+  const run = async (positionals: string[], values: CommandRequest['values'] = {}) => {
     out.length = 0;
     errors.length = 0;
-    return runKeysCommand(db, args, print, err);
+    return runKeysCommand(db, req(positionals, values), print, err);
   };
 
   t.equal(await run(['show', key.id]), 0);
@@ -72,16 +78,16 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
 
   const revokedBy: string[] = [];
   out.length = 0;
-  t.equal(await runKeysCommand(db, ['revoke', key.id], print, err, { onRevoked: (id) => revokedBy.push(id) }), 0);
+  t.equal(await runKeysCommand(db, req(['revoke', key.id]), print, err, { onRevoked: (id) => revokedBy.push(id) }), 0);
   t.match(
     out[0],
     /^revoked key_\w+ \(tk_live_\w+…\) at .*; 2 webhook endpoints disabled, 2 queued deliveries cancelled$/,
   );
   t.same(revokedBy, [key.id]);
-  t.equal(await run(['revoke', key.id, '--json']), 0);
+  t.equal(await run(['revoke', key.id], { json: true }), 0);
   t.match(JSON.parse(out[0]!), { id: key.id, webhooks: { endpoints_disabled: 0, deliveries_cancelled: 0 } });
 
-  t.equal(await run(['show', key.prefix, '--json']), 0, 'by prefix too');
+  t.equal(await run(['show', key.prefix], { json: true }), 0, 'by prefix too');
   const shown = JSON.parse(out[0]!) as { revoked_at: string; webhook_endpoints: Array<Record<string, unknown>> };
   t.ok(shown.revoked_at);
   t.same(
@@ -95,15 +101,15 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
   t.equal(out.length, 3);
   t.match(out[1], new RegExp(`^${a.id}\\s+no\\s+key_revoked\\s+\\S+\\s+cancelled 1\\s+http://127.0.0.1:1/a$`));
 
-  t.equal(await run(['endpoints', key.id, '--delete', a.id]), 0);
+  t.equal(await run(['endpoints', key.id], { delete: a.id }), 0);
   t.same(out, [
     `deleted ${a.id} (http://127.0.0.1:1/a)`,
     `1 webhook endpoint of ${key.id} deleted: secrets erased, nothing more is sent`,
   ]);
-  t.equal(await run(['endpoints', key.id, '--delete', a.id]), 1, 'already deleted');
-  t.match(errors[0], /no webhook endpoint "ep_\w+" on key_\w+/);
-  t.equal(await run(['endpoints', key.id, '--delete', kept.id]), 1, "another key's endpoint is not reached");
-  t.equal(await run(['endpoints', key.id, '--delete-all', '--json']), 0);
+  t.equal(await run(['endpoints', key.id], { delete: a.id }), 1, 'already deleted');
+  t.match(errors[0], /no webhook endpoint "ep_[\w-]+" on key_\w+/);
+  t.equal(await run(['endpoints', key.id], { delete: kept.id }), 1, "another key's endpoint is not reached");
+  t.equal(await run(['endpoints', key.id], { 'delete-all': true, json: true }), 0);
   t.same(JSON.parse(out[0]!), { key_id: key.id, deleted: [b.id] });
   t.equal(await run(['endpoints', key.id]), 0);
   t.same(out, [`${key.id} has no webhook endpoints`]);
@@ -115,8 +121,8 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
   t.match(await listEndpoints(db, other.id), [{ id: kept.id, enabled: true }], "the other key's endpoint untouched");
 
   t.equal(await run(['endpoints']), 2);
-  t.equal(await run(['endpoints', key.id, '--delete', a.id, '--delete-all']), 2);
-  t.equal(await run(['endpoints', key.id, '--bogus']), 2);
+  t.equal(await run(['endpoints', key.id], { delete: a.id, 'delete-all': true }), 2);
+  t.equal(await run(['endpoints', key.id], { name: 'x' }), 2);
   t.equal(await run(['show']), 2);
   t.equal(await run(['show', 'key_nope']), 1);
   t.match(errors[0], /no key with id or prefix "key_nope"/);

@@ -7,6 +7,9 @@ import { deleteKeyEndpoints, keyEndpoints, type KeyEndpoint } from '../../webhoo
 import { endRevokedWebhooks, type RevokedWebhooks } from '../../webhooks/revocation.ts';
 import { createKey, KeyNotFoundError, listKeys, resolveKey, revokeKey, type ApiKeyInfo } from '../../accounts/keys.ts';
 import { isPlan, PLANS } from '../../accounts/plans.ts';
+import { UsageError } from '../../core/usage-error.ts';
+import type { CommandRequest } from '../protocol.ts';
+import { onlyOptions, text } from './options.ts';
 
 export const KEYS_USAGE = [
   'usage: transit-api keys create --plan free|regular|max [--test] [--name NAME] [--json]',
@@ -43,35 +46,40 @@ function table(keys: readonly ApiKeyInfo[]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
+/** The options each subcommand takes (besides --json and --config, which all take). */
+const SUBCOMMAND_OPTIONS: Record<string, readonly string[]> = {
+  create: ['plan', 'test', 'name'],
+  list: ['active'],
+  revoke: [],
+  show: [],
+  endpoints: ['delete', 'delete-all'],
+};
+
 /**
- * Runs one keys subcommand; resolves with the process exit code. `create` prints the key alone
- * on the first line (`keys create … | head -1` and `$(…)` get just the key), then what it is.
+ * Runs one keys subcommand on the command line as parsed once (cli/commands/keys.ts declares its
+ * options): the subcommand and its key are the positionals. Resolves with the process exit code.
+ * `create` prints the key alone on the first line (`keys create … | head -1` and `$(…)` get just
+ * the key), then what it is.
  */
 export async function runKeysCommand(
   db: Db,
-  args: readonly string[],
+  { values, positionals }: CommandRequest,
   print: Print,
   printError: Print = print,
   options: KeysCommandOptions = {},
 ): Promise<number> {
-  const json = args.includes('--json');
-  const [command, ...rest] = args.filter((a) => a !== '--json');
+  const json = values.json === true;
+  const [command, ...rest] = positionals;
   try {
+    if (!command) throw new UsageError('missing keys command');
+    const allowed = SUBCOMMAND_OPTIONS[command];
+    if (!allowed) throw new UsageError(`unknown keys command ${JSON.stringify(command)}`);
+    onlyOptions(`keys ${command}`, values, allowed, ['json', 'config']);
     if (command === 'create') {
-      let plan: string | undefined;
-      let name: string | undefined;
-      let test = false;
-      for (let i = 0; i < rest.length; i++) {
-        const arg = rest[i]!;
-        if (arg === '--test') test = true;
-        else if (arg === '--plan') plan = rest[++i];
-        else if (arg.startsWith('--plan=')) plan = arg.slice(7);
-        else if (arg === '--name') name = rest[++i];
-        else if (arg.startsWith('--name=')) name = arg.slice(7);
-        else throw new UsageError(`unknown argument ${JSON.stringify(arg)}`);
-      }
+      if (rest.length) throw new UsageError(`unknown argument ${JSON.stringify(rest[0])}`);
+      const plan = text(values.plan);
       if (!plan || !isPlan(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
-      const created = await createKey(db, { plan, test, name: name ?? null });
+      const created = await createKey(db, { plan, test: values.test === true, name: text(values.name) ?? null });
       if (json) {
         print(JSON.stringify(created));
         return 0;
@@ -83,9 +91,8 @@ export async function runKeysCommand(
       return 0;
     }
     if (command === 'list') {
-      const unknown = rest.filter((a) => a !== '--active');
-      if (unknown.length) throw new UsageError(`unknown argument ${JSON.stringify(unknown[0])}`);
-      const keys = await listKeys(db, { includeRevoked: !rest.includes('--active') });
+      if (rest.length) throw new UsageError(`unknown argument ${JSON.stringify(rest[0])}`);
+      const keys = await listKeys(db, { includeRevoked: values.active !== true });
       if (json) print(JSON.stringify(keys));
       else for (const line of table(keys)) print(line);
       return 0;
@@ -115,8 +122,7 @@ export async function runKeysCommand(
       else for (const line of describe(key, endpoints)) print(line);
       return 0;
     }
-    if (command === 'endpoints') return await endpointsCommand(db, rest, json, print, printError);
-    throw new UsageError(command ? `unknown keys command ${JSON.stringify(command)}` : 'missing keys command');
+    return await endpointsCommand(db, rest, values, json, print, printError);
   } catch (err) {
     if (err instanceof UsageError) {
       printError(`${err.message}\n${KEYS_USAGE}`);
@@ -129,8 +135,6 @@ export async function runKeysCommand(
     throw err;
   }
 }
-
-class UsageError extends Error {}
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -179,24 +183,15 @@ function endpointTable(endpoints: readonly KeyEndpoint[]): string[] {
 /** `keys endpoints <key> [--delete <endpoint id> | --delete-all]` */
 async function endpointsCommand(
   db: Db,
-  rest: readonly string[],
+  positionals: readonly string[],
+  values: CommandRequest['values'],
   json: boolean,
   print: Print,
   printError: Print,
 ): Promise<number> {
-  let deleteOne: string | undefined;
-  let deleteAll = false;
-  const positionals: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--delete-all') deleteAll = true;
-    else if (arg === '--delete') {
-      deleteOne = rest[++i];
-      if (!deleteOne) throw new UsageError('--delete takes an endpoint id');
-    } else if (arg.startsWith('--delete=')) deleteOne = arg.slice(9);
-    else if (arg.startsWith('--')) throw new UsageError(`unknown argument ${JSON.stringify(arg)}`);
-    else positionals.push(arg);
-  }
+  const deleteOne = text(values.delete);
+  const deleteAll = values['delete-all'] === true;
+  if (deleteOne === '') throw new UsageError('--delete takes an endpoint id');
   if (positionals.length !== 1) throw new UsageError('endpoints takes one key id or prefix');
   if (deleteOne !== undefined && deleteAll)
     throw new UsageError('give --delete <endpoint id> or --delete-all, not both');

@@ -6,15 +6,7 @@ import type { Operation } from './types.ts';
 // next request rather than after api.key_recheck_ms.
 export const keysOperation: Operation = {
   createsDatabase: ({ positionals }) => positionals[0] === 'create',
-  async run({ db, service }, { values, positionals }, io) {
-    const args = [...positionals];
-    if (values.plan !== undefined) args.push('--plan', String(values.plan));
-    if (values.test === true) args.push('--test');
-    if (values.name !== undefined) args.push('--name', String(values.name));
-    if (values.active === true) args.push('--active');
-    if (values.delete !== undefined) args.push('--delete', String(values.delete));
-    if (values['delete-all'] === true) args.push('--delete-all');
-    if (values.json === true) args.push('--json');
-    return runKeysCommand(db, args, io.out, io.err, { onRevoked: (id) => service?.keyRevoked(id) });
+  async run({ db, service }, request, io) {
+    return runKeysCommand(db, request, io.out, io.err, { onRevoked: (id) => service?.keyRevoked(id) });
   },
 };

@@ -2,16 +2,8 @@ import { MODES, type Mode } from '../../core/types.ts';
 import { PERFORMANCE_GROUPS } from '../../store/performance/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { printPerformanceReport } from './performance-report.ts';
+import { oneOf, text } from './options.ts';
 import type { Operation } from './types.ts';
-
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (!(allowed as readonly unknown[]).includes(value))
-    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
-}
-
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 export const performanceOperation: Operation = {
   check({ values }) {

@@ -1,20 +1,9 @@
 import { MODES, type Mode } from '../../core/types.ts';
-import { UsageError } from '../../core/usage-error.ts';
 import { printReliabilityReport } from './reliability-report.ts';
+import { oneOf, text } from './options.ts';
 import type { Operation } from './types.ts';
 
 const GROUPS = ['day', 'week', 'period'] as const;
-
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T;
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T | undefined;
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback?: T): T | undefined {
-  if (value === undefined) return fallback;
-  if (!(allowed as readonly unknown[]).includes(value))
-    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
-}
-
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 export const reliabilityOperation: Operation = {
   check({ values }) {

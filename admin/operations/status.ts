@@ -5,6 +5,7 @@ import { FAILED_POLL_SQL } from '../../store/feed-polls.ts';
 import { listSchedules } from '../../store/schedule-index.ts';
 import { lastCheck } from '../../store/schedule-versions.ts';
 import type { Operation, OperationContext, ServiceInfo } from './types.ts';
+import { isoRequired } from '../../core/dates.ts';
 
 // `transit-api status`: the service (running or not), then what the database holds: schedules,
 // feeds and their polls, API keys. Everything after the first two lines is read from the
@@ -78,7 +79,7 @@ export async function statusReport(ctx: OperationContext): Promise<StatusReport>
     (s) => ({
       id: s.schedule_id,
       source: s.source,
-      imported_at: new Date(s.imported_ms).toISOString(),
+      imported_at: isoRequired(s.imported_ms),
       timezone: s.timezone,
       feed_version: s.feed_version,
       routes: s.routes,

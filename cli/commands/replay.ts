@@ -5,9 +5,9 @@ import type { ReplaySummary } from '../../pipeline/replay.ts';
 import type { ReplayReliability } from '../replay-reliability.ts';
 import { print } from '../output.ts';
 import { progressReporter } from '../../admin/operations/progress.ts';
+import { iso } from '../../core/dates.ts';
 
 const n = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 1 });
-const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
 const plural = (v: number, word: string) => `${n(v)} ${word}${v === 1 ? '' : 's'}`;
 const counts = (o: Record<string, number | undefined>) =>
   Object.entries(o)
@@ -140,7 +140,7 @@ function describeReplay(summary: ReplaySummary, reliability: ReplayReliability |
   const m = summary.matching;
   const se = summary.stop_events;
   const lines = [
-    `replay ${summary.feed_id}: ${plural(summary.files, 'file')}, ${plural(summary.snapshots, 'snapshot')} from ${iso(summary.first_header_ms)} to ${iso(summary.last_header_ms)}`,
+    `replay ${summary.feed_id}: ${plural(summary.files, 'file')}, ${plural(summary.snapshots, 'snapshot')} from ${iso(summary.first_header_ms) ?? '—'} to ${iso(summary.last_header_ms) ?? '—'}`,
     `  snapshots: ${counts({ stored: summary.outcomes.ok, 'already stored': summary.outcomes.duplicate, rejected: summary.outcomes.rejected, 'failed to decode': summary.outcomes.decode_error }) || 'none'}` +
       (Object.keys(summary.skipped).length ? `; not replayed: ${counts(summary.skipped)}` : ''),
     `  ${n(summary.rows_stored)} rows stored; ${counts(summary.rejected) || 'nothing'} rejected`,

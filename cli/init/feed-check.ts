@@ -13,6 +13,9 @@ import { rejectionMessage, snapshotProblem } from '../../pipeline/snapshot-verdi
 import { TripMatcher } from '../../pipeline/trip-matching/match.ts';
 import { describeMatching } from '../commands/ingest.ts';
 import { describeBody } from './sniff.ts';
+import { instantText } from '../../core/dates.ts';
+import { FEED_DEFAULTS } from '../../core/config.ts';
+import { DEFAULT_CONFIG } from '../../core/config.ts';
 
 export const FEED_ROLES = ['vehicles', 'trip-updates', 'alerts'] as const;
 export type FeedRole = (typeof FEED_ROLES)[number];
@@ -42,17 +45,14 @@ export type FetchedFeed =
     }
   | { ok: false; source: FeedSource; problem: string };
 
-const FETCH_TIMEOUT_MS = 10_000;
-const MAX_BYTES = 50 * 1024 * 1024;
-
 const AUTH_HINT = "does the agency require a key? pass it with --header 'Name: value' (or in the URL if they say so)";
 
 /** One GET (or file read) and one decode; a body that is not a feed is a refusal that says what it is. */
 export async function fetchFeed(source: FeedSource, fetchFn: FetchFn = fetchBody): Promise<FetchedFeed> {
   const raw = await fetchFn({
     url: source.url,
-    timeout_ms: FETCH_TIMEOUT_MS,
-    max_bytes: MAX_BYTES,
+    timeout_ms: FEED_DEFAULTS.timeout_s * 1000,
+    max_bytes: FEED_DEFAULTS.max_bytes,
     headers: source.headers,
     etag: null,
     last_modified: null,
@@ -81,10 +81,7 @@ export async function fetchFeed(source: FeedSource, fetchFn: FetchFn = fetchBody
 }
 
 type Limits = Pick<Config, 'freshness' | 'delay'>;
-const DEFAULT_LIMITS: Limits = {
-  freshness: { stale_after_s: 90, expired_after_s: 300, max_future_s: 300, max_age_days: 365 },
-  delay: { early_below_s: -60, late_above_s: 300 },
-};
+const DEFAULT_LIMITS: Limits = { freshness: DEFAULT_CONFIG.freshness, delay: DEFAULT_CONFIG.delay };
 
 function probeInput(schedule: ScheduleIndex | undefined, limits: Limits, observedMs: number) {
   return {
@@ -157,7 +154,7 @@ export function reportFeed(
   } else {
     const age = now - header;
     facts.push(
-      `snapshot time ${new Date(header).toISOString().replace('.000Z', 'Z')}: ${age >= 0 ? `${formatAge(age)} old` : `${formatAge(age)} ahead of this clock`}`,
+      `snapshot time ${instantText(header)}: ${age >= 0 ? `${formatAge(age)} old` : `${formatAge(age)} ahead of this clock`}`,
     );
     const wasMs = (poll.rejected.header_timestamp_ms ?? 0) > 0;
     if (wasMs)

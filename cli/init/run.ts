@@ -7,8 +7,8 @@ import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createKey } from '../../accounts/keys.ts';
-import { ConfigError, parseConfig, type Config } from '../../core/config.ts';
-import { wallClock } from '../../core/dates.ts';
+import { type Config, ConfigError, parseConfig, SCHEDULE_DEFAULTS } from '../../core/config.ts';
+import { utcDate, wallClock } from '../../core/dates.ts';
 import { MODES, type Mode } from '../../core/types.ts';
 import { Db, dbOptions } from '../../store/db.ts';
 import { loadScheduleIndex, type LoadedScheduleIndex } from '../../store/schedule-index.ts';
@@ -221,7 +221,7 @@ async function setUp(s: SetUp): Promise<number> {
     exports_dir: join(s.dir, 'exports'),
     snapshot_path: join(s.dir, 'snapshot.duckdb'),
     signing_secret: randomBytes(32).toString('base64url'),
-    schedule: { id, source: s.source, refresh_cron: '41 3 * * *' },
+    schedule: { id, source: s.source, refresh_cron: SCHEDULE_DEFAULTS.refresh_cron },
     feeds: s.feeds.map((f) => ({
       id: `${id}-${f.source.role}`,
       role: f.source.role,
@@ -292,7 +292,7 @@ async function setUp(s: SetUp): Promise<number> {
       for (const line of report.warnings) io.out(`  warning: ${line}`);
       const p = report.poll;
       const matched = p.matching ? `, ${p.matching.matched} of ${p.matching.trips} trips matched` : '';
-      planned.note = `${ROLE_INFO[feed.source.role].entities}; checked ${when.toISOString().slice(0, 10)}: ${p.entities} ${p.entities === 1 ? 'entity' : 'entities'}${matched}`;
+      planned.note = `${ROLE_INFO[feed.source.role].entities}; checked ${utcDate(when.getTime())}: ${p.entities} ${p.entities === 1 ? 'entity' : 'entities'}${matched}`;
     });
     if (s.feeds.length === 0) {
       io.out('');

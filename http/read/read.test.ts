@@ -3,9 +3,10 @@ import { Db } from '../../store/db.ts';
 import { FakeLive, makeAlert, makeArrival, makeFeed, makeVehicle } from '../../test/support/fake-live.ts';
 import { Directory, readDirectory, StoreDirectory } from './directory.ts';
 import { LiveIndex } from './live-index.ts';
-import { ageFreshness, alertToApi, iso, isoOr, vehicleToApi, worse } from './represent.ts';
+import { ageFreshness, alertToApi, vehicleToApi, worse } from './represent.ts';
 import { railSummaries, vehicleSummaries } from './summaries.ts';
 import { logInto } from '../../test/support/logs.ts';
+import { iso, isoOr } from '../../core/dates.ts';
 
 const thresholds = { stale_after_s: 90, expired_after_s: 300 };
 

@@ -2,7 +2,6 @@
 // only REST carries (freshness, age, station names). Pure functions.
 import type { FeedHealth } from '../../core/ports.ts';
 import type { Alert, Arrival, Freshness, VehiclePosition } from '../../core/types.ts';
-import { iso, isoOr } from '../../core/api-shapes.ts';
 import {
   arrivalId,
   publicAlert,
@@ -17,9 +16,6 @@ export interface FreshnessThresholds {
   stale_after_s: number;
   expired_after_s: number;
 }
-
-// iso/isoOr live beside the shapes they format, so event data and REST format times alike
-export { iso, isoOr };
 
 const RANK: Record<Freshness, number> = { fresh: 0, stale: 1, expired: 2 };
 

@@ -19,6 +19,7 @@ import type { StreamTag } from '../sse-routes.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
 import { timestamp } from './schemas.ts';
+import { isoRequired } from '../../core/dates.ts';
 
 const TAGS = ['Account'];
 const MINUTE_MS = 60_000;
@@ -190,7 +191,7 @@ async function account(deps: AccountRouteDeps, ctx: RequestContext): Promise<z.i
       allowed: limits.sse_streams,
       connections: open.map((s) => ({
         endpoint: s.endpoint,
-        opened_at: new Date(s.openedAtMs).toISOString(),
+        opened_at: isoRequired(s.openedAtMs),
         minutes: startedMinutes(s.openedAtMs, ctx.nowMs),
       })),
     },

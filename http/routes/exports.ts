@@ -25,6 +25,7 @@ import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
 import { PREFIX } from './deps.ts';
 import { cursorPageSchema } from './schemas.ts';
+import { isoRequired } from '../../core/dates.ts';
 
 const BASE = `${PREFIX}/history/exports`;
 const TAGS = ['History exports'];
@@ -108,7 +109,7 @@ function signedLink(
   const query = downloadQuery(signDownload(deps.secret, manifest.id, expiresS));
   return {
     url: `${deps.baseUrl ?? ''}${BASE}/${encodeURIComponent(manifest.id)}/download?${query}`,
-    expires_at: new Date(expiresS * 1000).toISOString(),
+    expires_at: isoRequired(expiresS * 1000),
   };
 }
 

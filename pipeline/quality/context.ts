@@ -75,8 +75,3 @@ function detoursOf(message: FeedMessageMsg): Set<string> | null {
   }
   return out;
 }
-
-export const isoOf = (ms: number): string => {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString().replace('.000Z', 'Z');
-};

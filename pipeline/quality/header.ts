@@ -1,8 +1,9 @@
 // The header rules: its version and incrementality, its timestamp, and the timestamp against the
 // snapshot before (E017, E018, W007) and against our clock (W008, E050).
 import { has, type FeedMessageMsg } from '../gtfs-rt-types.ts';
-import { FUTURE_TOLERANCE_MS, isoOf, isPosixSeconds, type CheckContext } from './context.ts';
+import { FUTURE_TOLERANCE_MS, isPosixSeconds, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
+import { instantText } from '../../core/dates.ts';
 
 /** W008's limit and W007's: a snapshot a minute old, a refresh slower than 35 s. */
 export const MAX_HEADER_AGE_MS = 65_000;
@@ -31,10 +32,10 @@ export function checkHeader(message: FeedMessageMsg, ctx: CheckContext, sink: Fi
   if (now === null) return;
   const ageMs = now - raw * 1000;
   if (ageMs > MAX_HEADER_AGE_MS) {
-    sink.add('W008', null, () => `header timestamp ${isoOf(raw * 1000)} is ${Math.round(ageMs / 1000)} s old`);
+    sink.add('W008', null, () => `header timestamp ${instantText(raw * 1000)} is ${Math.round(ageMs / 1000)} s old`);
   }
   if (-ageMs > FUTURE_TOLERANCE_MS) {
-    sink.add('E050', null, () => `header timestamp ${isoOf(raw * 1000)} is ${Math.round(-ageMs / 1000)} s ahead`);
+    sink.add('E050', null, () => `header timestamp ${instantText(raw * 1000)} is ${Math.round(-ageMs / 1000)} s ahead`);
   }
 }
 
@@ -64,9 +65,13 @@ export function checkSequence(
   const now = current.header_ms;
   const before = previous.header_ms;
   if (now === before) {
-    sink.add('E017', null, () => `content changed under the same header timestamp ${isoOf(now)}`);
+    sink.add('E017', null, () => `content changed under the same header timestamp ${instantText(now)}`);
   } else if (now < before) {
-    sink.add('E018', null, () => `header timestamp ${isoOf(now)} is before the previous one, ${isoOf(before)}`);
+    sink.add(
+      'E018',
+      null,
+      () => `header timestamp ${instantText(now)} is before the previous one, ${instantText(before)}`,
+    );
   } else if (
     !options.gap &&
     (options.interval_s === null || options.interval_s <= MAX_REFRESH_S) &&

@@ -5,6 +5,7 @@ import type { EventData } from '../../core/events.ts';
 import type { FeedRuleHealth } from '../../core/ports.ts';
 import type { FindingCounts } from '../../core/types.ts';
 import { ruleSpec } from './rules.ts';
+import { isoRequired } from '../../core/dates.ts';
 
 export const CLEAR_AFTER = 3;
 
@@ -82,7 +83,7 @@ export function ruleChangeData(feedId: string, change: RuleChange): EventData<'f
     firing,
     findings: firing ? r.last : 0,
     example_entity_id: r.example,
-    since: new Date(change.since_ms).toISOString(),
-    last_seen_at: new Date(r.last_seen_ms).toISOString(),
+    since: isoRequired(change.since_ms),
+    last_seen_at: isoRequired(r.last_seen_ms),
   };
 }

@@ -1,8 +1,9 @@
 // An entity's own timestamp (TripUpdate, VehiclePosition): present, POSIX seconds, not after the
 // header, not ahead of our clock.
 import { int64, type Int64 } from '../gtfs-rt-types.ts';
-import { FUTURE_TOLERANCE_MS, isoOf, isPosixSeconds, timestampMs, type CheckContext } from './context.ts';
+import { FUTURE_TOLERANCE_MS, isPosixSeconds, timestampMs, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
+import { instantText } from '../../core/dates.ts';
 
 export function checkTimestamp(
   msg: { timestamp?: Int64 },
@@ -23,7 +24,7 @@ export function checkTimestamp(
     sink.add(
       'E012',
       entity,
-      (w, t, h) => `${w} timestamp ${isoOf(t)} is after the header's, ${isoOf(h)}`,
+      (w, t, h) => `${w} timestamp ${instantText(t)} is after the header's, ${instantText(h)}`,
       what,
       ms,
       header,
@@ -42,7 +43,7 @@ export function checkTimestamp(
     sink.add(
       'E050',
       entity,
-      (w, t, n) => `${w} timestamp ${isoOf(t)} is ${Math.round((t - n) / 1000)} s ahead`,
+      (w, t, n) => `${w} timestamp ${instantText(t)} is ${Math.round((t - n) / 1000)} s ahead`,
       what,
       ms,
       now,

@@ -9,10 +9,11 @@ import {
   type StopTimeEventMsg,
   type StopTimeUpdateMsg,
 } from '../gtfs-rt-types.ts';
-import { isoOf, isPosixSeconds, TRIP_CANCELED, TRIP_DELETED, type CheckContext } from './context.ts';
+import { isPosixSeconds, TRIP_CANCELED, TRIP_DELETED, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
 import { checkTimestamp } from './timestamps.ts';
 import { checkTrip } from './trips.ts';
+import { instantText } from '../../core/dates.ts';
 
 const { SKIPPED, NO_DATA } = STOP_RELATIONSHIP;
 const own = Object.prototype.hasOwnProperty;
@@ -27,7 +28,6 @@ const emptyEvent = (e: StopTimeEventMsg | null | undefined): boolean =>
   e != null && !own.call(e, 'time') && !own.call(e, 'delay');
 const stopOf = (u: StopTimeUpdateMsg): string =>
   has(u, 'stop_sequence') ? `stop_sequence ${u.stop_sequence}` : `stop_id ${JSON.stringify(u.stop_id ?? '')}`;
-const iso = (s: number): string => isoOf(s * 1000);
 
 export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: FindingSink): void {
   const tu = entity.trip_update!;
@@ -145,14 +145,21 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
       sink.add(
         'E022',
         id,
-        (x, t, b) => `${stopOf(x)} at ${iso(t)} is not after the stop before (${iso(b)})`,
+        (x, t, b) => `${stopOf(x)} at ${instantText(t * 1000)} is not after the stop before (${instantText(b * 1000)})`,
         u,
         (at ?? dt)!,
         before,
       );
     }
     if (at !== null && dt !== null && dt < at) {
-      sink.add('E025', id, (x, d, a) => `${stopOf(x)} departs at ${iso(d)}, before it arrives (${iso(a)})`, u, dt, at);
+      sink.add(
+        'E025',
+        id,
+        (x, d, a) => `${stopOf(x)} departs at ${instantText(d * 1000)}, before it arrives (${instantText(a * 1000)})`,
+        u,
+        dt,
+        at,
+      );
     }
     if (at !== null) prevArr = at;
     if (dt !== null) prevDep = dt;

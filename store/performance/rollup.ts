@@ -14,6 +14,7 @@ import {
 import type { Db } from '../db.ts';
 import { resolveTimezone } from '../reliability/timezone.ts';
 import { performanceDayRows } from './day.ts';
+import { DEFAULT_CONFIG } from '../../core/config.ts';
 
 export const PERFORMANCE_GROUPS = ['day', 'week', 'period'] as const;
 export type PerformanceGroup = (typeof PERFORMANCE_GROUPS)[number];
@@ -273,7 +274,7 @@ export async function performanceRollup(
   }
   const timezone = options.timezone ?? (await resolveTimezone(db));
   const now = options.now ?? new Date();
-  const through = completeThrough(now, timezone, options.serviceDayEnd ?? '04:00');
+  const through = completeThrough(now, timezone, options.serviceDayEnd ?? DEFAULT_CONFIG.reliability.service_day_end);
   const today = wallClock(now, timezone).date;
   // days not finalized are computed from stop_events: only those, bounded by the range
   const [open] = await db.all<{ first: string | null }>(

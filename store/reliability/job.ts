@@ -1,4 +1,3 @@
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../../core/config.ts';
 import { domainEvent, scopeOf, type DomainEvent, type EventBus } from '../../core/events.ts';
 import { componentLogger, type Logger } from '../../core/logger.ts';
@@ -8,6 +7,7 @@ import { completeThrough, wallClock } from '../../core/dates.ts';
 import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
 import { extendScheduledTrips } from './scheduled-trips.ts';
 import { resolveTimezone } from './timezone.ts';
+import { assertCronExpression, startCronJob } from '../../core/cron-job.ts';
 
 export interface FinalizeJob {
   readonly timezone: string;
@@ -61,9 +61,7 @@ export async function scheduleFinalize(
   options: FinalizeJobOptions = {},
 ): Promise<FinalizeJob> {
   const settings = config.reliability;
-  if (!cron.validate(settings.finalize_cron)) {
-    throw new RangeError(`reliability.finalize_cron is not a valid cron expression: ${settings.finalize_cron}`);
-  }
+  assertCronExpression('reliability.finalize_cron', settings.finalize_cron);
   const now = options.now ?? (() => new Date());
   const log = componentLogger(options.log, 'reliability');
   const timezone = await resolveTimezone(db, settings.timezone);
@@ -117,17 +115,15 @@ export async function scheduleFinalize(
     return running;
   };
 
-  const task: ScheduledTask = cron.schedule(
-    settings.finalize_cron,
-    async () => {
-      try {
-        await runOnce();
-      } catch (err) {
-        log.error({ err }, 'finalize pass failed');
-      }
-    },
-    { timezone, name: 'reliability-finalize', noOverlap: true },
-  );
+  const job = startCronJob({
+    key: 'reliability.finalize_cron',
+    expression: settings.finalize_cron,
+    timezone,
+    name: 'reliability-finalize',
+    log,
+    failure: 'finalize pass failed',
+    run: runOnce,
+  });
 
   if (options.runAtStart !== false) {
     await runOnce().catch((err: unknown) => log.error({ err }, 'catch-up pass failed'));
@@ -137,8 +133,7 @@ export async function scheduleFinalize(
     timezone,
     runOnce,
     async stop() {
-      await task.stop();
-      await task.destroy();
+      await job.stop();
       await running?.catch(() => undefined);
     },
   };

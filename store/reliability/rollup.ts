@@ -9,6 +9,7 @@ import { coverageNotes } from './coverage.ts';
 import { dayRows, groupedRows } from './rollup-rows.ts';
 import { bind, statementWithout, type SqlStatement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
+import { DEFAULT_CONFIG } from '../../core/config.ts';
 
 const ROLLUP_VARIANTS = new Map<string, SqlStatement>();
 
@@ -186,7 +187,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   }
   const timezone = options.timezone ?? (await resolveTimezone(db));
   const now = options.now ?? new Date();
-  const through = completeThrough(now, timezone, options.serviceDayEnd ?? '04:00');
+  const through = completeThrough(now, timezone, options.serviceDayEnd ?? DEFAULT_CONFIG.reliability.service_day_end);
   const today = wallClock(now, timezone).date;
   const lookbackDays = options.liveLookbackDays ?? 14;
   const liveFrom = addDays(today, -(lookbackDays - 1));
