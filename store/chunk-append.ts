@@ -9,6 +9,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { epochDay } from '../core/dates.ts';
+import { microsOfMs } from './sql.ts';
 
 // Column-at-a-time appends. Each column of a 2,048-row chunk is packed into one typed array
 // and copied into the DuckDB vector in one call; strings of up to 12 ASCII bytes are written
@@ -183,7 +184,7 @@ function fillColumn<R>(
     case 'bigint':
       return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.trunc(number(name, v))));
     case 'timestamptz':
-      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.round(number(name, v) * 1000)));
+      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, microsOfMs(number(name, v))));
     case 'date': {
       // a poll's rows share one or two service dates: parse each distinct text once
       let lastText: unknown;
