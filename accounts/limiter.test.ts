@@ -1,6 +1,6 @@
 import t from 'tap';
 import { SlidingWindowLimiter } from './limiter.ts';
-import { rateLimitHeaders } from '../http/headers.ts';
+import { pushRateLimitHeaders } from '../http/headers.ts';
 import { WINDOW_MS } from './plans.ts';
 
 t.test('exact sliding window per key', async (t) => {
@@ -60,7 +60,7 @@ t.test('a plan change starts a fresh window; idle keys are forgotten', async (t)
 t.test('headers', async (t) => {
   const limiter = new SlidingWindowLimiter();
   const now = 1_700_000_000_000;
-  const ok = Object.fromEntries(rateLimitHeaders(limiter.take('k', 'regular', now), now));
+  const ok = Object.fromEntries(pushRateLimitHeaders([], limiter.take('k', 'regular', now), now));
   t.same(ok, {
     'X-RateLimit-Policy': '600;w=300',
     'RateLimit-Policy': '"5m";q=600;w=300',
@@ -70,8 +70,11 @@ t.test('headers', async (t) => {
     'X-RateLimit-Reset': String((now + WINDOW_MS) / 1000),
   });
   for (let i = 0; i < 599; i++) limiter.take('k', 'regular', now + 1_500);
-  const refused = Object.fromEntries(rateLimitHeaders(limiter.take('k', 'regular', now + 1_500), now + 1_500));
+  const refused = Object.fromEntries(pushRateLimitHeaders([], limiter.take('k', 'regular', now + 1_500), now + 1_500));
   t.equal(refused['Retry-After'], '299');
   t.equal(refused.RateLimit, '"5m";r=0;t=299');
-  t.equal(Object.fromEntries(rateLimitHeaders(limiter.peek('new', 'free', now), now)).RateLimit, '"5m";r=20;t=0');
+  t.equal(
+    Object.fromEntries(pushRateLimitHeaders([], limiter.peek('new', 'free', now), now)).RateLimit,
+    '"5m";r=20;t=0',
+  );
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Db } from '../store/db.ts';
-import { DbMeter, MemoryMeter, teeMeter, type UsageRecord } from './meter.ts';
+import { DbMeter, type UsageRecord } from './meter.ts';
 import { logInto } from '../test/support/logs.ts';
 
 const usage = (over: Partial<UsageRecord> = {}): UsageRecord => ({
@@ -91,15 +91,4 @@ t.test('a failing store keeps buckets (bounded, merged) and reports what was los
   await meter.close();
   t.equal(meter.dropped, 9, 'every call is accounted for: persisted or dropped');
   t.match(logged.at(-1), /could not be persisted at shutdown/);
-});
-
-t.test('tee and memory meters', async (t) => {
-  const a = new MemoryMeter();
-  const b = new MemoryMeter();
-  const both = teeMeter(a, b);
-  both.record(usage());
-  await both.flush();
-  await both.close();
-  t.equal(a.records.length, 1);
-  t.equal(b.records.length, 1);
 });

@@ -207,28 +207,3 @@ export class DbMeter implements Meter {
     }
   }
 }
-
-/** Keeps records in memory: for tests and for in-process figures such as the status page. */
-export class MemoryMeter implements Meter {
-  readonly records: UsageRecord[] = [];
-  record(usage: UsageRecord): void {
-    this.records.push(usage);
-  }
-  async flush(): Promise<void> {}
-  async close(): Promise<void> {}
-}
-
-/** Sends every record to each meter (e.g. DuckDB for billing plus live figures for /status). */
-export function teeMeter(...meters: Meter[]): Meter {
-  return {
-    record(usage) {
-      for (const meter of meters) meter.record(usage);
-    },
-    async flush() {
-      await Promise.all(meters.map((m) => m.flush()));
-    },
-    async close() {
-      await Promise.all(meters.map((m) => m.close()));
-    },
-  };
-}

@@ -67,8 +67,3 @@ export async function runAdminCommand(path: string, name: string, command: Comma
   }
   return JSON.parse(answer.body) as CommandResult;
 }
-
-/** A GET on the socket (GET /metrics). */
-export function adminGet(path: string, urlPath: string): Promise<Answer> {
-  return call(path, 'GET', urlPath);
-}

@@ -4,8 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { adminGet, pingAdmin, runAdminCommand } from './client.ts';
+import { pingAdmin, runAdminCommand } from './client.ts';
 import { startAdminServer, socketAnswers, type AdminServerOptions } from './server.ts';
+import { adminGet } from '../test/support/admin-socket.ts';
 
 function dir(t: { teardown(fn: () => void): void }): string {
   // os.tmpdir keeps the socket path under the 107-byte limit of a Unix socket address

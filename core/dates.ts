@@ -159,17 +159,7 @@ export function dateRange(from: string, to: string): string[] {
   return days;
 }
 
-/** 1 = Monday … 7 = Sunday, as DuckDB's isodow. */
-export function isoWeekday(date: string): number {
-  return isoWeekdayOfEpochDay(requireDate(date) / DAY_MS);
-}
-
-/** The ISO week of a date as DuckDB's strftime '%G-W%V' writes it: 2024-12-30 → '2025-W01'. */
-export function isoWeekLabel(date: string): string {
-  return isoWeekLabelOfEpochDay(requireDate(date) / DAY_MS);
-}
-
-/** isoWeekLabel of a day counted from 1970-01-01. */
+/** The ISO week of a day counted from 1970-01-01 as DuckDB's strftime '%G-W%V' writes it: 2024-12-30 → '2025-W01'. */
 export function isoWeekLabelOfEpochDay(day: number): string {
   const thursday = day + 4 - isoWeekdayOfEpochDay(day);
   const thursdayDate = dateOfEpochDay(thursday);

@@ -1,7 +1,7 @@
 // The one logger: pino, JSON lines on stderr, or pino-pretty when stderr is a terminal. Components
-// take a `log` option (a Logger) and name themselves with child({ component }); tests pass
-// `silentLogger` or a capturing logger. Output meant for the user of a CLI command (tables, keys,
-// summaries) is not logging: it goes to stdout through cli/output.ts.
+// take a `log` option (a Logger) and name themselves with child({ component }); tests pass a
+// silent or a capturing logger (test/support/logs.ts). Output meant for the user of a CLI command
+// (tables, keys, summaries) is not logging: it goes to stdout through cli/output.ts.
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
@@ -50,9 +50,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   }
   return pino(opts, pino.destination({ dest: 2, sync: true }));
 }
-
-/** A logger that drops everything (tests, and commands whose output must stay clean). */
-export const silentLogger: Logger = pino({ level: 'silent' });
 
 let fallback: Logger | null = null;
 

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { NYCT_DAY, nyctKey, nyctOriginOfSeconds, nyctStaticKey, parseNyctTripId } from './nyct-trip-id.ts';
+import { NYCT_DAY, nyctKey, nyctOriginOfSeconds, parseNyctTripId } from './nyct-trip-id.ts';
+import { nyctStaticKey } from '../test/support/pipeline-fakes.ts';
 
 t.test('realtime ids: origin in hundredths of a minute, route, direction, path', async (t) => {
   t.same(parseNyctTripId('036050_2..S07R'), { origin: 36050, route: '2', direction: 'S', path: '07R' });

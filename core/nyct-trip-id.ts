@@ -68,14 +68,3 @@ export function nyctStaticTrip(
   // the trip's route, not the id's: some lines' static ids name a sibling route in that position
   return { origin, route: routeId, direction: parsed.direction, path: parsed.path };
 }
-
-/** nyctStaticTrip as the key of the exact lookup, with the path that separates trips at one key. */
-export function nyctStaticKey(
-  tripId: string,
-  mtaTripId: string | null,
-  routeId: string,
-  firstDepartureS: number | null,
-): { key: string; path: string | null } | null {
-  const at = nyctStaticTrip(tripId, mtaTripId, routeId, firstDepartureS);
-  return at && { key: nyctKey(at.origin, at.route, at.direction), path: at.path };
-}

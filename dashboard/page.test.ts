@@ -9,7 +9,6 @@ import { RequestHandler } from '../http/request-handler.ts';
 import type { KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
-import { MemoryMeter } from '../accounts/meter.ts';
 import { dashboardRoutes } from './routes.ts';
 import { buildSync } from 'esbuild';
 import { EXPORT_DATASETS, EXPORT_FORMATS } from '../core/types.ts';
@@ -19,8 +18,9 @@ import * as formats from './client/format.ts';
 import * as scales from './client/scale.ts';
 import { dashboardCsp, dashboardScript, renderDashboardPage } from './page.ts';
 import { DASHBOARD_STYLE } from './style.ts';
-import { silentLogger } from '../core/logger.ts';
 import { buildOpenApi } from '../docs/openapi.ts';
+import { silentLogger } from '../test/support/logs.ts';
+import { MemoryMeter } from '../test/support/meter.ts';
 
 /** A client module bundled as the page's script is, its exports on `module` (for a VM with a fake DOM). */
 function bundled(entry: string): string {

@@ -4,8 +4,15 @@ import { join } from 'node:path';
 import t from 'tap';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import { exportClaimed, runExport } from './job.ts';
-import { contentTypeFor, exportFilePath, readyExport } from './files.ts';
-import { claimManifests, enqueueManifests, listManifests, manifestKeys, type ExportManifest } from './manifests.ts';
+import { contentTypeFor, exportFilePath } from './files.ts';
+import {
+  claimManifests,
+  enqueueManifests,
+  getManifest,
+  listManifests,
+  manifestKeys,
+  type ExportManifest,
+} from './manifests.ts';
 import {
   DAY,
   EXPECTED_DAY_ROWS,
@@ -21,6 +28,7 @@ import {
   seedDay,
   stableKey,
 } from '../test/support/exports.ts';
+import type { Db } from '../store/db.ts';
 
 const sortRows = (rows: Record<string, unknown>[]) => rows.map(stableKey).sort();
 
@@ -301,6 +309,10 @@ t.test('download helpers: only ready files, never outside the export folder', as
     now: () => LATER,
     formats: ['parquet'],
   });
+  const readyExport = async (db: Db, dir: string, id: string) => {
+    const manifest = await getManifest(db, id);
+    return manifest?.state === 'ready' ? { manifest, path: exportFilePath(dir, manifest) } : null;
+  };
   const found = await readyExport(db, exportsDir, `alerts-${DAY}.parquet`);
   t.equal(found?.path, join(exportsDir, 'alerts', `alerts-${DAY}.parquet`));
   t.equal(found?.manifest.state, 'ready');

@@ -1,8 +1,7 @@
 // What a download handler needs: where a ready file is and how to label it.
 import { resolve, sep } from 'node:path';
-import type { Db } from '../store/db.ts';
 import type { ExportFormat } from './datasets.ts';
-import { getManifest, type ExportManifest } from './manifests.ts';
+import type { ExportManifest } from './manifests.ts';
 
 /**
  * Media type of the stored bytes. A .ndjson.gz file is served as gzip bytes (no
@@ -19,15 +18,4 @@ export function exportFilePath(dir: string, manifest: Pick<ExportManifest, 'file
   if (!path.startsWith(root + sep))
     throw new RangeError(`export file path escapes the export folder: ${manifest.file_path}`);
   return path;
-}
-
-/** The manifest and file of a downloadable (ready) export, or null. */
-export async function readyExport(
-  db: Db,
-  dir: string,
-  manifestId: string,
-): Promise<{ manifest: ExportManifest; path: string } | null> {
-  const manifest = await getManifest(db, manifestId);
-  if (!manifest || manifest.state !== 'ready') return null;
-  return { manifest, path: exportFilePath(dir, manifest) };
 }

@@ -44,4 +44,4 @@ export { scheduleExports } from './export-cron.ts';
 export type { ExportScheduler, ExportSchedulerOptions } from './export-cron.ts';
 export { PRIVATE_TABLE, scheduleSnapshot, writeBackup, writeSnapshot } from './analyst-snapshot.ts';
 export type { SnapshotJob, SnapshotJobOptions, SnapshotSummary, SnapshotTable } from './analyst-snapshot.ts';
-export { contentTypeFor, exportFilePath, readyExport } from './files.ts';
+export { contentTypeFor, exportFilePath } from './files.ts';

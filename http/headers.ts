@@ -76,11 +76,6 @@ export function pushRateLimitHeaders(headers: HeaderList, decision: RateDecision
   return headers;
 }
 
-/** The IETF RateLimit pair plus the X- headers older clients read. */
-export function rateLimitHeaders(decision: RateDecision, nowMs: number): HeaderList {
-  return pushRateLimitHeaders([], decision, nowMs);
-}
-
 export const PREFLIGHT_HEADERS: HeaderList = [
   ['Access-Control-Allow-Methods', 'GET, POST, PATCH, PUT, DELETE, OPTIONS'],
   ['Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'],

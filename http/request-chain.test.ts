@@ -7,10 +7,10 @@ import { RequestHandler } from './request-handler.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from './cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../accounts/limiter.ts';
-import { MemoryMeter } from '../accounts/meter.ts';
 import { defineRoute } from './route.ts';
 import { Reply, StreamReply, type StreamOpenRequest, type StreamProvider } from './types.ts';
 import { logInto } from '../test/support/logs.ts';
+import { MemoryMeter } from '../test/support/meter.ts';
 
 const KEYS: Record<string, AuthenticatedKey> = {
   free: { id: 'k_free', plan: 'free', test: false, prefix: 'tk_live_free' },

@@ -11,12 +11,12 @@ import { RequestHandler } from './request-handler.ts';
 import type { AuthenticatedKey, KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from './cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
-import { MemoryMeter } from '../accounts/meter.ts';
 import { defineRoute } from './route.ts';
 import { eventRoutes } from './routes/events.ts';
 import { connectionMinutes, HubStreams, liveChannel, snapshotOf, streamKindOf, type StreamTag } from './sse-routes.ts';
 import type { StreamSink, StreamWriteResult } from './types.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from '../test/support/logs.ts';
+import { MemoryMeter } from '../test/support/meter.ts';
 
 t.test('item type and channels follow the route', async (t) => {
   t.same(streamKindOf({ id: 'a', path: '/api/v1/bus/alerts' }), {

@@ -6,7 +6,7 @@ import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from '../test/support/logs.ts';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 

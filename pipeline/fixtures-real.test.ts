@@ -5,9 +5,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import type { FeedPoll } from '../core/types.ts';
-import { captureLogs } from '../test/support/logs.ts';
+import { captureLogs, silentLogger } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 

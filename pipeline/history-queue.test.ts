@@ -1,11 +1,11 @@
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import type { HistoryBatch } from '../core/ports.ts';
 import { sha256, type FetchFn } from './fetch-feed.ts';
 import { HistoryQueue } from './history-queue.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
+import { silentLogger } from '../test/support/logs.ts';
 
 /** A MemoryHistory whose writes wait until released: the store falling behind, on demand. */
 class GatedHistory extends MemoryHistory {

@@ -8,8 +8,7 @@ import { VirtualTimeScheduler } from 'rxjs';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import type { FetchFn, RawFetch } from './fetch-feed.ts';
 import { startFaultServer, type Fault } from '../test/support/fault-server.ts';
-import { silentLogger } from '../core/logger.ts';
-import { captureLogs } from '../test/support/logs.ts';
+import { captureLogs, silentLogger } from '../test/support/logs.ts';
 import { createPipeline } from './ingest.ts';
 import { encodeFeed, header, MemoryHistory, testConfig } from '../test/support/pipeline-fakes.ts';
 

@@ -11,7 +11,7 @@ import { readHeaderTimestamp } from './decode.ts';
 import { createPipeline } from './ingest.ts';
 import { listFiles, replaySnapshots, scanSnapshots } from './replay.ts';
 import { encodeFeed, fakeSchedule, header, testConfig } from '../test/support/pipeline-fakes.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from '../test/support/logs.ts';
 
 const DAY = '2024-05-02';
 const at = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`) / 1000;

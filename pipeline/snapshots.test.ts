@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import { classifyFeed } from '../status/classify.ts';
 import { Db } from '../store/db.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
@@ -21,6 +20,7 @@ import {
   header,
   testConfig,
 } from '../test/support/pipeline-fakes.ts';
+import { silentLogger } from '../test/support/logs.ts';
 
 const NOW_MS = Date.parse('2026-11-23T18:00:00Z');
 const schedule = fakeSchedule({

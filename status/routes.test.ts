@@ -7,14 +7,14 @@ import { RequestHandler } from '../http/request-handler.ts';
 import type { KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter } from '../accounts/limiter.ts';
-import { MemoryMeter } from '../accounts/meter.ts';
 import { statusRoutes } from './routes.ts';
 import { createStatus } from './index.ts';
 import { StatusDocumentSchema } from './schema.ts';
-import { silentLogger } from '../core/logger.ts';
 import { buildOpenApi } from '../docs/openapi.ts';
 import { MemoryEventLog } from '../stream/event-log.ts';
 import { hubOptionsFromConfig, StreamHub } from '../stream/hub.ts';
+import { silentLogger } from '../test/support/logs.ts';
+import { MemoryMeter } from '../test/support/meter.ts';
 
 const NOW = Date.now();
 

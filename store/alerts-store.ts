@@ -91,13 +91,3 @@ export async function loadLatestAlerts(db: Db, options: LatestAlertsOptions = {}
   );
   return rows.map(toAlert);
 }
-
-/** Every stored version of one alert, oldest first: its history for the API. */
-export async function alertVersions(db: Db, alertId: string): Promise<Alert[]> {
-  const rows = await db.all<AlertRow>(
-    `SELECT ${ALERT_COLUMNS}
-     FROM alert_versions WHERE alert_id = $1 ORDER BY version, updated_at`,
-    [alertId],
-  );
-  return rows.map(toAlert);
-}

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HistoryBatch } from '../core/ports.ts';
 import type { Alert, Arrival, FeedPoll, TripObservation, VehiclePosition } from '../core/types.ts';
-import { alertVersions, loadLatestAlerts } from './alerts-store.ts';
+import { loadLatestAlerts } from './alerts-store.ts';
 import { Db } from './db.ts';
-import { lastPolls, recentPolls } from './feed-polls.ts';
 import { createHistoryWriter, IDLE_CHECKPOINT_WAL_BYTES } from './history-writer.ts';
+import { lastPolls, recentPolls } from '../test/support/stored-history.ts';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0, 250);
 
@@ -455,7 +455,11 @@ t.test('latest alert versions restore state after a restart', async (t) => {
     ['g:b'],
   );
   t.same(
-    (await alertVersions(db, 'f:a1')).map((a) => [a.version, a.impact]),
+    (
+      await db.all<{ version: number; impact: string }>(
+        "SELECT version, impact FROM alert_versions WHERE alert_id = 'f:a1' ORDER BY version, updated_at",
+      )
+    ).map((a) => [a.version, a.impact]),
     [
       [1, 'detour'],
       [2, 'no_service'],

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { diffItems, indexItems, itemsFromBody, type TopicItem } from './item-diff.ts';
+import { diffItems, indexItems, type TopicItem } from './item-diff.ts';
 
 t.test('add, update and remove by type + id and content', async (t) => {
   const before = indexItems([
@@ -57,12 +57,6 @@ t.test('duplicates and malformed items', async (t) => {
   );
   t.throws(() => indexItems([{ id: null, type: 'v' } as unknown as TopicItem]), TypeError);
   t.throws(() => diffItems(new Map(), [{ id: 'a' } as unknown as TopicItem]), TypeError);
-});
-
-t.test('items of a JSON endpoint body', async (t) => {
-  t.same(itemsFromBody({ data: [{ id: 'a', type: 'alert' }], meta: {} }), [{ id: 'a', type: 'alert' }]);
-  t.throws(() => itemsFromBody({ meta: {} }), TypeError);
-  t.throws(() => itemsFromBody(null), TypeError);
 });
 
 t.test('a change in age-only fields is no update; a real change carries their current values', async (t) => {

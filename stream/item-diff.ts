@@ -38,14 +38,12 @@ function contentHash(json: string): string {
 }
 
 /**
- * Top-level fields that only say how old an item is (every poll moves them): a change in them
- * alone is no update, or every arrival and vehicle of a result would be re-sent on every poll.
- * Items sent keep their current values; a client reads the age of an item it holds from its
+ * The item's JSON without the top-level fields that only say how old it is (`observed_at`,
+ * `age_s`): what its content hash covers. Every poll moves those, so a change in them alone is no
+ * update, or every arrival and vehicle of a result would be re-sent on every poll. Items sent
+ * keep their current values; a client reads the age of an item it holds from its
  * `timestamp`/`predicted_at`, or from the last update.
  */
-export const AGE_ONLY_FIELDS: readonly string[] = ['observed_at', 'age_s'];
-
-/** The item's JSON without AGE_ONLY_FIELDS: what its content hash covers. */
 function hashedJson(item: TopicItem): string {
   if (!('observed_at' in item) && !('age_s' in item)) return JSON.stringify(item);
   const { observed_at: _observed, age_s: _age, ...rest } = item;
@@ -83,11 +81,4 @@ export function diffItems(
     if (!next.has(key)) removes.push({ kind: 'remove', data: JSON.stringify({ id: gone.id, type: gone.type }) });
   }
   return { next, changes: removes.length ? removes.concat(upserts) : upserts };
-}
-
-/** Lists the data array of a JSON endpoint body ({data: [...]}) as stream items. */
-export function itemsFromBody(body: unknown): TopicItem[] {
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) throw new TypeError('body has no data array');
-  return data as TopicItem[];
 }

@@ -10,7 +10,8 @@ import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import ts from 'typescript';
-import { LAYERS, NOT_PRODUCTION, PRODUCTION_FOLDERS } from './support/layers.ts';
+import { exportUsers } from './support/export-users.ts';
+import { ENTRY_POINTS, LAYERS, NOT_PRODUCTION, PRODUCTION_FOLDERS } from './support/layers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE = /\.(ts|mts|cts)$/;
@@ -181,6 +182,27 @@ t.test('no test support in production folders', async (t) => {
     t.comment(
       `note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it under test/support/`,
     );
+});
+
+// An export of production code that production never uses (neither its own file, nor another
+// production file, nor bench/ or scripts/) but tests import exists for the tests: it belongs in
+// test/support/. A function production runs and a unit test also calls directly is fine.
+t.test('no production export exists only for tests', async (t) => {
+  const users = exportUsers(ROOT, [...texts.keys()]);
+  const violations: string[] = [];
+  const unused: string[] = [];
+  for (const [e, by] of users) {
+    if (isTest(e.file) || !tierOf.has(topFolder(e.file)) || ENTRY_POINTS.includes(e.file) || e.usedInFile) continue;
+    const importers = [...by].sort();
+    if (importers.length === 0) unused.push(`${e.file}:${e.line}: ${e.name}`);
+    else if (importers.every(isTest))
+      violations.push(
+        `${e.file}:${e.line}: ${e.name} is used only by ${importers.join(', ')}: move it under test/support/, or un-export it`,
+      );
+  }
+  t.ok(users.size > 1000, `${users.size} exports read`);
+  report(t, violations, 'exports only tests use');
+  if (unused.length) t.comment(`note: exported, used nowhere (dead code, or not wired yet):\n${unused.join('\n')}`);
 });
 
 t.test('production code imports only runtime dependencies (and build tools where it builds)', async (t) => {

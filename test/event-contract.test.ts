@@ -13,7 +13,6 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { parseConfig } from '../core/config.ts';
 import { domainEvent, EVENT_TYPES, type EventType } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import { exportEvent } from '../exports/job.ts';
 import type { ExportManifest } from '../exports/manifests.ts';
 import { demoConfig } from '../fixtures/demo-config.ts';
@@ -30,6 +29,7 @@ import { createWebhooks } from '../webhooks/index.ts';
 import { openSse } from './support/sse-client.ts';
 import { startStreamHarness } from './support/streaming.ts';
 import { startReceiver, verifyDelivery } from './support/webhooks.ts';
+import { silentLogger } from './support/logs.ts';
 
 type Json = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { runCli } from './support/cli.ts';
 import { freePort } from './support/wait.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from './support/logs.ts';
 
 function configFile(dir: string, name: string): { file: string; db: string } {
   const db = join(dir, `${name}.duckdb`);

@@ -17,7 +17,7 @@ import { localDate } from '../core/dates.ts';
 import { createKey } from '../accounts/keys.ts';
 import { encodeFeed, FIXTURES_REAL, hasRealFixtures, header } from './support/pipeline-fakes.ts';
 import { bearer } from './support/harness.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from './support/logs.ts';
 
 const ZONE = 'America/New_York';
 const STOPS: [id: string, lat: number, lon: number][] = [

@@ -5,15 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { adminGet } from '../admin/client.ts';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import { silentLogger } from '../core/logger.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
 import { createKey } from '../accounts/keys.ts';
 import { parsePrometheusText, sampleValue, type MetricFamily } from './support/prometheus-text.ts';
+import { silentLogger } from './support/logs.ts';
+import { adminGet } from './support/admin-socket.ts';
 
 t.test('GET /metrics on metrics.port follows requests, polls and streams', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'metrics-'));

@@ -12,8 +12,8 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import { silentLogger } from '../core/logger.ts';
 import { freePort } from './support/wait.ts';
+import { silentLogger } from './support/logs.ts';
 
 type Json = Record<string, unknown>;
 

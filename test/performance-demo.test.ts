@@ -6,7 +6,6 @@
 import t from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import { demoConfig } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
@@ -17,6 +16,7 @@ import { createHistoryWriter } from '../store/history-writer.ts';
 import { performanceRollup } from '../store/performance/index.ts';
 import { finalizeServiceDay, refreshScheduledTrips } from '../store/reliability/index.ts';
 import { loadScheduleIndex } from '../store/schedule-index.ts';
+import { silentLogger } from './support/logs.ts';
 
 // Tuesday 2025-06-17 in America/Chicago, 07:00 to 08:30 CDT
 const DAY = '2025-06-17';

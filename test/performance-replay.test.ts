@@ -8,7 +8,6 @@
 import t from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { replayFeeds } from '../pipeline/replay.ts';
@@ -20,6 +19,7 @@ import { FIXTURES_REAL, noRealFixtures } from './support/fixtures-real.ts';
 import { MemoryHistory } from './support/pipeline-fakes.ts';
 import { CALTRAIN_DAY as DAY, caltrainDay, feedConfig, type TrueTrip } from './support/stop-events-day.ts';
 import { join } from 'node:path';
+import { silentLogger } from './support/logs.ts';
 
 const SETTINGS = { on_time_window_s: [-60, 300] as [number, number], min_observations: 10 };
 

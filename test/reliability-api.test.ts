@@ -9,7 +9,7 @@ import { scheduleFinalize } from '../store/reliability/index.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
 import { FIRST_DAY, LAST_FINALIZED, seedRailDay, seedReliability, TODAY } from './support/reliability-data.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from './support/logs.ts';
 
 interface Row {
   id: string;

@@ -15,7 +15,7 @@ import { liveInputsChanged, refreshScheduledTrips, scheduleFinalize } from '../s
 import { loadScheduleIndex } from '../store/schedule-index.ts';
 import { checker, loadValidator } from './support/client.ts';
 import { bearer, startHarness } from './support/harness.ts';
-import { silentLogger } from '../core/logger.ts';
+import { silentLogger } from './support/logs.ts';
 
 // Tuesday 2025-06-17 in America/Chicago; the poll runs at 04:00 CDT, before its first trip
 const DAY = '2025-06-17';

@@ -5,11 +5,11 @@
 import t, { type Test } from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { scheduleFinalize } from '../store/reliability/index.ts';
 import { bearer, startHarness } from './support/harness.ts';
 import { appendObservations, EVERY_DAY, insertSchedule, obs, type TripSpec } from './support/reliability-builders.ts';
+import { silentLogger } from './support/logs.ts';
 
 const DAY = '2023-05-09';
 const NOW = Date.parse('2024-06-01T15:00:00Z');

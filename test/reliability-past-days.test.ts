@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, testConfig } from './support/pipeline-fakes.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { importScheduleVersion } from '../store/schedule-refresh.ts';
 import { bearer, startHarness } from './support/harness.ts';
+import { silentLogger } from './support/logs.ts';
 
 const DAY = '2023-11-07';
 // the header of ct-trip-updates.pb is 2023-11-08T01:05:34Z: 17:05 on the 7th in California

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import { silentLogger } from '../core/logger.ts';
 import { createKey } from '../accounts/keys.ts';
 import { FIXTURES_REAL, hasRealFixtures } from './support/pipeline-fakes.ts';
 import { wallClock } from '../core/dates.ts';
 import { listScheduleVersions } from '../store/schedule-versions.ts';
 import { bearer } from './support/harness.ts';
 import { gtfsDate, smallGtfsZip } from './support/small-gtfs.ts';
+import { silentLogger } from './support/logs.ts';
 
 const TZ = 'America/Chicago';
 const CLIENTS = 50;

@@ -11,9 +11,9 @@ import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { chromiumSkip, launchChromium, newWatch, watchPage } from './support/browser.ts';
-import { silentLogger } from '../core/logger.ts';
 import { OpenApiValidator } from './support/openapi-validator.ts';
 import { encodeFeed } from './support/pipeline-fakes.ts';
+import { silentLogger } from './support/logs.ts';
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 const card = '#feeds article.card[data-component="feed:buses"]';

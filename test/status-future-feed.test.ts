@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startService } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import { silentLogger } from '../core/logger.ts';
 import { encodeFeed, header } from './support/pipeline-fakes.ts';
+import { silentLogger } from './support/logs.ts';
 
 interface FeedStatus {
   feed_id: string;

@@ -8,7 +8,6 @@
 import t from 'tap';
 import { parseConfig } from '../core/config.ts';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
 import type { StopEvent, StopEventAnomaly, StopEventCounts } from '../core/types.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
 import { replayFeeds, type ReplaySummary } from '../pipeline/replay.ts';
@@ -16,6 +15,7 @@ import type { LoadedScheduleIndex } from '../store/schedule-index.ts';
 import { noRealFixtures } from './support/fixtures-real.ts';
 import { MemoryHistory } from './support/pipeline-fakes.ts';
 import { CALTRAIN_DAY as DAY, caltrainDay, feedConfig, type TrueTrip } from './support/stop-events-day.ts';
+import { silentLogger } from './support/logs.ts';
 
 const POLL_MS = 30_000;
 

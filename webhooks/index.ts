@@ -37,7 +37,7 @@ import type { AttemptVerdict } from './delivery-store.ts';
 export * from './schemas.ts';
 export { SecretBox } from './secret-box.ts';
 export { UnreadableSecretsError } from './sealing.ts';
-export { ManualClock, systemClock, type Clock } from './clock.ts';
+export { systemClock, type Clock } from './clock.ts';
 export type { RevokedWebhooks } from './revocation.ts';
 export { type TargetPolicy, type Resolver, type AddressClass, PRIVATE_CLASSES, checkTarget } from './ssrf.ts';
 

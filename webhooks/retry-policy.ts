@@ -11,7 +11,6 @@ export const RETRY_DELAYS_MS: readonly number[] = [
   10 * 3600_000,
   10 * 3600_000,
 ];
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** ± share of each delay, so endpoints that failed together do not retry in lockstep */
 export const JITTER = 0.2;
 /** A Retry-After beyond this is treated as this: one delivery must not stall for days. */

@@ -5,7 +5,6 @@ import type http from 'node:http';
 import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { Db } from '../store/db.ts';
-import { ManualClock } from './clock.ts';
 import { createEndpoint } from './endpoints.ts';
 import { createWebhooks } from './index.ts';
 import { enqueueEvents } from './outbox.ts';
@@ -13,6 +12,7 @@ import { pruneOutbox } from './delivery-store.ts';
 import { endRevokedWebhooks } from './revocation.ts';
 import { harness, webhookConfig, webhookSecrets, type ReceivedRequest } from '../test/support/webhooks.ts';
 import { rawEvent } from '../test/support/events.ts';
+import { ManualClock } from '../test/support/clock.ts';
 
 const HOUR = 3_600_000;
 

@@ -5,10 +5,10 @@ import { harness, startReceiver, verifyDelivery, webhookSecrets } from '../test/
 import { createEndpoint, rotateSecret, ROTATION_OVERLAP_MS, type EndpointDeps } from './endpoints.ts';
 import { createWebhooks } from './index.ts';
 import { InMemoryEventBus } from '../core/events.ts';
-import { silentLogger } from '../core/logger.ts';
-import { ManualClock } from './clock.ts';
 import { isSealed, SecretBox } from './secret-box.ts';
 import { sealStoredSecrets, UnreadableSecretsError } from './sealing.ts';
+import { silentLogger } from '../test/support/logs.ts';
+import { ManualClock } from '../test/support/clock.ts';
 
 const now = Date.parse('2026-03-01T12:00:00Z');
 const policy = { allow: new Set(['loopback'] as const) };

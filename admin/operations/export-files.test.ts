@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
-import { parseConfig } from '../../core/config.ts';
+import { parseConfig, type Config } from '../../core/config.ts';
 import { Db } from '../../store/db.ts';
-import { ExportArgsError, exportCommandRun } from './export-files.ts';
+import { ExportArgsError, runExportCommand, type ExportCommandArgs, type ExportCommandIO } from './export-files.ts';
 import { listManifests } from '../../exports/manifests.ts';
 import { DAY, TZ, openTempDb, seedDay } from '../../test/support/exports.ts';
 
@@ -15,6 +15,16 @@ async function setup(t: Test) {
     reliability: { timezone: TZ },
   });
   return { ...temp, config };
+}
+
+/** The command as the CLI runs it on its own file: the database locked to it, so running rows are a crashed run's. */
+async function exportCommandRun(args: ExportCommandArgs, config: Readonly<Config>, io: ExportCommandIO = {}) {
+  const db = await Db.open(config.db_path, { create: false });
+  try {
+    return await runExportCommand(db, args, config, { ...io, recover: true });
+  } finally {
+    await db.close();
+  }
 }
 
 function fakeTty() {

@@ -3,7 +3,7 @@
 // per file. Exit code 0 when every requested file is ready. The operator's part lives here, which
 // uses exports/; exports/ never imports admin/.
 import type { Config } from '../../core/config.ts';
-import { Db, dbOptions } from '../../store/db.ts';
+import type { Db } from '../../store/db.ts';
 import { progressReporter } from './progress.ts';
 import {
   EXPORT_DATASETS,
@@ -78,20 +78,6 @@ export interface ExportCommandIO {
   stream?: NodeJS.WriteStream;
   /** one JSON document instead of lines */
   json?: boolean;
-}
-
-export async function exportCommandRun(
-  args: ExportCommandArgs,
-  config: Pick<Readonly<Config>, 'db_path' | 'exports' | 'reliability' | 'store'>,
-  io: ExportCommandIO = {},
-): Promise<number> {
-  const db = await Db.open(config.db_path, { ...dbOptions(config.store), create: false });
-  try {
-    // the database is locked to this process, so a row left running is a crashed run's
-    return await runExportCommand(db, args, config, { ...io, recover: true });
-  } finally {
-    await db.close();
-  }
 }
 
 /**

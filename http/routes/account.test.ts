@@ -9,11 +9,12 @@ import { KeyStore } from '../../accounts/auth.ts';
 import { CursorCodec } from '../cursor.ts';
 import { createKey } from '../../accounts/keys.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../../accounts/limiter.ts';
-import { DbMeter, MemoryMeter, type Meter } from '../../accounts/meter.ts';
+import { DbMeter, type Meter } from '../../accounts/meter.ts';
 import type { StreamTag } from '../sse-routes.ts';
 import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenStreamsView } from './account.ts';
 import { logInto } from '../../test/support/logs.ts';
 import { buildOpenApi } from '../../docs/openapi.ts';
+import { MemoryMeter } from '../../test/support/meter.ts';
 
 const NOW = Date.UTC(2024, 4, 10, 15, 0, 0);
 

@@ -4,10 +4,10 @@
 import t from 'tap';
 import type { FeedConfig } from '../../core/config.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
-import { silentLogger } from '../../core/logger.ts';
 import { encodeFeed, MemoryHistory, testConfig } from '../../test/support/pipeline-fakes.ts';
 import type { FetchFn } from '../fetch-feed.ts';
 import { createPipeline } from '../ingest.ts';
+import { silentLogger } from '../../test/support/logs.ts';
 
 const T = 1_714_564_800; // 2024-05-01T12:00:00Z
 

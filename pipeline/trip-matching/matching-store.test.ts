@@ -9,7 +9,6 @@ import { InMemoryEventBus } from '../../core/events.ts';
 import type { ScheduleIndex } from '../../core/ports.ts';
 import type { FeedPoll } from '../../core/types.ts';
 import { Db } from '../../store/db.ts';
-import { recentPolls } from '../../store/feed-polls.ts';
 import { importGtfs } from '../../store/gtfs-import.ts';
 import { createHistoryWriter } from '../../store/history-writer.ts';
 import { loadScheduleIndex } from '../../store/schedule-index.ts';
@@ -25,7 +24,8 @@ import {
 } from '../../test/support/nyct-gtfs.ts';
 import { createPipeline } from '../ingest.ts';
 import { encodeFeed, header, testConfig } from '../../test/support/pipeline-fakes.ts';
-import { silentLogger } from '../../core/logger.ts';
+import { silentLogger } from '../../test/support/logs.ts';
+import { recentPolls } from '../../test/support/stored-history.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trip-matching-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,5 @@
 import t from 'tap';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
-import { silentLogger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { backfillServiceDays, pastObservedDays } from './backfill.ts';
 import { scheduleFinalize } from './job.ts';
@@ -12,6 +11,7 @@ import {
   obs,
   openTestDb,
 } from '../../test/support/reliability-builders.ts';
+import { silentLogger } from '../../test/support/logs.ts';
 
 // Days long before "today" that nobody expanded: history replayed from archives.
 const D = '2024-03-05';

@@ -3,7 +3,6 @@
 export { addDays, completeThrough, isServiceDate, wallClock } from '../../core/dates.ts';
 export {
   refreshScheduledTrips,
-  refreshAfterImport,
   extendScheduledTrips,
   expandMissingDays,
   expandScheduleDays,
@@ -29,4 +28,4 @@ export { retainedWindow, reliabilitySnapshot } from './window.ts';
 export { isKnownRoute, reliabilityModes, reliabilityRouteIds, routeModes } from './known-route.ts';
 export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
 export { resolveTimezone } from './timezone.ts';
-export { liveRefreshIdle, liveInputsChanged, reliabilityReadVersion } from './live.ts';
+export { liveInputsChanged, reliabilityReadVersion } from './live.ts';

@@ -122,11 +122,6 @@ export async function ensureLiveDays(db: Db, spec: LiveSpec): Promise<void> {
   await run();
 }
 
-/** Resolves once no live recompute is running (tests, and a clean shutdown). */
-export async function liveRefreshIdle(db: Db): Promise<void> {
-  await states.get(db)?.inflight?.catch(() => undefined);
-}
-
 /** A day was finalized: the next read looks the days not finalized up again. */
 export function liveDaysChanged(db: Db): void {
   bump(db);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { extendScheduledTrips, refreshAfterImport, refreshScheduledTrips } from './scheduled-trips.ts';
+import { extendScheduledTrips, refreshScheduledTrips } from './scheduled-trips.ts';
 import { EVERY_DAY, WEEKDAYS, insertSchedule, openTestDb } from '../../test/support/reliability-builders.ts';
 import type { Db } from '../db.ts';
 
@@ -161,7 +161,7 @@ t.test('bad ranges and zones are refused before touching the table', async (t) =
   );
 });
 
-t.test('refreshAfterImport and extendScheduledTrips cover yesterday to the horizon', async (t) => {
+t.test('extendScheduledTrips expands each new day up to the horizon, once', async (t) => {
   const db = await openTestDb();
   t.teardown(() => db.close());
   await insertSchedule(db, {
@@ -171,9 +171,9 @@ t.test('refreshAfterImport and extendScheduledTrips cover yesterday to the horiz
     calendar: [{ service_id: 'ALL', days: EVERY_DAY, start_date: '2024-01-01', end_date: '2024-12-31' }],
     trips: [{ trip_id: 't1', route_id: 'T', service_id: 'ALL', start_s: 3600, end_s: 7200 }],
   });
-  // 23:30 UTC on 2024-06-09 is already 2024-06-10 in Berlin
+  // 23:30 UTC on 2024-06-09 is already 2024-06-10 in Berlin: yesterday to the horizon
   const now = new Date('2024-06-09T23:30:00Z');
-  t.equal(await refreshAfterImport(db, 's', { timezone: 'Europe/Berlin', horizonDays: 3, now }), 5);
+  t.equal(await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now }), 5);
   t.same(Object.keys(await perDay(db)), ['2024-06-09', '2024-06-10', '2024-06-11', '2024-06-12', '2024-06-13']);
   const later = new Date('2024-06-11T10:00:00Z');
   t.equal(
@@ -185,11 +185,5 @@ t.test('refreshAfterImport and extendScheduledTrips cover yesterday to the horiz
     await extendScheduledTrips(db, { timezone: 'Europe/Berlin', horizonDays: 3, now: later }),
     0,
     'nothing twice',
-  );
-  await db.run(`INSERT INTO reliability_finalized VALUES (DATE '2024-06-12', now(), 0, 0)`);
-  t.equal(
-    await refreshAfterImport(db, 's', { timezone: 'Europe/Berlin', horizonDays: 3, now: later }),
-    2,
-    'a re-import does not rewrite finalized days',
   );
 });

@@ -98,18 +98,6 @@ export interface WindowOptions {
 }
 
 /**
- * After a schedule import: rebuilds its trips from yesterday (still running past midnight, not
- * finalized) to `horizonDays` ahead, skipping days already finalized.
- */
-export async function refreshAfterImport(db: Db, scheduleId: string, options: WindowOptions): Promise<number> {
-  const today = wallClock(options.now ?? new Date(), options.timezone).date;
-  const from = await firstUnfinalized(db, addDays(today, -1));
-  const to = addDays(today, options.horizonDays);
-  if (daysBetween(from, to) < 0) return 0;
-  return refreshScheduledTrips(db, scheduleId, from, to);
-}
-
-/**
  * For each new day: expands every imported schedule up to `horizonDays` ahead, starting after
  * the last day it already has, so days already expanded are not rewritten.
  */

@@ -25,6 +25,9 @@ export const LEVELS: Record<Exclude<LogLevel, 'silent'>, number> = {
   fatal: 60,
 };
 
+/** A logger that drops everything. */
+export const silentLogger: Logger = createLogger({ level: 'silent', destination: { write: () => undefined } });
+
 export function captureLogs(level: LogLevel = 'debug'): CapturedLogs {
   const lines: LogLine[] = [];
   const logger = createLogger({

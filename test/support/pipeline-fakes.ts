@@ -3,7 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../core/config.ts';
-import { nyctStaticKey, nyctStaticTrip } from '../../core/nyct-trip-id.ts';
+import { nyctKey, nyctStaticTrip } from '../../core/nyct-trip-id.ts';
 import type {
   HistoryBatch,
   HistoryWriter,
@@ -18,6 +18,17 @@ import type {
 import { modeForRouteType } from '../../core/route-type.ts';
 import { MODES } from '../../core/types.ts';
 import { feedMessageCodec } from '../../pipeline/decode.ts';
+
+/** nyctStaticTrip as the key of the exact lookup, with the path that separates trips at one key (store/schedule-index.ts). */
+export function nyctStaticKey(
+  tripId: string,
+  mtaTripId: string | null,
+  routeId: string,
+  firstDepartureS: number | null,
+): { key: string; path: string | null } | null {
+  const at = nyctStaticTrip(tripId, mtaTripId, routeId, firstDepartureS);
+  return at && { key: nyctKey(at.origin, at.route, at.direction), path: at.path };
+}
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export { FIXTURES_REAL, hasRealFixtures } from './fixtures-real.ts';

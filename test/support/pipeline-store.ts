@@ -13,7 +13,7 @@ import { createHistoryWriter } from '../../store/history-writer.ts';
 import { loadScheduleIndex } from '../../store/schedule-index.ts';
 import { createPipeline, type Pipeline } from '../../pipeline/ingest.ts';
 import { FIXTURES_REAL, hasRealFixtures, testConfig } from './pipeline-fakes.ts';
-import { silentLogger } from '../../core/logger.ts';
+import { silentLogger } from './logs.ts';
 
 export interface FeedDecl {
   id: string;

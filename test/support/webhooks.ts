@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Db } from '../../store/db.ts';
 import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
-import { ManualClock } from '../../webhooks/clock.ts';
 import { createWebhooks, type Webhooks } from '../../webhooks/index.ts';
 import type { EndpointCreate, EndpointWithSecret } from '../../webhooks/schemas.ts';
 import { SecretBox } from '../../webhooks/secret-box.ts';
 import type { Resolver } from '../../webhooks/ssrf.ts';
 import { rawEvent, type RawEventFields } from './events.ts';
+import { ManualClock } from './clock.ts';
 
 export interface ReceivedRequest {
   method: string;
