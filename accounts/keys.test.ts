@@ -1,16 +1,6 @@
 import t from 'tap';
 import { Db } from '../store/db.ts';
-import {
-  createKey,
-  findKeyByHash,
-  generateKey,
-  hashKey,
-  KEY_PATTERN,
-  keyStates,
-  KeyNotFoundError,
-  listKeys,
-  revokeKey,
-} from './keys.ts';
+import { createKey, findKeyByHash, generateKey, hashKey, KEY_PATTERN, keyStates, listKeys, revokeKey } from './keys.ts';
 
 t.test('keys are random, well-formed and stored only as hashes', async (t) => {
   const db = await Db.open(':memory:');

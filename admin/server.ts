@@ -1,7 +1,7 @@
 // The admin channel's listener: node:http on a Unix socket that only the service's user can
 // open (mode 0600). A socket file left by a killed process is detected (nothing answers on it)
 // and replaced; one that answers belongs to a live process and is never taken over.
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, type Stats, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -56,7 +56,7 @@ export function socketAnswers(address: string, timeoutMs = 1_000): Promise<boole
 }
 
 async function claim(path: string, address: string): Promise<void> {
-  let stats;
+  let stats: Stats;
   try {
     stats = lstatSync(address);
   } catch {

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm } from '@nats-io/kv';
 import { brokerMissing, brokerVersion, startBroker, type BrokerServer } from '../test/support/broker-servers.ts';
 import { REDIS_WINDOW_LUA } from '../broker/redis-scripts.ts';
 
@@ -97,7 +97,9 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
   await allIn;
   f.fanout_delivered = `${rate(delivered, performance.now() - t0)} to ${SUBSCRIBERS} nodes (paced 2,000/s)`;
   f.fanout_latency = `p50 ${us(pct(latencies, 50))} p99 ${us(pct(latencies, 99))}`;
-  subs.forEach((s) => s.disconnect());
+  subs.forEach((s) => {
+    s.disconnect();
+  });
   // exact window: LIMIT_CLIENTS connections race on one key
   const clients = Array.from({ length: LIMIT_CLIENTS }, () => new Redis(server.url));
   for (const c of clients) c.defineCommand('window', { numberOfKeys: 1, lua: REDIS_WINDOW_LUA });
@@ -122,7 +124,9 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
     }),
   );
   f.window = `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed (quota ${QUOTA}), 0 retries (one Lua call each)`;
-  clients.forEach((c) => c.disconnect());
+  clients.forEach((c) => {
+    c.disconnect();
+  });
   // live-state KV: one hash, pipelined HSET, HGETALL snapshot
   t0 = performance.now();
   const p = r.pipeline();
@@ -221,7 +225,7 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
   await Promise.all(conns.map((c) => c.close()));
   // exact window in KV: read, trim, compare-and-set on the revision, retry on conflict
   const kvm = new Kvm(nc);
-  const win: KV = await kvm.create('benchwin', { history: 1 });
+  await kvm.create('benchwin', { history: 1 });
   const clients = await Promise.all(Array.from({ length: LIMIT_CLIENTS }, () => connect({ servers: server.url })));
   let allowed = 0;
   let retries = 0;
@@ -233,10 +237,9 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
         for (;;) {
           const now = Date.now();
           const entry = await kv.get('k');
-          const stamps =
-            entry && entry.value.length
-              ? (JSON.parse(dec.decode(entry.value)) as number[]).filter((s) => s > now - WINDOW_MS)
-              : [];
+          const stamps = entry?.value.length
+            ? (JSON.parse(dec.decode(entry.value)) as number[]).filter((s) => s > now - WINDOW_MS)
+            : [];
           if (stamps.length >= QUOTA) break;
           stamps.push(now);
           try {

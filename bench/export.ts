@@ -35,7 +35,7 @@ const spanUs = window.end.getTime() * 1000 - window.start.getTime() * 1000 - 1;
 
 try {
   const half = Math.floor(ROWS / 2);
-  let t0 = performance.now();
+  const t0 = performance.now();
   // columns named: later migrations add columns with defaults (position_source, trip_instance)
   await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing, speed_mps,
       stop_id, current_status, position_at, observed_at)

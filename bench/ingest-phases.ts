@@ -81,7 +81,10 @@ try {
       },
     });
     t.push(performance.now());
-    if (i >= WARMUP) phases.forEach((p, k) => times[p]!.push(t[k + 1]! - t[k]!));
+    if (i >= WARMUP)
+      phases.forEach((p, k) => {
+        times[p]!.push(t[k + 1]! - t[k]!);
+      });
   }
 } finally {
   await db.close();

@@ -219,7 +219,9 @@ async function benchFeed(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[]
 async function benchReplay(kind: 'vehicles' | 'trip_updates', bodies: Uint8Array[], db: Db, archive: string) {
   const folder = join(archive, kind);
   mkdirSync(folder, { recursive: true });
-  bodies.forEach((body, i) => writeFileSync(join(folder, `snapshot-${String(i).padStart(4, '0')}.pb`), body));
+  bodies.forEach((body, i) => {
+    writeFileSync(join(folder, `snapshot-${String(i).padStart(4, '0')}.pb`), body);
+  });
   const feedId = `${kind}-replay`;
   const pipeline = createPipeline({
     config: testConfig({

@@ -37,7 +37,7 @@ function fail(problem: string): never {
   throw new Error(`embedded manifest is invalid: ${problem}`);
 }
 
-const SAFE_PATH = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[\w@+.\/-]+$/;
+const SAFE_PATH = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[\w@+./-]+$/;
 
 /** Parses and checks the manifest; paths may not leave the extraction folder. */
 export function parseManifest(text: string): SeaManifest {

@@ -190,7 +190,9 @@ export class BrokerLiveView implements LiveView {
     if (version === null || version === this.sourceVersion) return;
     const values = await this.broker.redis.hmget(hash, ...SLICES);
     const next = new Map<string, readonly unknown[]>();
-    SLICES.forEach((name, i) => next.set(name, values[i] ? (JSON.parse(values[i]!) as unknown[]) : []));
+    SLICES.forEach((name, i) => {
+      next.set(name, values[i] ? (JSON.parse(values[i]!) as unknown[]) : []);
+    });
     this.data = next;
     this.received = (next.get('feeds') ?? []) as readonly FeedHealth[];
     this.sourceVersion = version;

@@ -117,7 +117,7 @@ export class KeyWindow {
    */
   remaining(): number {
     const left = this.quota - this.total + this.held;
-    return left <= 0 ? 0 : left < this.quota ? left : this.quota;
+    return left <= 0 ? 0 : Math.min(left, this.quota);
   }
 
   resetMs(nowMs: number): number {

@@ -76,15 +76,16 @@ export async function runCommand(cmd: Command, argv: string[], log: Logger = def
     print(commandHelp(cmd));
     return 0;
   }
-  let parsed;
+  const config = {
+    args: argv,
+    options: { ...cmd.options, ...GLOBAL_OPTIONS },
+    allowPositionals: cmd.allowPositionals ?? false,
+    strict: true,
+    tokens: true,
+  } as const;
+  let parsed: ReturnType<typeof parseArgs<typeof config>>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...cmd.options, ...GLOBAL_OPTIONS },
-      allowPositionals: cmd.allowPositionals ?? false,
-      strict: true,
-      tokens: true,
-    });
+    parsed = parseArgs(config);
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${commandHelp(cmd)}`);
   }

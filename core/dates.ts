@@ -146,6 +146,16 @@ export function previousDate(date: string): string {
 }
 const previousCache = new Map<string, string>();
 
+/** The earlier of two 'YYYY-MM-DD' dates (they sort as text). */
+export function earlierDate(a: string, b: string): string {
+  return a < b ? a : b;
+}
+
+/** The later of two 'YYYY-MM-DD' dates. */
+export function laterDate(a: string, b: string): string {
+  return a > b ? a : b;
+}
+
 /** Whole days from `a` to `b` (b - a). */
 export function daysBetween(a: string, b: string): number {
   return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, type Stats } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 
 // Everything the service writes (the database and its WAL, DuckDB's spill folder, backups,
@@ -35,7 +35,7 @@ export async function makePrivateDir(dir: string): Promise<void> {
  * does not exist.
  */
 export function tightenSync(path: string): boolean {
-  let stat;
+  let stat: Stats;
   try {
     stat = lstatSync(path);
   } catch (err) {

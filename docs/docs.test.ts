@@ -7,6 +7,7 @@ import { docsPageCsp, markdown, renderDocsPage } from './page.ts';
 import { renderLlmsFullTxt, renderLlmsTxt } from './llms.ts';
 import { buildOpenApi, toYaml } from './openapi.ts';
 import { defineRoute } from '../http/route.ts';
+import type { JsonBody } from '../test/support/json.ts';
 
 const routes = [
   defineRoute({
@@ -90,7 +91,7 @@ const routes = [
 ];
 
 t.test('OpenAPI operations carry plan, meter, security and error responses', async (t) => {
-  const doc = buildOpenApi(routes) as { paths: Record<string, Record<string, Record<string, any>>> };
+  const doc = buildOpenApi(routes) as { paths: Record<string, Record<string, Record<string, JsonBody>>> };
   const create = doc.paths['/api/v1/webhooks/endpoints']!.post!;
   t.same(Object.keys(create.responses), ['201', '400', '401', '413', '415', '429', '500']);
   t.match(create.responses['400'].description, /`unsafe_target`/);
@@ -163,7 +164,7 @@ t.test('the operation model, docs page and LLM guides', async (t) => {
   const full = renderLlmsFullTxt(doc);
   t.match(full, /## GET \/api\/v1\/bus\/\{route_id\}\/reliability/);
   t.match(full, /- `from` \(query, string, required\): First day\./);
-  t.match(full, /  - `secret`: string\. Shown once\./);
+  t.match(full, / {2}- `secret`: string\. Shown once\./);
 });
 
 t.test('markdown subset', async (t) => {

@@ -90,7 +90,7 @@ function curlFor(doc: Json, method: string, path: string, op: Json, params: DocP
 }
 
 function bodyExample(doc: Json, op: Json): unknown {
-  const schema = resolve(doc, ((((op.requestBody as Json).content as Json)['application/json'] as Json) ?? {}).schema);
+  const schema = resolve(doc, (((op.requestBody as Json).content as Json)['application/json'] as Json)?.schema);
   const build = (s: Json, depth: number): unknown => {
     if (depth > 4) return null;
     if (s.example !== undefined) return s.example;

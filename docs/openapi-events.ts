@@ -145,7 +145,9 @@ const STREAM_BODY =
  * be rendered as inputs, splitting the components they share with responses in two (`…Output`).
  */
 export function addStreamEventSchemas(doc: Json, routes: readonly RouteDef[], opts: CreateDocumentOptions = {}): void {
-  const schemas = ((doc.components as Json).schemas ??= {}) as Json;
+  const components = doc.components as Json;
+  components.schemas ??= {};
+  const schemas = components.schemas as Json;
   for (const def of routes) {
     const events = jsonStreamEvents(def);
     if (!events) continue;

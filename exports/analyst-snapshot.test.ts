@@ -37,8 +37,7 @@ function openReader(t: Test, snapshot: string) {
   let buffered = '';
   child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
-    let nl;
-    while ((nl = buffered.indexOf('\n')) !== -1) {
+    for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       waiting.shift()?.(line);

@@ -406,7 +406,10 @@ function serviceDataCheck(db: Db): (day: ServiceDayWindow) => Promise<string | n
   const seen = new Map<string, Promise<string | null>>();
   return (day) => {
     let found = seen.get(day.date);
-    if (!found) seen.set(day.date, (found = noServiceDataReason(db, day)));
+    if (!found) {
+      found = noServiceDataReason(db, day);
+      seen.set(day.date, found);
+    }
     return found;
   };
 }

@@ -2,7 +2,7 @@
 // and renames it into place only once it is complete and on disk, so a crash can leave a stray
 // temporary file (removed at start-up) but never a half file under the final name.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Dirent } from 'node:fs';
 import { open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -111,7 +111,7 @@ export async function finishExportFile(copied: CopiedFile): Promise<CompletedFil
 
 /** Deletes temporary files a crash left under `dir` (recursively). Returns their paths. */
 export async function removeStrayTempFiles(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { recursive: true, withFileTypes: true });
   } catch (err) {

@@ -14,7 +14,7 @@ export function idValue(description: string, example?: string) {
       .string()
       .min(1, 'must not be empty')
       .max(MAX_VALUE_LENGTH, `must be at most ${MAX_VALUE_LENGTH} characters`)
-      // eslint-disable-next-line no-control-regex
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
       .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
       .meta({ description, ...(example !== undefined ? { example } : {}) })
   );

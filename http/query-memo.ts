@@ -27,7 +27,10 @@ export class QueryMemo {
   /** The route's query `raw` parsed and validated (throws the validation's ApiError). */
   get(compiled: CompiledRoute, raw: string): QueryEntry {
     let byQuery = this.byRoute.get(compiled);
-    if (!byQuery) this.byRoute.set(compiled, (byQuery = new Map()));
+    if (!byQuery) {
+      byQuery = new Map();
+      this.byRoute.set(compiled, byQuery);
+    }
     let entry = byQuery.get(raw);
     if (!entry) {
       const parsed: ParsedQuery & { scope: string } = {

@@ -78,7 +78,7 @@ function bearerToken(header: string): string | null {
 /** Whether the request asks for an event stream (Accept, or format=sse). */
 export function wantsEventStream(req: ApiRequest): boolean {
   const accept = req.headers.accept;
-  if (accept && accept.includes('text/event-stream')) return true;
+  if (accept?.includes('text/event-stream')) return true;
   // decoded like the validator decodes it, so format=%73se cannot slip through as JSON
   return req.query.includes('format') && new URLSearchParams(req.query).get('format') === 'sse';
 }

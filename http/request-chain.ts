@@ -282,7 +282,7 @@ export class RequestChain {
     if (key && def.plan && !planIncludes(key.plan, def.plan)) {
       throw new ApiError('forbidden_plan', `${def.path} needs the ${def.plan} plan; this key is on ${key.plan}.`);
     }
-    if (key && key.test && def.testKeys === false) {
+    if (key?.test && def.testKeys === false) {
       throw new ApiError('forbidden_plan', `${def.path} is not available to test keys.`);
     }
     if (key && wantsStream && PLAN_LIMITS[key.plan].sse_streams === 0) {
@@ -346,9 +346,11 @@ export class RequestChain {
     let token = '';
     if (cacheSpec) {
       // a path without parameters is the route's own: its key is made once per query
-      cacheKey = def.params
-        ? `${def.id}\n${req.path}\n${parsed.normalized}`
-        : (entry.cacheKey ??= `${def.id}\n${def.path}\n${parsed.normalized}`);
+      if (def.params) cacheKey = `${def.id}\n${req.path}\n${parsed.normalized}`;
+      else {
+        entry.cacheKey ??= `${def.id}\n${def.path}\n${parsed.normalized}`;
+        cacheKey = entry.cacheKey;
+      }
       token = String(cacheSpec.version());
       // a cursor is checked (and its signature computed) only on a miss: a cached page was made
       // from the same cursor, checked then, and a cursor's check never changes

@@ -26,7 +26,8 @@ export function compressible(body: Buffer): boolean {
  */
 export function representation(entry: CachedBody, coding: ContentCoding): Representation | Promise<Representation> {
   if (coding === 'identity' || !compressible(entry.body)) return entry;
-  const coded = (entry.coded ??= {});
+  entry.coded ??= {};
+  const coded = entry.coded;
   const made = coded[coding];
   if (made) return made;
   const pending = compress(entry.body, coding).then(

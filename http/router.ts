@@ -65,7 +65,8 @@ export class Router<T> {
       const params = bind(entry.segments, decoded);
       if (!params) continue;
       if (entry.method === method) return { kind: 'found', route: entry.route, params };
-      (allow ??= new Set()).add(entry.method);
+      allow ??= new Set();
+      allow.add(entry.method);
     }
     return allow?.size ? { kind: 'method_not_allowed', allow: [...allow].sort() } : NOT_FOUND;
   }

@@ -79,7 +79,10 @@ type ListenWithOptions = (
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
   let line = STATUS_LINES.get(status);
-  if (!line) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`));
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    STATUS_LINES.set(status, line);
+  }
   return line;
 }
 

@@ -199,7 +199,7 @@ export interface RouteDef {
     /** for bodies that also depend on the clock (ages, freshness) */
     ttlMs?: number;
   };
-  handler(ctx: RequestContext<any, any, any>): HandlerResult | Promise<HandlerResult>;
+  handler(ctx: RequestContext<unknown, unknown, unknown>): HandlerResult | Promise<HandlerResult>;
 }
 
 /** The SSE form of routes (http/sse-routes.ts), opened after the request chain's auth, plan and validation. */

@@ -116,7 +116,10 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
   const unique = (list: FeedEntityMsg[], kind: string): FeedEntityMsg[] =>
     list.filter((e) => {
       let seen = ids.get(kind);
-      if (!seen) ids.set(kind, (seen = new Set()));
+      if (!seen) {
+        seen = new Set();
+        ids.set(kind, seen);
+      }
       if (seen.has(e.id!)) {
         ctx.rejects.add('duplicate_entity');
         return false;

@@ -32,7 +32,10 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
   const identities = new Map<TripUpdateMsg, string>();
   const identityOf = (tu: TripUpdateMsg): string => {
     let c = identities.get(tu);
-    if (c === undefined) identities.set(tu, (c = tripUpdateIdentity(tu)));
+    if (c === undefined) {
+      c = tripUpdateIdentity(tu);
+      identities.set(tu, c);
+    }
     return c;
   };
 
@@ -73,7 +76,9 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
   for (const group of groups.values()) {
     if (group.length < 2) continue;
     const names = instanceNames(group);
-    group.forEach((tu, i) => instanceOf.set(tu, names[i]!));
+    group.forEach((tu, i) => {
+      instanceOf.set(tu, names[i]!);
+    });
   }
 
   for (const { tu, td } of accepted) {

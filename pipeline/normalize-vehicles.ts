@@ -84,7 +84,10 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       routeId = trip.route_id;
       mode = trip.mode;
       let seenOnDate = seenTrips.get(trip.service_date);
-      if (!seenOnDate) seenTrips.set(trip.service_date, (seenOnDate = new Set()));
+      if (!seenOnDate) {
+        seenOnDate = new Set();
+        seenTrips.set(trip.service_date, seenOnDate);
+      }
       if (!seenOnDate.has(tripId)) {
         seenOnDate.add(tripId);
         trips.push({

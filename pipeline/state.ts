@@ -5,7 +5,6 @@ import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/por
 import {
   type StopEventAnomaly,
   isSuccessfulPoll,
-  MODES,
   type Alert,
   type Arrival,
   type FeedPoll,
@@ -286,7 +285,10 @@ export class LiveState implements LiveView {
         run = a;
         const key = `${a.service_date ?? ''}|${a.trip_id}|${a.trip_instance ?? ''}`;
         list = byTrip.get(key);
-        if (!list) byTrip.set(key, (list = []));
+        if (!list) {
+          list = [];
+          byTrip.set(key, list);
+        }
       }
       list!.push(a);
     }
@@ -379,7 +381,10 @@ export class LiveState implements LiveView {
   private list<T>(slice: LiveSlice, build: () => T[]): readonly T[] {
     const version = this.sliceVersion(slice);
     let cached = this.lists.get(slice);
-    if (!cached || cached.version !== version) this.lists.set(slice, (cached = { version, list: build() }));
+    if (!cached || cached.version !== version) {
+      cached = { version, list: build() };
+      this.lists.set(slice, cached);
+    }
     return cached.list as readonly T[];
   }
 }

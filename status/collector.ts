@@ -29,15 +29,15 @@ import { FeedHistory } from './feed-history.ts';
 import { FindingsHistory } from './feed-findings.ts';
 import { IncidentLog, type StateChange } from './incidents.ts';
 import type { RequestStats } from './request-stats.ts';
-import {
-  type AlertIngestion,
-  type ApiStatus,
-  type FeedRuleFindings,
-  type FeedStatus,
-  type KnownState,
-  type ScheduleStatus,
-  type StatusDocument,
-  type WebhookOutbox,
+import type {
+  AlertIngestion,
+  ApiStatus,
+  FeedRuleFindings,
+  FeedStatus,
+  KnownState,
+  ScheduleStatus,
+  StatusDocument,
+  WebhookOutbox,
 } from './schema.ts';
 import type { OutboxFigures, StatusStore } from './status-store.ts';
 import { DAY_MS, iso, utcDate } from '../core/dates.ts';
@@ -288,7 +288,10 @@ export class StatusCollector {
     return this.options.live.feeds().map((raw) => {
       const h = this.publicHealth(raw);
       let history = this.histories.get(h.feed_id);
-      if (!history) this.histories.set(h.feed_id, (history = new FeedHistory()));
+      if (!history) {
+        history = new FeedHistory();
+        this.histories.set(h.feed_id, history);
+      }
       history.observe(h, nowMs);
       const interval_s = this.feedsById.get(h.feed_id)?.interval_s ?? 15;
       const verdict = classifyFeed(
@@ -354,7 +357,10 @@ export class StatusCollector {
 
   private findingsHistory(feedId: string): FindingsHistory {
     let history = this.findings.get(feedId);
-    if (!history) this.findings.set(feedId, (history = new FindingsHistory()));
+    if (!history) {
+      history = new FindingsHistory();
+      this.findings.set(feedId, history);
+    }
     return history;
   }
 

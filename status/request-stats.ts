@@ -20,7 +20,7 @@ function bucketOf(ms: number): number {
 }
 
 /** The geometric middle of a bucket. */
-function valueOf(bucket: number): number {
+function bucketValue(bucket: number): number {
   if (bucket === 0) return 0;
   return SMALLEST_MS * GROWTH ** (bucket - 0.5);
 }
@@ -100,7 +100,7 @@ export class RequestStats implements Meter {
       let seen = 0;
       for (let i = 0; i < BUCKETS; i++) {
         seen += histogram[i]!;
-        if (seen >= rank) return round(Math.min(maxMs, Math.max(minMs, valueOf(i))));
+        if (seen >= rank) return round(Math.min(maxMs, Math.max(minMs, bucketValue(i))));
       }
       return round(maxMs);
     };

@@ -26,11 +26,10 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       meter: null,
       contentType: 'text/html; charset=utf-8',
       response: z.string().meta({ description: 'The HTML page.' }),
-      handler: () =>
-        new Reply(200, 'text/html; charset=utf-8', status.page(), [
-          ['Cache-Control', 'no-cache'],
-          ...(headers ??= htmlPageHeaders(statusPageCsp())),
-        ]),
+      handler: () => {
+        headers ??= htmlPageHeaders(statusPageCsp());
+        return new Reply(200, 'text/html; charset=utf-8', status.page(), [['Cache-Control', 'no-cache'], ...headers]);
+      },
     }),
     defineRoute({
       id: 'getStatus',

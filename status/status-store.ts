@@ -120,7 +120,10 @@ export class StatusStore {
     const minutes = new Map<string, MinuteSeed[]>();
     for (const r of minuteRows) {
       let list = minutes.get(r.feed_id);
-      if (!list) minutes.set(r.feed_id, (list = []));
+      if (!list) {
+        list = [];
+        minutes.set(r.feed_id, list);
+      }
       list.push({ minuteMs: r.minute_ms, polls: r.polls, failures: r.failures, entities: r.entities });
     }
     return {
@@ -150,7 +153,10 @@ export class StatusStore {
     const out = new Map<string, FindingSeed[]>();
     for (const r of rows) {
       let list = out.get(r.feed_id);
-      if (!list) out.set(r.feed_id, (list = []));
+      if (!list) {
+        list = [];
+        out.set(r.feed_id, list);
+      }
       list.push({ minuteMs: r.minute_ms, rule: r.rule, count: r.count, example: r.example, lastMs: r.last_ms });
     }
     return out;

@@ -13,7 +13,7 @@ t.test('flushes run one after another, and a failed one does not stop the next',
   });
   const first = flushes.flush();
   const second = flushes.flush();
-  const after = flushes.then(async () => void log.push('prune'));
+  const after = flushes.queue(async () => void log.push('prune'));
   const third = flushes.flush();
   await first;
   await t.rejects(second, /store down/);

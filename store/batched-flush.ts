@@ -11,11 +11,11 @@ export class BatchedFlush {
 
   /** One flush, after every flush (and queued work) before it. */
   flush(): Promise<void> {
-    return this.then(this.flushOnce);
+    return this.queue(this.flushOnce);
   }
 
   /** Other work (a final prune, say) in the same order as the flushes. */
-  then(work: () => Promise<void>): Promise<void> {
+  queue(work: () => Promise<void>): Promise<void> {
     const run = this.chain.then(work);
     // a failed flush is its caller's to see; it never stops the flushes queued after it
     this.chain = run.catch(() => undefined);

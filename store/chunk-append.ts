@@ -119,7 +119,8 @@ function writeVarchar<R>(
     if (inline) slotView.setUint32(base, length, true);
     else {
       bytes.fill(0, base, base + STRING_SLOT);
-      (long ??= []).push(i);
+      long ??= [];
+      long.push(i);
     }
   }
   bindings.copy_data_to_vector(vector, 0, bytes.buffer, 0, count * STRING_SLOT);
@@ -172,24 +173,29 @@ function fillColumn<R>(
   const { name } = col;
   switch (col.kind) {
     case 'varchar':
-      return writeVarchar(vector, rows, offset, count, col);
+      writeVarchar(vector, rows, offset, count, col);
+      return;
     case 'double':
-      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => {
+      writeFixed(vector, rows, offset, count, col, 8, (i, v) => {
         float64[i] = number(name, v);
       });
+      return;
     case 'integer':
-      return writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
+      writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
         int32[i] = number(name, v);
       });
+      return;
     case 'bigint':
-      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.trunc(number(name, v))));
+      writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, Math.trunc(number(name, v))));
+      return;
     case 'timestamptz':
-      return writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, microsOfMs(number(name, v))));
+      writeFixed(vector, rows, offset, count, col, 8, (i, v) => putInt64(i, microsOfMs(number(name, v))));
+      return;
     case 'date': {
       // a poll's rows share one or two service dates: parse each distinct text once
       let lastText: unknown;
       let lastDay = 0;
-      return writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
+      writeFixed(vector, rows, offset, count, col, 4, (i, v) => {
         if (v !== lastText) {
           const day = epochDay(v as string);
           if (day === null) throw new TypeError(`${name}: ${JSON.stringify(v)} is not a YYYY-MM-DD date`);
@@ -198,6 +204,7 @@ function fillColumn<R>(
         }
         int32[i] = lastDay;
       });
+      return;
     }
     case 'boolean': {
       // DuckDB booleans are one byte each
@@ -209,7 +216,8 @@ function fillColumn<R>(
         else bytes[i] = v === true ? 1 : 0;
       }
       bindings.copy_data_to_vector(vector, 0, bytes.buffer, 0, count);
-      return nulls.flush(vector, count);
+      nulls.flush(vector, count);
+      return;
     }
     case 'varchar_list':
     case 'struct_list': {
@@ -219,7 +227,8 @@ function fillColumn<R>(
         const v = col.get(rows[offset + i]!);
         out.setItem(i, v === null || v === undefined ? null : nested(col.kind, v));
       }
-      return out.flush();
+      out.flush();
+      return;
     }
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { assetPath } from '../core/assets.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { makePrivateDirSync, restrictUmask, tightenSync } from '../core/private-files.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, posix } from 'node:path';
@@ -65,7 +65,7 @@ export async function openGtfsSource(source: string, onProgress?: ProgressFn): P
     } else if (/^file:\/\//i.test(source)) {
       path = fileURLToPath(source);
     }
-    let info;
+    let info: Stats;
     try {
       info = await stat(path);
     } catch {
@@ -124,7 +124,7 @@ export async function fetchGtfs(
     }
   }
   const path = /^file:\/\//i.test(source) ? fileURLToPath(source) : source;
-  let info;
+  let info: Stats;
   try {
     info = await stat(path);
   } catch {

@@ -12,7 +12,10 @@ const holders = new WeakMap<Db, Set<Flush>>();
 /** Registers a writer's flush with its database. */
 export function holdHistory(db: Db, flush: Flush): void {
   let set = holders.get(db);
-  if (!set) holders.set(db, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    holders.set(db, set);
+  }
   set.add(flush);
 }
 

@@ -199,7 +199,10 @@ export class ChangeOnlyHistory {
     const trips = new Map<string, Map<string, TripObservation[]>>();
     for (const o of batch.trips) {
       let byKey = trips.get(o.feed_id);
-      if (!byKey) trips.set(o.feed_id, (byKey = new Map()));
+      if (!byKey) {
+        byKey = new Map();
+        trips.set(o.feed_id, byKey);
+      }
       const k = tripKey(o);
       const rows = byKey.get(k);
       if (rows) rows.push(o);
@@ -267,7 +270,10 @@ export class ChangeOnlyHistory {
 
   private memory(feedId: string): FeedMemory {
     let m = this.feeds.get(feedId);
-    if (!m) this.feeds.set(feedId, (m = { trips: new Map(), stops: new Map(), vehicles: new Map() }));
+    if (!m) {
+      m = { trips: new Map(), stops: new Map(), vehicles: new Map() };
+      this.feeds.set(feedId, m);
+    }
     return m;
   }
 
@@ -397,7 +403,8 @@ export class ChangeOnlyHistory {
       const seen = trip.stops.get(k);
       if (!seen) {
         out.push(a);
-        (added ??= []).push([k, { written: a, held: null, seenBy: id }]);
+        added ??= [];
+        added.push([k, { written: a, held: null, seenBy: id }]);
         continue;
       }
       if (seen.seenBy === id) {
@@ -415,7 +422,8 @@ export class ChangeOnlyHistory {
     for (const [k, seen] of trip.stops) {
       if (seen.seenBy === id) continue;
       if (seen.held) out.push(seen.held);
-      (passed ??= []).push(k);
+      passed ??= [];
+      passed.push(k);
     }
     changes.ops.push(() => {
       trip.lastMs = at;
@@ -466,7 +474,8 @@ export class ChangeOnlyHistory {
       if (!seen) {
         out.push(v);
         const k = `${v.feed_id}\u0000${v.vehicle_id}`;
-        if ((fresh ??= new Set()).has(k)) continue;
+        fresh ??= new Set();
+        if (fresh.has(k)) continue;
         fresh.add(k);
         const next: VehicleSeen = { stored: v, lastMs: v.observed_ms, seenBy: id };
         changes.ops.push(() => {

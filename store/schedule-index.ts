@@ -188,7 +188,10 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
         stopTimes.eachStop(trip.trip_id, (stopId) => {
           const station = stops.get(stopId)?.station_id ?? stopId;
           let set = sets.get(station);
-          if (!set) sets.set(station, (set = new Set()));
+          if (!set) {
+            set = new Set();
+            sets.set(station, set);
+          }
           set.add(mode);
         });
       }
@@ -330,7 +333,10 @@ async function loadStopTimes(conn: DuckDBConnection, scheduleId: string): Promis
     }
     const stopId = str(stop);
     let shared = interned.get(stopId);
-    if (shared === undefined) interned.set(stopId, (shared = stopId));
+    if (shared === undefined) {
+      shared = stopId;
+      interned.set(stopId, shared);
+    }
     sequence[i] = Number(seq);
     arrival[i] = arr === null ? NO_TIME : Number(arr);
     departure[i] = dep === null ? NO_TIME : Number(dep);

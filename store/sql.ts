@@ -77,9 +77,15 @@ export async function runPrepared(
   params: Record<string, DuckDBValue>,
 ): Promise<DuckDBResultReader> {
   let cache = preparedByConnection.get(conn);
-  if (!cache) preparedByConnection.set(conn, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    preparedByConnection.set(conn, cache);
+  }
   let prepared = cache.get(sql);
-  if (!prepared) cache.set(sql, (prepared = await conn.prepare(sql)));
+  if (!prepared) {
+    prepared = await conn.prepare(sql);
+    cache.set(sql, prepared);
+  }
   prepared.clearBindings();
   prepared.bind(params);
   return prepared.runAndReadAll();

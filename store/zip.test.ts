@@ -26,7 +26,7 @@ async function withZip<T>(path: string, fn: (zip: ZipArchive) => Promise<T>): Pr
   }
 }
 
-const text = 'stop_id,stop_name\r\n' + Array.from({ length: 2000 }, (_, i) => `S${i},"Stop, ${i}"`).join('\r\n');
+const text = `stop_id,stop_name\r\n${Array.from({ length: 2000 }, (_, i) => `S${i},"Stop, ${i}"`).join('\r\n')}`;
 
 t.test('stored and deflated entries read and extract to the same bytes', async (t) => {
   const path = writeTemp(

@@ -158,7 +158,7 @@ export class DuckDbEventLog implements EventLog {
     this.flushes.stop();
     await this.flush();
     // the next start reads back only what is kept
-    await this.flushes.then(() => this.prune(true));
+    await this.flushes.queue(() => this.prune(true));
     this.closed = true;
   }
 

@@ -197,7 +197,10 @@ export class StreamHub {
   /** The broadcast topic `name` (created on first use); its frames are `event` events. */
   broadcast(name: string, event: string = name): BroadcastTopic {
     let topic = this.broadcasts.get(name);
-    if (!topic) this.broadcasts.set(name, (topic = new BroadcastTopic(name, event, this.retryFrame)));
+    if (!topic) {
+      topic = new BroadcastTopic(name, event, this.retryFrame);
+      this.broadcasts.set(name, topic);
+    }
     return topic;
   }
 
@@ -329,7 +332,10 @@ export class StreamHub {
     this.topics.set(request.key, topic);
     for (const channel of topic.channels.length ? topic.channels : ['']) {
       let set = this.byChannel.get(channel);
-      if (!set) this.byChannel.set(channel, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        this.byChannel.set(channel, set);
+      }
       set.add(topic);
     }
     return topic;

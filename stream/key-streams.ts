@@ -19,7 +19,10 @@ export class KeyStreams {
       return;
     }
     let set = this.open.get(keyId);
-    if (!set) this.open.set(keyId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.open.set(keyId, set);
+    }
     set.add(subscription);
     subscription.onClose(() => {
       set.delete(subscription);

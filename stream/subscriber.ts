@@ -1,6 +1,6 @@
 // One open event stream as the hub sees it: the sink, its deadline, and the bounded-buffer rule.
 import type { Logger } from '../core/logger.ts';
-import type { SseSink } from './sse-sink.ts';
+import type { SinkWriteResult, SseSink } from './sse-sink.ts';
 
 export type CloseReason =
   /** the server reported the connection gone (client left, network error) */
@@ -57,7 +57,7 @@ export class Subscriber implements Subscription {
    */
   write(chunk: Buffer): boolean {
     if (this.isClosed) return false;
-    let result;
+    let result: SinkWriteResult;
     try {
       result = this.sink.write(chunk);
     } catch (err) {
@@ -84,7 +84,7 @@ export class Subscriber implements Subscription {
 
   closeWith(reason: CloseReason, last: Buffer): void {
     if (this.isClosed) return;
-    let result;
+    let result: SinkWriteResult;
     try {
       // past the slow-client bound too: the last words must reach a client that is still reading
       result = this.sink.write(last);

@@ -16,12 +16,13 @@ import type { Plan } from '../accounts/plans.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
 import { startServer } from '../http/server.ts';
 import { Db } from '../store/db.ts';
-import { checker, expectProblem, loadValidator, type Got } from './support/client.ts';
+import { checker, expectProblem, loadValidator } from './support/client.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 import { demoDirectory, demoLive, NOW } from './support/network.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
 import { openSse } from './support/sse-client.ts';
 import { logInto } from './support/logs.ts';
+import type { JsonBody } from './support/json.ts';
 
 const ACCOUNT = '/api/v1/account';
 const USAGE = '/api/v1/account/usage';
@@ -294,7 +295,7 @@ t.test('open event streams, composed as serve does', async (t) => {
   const url = `http://127.0.0.1:${server.port}`;
   const created = await createKey(db, { plan: 'regular' });
   const key = bearer(created.key);
-  const account = async () => (await (await fetch(`${url}${ACCOUNT}`, { headers: key })).json()) as Record<string, any>;
+  const account = async () => (await (await fetch(`${url}${ACCOUNT}`, { headers: key })).json()) as JsonBody;
 
   const stream = await openSse(`${url}/api/v1/events/stream`, key);
   t.equal(stream.status, 200);
@@ -315,7 +316,7 @@ t.test('open event streams, composed as serve does', async (t) => {
   clock.now = NOW + 90_000;
   body = await account();
   t.equal(body.streams.connections[0].minutes, 2, 'a started minute counts');
-  const usage = (await (await fetch(`${url}${USAGE}?days=1`, { headers: key })).json()) as Record<string, any>;
+  const usage = (await (await fetch(`${url}${USAGE}?days=1`, { headers: key })).json()) as JsonBody;
   t.ok(usage.totals.connection_minutes >= 1, `connection-minutes billed (${usage.totals.connection_minutes})`);
   t.equal(usage.totals.requests, 0, 'opening a stream is not a request');
 

@@ -4,7 +4,7 @@
 // of test support left in a production folder, and per uWebSockets.js import outside
 // http/server.ts. It also holds docs/guides/architecture.md to the tree: its folder table, its
 // tier table and its "Where to find" list.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ const SUPPORT_FILE =
   /(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server\.ts|(fake|mock|stub)[-_][^/]*)$/;
 
 function walk(dir: string): string[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
   } catch {

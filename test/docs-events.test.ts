@@ -2,7 +2,7 @@
 // from core/event-schemas.ts: every event type is listed with every field of its data, the
 // envelope with every field of the envelope, and how the stream and webhooks deliver them.
 import t from 'tap';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { documentedOpenApi } from '../app/catalog.ts';
 import { EVENT_DATA, EVENT_SCHEMAS, EVENT_TYPES } from '../core/event-schemas.ts';
 import { eventAnchor, eventsModel } from '../docs/events-model.ts';

@@ -64,7 +64,10 @@ const sseEvents = (((streamMedia.content as Json)['text/event-stream'] as Json)[
 const validators = new Map<string, ValidateFunction>();
 function validatorFor(ref: string): ValidateFunction {
   let v = validators.get(ref);
-  if (!v) validators.set(ref, (v = ajv.compile({ $ref: `openapi.json${ref}` })));
+  if (!v) {
+    v = ajv.compile({ $ref: `openapi.json${ref}` });
+    validators.set(ref, v);
+  }
   return v;
 }
 

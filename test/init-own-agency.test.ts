@@ -98,13 +98,13 @@ t.test(
       dir,
     ]);
     t.equal(init.code, 0, `init: ${init.stdout}${init.stderr}`);
-    t.match(init.stdout, /schedule caltrain \(Caltrain\)[^]*176 trips/);
+    t.match(init.stdout, /schedule caltrain \(Caltrain\)[\s\S]*176 trips/);
     t.match(
       init.stdout,
-      /feed caltrain-vehicles[^]*14 entities \(14 vehicle positions[^]*trips matched to the schedule: 14 of 14/,
+      /feed caltrain-vehicles[\s\S]*14 entities \(14 vehicle positions[\s\S]*trips matched to the schedule: 14 of 14/,
     );
-    t.match(init.stdout, /feed caltrain-trip-updates[^]*19 entities[^]*trips matched to the schedule: 19 of 19/);
-    t.match(init.stdout, /feed caltrain-alerts[^]*0 entities/);
+    t.match(init.stdout, /feed caltrain-trip-updates[\s\S]*19 entities[\s\S]*trips matched to the schedule: 19 of 19/);
+    t.match(init.stdout, /feed caltrain-alerts[\s\S]*0 entities/);
     t.match(init.stdout, /snapshot time 2023-11-08T01:05:59Z: [\d.]+ years old/, 'the snapshot age');
     t.match(
       init.stdout,

@@ -3,7 +3,7 @@
 // with a final `: revoked` comment, its webhook endpoints stop receiving while another key's keep
 // receiving, the deliveries it had queued show `cancelled` in the audit, and `keys show|endpoints`
 // let the operator see and delete them, through the socket and on the file once stopped.
-import http from 'node:http';
+import type http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { createKey } from '../accounts/keys.ts';

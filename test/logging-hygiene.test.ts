@@ -2,7 +2,7 @@
 // stderr); what a CLI command prints for its user goes through cli/output.ts. Test files, test
 // doubles, child processes of tests and benches live under test/ and bench/, outside these folders.
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PRODUCTION_FOLDERS } from './support/layers.ts';
@@ -13,7 +13,7 @@ const PRODUCTION = [...PRODUCTION_FOLDERS, 'bin'];
 const NOT_PRODUCTION = [/\.test\.ts$/, /(^|\/)node_modules\//];
 
 function sources(dir: string): string[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {

@@ -12,6 +12,7 @@ import { replayCommand } from '../cli/commands/replay.ts';
 import { FIXTURES_REAL, hasRealFixtures } from './support/pipeline-fakes.ts';
 import { Db } from '../store/db.ts';
 import { childEnv, cliArgv } from './support/cli.ts';
+import type { JsonBody } from './support/json.ts';
 
 t.test('usage mistakes are refused before anything is opened', async (t) => {
   const dir = t.testdir();
@@ -90,7 +91,7 @@ t.test('Caltrain replayed: stored once, with reliability for its day', async (t)
       { encoding: 'utf8', env: childEnv(), timeout: 120_000 },
     );
     t.equal(r.status, 0, r.stderr);
-    return JSON.parse(r.stdout) as Record<string, any>;
+    return JSON.parse(r.stdout) as JsonBody;
   };
 
   const first = replay();
@@ -173,7 +174,7 @@ t.test("an agency's two feeds replayed together: one summary per feed, stop even
     return r.stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, any>);
+      .map((line) => JSON.parse(line) as JsonBody);
   };
   const first = replay();
   t.match(first, [

@@ -17,6 +17,7 @@ import { listScheduleVersions } from '../store/schedule-versions.ts';
 import { bearer } from './support/harness.ts';
 import { gtfsDate, smallGtfsZip } from './support/small-gtfs.ts';
 import { silentLogger } from './support/logs.ts';
+import type { JsonBody } from './support/json.ts';
 
 const TZ = 'America/Chicago';
 const CLIENTS = 50;
@@ -64,7 +65,7 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   const db = service.runtime.db;
   const keys = await Promise.all(Array.from({ length: 10 }, () => createKey(db, { plan: 'max', name: null })));
   const today = wallClock(new Date(), TZ).date;
-  const get = async (path: string, key = keys[0]!.key): Promise<{ status: number; json: any }> => {
+  const get = async (path: string, key = keys[0]!.key): Promise<{ status: number; json: JsonBody }> => {
     const res = await fetch(`${service.url}${path}`, { headers: bearer(key) });
     return {
       status: res.status,

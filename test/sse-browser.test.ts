@@ -2,7 +2,7 @@
 // cannot send headers): reset and updates, reconnection after the server ends the stream and
 // after a restart on the same DuckDB file, resume with no gap and no duplicate, reset for an id
 // too old.
-import { type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import t from 'tap';
 import { until } from './support/wait.ts';
 import { chromiumSkip, launchChromium } from './support/browser.ts';

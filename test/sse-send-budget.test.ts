@@ -99,7 +99,9 @@ t.test('past the budget the longest-stalled stream goes first, keyed or public',
   const a = open(h.port, '/api/v1/events/stream?types=alert.created', keyA.key, true);
   const v = open(h.port, '/status/stream', null, true);
   const b = open(h.port, '/api/v1/events/stream?types=alert.updated', keyB.key, true);
-  t.teardown(() => [a, v, b].forEach((c) => c.socket.destroy()));
+  t.teardown(() => {
+    for (const c of [a, v, b]) c.socket.destroy();
+  });
   await until('three streams open', () => [a, v, b].every((c) => c.status !== null) && viewers.count === 1, TURN);
   t.ok([a, v, b].every((c) => c.status === 'HTTP/1.1 200'));
 
@@ -155,7 +157,9 @@ t.test('a stream with no progress for sse.stall_timeout_s is cut; readers are no
   const v = open(h.port, '/status/stream', null, true);
   const r = open(h.port, '/api/v1/events/stream?types=feed.stale', keyR.key, false);
   const w = open(h.port, '/status/stream', null, false);
-  t.teardown(() => [a, v, r, w].forEach((c) => c.socket.destroy()));
+  t.teardown(() => {
+    for (const c of [a, v, r, w]) c.socket.destroy();
+  });
   await until('four streams open', () => [a, v, r, w].every((c) => c.status !== null) && viewers.count === 2, TURN);
 
   // the readers get small events all along; the stalled ones are filled until the server holds bytes

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t from 'tap';
 import { chromiumSkip, launchChromium, newWatch, watchPage } from './support/browser.ts';
 import { startService } from '../app/serve.ts';

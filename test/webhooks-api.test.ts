@@ -6,7 +6,7 @@ import { InMemoryEventBus, type DomainEvent, type EventType } from '../core/even
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { createWebhooks, type Webhooks } from '../webhooks/index.ts';
 import { startReceiver, verifyDelivery, type Receiver, type Reply } from './support/webhooks.ts';
-import { checker, expectProblem, loadValidator, type Got } from './support/client.ts';
+import { checker, expectProblem, loadValidator } from './support/client.ts';
 import { bearer, startHarness, type Harness } from './support/harness.ts';
 import type { OpenApiValidator } from './support/openapi-validator.ts';
 import { rawEvent, type RawEventFields } from './support/events.ts';

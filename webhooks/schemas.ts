@@ -39,6 +39,7 @@ const routeOrLineId = z
   .string()
   .min(1)
   .max(100)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'no control characters');
 
 const targetUrl = z

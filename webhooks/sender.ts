@@ -116,6 +116,7 @@ export function sendAttempt(options: SendOptions): InFlightAttempt {
       });
       res.on('error', fail);
       res.on('end', () => {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
         const excerpt = kept.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
         const base = { status_code: status, latency_ms: elapsed() };
         if (status >= 200 && status < 300) {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
 export function list(values: readonly string[] | undefined | null): DuckDBValue {
-  return values && values.length ? listValue([...values]) : null;
+  return values?.length ? listValue([...values]) : null;
 }
 
 export async function rows<T>(conn: DuckDBConnection, sql: string, params: DuckDBValue[] = []): Promise<T[]> {

@@ -280,7 +280,7 @@ export class DeliveryWorker {
       error,
       retry_after_ms: null,
     });
-    let target;
+    let target: Awaited<ReturnType<typeof checkTarget>>;
     try {
       // checked again at every attempt: the name may resolve elsewhere since registration
       target = await checkTarget(delivery.url, policy, this.resolve);

@@ -13,7 +13,7 @@ import {
   type ExportDataset,
   type ExportFormat,
 } from '../../exports/datasets.ts';
-import { recoverExports, runExport, type ExportFileResult } from '../../exports/job.ts';
+import { recoverExports, runExport, type ExportFileResult, type ExportRunSummary } from '../../exports/job.ts';
 
 export interface ExportCommandArgs {
   /** a dataset, a comma-separated list, or "all" (default all) */
@@ -110,7 +110,7 @@ export async function runExportCommand(
   try {
     const recovered = io.recover ? (await recoverExports(db, config.exports.dir)).reset.length : 0;
     if (recovered && !io.json) out(`recovered ${recovered} export(s) left running by a crash`);
-    let summary;
+    let summary: ExportRunSummary;
     try {
       summary = await runExport(db, {
         dataset: datasets,

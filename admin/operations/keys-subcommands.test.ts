@@ -73,7 +73,7 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
 
   t.equal(await run(['show', key.id]), 0);
   t.match(out.join('\n'), /^id {10}key_\w+$/m);
-  t.match(out.join('\n'), /^revoked_at  -$/m);
+  t.match(out.join('\n'), /^revoked_at {2}-$/m);
   t.match(out.join('\n'), /^webhooks {4}2 endpoints, 2 enabled/m);
 
   const revokedBy: string[] = [];

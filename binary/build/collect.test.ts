@@ -20,6 +20,7 @@ function tree(t: { teardown(fn: () => void): void }, files: Record<string, strin
 t.test('asset paths are the string literals passed to assetPath', async (t) => {
   const root = tree(t, {
     'a.ts': `const X = assetPath('store/migrations');\nconst Y = assetPath( "pipeline/x.proto" );\nassetPath('store/migrations');`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text with a template literal, as the scan reads it
     'b.ts': 'const dir = assetPath(`sql/${name}`);\nconst d2 = assetPath(name);',
     'core/assets.ts': 'export function assetPath(relative: string): string {}',
     'node_modules/pkg/index.js': 'assetPath(whatever)',
@@ -27,6 +28,7 @@ t.test('asset paths are the string literals passed to assetPath', async (t) => {
   const scan = scanAssetCalls(root, ['a.ts', 'b.ts', 'core/assets.ts', 'node_modules/pkg/index.js']);
   t.same(scan.paths, ['pipeline/x.proto', 'store/migrations']);
   t.same(scan.problems, [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the message quotes that source text
     'b.ts: assetPath(`sql/${name}`) must name its file with a string literal',
     'b.ts: assetPath(name) must name its file with a string literal',
   ]);

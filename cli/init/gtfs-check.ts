@@ -5,7 +5,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { posix, resolve, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fetchGtfs } from '../../store/gtfs-source.ts';
-import { openZip, ZipError } from '../../store/zip.ts';
+import { openZip, ZipError, type ZipArchive } from '../../store/zip.ts';
 import { describeBody } from './sniff.ts';
 
 export class GtfsCheckError extends Error {}
@@ -29,7 +29,7 @@ export interface FetchedSchedule {
 
 /** Fetches (downloads a URL once) and opens the source far enough to know it is a ZIP archive or a folder. */
 export async function fetchSchedule(source: string): Promise<FetchedSchedule> {
-  let fetched;
+  let fetched: Awaited<ReturnType<typeof fetchGtfs>>;
   try {
     fetched = await fetchGtfs(source);
   } catch (err) {
@@ -47,7 +47,7 @@ export async function fetchSchedule(source: string): Promise<FetchedSchedule> {
 }
 
 async function agencyInZip(path: string, source: string): Promise<string | null> {
-  let zip;
+  let zip: ZipArchive;
   try {
     zip = await openZip(path);
   } catch (err) {

@@ -143,10 +143,10 @@ t.test('checks each feed once, imports, writes a private commented config and pr
   t.match(text, /schedule small \(Small\)/, 'the schedule is named after agency.txt');
   t.match(text, /2 entities \(2 vehicle positions, 0 trip updates, 0 alerts\)/);
   t.match(text, /trips matched to the schedule: 1 of 2 \(50\.0 %\)/, 'an unknown trip is counted as unmatched');
-  t.match(text, /feed small-trip-updates[^]*trips matched to the schedule: 1 of 1/);
+  t.match(text, /feed small-trip-updates[\s\S]*trips matched to the schedule: 1 of 1/);
   t.match(
     text,
-    /JSON alerts \(pipeline\/ALERTS-JSON\.md\)[^]*1 entity/,
+    /JSON alerts \(pipeline\/ALERTS-JSON\.md\)[\s\S]*1 entity/,
     'JSON alerts in the documented format are a feed',
   );
   t.match(text, /snapshot time \S+: \d+ s old/);
@@ -200,7 +200,7 @@ t.test('checks each feed once, imports, writes a private commented config and pr
   // idempotence: an existing config is never overwritten without --force
   const again = capture();
   t.equal(await runInit(options, again.io), 1);
-  t.match(again.err.join('\n'), /exists[^]*--force/);
+  t.match(again.err.join('\n'), /exists[\s\S]*--force/);
   t.equal(readFileSync(configPath, 'utf8'), raw, 'the config is untouched');
   const forced = capture();
   t.equal(await runInit({ ...options, force: true }, forced.io), 0, forced.text());

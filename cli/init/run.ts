@@ -15,7 +15,7 @@ import { loadScheduleIndex, type LoadedScheduleIndex } from '../../store/schedul
 import { importScheduleVersion, type ImportedVersion } from '../../store/schedule-refresh.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { isLockError } from '../run-operation.ts';
-import { configObject, renderConfig, type InitFeed, type InitPlan } from './config-file.ts';
+import { configObject, renderConfig, type InitPlan } from './config-file.ts';
 import {
   FEED_ROLES,
   fetchFeed,

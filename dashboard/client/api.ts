@@ -18,7 +18,7 @@ export async function request<T = unknown>(path: string, key: string): Promise<A
   let res: Response;
   try {
     res = await fetch(path, {
-      headers: { Authorization: 'Bearer ' + key, Accept: 'application/json' },
+      headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
       cache: 'no-store',
       credentials: 'omit',
       redirect: 'error',

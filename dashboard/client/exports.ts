@@ -172,7 +172,7 @@ function renderExports(page: Page<ExportFile>, appendRows: boolean, filter: Expo
       ),
     );
   }
-  const next = page.links && page.links.next ? sameOrigin(page.links.next, location.href) : null;
+  const next = page.links?.next ? sameOrigin(page.links.next, location.href) : null;
   const shown = body.querySelectorAll('tr[data-export]').length;
   fill($('exports-summary'), [
     el('strong', { 'data-count': shown, text: fmtNumber(shown) }),

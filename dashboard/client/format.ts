@@ -1,11 +1,11 @@
 // Formatting and link checks of the dashboard, free of the DOM (tests import them directly).
 
 export function fmtNumber(n: unknown): string {
-  return typeof n === 'number' && isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 1 }) : '—';
+  return typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 1 }) : '—';
 }
 
 export function fmtBytes(value: unknown): string {
-  if (typeof value !== 'number' || !isFinite(value) || value < 0) return '—';
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let n = value;
   let i = 0;
@@ -28,7 +28,7 @@ export function fmtSeconds(value: unknown): string {
 export function fmtTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  if (isNaN(d.getTime())) return String(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 

@@ -80,7 +80,7 @@ async function loadWebhooks(): Promise<void> {
   if (!endpoints || !deliveries) return;
   if (!endpoints.ok) return sectionError('webhooks', endpoints.message);
   if (!deliveries.ok) return sectionError('webhooks', deliveries.message);
-  renderWebhooks(endpoints.data, deliveries.data, session.account && session.account.limits);
+  renderWebhooks(endpoints.data, deliveries.data, session.account?.limits);
 }
 
 async function loadAccount(): Promise<boolean> {
@@ -149,7 +149,7 @@ async function signIn(key: string): Promise<void> {
   error.hidden = true;
   $<HTMLButtonElement>('signin-button').disabled = true;
   try {
-    const r = await request<Account>(API + 'account', key);
+    const r = await request<Account>(`${API}account`, key);
     if (!r.ok) {
       error.textContent = (r.status === 401 ? 'This key was refused. ' : '') + (r.message ?? '');
       error.hidden = false;
@@ -188,7 +188,7 @@ const stored = storedKey();
 if (stored) {
   session.key = stored;
   showSignedIn(true);
-  void request<Account>(API + 'account', stored).then((r) => {
+  void request<Account>(`${API}account`, stored).then((r) => {
     if (session.key !== stored) return;
     if (r.status === 401) return signOut(`Signed out: the server refused the stored key (${r.message}).`, true);
     if (!r.ok) {

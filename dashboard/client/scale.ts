@@ -3,7 +3,7 @@
 /** The smallest of 1, 2, 2.5, 5 × 10^n that is at least raw (whole numbers for counts). */
 export function niceStep(raw: number, integer: boolean): number {
   if (!(raw > 0)) return 1;
-  const magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
   const norm = raw / magnitude;
   const step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * magnitude;
   if (!integer) return step;

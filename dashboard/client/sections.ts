@@ -152,7 +152,7 @@ export function renderWebhooks(endpoints: Page<Endpoint>, deliveries: Page<Deliv
   const urls: Record<string, string> = {};
   for (const ep of endpoints.data) urls[ep.id] = ep.url;
   const epRows = endpoints.data.map((ep) => {
-    const types = ep.filters && ep.filters.event_types ? ep.filters.event_types.join(', ') : 'default event types';
+    const types = ep.filters?.event_types ? ep.filters.event_types.join(', ') : 'default event types';
     return el('tr', { 'data-endpoint': ep.id }, [
       cell([
         el('code', { text: ep.url }),

@@ -45,7 +45,7 @@ export async function call<T = unknown>(path: string): Promise<ApiResult<T> | nu
 /** Metered answers carry the window in the RateLimit header ("5m";r=<left>;t=<seconds>). */
 function noteWindow(headers: Headers | null): void {
   const account = session.account;
-  const value = headers && headers.get('RateLimit');
+  const value = headers?.get('RateLimit');
   const match = value ? /;r=(\d+);t=(\d+)/.exec(value) : null;
   if (!account || !match) return;
   account.window = { limit: account.window.limit, remaining: Number(match[1]), reset_seconds: Number(match[2]) };

@@ -72,7 +72,10 @@ export class LiveIndex {
 
   private memo<T>(name: string, version: number, build: () => T): T {
     let entry = this.memos.get(name);
-    if (!entry || entry.version !== version) this.memos.set(name, (entry = { version, value: build() }));
+    if (!entry || entry.version !== version) {
+      entry = { version, value: build() };
+      this.memos.set(name, entry);
+    }
     return entry.value as T;
   }
 
@@ -179,7 +182,10 @@ export class LiveIndex {
 
   private noteFeedMode(feedId: string, mode: Mode): void {
     let modes = this.feedModes.get(feedId);
-    if (!modes) this.feedModes.set(feedId, (modes = new Set()));
+    if (!modes) {
+      modes = new Set();
+      this.feedModes.set(feedId, modes);
+    }
     modes.add(mode);
   }
 }

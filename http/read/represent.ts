@@ -38,7 +38,10 @@ const alertCache = new WeakMap<Alert, Partial<Record<Freshness, ApiAlert>>>();
  */
 export function alertToApi(a: Alert, freshness: Freshness): ApiAlert {
   let forms = alertCache.get(a);
-  if (!forms) alertCache.set(a, (forms = {}));
+  if (!forms) {
+    forms = {};
+    alertCache.set(a, forms);
+  }
   let out = forms[freshness];
   if (!out) {
     out = { ...publicAlert(a), freshness };

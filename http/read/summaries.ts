@@ -53,11 +53,17 @@ export function railSummaries(arrivals: readonly Arrival[], stationName: (id: st
       if ((a.stop_sequence ?? Infinity) < (train.first.stop_sequence ?? Infinity)) train.first = a;
     }
     let line = lines.get(a.route_id);
-    if (!line) lines.set(a.route_id, (line = { figures: new DelayFigures(), trips: new Set() }));
+    if (!line) {
+      line = { figures: new DelayFigures(), trips: new Set() };
+      lines.set(a.route_id, line);
+    }
     line.figures.add(a);
     line.trips.add(tk);
     let station = stations.get(a.station_id);
-    if (!station) stations.set(a.station_id, (station = new DelayFigures()));
+    if (!station) {
+      station = new DelayFigures();
+      stations.set(a.station_id, station);
+    }
     station.add(a);
   }
   return {

@@ -15,6 +15,7 @@ import { accountRoutes, connectionStreamsView, type AccountRouteDeps, type OpenS
 import { logInto } from '../../test/support/logs.ts';
 import { buildOpenApi } from '../../docs/openapi.ts';
 import { MemoryMeter } from '../../test/support/meter.ts';
+import type { JsonBody } from '../../test/support/json.ts';
 
 const NOW = Date.UTC(2024, 4, 10, 15, 0, 0);
 
@@ -59,7 +60,7 @@ t.test('account: key, plan, window and open streams', async (t) => {
   open.set('key_someone_else', [{ endpoint: '/api/v1/alerts', openedAtMs: NOW }]);
   const res = await app.inject({ url: '/api/v1/account', headers: bearer(created.key) });
   t.equal(res.status, 200);
-  const body = res.json<Record<string, any>>();
+  const body = res.json<JsonBody>();
   t.same(body.key, {
     id: created.id,
     prefix: created.prefix,
@@ -94,7 +95,7 @@ t.test('account: key, plan, window and open streams', async (t) => {
 t.test('without a streams view nothing is open', async (t) => {
   const { db, app } = await setup(t);
   const created = await createKey(db, { plan: 'max', test: true });
-  const body = (await app.inject({ url: '/api/v1/account', headers: bearer(created.key) })).json<Record<string, any>>();
+  const body = (await app.inject({ url: '/api/v1/account', headers: bearer(created.key) })).json<JsonBody>();
   t.same(body.streams, { open: 0, allowed: 25, connections: [] });
   t.equal(body.key.name, null);
   t.equal(body.limits.history_exports, false, 'test keys get no bulk history');
@@ -214,7 +215,7 @@ t.test('an asynchronous limiter is awaited', async (t) => {
   const created = await createKey(db, { plan: 'free' });
   inner.take(created.id, 'free', NOW - 60_000);
   inner.take(created.id, 'free', NOW - 30_000);
-  const body = (await app.inject({ url: '/api/v1/account', headers: bearer(created.key) })).json<Record<string, any>>();
+  const body = (await app.inject({ url: '/api/v1/account', headers: bearer(created.key) })).json<JsonBody>();
   t.same(body.window, { limit: 20, remaining: 18, reset_seconds: 240 });
 });
 

@@ -104,5 +104,5 @@ export function directoryBody<T>(deps: CoreRouteDeps, mode: Mode, entry: (r: Dir
 }
 
 export function setOf<T>(values: readonly T[] | undefined): Set<T> | null {
-  return values && values.length ? new Set(values) : null;
+  return values?.length ? new Set(values) : null;
 }

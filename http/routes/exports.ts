@@ -266,7 +266,7 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
         );
       }
       const manifest = await getManifest(deps.db, verdict.manifestId);
-      if (!manifest || manifest.state !== 'ready' || manifest.bytes === null || manifest.sha256 === null) {
+      if (manifest?.state !== 'ready' || manifest.bytes === null || manifest.sha256 === null) {
         throw new ApiError(
           'not_found',
           `Export file ${verdict.manifestId} is not available (it is being rewritten or was removed).`,

@@ -10,7 +10,6 @@ import { railSummaries } from '../read/summaries.ts';
 import { defineRoute } from '../route.ts';
 import type { RouteDef } from '../types.ts';
 import {
-  assertKnown,
   directoryBody,
   link,
   liveList,

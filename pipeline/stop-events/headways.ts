@@ -27,7 +27,8 @@ class ByDay<T> {
   get(date: string): T {
     let day = this.days.get(date);
     if (!day) {
-      this.days.set(date, (day = this.make()));
+      day = this.make();
+      this.days.set(date, day);
       if (date > this.newest) {
         this.newest = date;
         const cutoff = Date.parse(date) - KEEP_DAYS * 86_400_000;
@@ -51,7 +52,10 @@ export class DepartureLog {
     const day = this.days.get(place.service_date);
     const key = placeKey(place);
     let list = day.get(key);
-    if (!list) day.set(key, (list = []));
+    if (!list) {
+      list = [];
+      day.set(key, list);
+    }
     // kept sorted: a stop written late (a trip closed by timeout) still finds the one before it
     let i = list.length;
     while (i > 0 && list[i - 1]! > departureMs) i--;
@@ -75,7 +79,10 @@ export class ScheduledHeadways {
     const day = this.days.get(place.service_date);
     const routeKey = `${place.group}\n${place.route_id}\n${place.direction_id ?? ''}`;
     let stations = day.get(routeKey);
-    if (!stations) day.set(routeKey, (stations = departuresByStation(schedule, place)));
+    if (!stations) {
+      stations = departuresByStation(schedule, place);
+      day.set(routeKey, stations);
+    }
     const list = stations.get(place.station_id);
     if (!list) return null;
     // the latest strictly before: two trips leaving at the same second are not a headway of 0
@@ -100,7 +107,10 @@ function departuresByStation(schedule: ScheduleIndex, place: HeadwayPlace): Map<
       if (s === null) continue;
       const station = schedule.stop(st.stop_id)?.station_id ?? st.stop_id;
       let list = byStation.get(station);
-      if (!list) byStation.set(station, (list = []));
+      if (!list) {
+        list = [];
+        byStation.set(station, list);
+      }
       list.push(s);
     }
   }

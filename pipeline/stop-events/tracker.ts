@@ -280,7 +280,8 @@ export class StopEventTracker {
       if (arrival !== null) {
         slot.tu_arrival_ms = arrival;
         slot.tu_arrival_seen_ms = observed;
-        (slot.samples ??= new PredictionSamples()).add(observed, arrival);
+        slot.samples ??= new PredictionSamples();
+        slot.samples.add(observed, arrival);
         if (arrival <= observed && i > reached) reached = i;
       }
       if (departure !== null) {
@@ -346,14 +347,20 @@ export class StopEventTracker {
     this.tripsOf(t.group).set(key, state);
     const ik = instanceKey(t.group, t.service_date, t.trip_id);
     let keys = this.instances.get(ik);
-    if (!keys) this.instances.set(ik, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.instances.set(ik, keys);
+    }
     keys.add(key);
     return state;
   }
 
   private tripsOf(group: string): Map<string, TripState> {
     let trips = this.groups.get(group);
-    if (!trips) this.groups.set(group, (trips = new Map()));
+    if (!trips) {
+      trips = new Map();
+      this.groups.set(group, trips);
+    }
     return trips;
   }
 
@@ -369,15 +376,22 @@ export class StopEventTracker {
   ): void {
     let day = this.marks.get(t.service_date);
     if (!day) {
-      this.marks.set(t.service_date, (day = new Map()));
+      day = new Map();
+      this.marks.set(t.service_date, day);
       const dates = [...this.marks.keys()].sort();
       for (const d of dates.slice(0, Math.max(0, dates.length - MARK_DAYS))) this.marks.delete(d);
     }
     const key = tripKey(t);
     let mark = day.get(key);
-    if (!mark) day.set(key, (mark = { sequence: null, stops: null }));
+    if (!mark) {
+      mark = { sequence: null, stops: null };
+      day.set(key, mark);
+    }
     if (sequence !== null && (mark.sequence === null || mark.sequence < sequence)) mark.sequence = sequence;
-    if (stopId !== null) (mark.stops ??= new Set()).add(stopId);
+    if (stopId !== null) {
+      mark.stops ??= new Set();
+      mark.stops.add(stopId);
+    }
   }
 }
 

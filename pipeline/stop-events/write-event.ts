@@ -60,12 +60,16 @@ export function stopEventOf(
   // the other side of those two is the same time, whatever the feeds said of it
   let arrival = first ? null : slot.vp_arrival_ms;
   let arrivalSource: StopTimeSource | null = arrival === null ? null : 'vp';
-  if (arrival === null && !first && (arrival = tuTime(slot.tu_arrival_ms, slot.tu_arrival_seen_ms)) !== null)
-    arrivalSource = 'tu';
+  if (arrival === null && !first) {
+    arrival = tuTime(slot.tu_arrival_ms, slot.tu_arrival_seen_ms);
+    if (arrival !== null) arrivalSource = 'tu';
+  }
   let departure = last ? null : slot.vp_departure_ms;
   let departureSource: StopTimeSource | null = departure === null ? null : 'vp';
-  if (departure === null && !last && (departure = tuTime(slot.tu_departure_ms, slot.tu_departure_seen_ms)) !== null)
-    departureSource = 'tu';
+  if (departure === null && !last) {
+    departure = tuTime(slot.tu_departure_ms, slot.tu_departure_seen_ms);
+    if (departure !== null) departureSource = 'tu';
+  }
 
   // a trip update time before what is already known of the trip is a prediction gone backwards:
   // it is not an actual time (a vehicle report stays, and its interval is left unknown below)

@@ -10,8 +10,8 @@ export class MatchTally {
 
   /** one strategy's decision about one trip */
   decision(strategy: MatchStrategy, outcome: Outcome): void {
-    const counts = (this.strategies[strategy] ??= { matched: 0, unmatched: 0, ambiguous: 0 });
-    counts[outcome]++;
+    this.strategies[strategy] ??= { matched: 0, unmatched: 0, ambiguous: 0 };
+    this.strategies[strategy][outcome]++;
   }
 
   /** where one trip ended, after every strategy tried */

@@ -29,7 +29,7 @@ function tick(): void {
   const now = Date.now() + offset;
   document.querySelectorAll('time[data-age]').forEach((node) => {
     const t = Date.parse(node.getAttribute('datetime') ?? '');
-    if (!isNaN(t)) node.textContent = duration((now - t) / 1000) + (node.getAttribute('data-age') ?? '');
+    if (!Number.isNaN(t)) node.textContent = duration((now - t) / 1000) + (node.getAttribute('data-age') ?? '');
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db.ts';
-import { addDays, daysBetween, isServiceDate } from '../../core/dates.ts';
+import { addDays, daysBetween, earlierDate, isServiceDate } from '../../core/dates.ts';
 import { finalizeServiceDay, type FinalizeOptions, type FinalizeSummary } from './finalize.ts';
 import { liveInputsChanged, reliabilityGeneration } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
@@ -79,7 +79,10 @@ export function preparePastDays(db: Db, spec: PastDaysSpec): Promise<PreparedDay
       if (again) return { finalized: [], open: again.open };
       const done = await prepare(db, spec);
       let memo = prepared.get(db);
-      if (!memo) prepared.set(db, (memo = new Map()));
+      if (!memo) {
+        memo = new Map();
+        prepared.set(db, memo);
+      }
       if (memo.size >= REMEMBERED) memo.delete(memo.keys().next().value!);
       memo.set(key, { generation: reliabilityGeneration(db), atMs: performance.now(), open: done.open });
       return done;
@@ -101,7 +104,7 @@ async function prepare(db: Db, spec: PastDaysSpec): Promise<PreparedDays> {
   if (expanded > 0 && spec.to >= spec.liveFrom) liveInputsChanged(db);
   const beforeLive = spec.to < spec.liveFrom ? spec.to : addDays(spec.liveFrom, -1);
   if (daysBetween(spec.from, beforeLive) < 0) return { finalized: [], open: null };
-  const last = spec.completeThrough < beforeLive ? spec.completeThrough : beforeLive;
+  const last = earlierDate(spec.completeThrough, beforeLive);
   const due = daysBetween(spec.from, last) < 0 ? [] : await observedUnfinalized(db, spec.from, last);
   // the finalize job may be finalizing the same day (its start-up backfill): then this waits for it
   for (const day of due) await finalizeServiceDay(db, day, { now: spec.now, ifOpen: true });

@@ -27,7 +27,10 @@ const memos = new WeakMap<Db, Map<string, { version: string; calendar: Reliabili
 export async function reliabilityCalendar(db: Db, first: string, to: string): Promise<ReliabilityCalendar> {
   const key = `${first}|${to}`;
   let memo = memos.get(db);
-  if (!memo) memos.set(db, (memo = new Map()));
+  if (!memo) {
+    memo = new Map();
+    memos.set(db, memo);
+  }
   const version = reliabilityReadVersion(db);
   const hit = memo.get(key);
   if (hit && hit.version === version) return hit.calendar;

@@ -1,7 +1,7 @@
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
-import { addDays, completeThrough, isServiceDate } from '../../core/dates.ts';
+import { addDays, completeThrough, isServiceDate, laterDate } from '../../core/dates.ts';
 import { storePerformanceDay } from '../performance/day.ts';
 import { liveDaysChanged } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
@@ -78,9 +78,15 @@ export function finalizeServiceDay(
     return Promise.reject(new RangeError(`not a YYYY-MM-DD service date: ${serviceDate}`));
   }
   let days = lanes.get(db);
-  if (!days) lanes.set(db, (days = new Map()));
+  if (!days) {
+    days = new Map();
+    lanes.set(db, days);
+  }
   let lane = days.get(serviceDate);
-  if (!lane) days.set(serviceDate, (lane = { tail: Promise.resolve(), running: null, queued: null }));
+  if (!lane) {
+    lane = { tail: Promise.resolve(), running: null, queued: null };
+    days.set(serviceDate, lane);
+  }
   if (options.ifOpen && (lane.queued || lane.running)) return lane.queued?.promise ?? lane.running!;
   if (lane.queued) {
     // not started yet: it will read everything committed before it starts, for this caller too
@@ -215,7 +221,7 @@ export async function dueServiceDays(db: Db, options: DueOptions): Promise<strin
     DUE.text,
     bind(DUE, {
       since,
-      observed_since: afterLast > since ? afterLast : since,
+      observed_since: laterDate(afterLast, since),
       complete_through: through,
       grace_min: options.lateGraceMin,
       now: now.toISOString(),

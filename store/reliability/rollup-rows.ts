@@ -2,7 +2,7 @@
 // calendar (days, final, days_observed, labels) is added here, once per group rather than once
 // per route and day inside the query, as are the groups a route has no rows in.
 import type { DuckDBValue } from '@duckdb/node-api';
-import { dateOfEpochDay, epochDay, isoWeekdayOfEpochDay, isoWeekLabelOfEpochDay } from '../../core/dates.ts';
+import { dateOfEpochDay, epochDay, isoWeekdayOfEpochDay, isoWeekLabelOfEpochDay, laterDate } from '../../core/dates.ts';
 import type { ReliabilityCalendar } from './calendar.ts';
 import { observedFigures, percent } from './coverage.ts';
 import type { RollupCounts, RollupGroup, RollupRow, ServiceDayType } from './rollup.ts';
@@ -98,7 +98,10 @@ export function dayRows(
   const labels = new Map<number, string>();
   const label = (day: number): string => {
     let found = labels.get(day);
-    if (found === undefined) labels.set(day, (found = dateOfEpochDay(origin + day)));
+    if (found === undefined) {
+      found = dateOfEpochDay(origin + day);
+      labels.set(day, found);
+    }
     return found;
   };
   return dayOrder(c.route_no!, c.day!).map((row) => {
@@ -168,7 +171,10 @@ function calendarGroups(
     const dayType = dayTypeOf(origin + day, split);
     const key = groupDay * 4 + dayType;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { groupDay, dayType, days: 0, final: true, observed: 0 }));
+    if (!g) {
+      g = { groupDay, dayType, days: 0, final: true, observed: 0 };
+      groups.set(key, g);
+    }
     g.days++;
     g.final &&= calendar.final[day] === '1';
     if (calendar.observed[day] === '1') g.observed++;
@@ -190,7 +196,10 @@ function labeledGroups(
   query: { group: RollupGroup; from: string; to: string; split: boolean },
 ): LabeledGroup[] {
   let byQuery = labeledByCalendar.get(calendar);
-  if (!byQuery) labeledByCalendar.set(calendar, (byQuery = new Map()));
+  if (!byQuery) {
+    byQuery = new Map();
+    labeledByCalendar.set(calendar, byQuery);
+  }
   const key = `${query.group}|${query.from}|${query.to}|${query.split}`;
   const hit = byQuery.get(key);
   if (hit) return hit;
@@ -201,7 +210,7 @@ function labeledGroups(
     return {
       ...g,
       period: query.group === 'week' ? isoWeekLabelOfEpochDay(origin + g.groupDay) : `${query.from}/${query.to}`,
-      periodStart: start < query.from ? query.from : start,
+      periodStart: laterDate(start, query.from),
       periodEnd: query.group === 'week' && end < query.to ? end : query.to,
     };
   });

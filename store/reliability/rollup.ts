@@ -1,7 +1,16 @@
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { runPrepared } from '../sql.ts';
-import { addDays, completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
+import {
+  addDays,
+  completeThrough,
+  daysBetween,
+  earlierDate,
+  isServiceDate,
+  isTimeZone,
+  laterDate,
+  wallClock,
+} from '../../core/dates.ts';
 import { preparePastDays } from './backfill.ts';
 import { daysWithoutObservations, reliabilityCalendar } from './calendar.ts';
 import { ensureLiveDays } from './live.ts';
@@ -25,7 +34,8 @@ function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean): Sql
     const omit = [byDay ? 'rollup_select_grouped' : 'rollup_select_days'];
     if (!open) omit.push('rollup_open_days');
     omit.push(allRoutes ? 'rollup_route_filter' : 'rollup_all_routes');
-    ROLLUP_VARIANTS.set(key, (found = statementWithout('rollup', omit)));
+    found = statementWithout('rollup', omit);
+    ROLLUP_VARIANTS.set(key, found);
   }
   return found;
 }
@@ -195,9 +205,9 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   // history goes; other groups drop those days, so they need not be prepared (nor scanned)
   const rollingFrom = query.group === 'day' ? addDays(query.from, -6) : query.from;
   const history = options.historyFrom ?? rollingFrom;
-  const floor = history < query.from ? history : query.from;
+  const floor = earlierDate(history, query.from);
   const { open } = await preparePastDays(db, {
-    from: floor > rollingFrom ? floor : rollingFrom,
+    from: laterDate(floor, rollingFrom),
     to: query.to,
     completeThrough: through,
     liveFrom,
@@ -239,7 +249,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
         split,
         routeId: query.routeId,
       });
-  const unobserved = daysWithoutObservations(calendar, query.from, query.to < today ? query.to : today);
+  const unobserved = daysWithoutObservations(calendar, query.from, earlierDate(query.to, today));
   return {
     mode: query.mode,
     route_id: query.routeId ?? null,

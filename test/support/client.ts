@@ -2,12 +2,13 @@
 import type { Test } from 'tap';
 import type { Harness } from './harness.ts';
 import { OpenApiValidator } from './openapi-validator.ts';
+import type { JsonBody } from './json.ts';
 
 export interface Got {
   status: number;
   headers: Headers;
   text: string;
-  json: any;
+  json: JsonBody;
 }
 
 export async function loadValidator(h: Harness): Promise<OpenApiValidator> {

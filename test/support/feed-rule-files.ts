@@ -129,11 +129,36 @@ export const RULE_CASES: readonly RuleCase[] = [
       ];
     }),
   },
-  { rule: 'E003', messages: changed((m) => void ((tu(m).trip as Json).trip_id = 'no-such-trip')) },
-  { rule: 'E004', messages: changed((m) => void ((tu(m).trip as Json).route_id = 'no-such-route')) },
-  { rule: 'E011', messages: changed((m) => void (stus(m)[1]!.stop_id = '99999')) },
-  { rule: 'E012', messages: changed((m) => void (tu(m).timestamp = T + 10)) },
-  { rule: 'E016', messages: changed((m) => void ((tu(m).trip as Json).schedule_relationship = 1)) },
+  {
+    rule: 'E003',
+    messages: changed((m) => {
+      (tu(m).trip as Json).trip_id = 'no-such-trip';
+    }),
+  },
+  {
+    rule: 'E004',
+    messages: changed((m) => {
+      (tu(m).trip as Json).route_id = 'no-such-route';
+    }),
+  },
+  {
+    rule: 'E011',
+    messages: changed((m) => {
+      stus(m)[1]!.stop_id = '99999';
+    }),
+  },
+  {
+    rule: 'E012',
+    messages: changed((m) => {
+      tu(m).timestamp = T + 10;
+    }),
+  },
+  {
+    rule: 'E016',
+    messages: changed((m) => {
+      (tu(m).trip as Json).schedule_relationship = 1;
+    }),
+  },
   {
     rule: 'E017',
     messages: (schedule) => {
@@ -144,16 +169,48 @@ export const RULE_CASES: readonly RuleCase[] = [
     },
   },
   { rule: 'E018', messages: (schedule) => [cleanMessage(schedule), cleanMessage(schedule, T - 30)] },
-  { rule: 'E020', messages: changed((m) => void ((tu(m).trip as Json).start_time = '5:00')) },
-  { rule: 'E021', messages: changed((m) => void ((tu(m).trip as Json).start_date = '2023-11-07')) },
-  { rule: 'E022', messages: changed((m) => void (stus(m)[1] = update(2, '70261', T + 610))) },
-  { rule: 'E024', messages: changed((m) => void ((tu(m).trip as Json).direction_id = 1)) },
+  {
+    rule: 'E020',
+    messages: changed((m) => {
+      (tu(m).trip as Json).start_time = '5:00';
+    }),
+  },
+  {
+    rule: 'E021',
+    messages: changed((m) => {
+      (tu(m).trip as Json).start_date = '2023-11-07';
+    }),
+  },
+  {
+    rule: 'E022',
+    messages: changed((m) => {
+      stus(m)[1] = update(2, '70261', T + 610);
+    }),
+  },
+  {
+    rule: 'E024',
+    messages: changed((m) => {
+      (tu(m).trip as Json).direction_id = 1;
+    }),
+  },
   {
     rule: 'E025',
-    messages: changed((m) => void ((stus(m)[1]!.departure as Json).time = T + 1_020 - 60)),
+    messages: changed((m) => {
+      (stus(m)[1]!.departure as Json).time = T + 1_020 - 60;
+    }),
   },
-  { rule: 'E026', messages: changed((m) => void (position(m).latitude = 100)) },
-  { rule: 'E027', messages: changed((m) => void (position(m).bearing = 400)) },
+  {
+    rule: 'E026',
+    messages: changed((m) => {
+      position(m).latitude = 100;
+    }),
+  },
+  {
+    rule: 'E027',
+    messages: changed((m) => {
+      position(m).bearing = 400;
+    }),
+  },
   {
     rule: 'E028',
     messages: changed((m) => {
@@ -164,21 +221,52 @@ export const RULE_CASES: readonly RuleCase[] = [
   {
     rule: 'E029',
     // two kilometres east of the line, still within a mile of the stops' box
-    messages: changed((m, schedule) => void (position(m).longitude = onShape(schedule).lon + 0.025)),
+    messages: changed((m, schedule) => {
+      position(m).longitude = onShape(schedule).lon + 0.025;
+    }),
   },
-  { rule: 'E032', messages: changed((m) => void (alert(m).informed_entity = [])) },
-  { rule: 'E033', messages: changed((m) => void (alert(m).informed_entity = [{ route_id: 'L5' }, {}])) },
-  { rule: 'E035', messages: changed((m) => void ((tu(m).trip as Json).route_id = 'L1')) },
+  {
+    rule: 'E032',
+    messages: changed((m) => {
+      alert(m).informed_entity = [];
+    }),
+  },
+  {
+    rule: 'E033',
+    messages: changed((m) => {
+      alert(m).informed_entity = [{ route_id: 'L5' }, {}];
+    }),
+  },
+  {
+    rule: 'E035',
+    messages: changed((m) => {
+      (tu(m).trip as Json).route_id = 'L1';
+    }),
+  },
   {
     rule: 'E036',
-    messages: changed((m) => void (stus(m)[2] = update(2, '70241', T + 1_380))),
+    messages: changed((m) => {
+      stus(m)[2] = update(2, '70241', T + 1_380);
+    }),
   },
   {
     rule: 'E037',
-    messages: changed((m) => void (stus(m)[2] = update(3, '70261', T + 1_380))),
+    messages: changed((m) => {
+      stus(m)[2] = update(3, '70261', T + 1_380);
+    }),
   },
-  { rule: 'E038', messages: changed((m) => void ((m.header as Json).gtfs_realtime_version = '3.0')) },
-  { rule: 'E039', messages: changed((m) => void (entity(m, 'vp-501').is_deleted = false)) },
+  {
+    rule: 'E038',
+    messages: changed((m) => {
+      (m.header as Json).gtfs_realtime_version = '3.0';
+    }),
+  },
+  {
+    rule: 'E039',
+    messages: changed((m) => {
+      entity(m, 'vp-501').is_deleted = false;
+    }),
+  },
   {
     rule: 'E040',
     messages: changed((m) => {
@@ -186,8 +274,18 @@ export const RULE_CASES: readonly RuleCase[] = [
       delete stus(m)[1]!.stop_id;
     }),
   },
-  { rule: 'E041', messages: changed((m) => void (tu(m).stop_time_update = [])) },
-  { rule: 'E042', messages: changed((m) => void (stus(m)[1]!.schedule_relationship = 2)) },
+  {
+    rule: 'E041',
+    messages: changed((m) => {
+      tu(m).stop_time_update = [];
+    }),
+  },
+  {
+    rule: 'E042',
+    messages: changed((m) => {
+      stus(m)[1]!.schedule_relationship = 2;
+    }),
+  },
   {
     rule: 'E043',
     messages: changed((m) => {
@@ -195,7 +293,12 @@ export const RULE_CASES: readonly RuleCase[] = [
       delete stus(m)[1]!.departure;
     }),
   },
-  { rule: 'E044', messages: changed((m) => void (stus(m)[1]!.arrival = {})) },
+  {
+    rule: 'E044',
+    messages: changed((m) => {
+      stus(m)[1]!.arrival = {};
+    }),
+  },
   { rule: 'E048', messages: changed((m) => void delete (m.header as Json).timestamp) },
   { rule: 'E049', messages: changed((m) => void delete (m.header as Json).incrementality) },
   // the header two minutes ahead of the clock that polls it
@@ -210,7 +313,12 @@ export const RULE_CASES: readonly RuleCase[] = [
   },
   { rule: 'W001', messages: changed((m) => void delete tu(m).timestamp) },
   { rule: 'W002', messages: changed((m) => void delete tu(m).vehicle) },
-  { rule: 'W004', messages: changed((m) => void (position(m).speed = 40)) },
+  {
+    rule: 'W004',
+    messages: changed((m) => {
+      position(m).speed = 40;
+    }),
+  },
   { rule: 'W006', messages: changed((m) => void delete (vp(m).trip as Json).trip_id) },
   { rule: 'W007', messages: (schedule) => [cleanMessage(schedule), cleanMessage(schedule, T + 40)] },
   // received two minutes after its header

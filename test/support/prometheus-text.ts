@@ -111,7 +111,10 @@ function checkHistogram(family: MetricFamily): void {
   for (const s of family.samples) {
     const key = seriesKey(family.name, s.labels, 'le');
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { buckets: [] }));
+    if (!group) {
+      group = { buckets: [] };
+      groups.set(key, group);
+    }
     if (s.name === `${family.name}_bucket`) {
       if (s.labels.le === undefined) throw new ExpositionError(0, `${family.name}_bucket without an le label`);
       group.buckets.push([parseValue(s.labels.le, 0), s.value]);
@@ -154,7 +157,8 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
       if (family && finished.has(name!))
         throw new ExpositionError(line, `${keyword} for ${name} after its family ended`);
       if (!family) {
-        families.set(name!, (family = { name: name!, type: 'untyped', samples: [] }));
+        family = { name: name!, type: 'untyped', samples: [] };
+        families.set(name!, family);
       }
       if (current && current !== family) finished.add(current.name);
       current = family;
@@ -180,7 +184,10 @@ export function parsePrometheusText(text: string): Map<string, MetricFamily> {
     if (!values) throw new ExpositionError(line, `expected a value after ${name}: ${JSON.stringify(rest)}`);
     const value = parseValue(values[1]!, line);
     let family = familyOf(name, families);
-    if (!family) families.set(name, (family = { name, type: 'untyped', samples: [] }));
+    if (!family) {
+      family = { name, type: 'untyped', samples: [] };
+      families.set(name, family);
+    }
     if (finished.has(family.name)) throw new ExpositionError(line, `samples of ${family.name} are not together`);
     if (current && current !== family) finished.add(current.name);
     current = family;

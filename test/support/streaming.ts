@@ -4,7 +4,6 @@
 // and port.
 import { freePort } from './wait.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStreaming, type Streaming } from '../../app/fanout.ts';
