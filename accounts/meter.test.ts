@@ -33,7 +33,8 @@ t.test('calls are summed per second and appended, live and test apart', async (t
   t.equal(meter.pending, 0);
   t.equal(meter.persisted, 6);
   const live = await db.json<Record<string, unknown>>(
-    'SELECT key_id, plan, unit, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max FROM api_usage ORDER BY unit, status, bucket_at',
+    'SELECT key_id, plan, unit, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max FROM api_usage ' +
+      'ORDER BY unit, status, bucket_at',
   );
   t.same(
     live.map((r) => [r.key_id, r.unit, r.status, r.calls, r.quantity, r.latency_ms_total, r.latency_ms_max]),

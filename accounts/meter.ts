@@ -52,7 +52,10 @@ interface Bucket extends Omit<UsageBucketRow, 'plan' | 'unit'> {
 type BucketFields = Pick<UsageRecord, 'keyId' | 'test' | 'unit' | 'method' | 'endpoint' | 'status'>;
 
 function bucketKey(u: BucketFields, second: number): string {
-  return `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}\u0000${second}`;
+  return (
+    `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}` +
+    `\u0000${second}`
+  );
 }
 
 /**

@@ -21,11 +21,11 @@ export const WINDOW_POLICY_NAME = '5m';
 
 /** What counts against the window: the one rule, enforced by http/request-chain.ts, quoted by the docs. */
 export const WINDOW_RULE =
-  'Every request with a valid key to a metered endpoint takes one request from the window, whatever ' +
-  'the answer: refusals and errors (400, 403, 404, …) count, and so does asking for an event stream, opened (then also ' +
-  'billed per connection-minute) or refused. Only a 304 (If-None-Match) is free, and past the limit a revalidation ' +
-  'that matches still gets its 304 instead of a 429. Account endpoints are not metered and never count; a request ' +
-  'without a valid key (401) has no window.';
+  'Every request with a valid key to a metered endpoint takes one request from the window, whatever the answer: ' +
+  'refusals and errors (400, 403, 404, …) count, and so does asking for an event stream, opened (then also billed ' +
+  'per connection-minute) or refused. Only a 304 (If-None-Match) is free, and past the limit a revalidation that ' +
+  'matches still gets its 304 instead of a 429. Account endpoints are not metered and never count; a request without ' +
+  'a valid key (401) has no window.';
 export const DEFAULT_PAGE_SIZE = 20;
 
 export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = Object.freeze({

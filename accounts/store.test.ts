@@ -6,8 +6,10 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
-const SQL =
-  /\b(SELECT\s|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|createAppender|\.append\(|db\.(all|run|json|transaction)\()/;
+const SQL = new RegExp(
+  String.raw`\b(SELECT\s|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|createAppender|\.append\(|db\.(all|run|` +
+    String.raw`json|transaction)\()`,
+);
 
 t.test('no SQL in accounts/ outside store.ts', async (t) => {
   const modules = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'store.ts');

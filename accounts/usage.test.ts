@@ -22,7 +22,8 @@ async function seed(db: Db, rows: Row[]): Promise<void> {
   for (const r of rows) {
     const calls = r.calls ?? 1;
     await db.run(
-      `INSERT INTO ${r.table ?? 'api_usage'} VALUES ($1, 'regular', $2, 'GET', '/api/v1/alerts', $3, to_timestamp($4::DOUBLE / 1000), $5, $6, 1, 1)`,
+      `INSERT INTO ${r.table ?? 'api_usage'} VALUES ($1, 'regular', $2, 'GET', '/api/v1/alerts', $3, ` +
+        `to_timestamp($4::DOUBLE / 1000), $5, $6, 1, 1)`,
       [
         r.key,
         r.unit ?? 'request',

@@ -57,7 +57,8 @@ t.test('a stale socket file is replaced; a live one is never taken over', async 
   await new Promise<void>((resolve) => live.listen(path, resolve));
   const killed = spawnSync(process.execPath, [
     '-e',
-    `require('net').createServer().listen(${JSON.stringify(`${path}.dead`)}, () => process.kill(process.pid, 'SIGKILL'))`,
+    `require('net').createServer().listen(${JSON.stringify(`${path}.dead`)}, () => ` +
+      `process.kill(process.pid, 'SIGKILL'))`,
   ]);
   t.equal(killed.signal, 'SIGKILL');
   t.ok(existsSync(`${path}.dead`), 'a killed process leaves its socket file');

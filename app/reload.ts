@@ -146,8 +146,10 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
   const list = (ids: string[]) => (ids.length ? ids.join(',') : '-');
   log.info(
     { reload: outcome },
-    `reload applied: feeds +${list(outcome.feeds.added)} ~${list(outcome.feeds.changed)} -${list(outcome.feeds.removed)}; ` +
-      `schedules +${list(outcome.schedules.added)} ~${list(outcome.schedules.changed)} -${list(outcome.schedules.removed)}` +
+    `reload applied: feeds +${list(outcome.feeds.added)} ~${list(outcome.feeds.changed)} ` +
+      `-${list(outcome.feeds.removed)}; ` +
+      `schedules +${list(outcome.schedules.added)} ~${list(outcome.schedules.changed)} ` +
+      `-${list(outcome.schedules.removed)}` +
       (outcome.failed.length ? `; failed: ${outcome.failed.join('; ')}` : '') +
       (outcome.needs_restart.length ? `; needs restart: ${outcome.needs_restart.join(', ')}` : ''),
   );

@@ -190,7 +190,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       const broker = node.broker;
       status.collector.setApiDegraded(() =>
         broker.state === 'down'
-          ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last live state, until it returns'
+          ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last ' +
+            'live state, until it returns'
           : null,
       );
     }

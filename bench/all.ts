@@ -96,14 +96,18 @@ const lines = [
   '|---|---|---|---|---|---|---|',
   ...figures.map(
     (f) =>
-      `| ${f.bench} | ${cell(f.figure)} | ${num(f.value, f.unit)} | ${f.baseline ? `${cell(f.baseline)}: ${num(f.baselineValue!, f.unit)}` : '–'} | ` +
-      `${f.ratio !== undefined ? `${f.ratio.toFixed(2)}×` : '–'} | ${f.target ? cell(f.target) : '–'} | ${f.met === null ? '–' : f.met ? 'yes' : '**no**'} |`,
+      `| ${f.bench} | ${cell(f.figure)} | ${num(f.value, f.unit)} | ` +
+      `${f.baseline ? `${cell(f.baseline)}: ${num(f.baselineValue!, f.unit)}` : '–'} | ` +
+      `${f.ratio !== undefined ? `${f.ratio.toFixed(2)}×` : '–'} | ${f.target ? cell(f.target) : '–'} | ` +
+      `${f.met === null ? '–' : f.met ? 'yes' : '**no**'} |`,
   ),
 ];
 const loadAfter = loadavg();
 const footer =
-  `${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs, load average ${loadBefore[0]!.toFixed(1)} before / ` +
-  `${loadAfter[0]!.toFixed(1)} after, ${((Date.now() - started) / 60_000).toFixed(1)} minutes (\`npm run bench\`, brief settings in bench/all.ts)`;
+  `${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs, load average ` +
+  `${loadBefore[0]!.toFixed(1)} before / ` +
+  `${loadAfter[0]!.toFixed(1)} after, ${((Date.now() - started) / 60_000).toFixed(1)} minutes (\`npm run bench\`, ` +
+  `brief settings in bench/all.ts)`;
 const table = `${lines.join('\n')}\n\n${footer}\n`;
 console.log(`\n${table}`);
 if (failures.length) console.log(`failed: ${failures.join(', ')}`);

@@ -123,7 +123,9 @@ async function redisJobs(server: BrokerServer): Promise<Figures> {
       }
     }),
   );
-  f.window = `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed (quota ${QUOTA}), 0 retries (one Lua call each)`;
+  f.window =
+    `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed ` +
+    `(quota ${QUOTA}), 0 retries (one Lua call each)`;
   clients.forEach((c) => {
     c.disconnect();
   });
@@ -254,7 +256,9 @@ async function natsJobs(server: BrokerServer): Promise<Figures> {
       }
     }),
   );
-  f.window = `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed (quota ${QUOTA}), ${retries} CAS retries`;
+  f.window =
+    `${rate(LIMIT_ATTEMPTS, performance.now() - t0)} decisions, ${allowed} of ${LIMIT_ATTEMPTS} allowed ` +
+    `(quota ${QUOTA}), ${retries} CAS retries`;
   await Promise.all(clients.map((c) => c.close()));
   // live-state KV: put, then read every key back (what an edge does at start)
   const live = await kvm.create('benchlive', { history: 1 });
@@ -296,7 +300,8 @@ async function main(): Promise<void> {
     if (missing) throw new Error(missing);
   }
   out(
-    `# bench/broker: ${EVENTS} events of ~${PAYLOAD.length + 40} B, ${SUBSCRIBERS} subscriber nodes, ${LIMIT_CLIENTS} limiter clients, node ${process.version}`,
+    `# bench/broker: ${EVENTS} events of ~${PAYLOAD.length + 40} B, ${SUBSCRIBERS} subscriber nodes, ` +
+      `${LIMIT_CLIENTS} limiter clients, node ${process.version}`,
   );
   out(`# ${brokerVersion('redis')}`);
   out(`# ${brokerVersion('nats')}`);

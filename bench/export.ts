@@ -37,7 +37,8 @@ try {
   const half = Math.floor(ROWS / 2);
   const t0 = performance.now();
   // columns named: later migrations add columns with defaults (position_source, trip_instance)
-  await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing, speed_mps,
+  await db.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon,
+    bearing, speed_mps,
       stop_id, current_status, position_at, observed_at)
     SELECT 'feed-1', 'veh-' || (i % 5000), 'R' || (i % 300), 'T' || (i % 20000), 'bus',
       40 + (i % 1000) / 1000.0, -74 + (i % 977) / 1000.0, (i % 360)::DOUBLE, (i % 30)::DOUBLE, 'S' || (i % 8000),
@@ -45,9 +46,12 @@ try {
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT) - INTERVAL 2 SECOND,
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT)
     FROM range(${half}) t(i)`);
-  await db.run(`INSERT INTO arrivals (feed_id, trip_id, route_id, mode, station_id, stop_id, stop_sequence, direction_id,
-      service_date, scheduled_at, predicted_at, delay_s, delay_state, trip_relationship, in_schedule, vehicle_id, observed_at)
-    SELECT 'feed-1', 'T' || (i % 20000), 'R' || (i % 300), 'bus', 'ST' || (i % 4000), 'S' || (i % 8000), (i % 60)::INTEGER,
+  await db.run(`INSERT INTO arrivals (feed_id, trip_id, route_id, mode, station_id, stop_id, stop_sequence,
+    direction_id,
+      service_date, scheduled_at, predicted_at, delay_s, delay_state, trip_relationship, in_schedule, vehicle_id,
+        observed_at)
+    SELECT 'feed-1', 'T' || (i % 20000), 'R' || (i % 300), 'bus', 'ST' || (i % 4000), 'S' || (i % 8000),
+      (i % 60)::INTEGER,
       (i % 2)::INTEGER, DATE '${DAY}',
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${ROWS - half})::BIGINT),
       TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${ROWS - half})::BIGINT + (i % 600) * 1000000),
@@ -56,11 +60,14 @@ try {
     FROM range(${ROWS - half}) t(i)`);
   await db.run('CHECKPOINT');
   console.log(
-    `generated ${ROWS.toLocaleString('en')} rows (${half.toLocaleString('en')} vehicle positions, ${(ROWS - half).toLocaleString('en')} arrivals) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `generated ${ROWS.toLocaleString('en')} rows (${half.toLocaleString('en')} vehicle positions, ` +
+      `${(ROWS - half).toLocaleString('en')} arrivals) in ` +
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 
   // the same rows, written by hand rather than taken from exports/datasets.ts
-  const between = `TIMESTAMPTZ '${window.start.toISOString()}' AND observed_at < TIMESTAMPTZ '${window.end.toISOString()}'`;
+  const between =
+    `TIMESTAMPTZ '${window.start.toISOString()}' AND observed_at < TIMESTAMPTZ ` + `'${window.end.toISOString()}'`;
   const rawSelects = [
     `SELECT * FROM arrivals WHERE service_date = DATE '${DAY}' OR (service_date IS NULL AND observed_at >= ${between})`,
     `SELECT * FROM vehicle_positions WHERE observed_at >= ${between}`,
@@ -123,7 +130,8 @@ try {
   const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
   console.log(
-    `runs per figure: ${RUNS} after ${WARMUP} warm-up, interleaved raw/job; 2 files per run (arrivals, vehicle_positions)`,
+    `runs per figure: ${RUNS} after ${WARMUP} warm-up, interleaved raw/job; 2 files per run (arrivals, ` +
+      `vehicle_positions)`,
   );
   for (const format of FORMATS) {
     for (let w = 0; w < WARMUP; w++) {
@@ -142,13 +150,16 @@ try {
     const ratio = best.raw / best.job;
     const target = format === 'parquet' ? ` (target ≥ 0.90: ${ratio >= 0.9 ? 'met' : 'NOT met'})` : '';
     console.log(
-      `${format.padEnd(10)} raw COPY   fastest ${s(best.raw)} = ${rate(best.raw)}; median ${s(mid.raw)}; CPU ${s(cpu.raw)}; ${(raw[0]!.bytes / 1e6).toFixed(1)} MB`,
+      `${format.padEnd(10)} raw COPY   fastest ${s(best.raw)} = ${rate(best.raw)}; median ${s(mid.raw)}; CPU ` +
+        `${s(cpu.raw)}; ${(raw[0]!.bytes / 1e6).toFixed(1)} MB`,
     );
     console.log(
-      `${''.padEnd(10)} export job fastest ${s(best.job)} = ${rate(best.job)}; median ${s(mid.job)}; CPU ${s(cpu.job)}; ${(ours[0]!.bytes / 1e6).toFixed(1)} MB`,
+      `${''.padEnd(10)} export job fastest ${s(best.job)} = ${rate(best.job)}; median ${s(mid.job)}; CPU ` +
+        `${s(cpu.job)}; ${(ours[0]!.bytes / 1e6).toFixed(1)} MB`,
     );
     console.log(
-      `${''.padEnd(10)} ratio job/raw throughput: fastest ${ratio.toFixed(2)}x${target}, median ${(mid.raw / mid.job).toFixed(2)}x, CPU ${(cpu.raw / cpu.job).toFixed(2)}x`,
+      `${''.padEnd(10)} ratio job/raw throughput: fastest ${ratio.toFixed(2)}x${target}, median ` +
+        `${(mid.raw / mid.job).toFixed(2)}x, CPU ${(cpu.raw / cpu.job).toFixed(2)}x`,
     );
     report({
       bench: 'export',
@@ -162,7 +173,8 @@ try {
       met: format === 'parquet' ? ratio >= 0.9 : null,
     });
     console.log(
-      `${''.padEnd(10)} every run, ms: raw ${raw.map((x) => Math.round(x.ms)).join(', ')}; job ${ours.map((x) => Math.round(x.ms)).join(', ')}`,
+      `${''.padEnd(10)} every run, ms: raw ${raw.map((x) => Math.round(x.ms)).join(', ')}; job ` +
+        `${ours.map((x) => Math.round(x.ms)).join(', ')}`,
     );
   }
 } finally {

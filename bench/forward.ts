@@ -74,7 +74,8 @@ try {
   console.log(line('ingest node directly', direct));
   console.log(line('through an edge', forwarded));
   console.log(
-    `added by the hop: p50 +${(pct(forwarded, 0.5) - pct(direct, 0.5)).toFixed(3)} ms, p99 +${(pct(forwarded, 0.99) - pct(direct, 0.99)).toFixed(3)} ms`,
+    `added by the hop: p50 +${(pct(forwarded, 0.5) - pct(direct, 0.5)).toFixed(3)} ms, p99 ` +
+      `+${(pct(forwarded, 0.99) - pct(direct, 0.99)).toFixed(3)} ms`,
   );
   report({
     bench: 'forward',

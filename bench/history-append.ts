@@ -100,9 +100,11 @@ const baselineCpu = cpuMs();
 t0 = performance.now();
 c0 = process.cpuUsage();
 for (let i = 0; i < ROWS; i += BATCH) {
-  await db.run(`INSERT INTO vehicle_positions SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
+  await db.run(`INSERT INTO vehicle_positions SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120),
+    't' || (i % 9000), 'bus',
     40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
-    'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000), make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
+    'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000),
+      make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
     FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`);
 }
 const engineMs = performance.now() - t0;
@@ -117,8 +119,10 @@ await db.run(`CREATE TYPE bench_mode AS ENUM ('bus', 'rail', 'streetcar', 'ferry
   CREATE TYPE bench_status AS ENUM ('INCOMING_AT', 'STOPPED_AT', 'IN_TRANSIT_TO');
   CREATE TYPE bench_source AS ENUM ('gps', 'stop');
   CREATE TABLE bench_plain AS SELECT * FROM vehicle_positions LIMIT 0;
-  CREATE TABLE bench_enum (feed_id VARCHAR NOT NULL, vehicle_id VARCHAR NOT NULL, route_id VARCHAR, trip_id VARCHAR, mode bench_mode,
-    lat DOUBLE NOT NULL, lon DOUBLE NOT NULL, bearing DOUBLE, speed_mps DOUBLE, stop_id VARCHAR, current_status bench_status,
+  CREATE TABLE bench_enum (feed_id VARCHAR NOT NULL, vehicle_id VARCHAR NOT NULL, route_id VARCHAR, trip_id VARCHAR,
+    mode bench_mode,
+    lat DOUBLE NOT NULL, lon DOUBLE NOT NULL, bearing DOUBLE, speed_mps DOUBLE, stop_id VARCHAR,
+      current_status bench_status,
     position_at TIMESTAMPTZ NOT NULL, observed_at TIMESTAMPTZ NOT NULL, position_source bench_source NOT NULL)`);
 const typed: Record<string, number> = {};
 for (const table of ['bench_plain', 'bench_enum', 'bench_plain', 'bench_enum']) {
@@ -126,8 +130,10 @@ for (const table of ['bench_plain', 'bench_enum', 'bench_plain', 'bench_enum']) 
   const t = performance.now();
   for (let i = 0; i < Math.min(ROWS, 20 * BATCH); i += BATCH) {
     await db.run(`INSERT INTO ${table} SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
-      40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
-      'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000), make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
+      40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2,
+        CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
+      'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000),
+        make_timestamptz(1704067200000000 + i * 3000 + 1500000), 'gps'
       FROM range(${i}, ${Math.min(i + BATCH, ROWS)}) t(i)`);
   }
   await db.run('CHECKPOINT');
@@ -176,26 +182,32 @@ if (DB !== ':memory:') rmSync(DB, { force: true });
 
 const rate = (ms: number): string => `${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`;
 const line = (label: string, ms: number, cpu: number): string =>
-  `  ${label.padEnd(56)} ${ms.toFixed(0).padStart(6)} ms wall, ${rate(ms).padStart(17)}; ${cpu.toFixed(0).padStart(6)} ms CPU, ${rate(cpu).padStart(17)} per CPU-second`;
+  `  ${label.padEnd(56)} ${ms.toFixed(0).padStart(6)} ms wall, ${rate(ms).padStart(17)}; ` +
+  `${cpu.toFixed(0).padStart(6)} ms CPU, ${rate(cpu).padStart(17)} per CPU-second`;
 console.log(`vehicle_positions, ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, database ${DB}:`);
 console.log(line('history writer (data chunks, one transaction per batch)', writerMs, writerCpu));
 console.log(line('baseline: row-by-row appender', baselineMs, baselineCpu));
 console.log(line('ceiling: DuckDB INSERT … FROM range(), no JS', engineMs, engineCpu));
 console.log(
-  `  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ${(engineMs / writerMs).toFixed(2)}x`,
+  `  writer vs row-by-row: ${(baselineMs / writerMs).toFixed(2)}x faster; writer vs engine ceiling: ` +
+    `${(engineMs / writerMs).toFixed(2)}x`,
 );
 console.log(`  rows stored ${count!.n}`);
 const per = (ms: number, n: number): string =>
   `${(ms / (n / BATCH)).toFixed(1)} ms a batch (${Math.round(n / (ms / 1000)).toLocaleString('en')} rows/s)`;
 console.log(
-  `where a batch of ${BATCH} goes (${splitRows.toLocaleString('en')} rows): JS packing chunks + appendDataChunk ${per(split.fill, splitRows)}, ` +
+  `where a batch of ${BATCH} goes (${splitRows.toLocaleString('en')} rows): JS packing chunks + appendDataChunk ` +
+    `${per(split.fill, splitRows)}, ` +
     `flush ${per(split.flush, splitRows)}, commit ${per(split.commit, splitRows)}`,
 );
 const typedRows = 2 * Math.min(ROWS, 20 * BATCH);
 console.log(
-  `column types (engine, ${typedRows.toLocaleString('en')} rows each, with checkpoints): VARCHAR ${Math.round(typedRows / (typed.bench_plain! / 1000)).toLocaleString('en')} rows/s, ` +
-    `ENUM mode/current_status/position_source ${Math.round(typedRows / (typed.bench_enum! / 1000)).toLocaleString('en')} rows/s`,
+  `column types (engine, ${typedRows.toLocaleString('en')} rows each, with checkpoints): VARCHAR ` +
+    `${Math.round(typedRows / (typed.bench_plain! / 1000)).toLocaleString('en')} rows/s, ` +
+    `ENUM mode/current_status/position_source ` +
+    `${Math.round(typedRows / (typed.bench_enum! / 1000)).toLocaleString('en')} rows/s`,
 );
 console.log(
-  `batches of ${BATCH} per transaction, each run with its checkpoint: ${grouped.map((g) => `${g.batches}: ${Math.round(splitRows / (g.ms / 1000)).toLocaleString('en')} rows/s`).join(', ')}`,
+  `batches of ${BATCH} per transaction, each run with its checkpoint: ` +
+    grouped.map((g) => `${g.batches}: ${Math.round(splitRows / (g.ms / 1000)).toLocaleString('en')} rows/s`).join(', '),
 );

@@ -196,11 +196,15 @@ const baselinePort: number = await new Promise((resolve, reject) => {
 });
 
 console.log(
-  `GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`,
+  `GET ${PATH}: ${body.length} bytes, ${sampleHeaders.length} headers; ${CONNECTIONS} connections, ${DURATION_S} s ` +
+    `after ${WARMUP_S} s warm-up; ${keyCount} Max keys; ` +
+    `${pin ? 'server on CPU 0, wrk on CPU 1' : 'not pinned (no taskset)'}`,
 );
 const row = (name: string, r: WrkResult) =>
-  `  ${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   ` +
-  `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
+  `  ${name.padEnd(42)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ` +
+  `${r.p99.padStart(8)}   ` +
+  `server CPU ${r.cpuUsPerRequest.toFixed(1).padStart(6)} µs/req (${(1e6 / r.cpuUsPerRequest).toFixed(0)} req/s per ` +
+  `core)   non-2xx ${r.non2xx}${r.errors ? `   ${r.errors}` : ''}`;
 const loadAverage = () =>
   spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ').slice(0, 3).join(' ');
 const median = (values: number[]) => {
@@ -258,7 +262,8 @@ for (let i = 0; i < ROUNDS; i++) {
   console.log(row('transit-api (auth, limits, meter, metrics)', real));
   if (shared) console.log(row('… with the windows shared in Redis', shared));
   console.log(
-    `  ratio ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency`,
+    `  ratio ${(real.rps / base.rps).toFixed(2)}× baseline req/s, ` +
+      `${(base.cpuUsPerRequest / real.cpuUsPerRequest).toFixed(2)}× baseline CPU efficiency`,
   );
   if (shared && limiter) {
     const decided = limiter.leased + limiter.waited + limiter.fallback;
@@ -267,7 +272,8 @@ for (let i = 0; i < ROUNDS; i++) {
         `${(shared.cpuUsPerRequest - real.cpuUsPerRequest).toFixed(1)} µs CPU/req more; ` +
         `${((1000 * limiter.calls) / Math.max(1, decided)).toFixed(2)} Redis calls per 1,000 requests ` +
         `(${limiter.operations} operations in ${limiter.calls} calls), ` +
-        `${((100 * limiter.leased) / Math.max(1, decided)).toFixed(1)}% decided from a lease held, ${limiter.fallback} by the node alone`,
+        `${((100 * limiter.leased) / Math.max(1, decided)).toFixed(1)}% decided from a lease held, ` +
+        `${limiter.fallback} by the node alone`,
     );
   }
 }
@@ -281,10 +287,14 @@ const metricsRatio = median(rounds.map((r) => r.real.rps / r.withoutMetrics.rps)
 const metricsCpu = median(rounds.map((r) => r.real.cpuUsPerRequest - r.withoutMetrics.cpuUsPerRequest));
 const real = rounds.map((r) => r.real);
 console.log(
-  `median of ${ROUNDS} rounds: ratio ${ratio.toFixed(2)}× baseline req/s (rounds ${rounds.map((r) => (r.real.rps / r.base.rps).toFixed(2)).join(', ')}), ` +
-    `${efficiency.toFixed(2)}× baseline CPU efficiency; transit-api ${median(real.map((r) => r.rps)).toFixed(0)} req/s, ` +
-    `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; ` +
-    `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ${Number(metered[0]!.n)}; ` +
+  `median of ${ROUNDS} rounds: ratio ${ratio.toFixed(2)}× baseline req/s (rounds ` +
+    `${rounds.map((r) => (r.real.rps / r.base.rps).toFixed(2)).join(', ')}), ` +
+    `${efficiency.toFixed(2)}× baseline CPU efficiency; transit-api ` +
+    `${median(real.map((r) => r.rps)).toFixed(0)} req/s, ` +
+    `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ` +
+    `${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; ` +
+    `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ` +
+    `${Number(metered[0]!.n)}; ` +
     `load average ${loadAverage()} (figures below the bare tool's mean other processes share the CPUs)`,
 );
 const sharedRounds = rounds.filter((r) => r.shared);
@@ -294,9 +304,11 @@ const sharedMet = sharedRatio >= 0.85 && sharedCpu <= 3 && sharedRounds.every((r
 if (sharedRounds.length) {
   console.log(
     `shared limiter (Redis, leases asked for once per event-loop turn) against the in-memory one: ` +
-      `${sharedRatio.toFixed(2)}× req/s (target ≥ 0.85×; rounds ${sharedRounds.map((r) => (r.shared!.rps / r.real.rps).toFixed(2)).join(', ')}), ` +
+      `${sharedRatio.toFixed(2)}× req/s (target ≥ 0.85×; rounds ` +
+      `${sharedRounds.map((r) => (r.shared!.rps / r.real.rps).toFixed(2)).join(', ')}), ` +
       `${sharedCpu >= 0 ? '+' : ''}${sharedCpu.toFixed(1)} µs CPU/req in this process (target ≤ +3), ` +
-      `p50 ${median(sharedRounds.map((r) => toMs(r.shared!.p50))).toFixed(2)} ms against ${median(sharedRounds.map((r) => toMs(r.real.p50))).toFixed(2)} ms ` +
+      `p50 ${median(sharedRounds.map((r) => toMs(r.shared!.p50))).toFixed(2)} ms against ` +
+      `${median(sharedRounds.map((r) => toMs(r.real.p50))).toFixed(2)} ms ` +
       `(Redis's own CPU is not counted: it runs unpinned beside wrk)`,
   );
 }
@@ -346,9 +358,11 @@ if (sharedRounds.length) {
   });
 }
 console.log(
-  `targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ${ratio >= 0.8 ? 'met' : 'not yet'}); ` +
+  `targets: median ratio >= 0.65× ${ratio >= 0.65 ? 'met' : 'NOT met'} (aim 0.8× ` +
+    `${ratio >= 0.8 ? 'met' : 'not yet'}); ` +
     (sharedRounds.length ? `shared limiter >= 0.85× and <= +3 µs CPU/req ${sharedMet ? 'met' : 'NOT met'}; ` : '') +
-    `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every response 2xx ${all2xx ? 'yes' : 'NO'}`,
+    `>= 20000 req/s ${rps >= 20_000 ? 'met' : 'NOT met'}; p99 < 10 ms ${p99 < 10 ? 'met' : 'NOT met'}; every ` +
+    `response 2xx ${all2xx ? 'yes' : 'NO'}`,
 );
 
 (baseline as unknown as { close(): void }).close();

@@ -98,5 +98,6 @@ console.log(
 );
 for (const p of phases)
   console.log(
-    `  ${p.padEnd(18)} median ${q(times[p]!, 0.5).toFixed(1).padStart(6)} ms  p90 ${q(times[p]!, 0.9).toFixed(1).padStart(6)} ms`,
+    `  ${p.padEnd(18)} median ${q(times[p]!, 0.5).toFixed(1).padStart(6)} ms  p90 ` +
+      `${q(times[p]!, 0.9).toFixed(1).padStart(6)} ms`,
   );

@@ -94,12 +94,15 @@ async function engineInsert(
         ${ts(`(i % 30) * 1000000 + ${seed}`)}, ${ts('2000000')}, 'gps' FROM range(${rows.vehicles}) t(i)`);
     }
     if (rows.arrivals) {
-      await c.run(`INSERT INTO arrivals SELECT 'engine', 't' || (i // 20), 'r' || (i // 20 % 120), 'bus', 'st' || (i % 1000), 's' || (i % 2000),
-        6 + i % 20, NULL, DATE '2024-05-02', ${ts('i * 60000000')}, ${ts(`i * 60000000 + ${seed} * 1000000`)}, (i * 13) % 600 - 120,
+      await c.run(`INSERT INTO arrivals SELECT 'engine', 't' || (i // 20), 'r' || (i // 20 % 120), 'bus',
+        'st' || (i % 1000), 's' || (i % 2000),
+        6 + i % 20, NULL, DATE '2024-05-02', ${ts('i * 60000000')}, ${ts(`i * 60000000 + ${seed} * 1000000`)},
+          (i * 13) % 600 - 120,
         'late', 'scheduled', true, 'bus-' || (i // 20), ${ts('2000000')}, NULL FROM range(${rows.arrivals}) t(i)`);
     }
     if (rows.trips) {
-      await c.run(`INSERT INTO trip_observations SELECT 'engine', DATE '2024-05-02', 't' || i, 'r' || (i % 120), 'bus', 'scheduled', 0,
+      await c.run(`INSERT INTO trip_observations SELECT 'engine', DATE '2024-05-02', 't' || i, 'r' || (i % 120), 'bus',
+        'scheduled', 0,
         'trip_update', true, ${ts(`${seed} * 1000000`)}, 1 FROM range(${rows.trips}) t(i)`);
     }
   });
@@ -268,32 +271,41 @@ try {
     `median ${median.toFixed(1).padStart(6)} ms, p90 ${p90.toFixed(1).padStart(6)} ms`;
   for (const r of results) {
     console.log(
-      `\n${r.kind}: ${(r.bytes / 1024).toFixed(0)} KB, ${r.entities} entities → ${r.stored} rows stored per poll, ${r.events} events in total, rejected ${JSON.stringify(r.rejected)}`,
+      `\n${r.kind}: ${(r.bytes / 1024).toFixed(0)} KB, ${r.entities} entities → ${r.stored} rows stored per poll, ` +
+        `${r.events} events in total, rejected ${JSON.stringify(r.rejected)}`,
     );
     console.log(`  to the live state and its events (where a timed poll ends):  ${ms(r.liveMedian, r.liveP90)}`);
     console.log(
-      `  end to end, stored (pollOnce: + history queue and append):   ${ms(r.e2eMedian, r.e2eP90)}, CPU ${r.e2eCpuMedian.toFixed(1)} ms`,
+      `  end to end, stored (pollOnce: + history queue and append):   ${ms(r.e2eMedian, r.e2eP90)}, CPU ` +
+        `${r.e2eCpuMedian.toFixed(1)} ms`,
     );
     console.log(
-      `    baseline: bare protobufjs decode of the same bytes:          median ${r.decodeMedian.toFixed(1).padStart(6)} ms (end to end ${(r.e2eMedian / r.decodeMedian).toFixed(1)}×)`,
+      `    baseline: bare protobufjs decode of the same bytes:          median ` +
+        `${r.decodeMedian.toFixed(1).padStart(6)} ms (end to end ` +
+        `${(r.e2eMedian / r.decodeMedian).toFixed(1)}×)`,
     );
     console.log(
-      `  history append (one transaction per poll, what changed):     ${ms(r.appendMedian, r.appendP90)}, ${Math.round(r.appendRowsPerS).toLocaleString('en-US')} poll rows/s`,
+      `  history append (one transaction per poll, what changed):     ${ms(r.appendMedian, r.appendP90)}, ` +
+        `${Math.round(r.appendRowsPerS).toLocaleString('en-US')} poll rows/s`,
     );
     console.log(
-      `    longest the event loop waited during an append (requests and streams wait as long): ${r.appendBlockMs.toFixed(1)} ms`,
+      `    longest the event loop waited during an append (requests and streams wait as long): ` +
+        `${r.appendBlockMs.toFixed(1)} ms`,
     );
     console.log(
-      `    with the checkpoints it ran when idle (${r.checkpointMs.toFixed(0)} ms in all): ${Math.round(r.withCheckpointsRowsPerS).toLocaleString('en-US')} rows/s`,
+      `    with the checkpoints it ran when idle (${r.checkpointMs.toFixed(0)} ms in all): ` +
+        `${Math.round(r.withCheckpointsRowsPerS).toLocaleString('en-US')} rows/s`,
     );
     console.log(
-      `    baseline: DuckDB INSERT … FROM range(), every poll row:     ${ms(r.engineMedian, r.engineP90)}, ${Math.round(r.engineRowsPerS).toLocaleString('en-US')} rows/s ` +
+      `    baseline: DuckDB INSERT … FROM range(), every poll row:     ${ms(r.engineMedian, r.engineP90)}, ` +
+        `${Math.round(r.engineRowsPerS).toLocaleString('en-US')} rows/s ` +
         `(append / engine ${(r.appendRowsPerS / r.engineRowsPerS).toFixed(2)}×)`,
     );
     const livePerS = 1000 / r.e2eMedian;
     console.log(
       `  replay of the same ${WARMUP + POLLS} snapshots as files: ${r.replay.snapshotsPerS.toFixed(1)} snapshots/s, ` +
-        `${Math.round(r.replay.rowsPerS).toLocaleString('en-US')} rows/s (live polls back to back: ${livePerS.toFixed(1)}/s; ` +
+        `${Math.round(r.replay.rowsPerS).toLocaleString('en-US')} rows/s (live polls back to back: ` +
+        `${livePerS.toFixed(1)}/s; ` +
         `replay / live ${(r.replay.snapshotsPerS / livePerS).toFixed(2)}×)`,
     );
   }
@@ -357,12 +369,20 @@ try {
       `to live < 25 ms: median ${vehicles.liveMedian.toFixed(1)} ms ${verdict(vehicles.liveMedian < 25)}`,
   );
   console.log(
-    `  history appends ≥ 500k rows/s: ${results.map((r) => `${r.kind} ${Math.round(r.appendRowsPerS / 1000)}k (engine ${Math.round(r.engineRowsPerS / 1000)}k)`).join(', ')} ` +
+    `  history appends ≥ 500k rows/s: ` +
+      `${results
+        .map(
+          (r) =>
+            `${r.kind} ${Math.round(r.appendRowsPerS / 1000)}k (engine ` + `${Math.round(r.engineRowsPerS / 1000)}k)`,
+        )
+        .join(', ')} ` +
       `${verdict(results.every((r) => r.appendRowsPerS >= 500_000))}`,
   );
   console.log(
-    `  trip-updates poll p90 < 2× median: end to end ${tripUpdates.e2eP90.toFixed(1)} / ${tripUpdates.e2eMedian.toFixed(1)} ms ` +
-      `${verdict(tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian)}; to live ${tripUpdates.liveP90.toFixed(1)} / ${tripUpdates.liveMedian.toFixed(1)} ms ` +
+    `  trip-updates poll p90 < 2× median: end to end ${tripUpdates.e2eP90.toFixed(1)} / ` +
+      `${tripUpdates.e2eMedian.toFixed(1)} ms ` +
+      `${verdict(tripUpdates.e2eP90 < 2 * tripUpdates.e2eMedian)}; to live ${tripUpdates.liveP90.toFixed(1)} / ` +
+      `${tripUpdates.liveMedian.toFixed(1)} ms ` +
       `${verdict(tripUpdates.liveP90 < 2 * tripUpdates.liveMedian)}`,
   );
 } finally {

@@ -72,8 +72,10 @@ async function generate(db: Db): Promise<void> {
     `INSERT INTO scheduled_trips
     SELECT CAST($first AS DATE) + CAST(d AS INTEGER), 'bench', 'T' || k, route_id, mode, 'ALL', CAST(k % 2 AS INTEGER),
            start_s, start_s + 2700,
-           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200 + start_s),
-           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200 + start_s + 2700)
+           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200
+             + start_s),
+           to_timestamp(epoch(timezone($tz, CAST($first AS DATE) + CAST(d AS INTEGER) + INTERVAL 12 HOUR)) - 43200 +
+             start_s + 2700)
     FROM range($days) AS dd(d), range($trips) AS tt(k)
     JOIN (SELECT route_id, mode, row_number() OVER (ORDER BY route_id) - 1 AS r FROM gtfs_routes) AS routes
       ON routes.r = k % $routes,
@@ -110,7 +112,8 @@ async function generate(db: Db): Promise<void> {
            CASE WHEN h BETWEEN 20 AND 29 THEN 2 ELSE 0 END,
            CASE WHEN p % 2 = 0 THEN 'trip_update' ELSE 'vehicle_position' END, true,
            scheduled_start_at + to_seconds(p * 15), 1
-    FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date = CAST($day AS DATE)),
+    FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date =
+      CAST($day AS DATE)),
          range($obs) AS pp(p)
     WHERE NOT (h BETWEEN 30 AND 59) AND scheduled_start_at + to_seconds(p * 15) <= CAST($until AS TIMESTAMPTZ)
     ORDER BY scheduled_start_at + to_seconds(p * 15)`;
@@ -227,12 +230,14 @@ try {
 
   const check = await rollup(db, { mode: 'bus', routeId: busRoute, group: 'period', from: FIRST, to: TODAY }, opts);
   console.log(
-    `  check: ${busRoute} over the year: ${check.rows[0]?.scheduled} scheduled, ${check.rows[0]?.delivered_pct} % delivered`,
+    `  check: ${busRoute} over the year: ${check.rows[0]?.scheduled} scheduled, ` +
+      `${check.rows[0]?.delivered_pct} % delivered`,
   );
   console.log('');
   const line = (name: string, m: M, target: number, bases: [string, M][], ratioTarget?: number): void => {
     console.log(
-      `${name.padEnd(52)} median ${fmt(m.median).padStart(9)} (min ${fmt(m.min)}, max ${fmt(m.max)})  target < ${target} ms ${m.median < target ? 'met' : 'NOT met'}`,
+      `${name.padEnd(52)} median ${fmt(m.median).padStart(9)} (min ${fmt(m.min)}, max ${fmt(m.max)})  target < ` +
+        `${target} ms ${m.median < target ? 'met' : 'NOT met'}`,
     );
     for (const [baseName, base] of bases) {
       console.log(
@@ -242,7 +247,8 @@ try {
     if (ratioTarget !== undefined) {
       const r = m.median / bases[1]![1].median;
       console.log(
-        `${''.padEnd(52)} target ≤ ${ratioTarget}× the bare query on the clustered table: ${r.toFixed(2)}× ${r <= ratioTarget ? 'met' : 'NOT met'}`,
+        `${''.padEnd(52)} target ≤ ${ratioTarget}× the bare query on the clustered table: ${r.toFixed(2)}× ` +
+          `${r <= ratioTarget ? 'met' : 'NOT met'}`,
       );
       report({
         bench: 'rollup',
@@ -296,7 +302,8 @@ try {
     ["bare GROUP BY of the day's observations", finalizeBase],
   ]);
   console.log(
-    `load average before/after the timed part: ${load0.map((x) => x.toFixed(2)).join(' ')} / ${load1.map((x) => x.toFixed(2)).join(' ')} on 2 CPUs`,
+    `load average before/after the timed part: ${load0.map((x) => x.toFixed(2)).join(' ')} / ` +
+      `${load1.map((x) => x.toFixed(2)).join(' ')} on 2 CPUs`,
   );
 } finally {
   await db.close();

@@ -17,15 +17,20 @@ const RUNS = Number(process.env.RUNS ?? 2);
 const TS = 'make_timestamptz(1704067200000000 + i * 3000)';
 const SHAPES = {
   text: {
-    columns: `feed_id VARCHAR, vehicle_id VARCHAR, route_id VARCHAR, trip_id VARCHAR, mode VARCHAR, lat DOUBLE, lon DOUBLE,
-      bearing DOUBLE, speed_mps DOUBLE, stop_id VARCHAR, current_status VARCHAR, position_at TIMESTAMPTZ, observed_at TIMESTAMPTZ,
+    columns: `feed_id VARCHAR, vehicle_id VARCHAR, route_id VARCHAR, trip_id VARCHAR, mode VARCHAR, lat DOUBLE,
+      lon DOUBLE,
+      bearing DOUBLE, speed_mps DOUBLE, stop_id VARCHAR, current_status VARCHAR, position_at TIMESTAMPTZ,
+        observed_at TIMESTAMPTZ,
       position_source VARCHAR`,
-    values: `'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus', 40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4,
-      i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END, 'IN_TRANSIT_TO', ${TS}, ${TS} + INTERVAL 1 SECOND, 'gps'`,
+    values: `'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
+      40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2,
+      CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END, 'IN_TRANSIT_TO', ${TS}, ${TS} + INTERVAL 1 SECOND, 'gps'`,
   },
   integerKeys: {
-    columns: `feed_id INTEGER, vehicle_id INTEGER, route_id INTEGER, trip_id INTEGER, mode UTINYINT, lat DOUBLE, lon DOUBLE,
-      bearing DOUBLE, speed_mps DOUBLE, stop_id INTEGER, current_status UTINYINT, position_at TIMESTAMPTZ, observed_at TIMESTAMPTZ,
+    columns: `feed_id INTEGER, vehicle_id INTEGER, route_id INTEGER, trip_id INTEGER, mode UTINYINT, lat DOUBLE,
+      lon DOUBLE,
+      bearing DOUBLE, speed_mps DOUBLE, stop_id INTEGER, current_status UTINYINT, position_at TIMESTAMPTZ,
+        observed_at TIMESTAMPTZ,
       position_source UTINYINT`,
     values: `1, i % 5000, i % 120, i % 9000, 1, 40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4,
       i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN i % 800 END, 2, ${TS}, ${TS} + INTERVAL 1 SECOND, 1`,
@@ -65,15 +70,18 @@ try {
 
 const fmt = (n: number): string => `${Math.round(n).toLocaleString('en')} rows/s`;
 console.log(
-  `DuckDB's own INSERT … FROM range(), ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, each run with its checkpoint, ` +
+  `DuckDB's own INSERT … FROM range(), ${ROWS.toLocaleString('en')} rows in batches of ${BATCH}, each run with ` +
+    `its checkpoint, ` +
     `${dir ? 'database file' : 'in memory'}, best of ${RUNS}:`,
 );
 console.log(`  vehicle_positions as stored (8 of 14 columns text)   ${fmt(best.text!)}`);
 console.log(
-  `  the same rows, integer keys and one-byte codes        ${fmt(best.integerKeys!)} (${(best.integerKeys! / best.text!).toFixed(2)}×)`,
+  `  the same rows, integer keys and one-byte codes        ${fmt(best.integerKeys!)} ` +
+    `(${(best.integerKeys! / best.text!).toFixed(2)}×)`,
 );
 console.log(
-  `  the numeric columns alone                             ${fmt(best.numbersOnly!)} (${(best.numbersOnly! / best.text!).toFixed(2)}×)`,
+  `  the numeric columns alone                             ${fmt(best.numbersOnly!)} ` +
+    `(${(best.numbersOnly! / best.text!).toFixed(2)}×)`,
 );
 console.log(
   `load average ${loadavg()

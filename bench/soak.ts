@@ -2,7 +2,8 @@
 // updates capture (1,479 trips, 32k stop time updates) is replayed every 10 s of a virtual
 // clock, as fast as the machine goes: the header timestamp at the virtual now, predictions and
 // service dates moved with it by whole hours, and on each replay about 10% of the trips get a new
-// delay from a random stop on (the others stay as they were, as between two real polls). Each replay goes through the real pipeline
+// delay from a random stop on (the others stay as they were, as between two real polls). Each replay goes through the
+// real pipeline
 // (ingestSnapshot: normalize → live state → events → history in DuckDB), the DuckDB event log,
 // the hub and a real uWS server with SSE clients: readers on /api/v1/events/stream and
 // /status/stream, and clients on both that stop reading (reopened whenever the server cuts them).
@@ -276,12 +277,15 @@ const mb = (n: number) => (n / MiB).toFixed(1);
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
 console.log(
-  `soak: ${POLLS} polls of ${CAPTURE.replace(`${FIXTURES}/`, '')} every ${INTERVAL_MS / 1000} s of virtual time (${((POLLS * INTERVAL_MS) / 3_600_000).toFixed(1)} h), ` +
+  `soak: ${POLLS} polls of ${CAPTURE.replace(`${FIXTURES}/`, '')} every ${INTERVAL_MS / 1000} s of virtual time ` +
+    `(${((POLLS * INTERVAL_MS) / 3_600_000).toFixed(1)} h), ` +
     `${READERS} + 1 reading and ${stalledPaths.length} stalled SSE clients, database ${dbPath}`,
 );
 console.log(
-  `limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${config.sse.event_log_max_age_s} s / ${config.sse.event_log_size} events, ` +
-    `send budget ${mb(config.sse.send_budget_bytes)} MiB, stall ${config.sse.stall_timeout_s} s, DuckDB memory_limit ${config.store.memory_limit}`,
+  `limits: event log ${mb(config.sse.event_log_max_bytes)} MiB / ${config.sse.event_log_max_age_s} s / ` +
+    `${config.sse.event_log_size} events, ` +
+    `send budget ${mb(config.sse.send_budget_bytes)} MiB, stall ${config.sse.stall_timeout_s} s, DuckDB memory_limit ` +
+    `${config.store.memory_limit}`,
 );
 console.log(
   [
@@ -407,30 +411,38 @@ const warm = at(0.25);
 const end = rows[rows.length - 1]!;
 const growth = (key: 'db' | 'heap' | 'rss' | 'log' | 'tbl' | 'duckdb') => `${mb(warm[key])} → ${mb(end[key])} MiB`;
 console.log(
-  `\n${POLLS} polls in ${elapsedS.toFixed(0)} s (${((elapsedS * 1000) / POLLS).toFixed(0)} ms per poll); ${events} events, ` +
-    `${arrivalEvents} arrival.updated averaging ${(arrivalBytes / Math.max(1, arrivalEvents)).toFixed(0)} bytes of data`,
+  `\n${POLLS} polls in ${elapsedS.toFixed(0)} s (${((elapsedS * 1000) / POLLS).toFixed(0)} ms per poll); ` +
+    `${events} events, ` +
+    `${arrivalEvents} arrival.updated averaging ` +
+    `${(arrivalBytes / Math.max(1, arrivalEvents)).toFixed(0)} bytes of data`,
 );
 console.log(
-  `from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ${growth('heap')}, ` +
+  `from poll ${warm.poll} to ${end.poll}: event log in memory ${growth('log')}, its table ${growth('tbl')}, heap ` +
+    `${growth('heap')}, ` +
     `DuckDB ${growth('duckdb')}, RSS ${growth('rss')}`,
 );
 console.log(
   `database file ${growth('db')}: history rows ${warm.hist} → ${end.hist} ` +
-    `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until retention_days.arrivals)`,
+    `(${((end.db - warm.db) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per history row; they stay until ` +
+    `retention_days.arrivals)`,
 );
 // the store's growth with service: per virtual hour and per poll, after warm-up (the first rows
 // of every trip and stop are behind), and over the whole run
 const hours = ((end.poll - warm.poll) * INTERVAL_MS) / 3_600_000;
 const polls = Math.max(1, end.poll - warm.poll);
 console.log(
-  `history growth from poll ${warm.poll} to ${end.poll}: ${mb((end.db - warm.db) / Math.max(hours, 1e-9))} MiB per virtual hour, ` +
-    `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, vehicle_positions), ` +
+  `history growth from poll ${warm.poll} to ${end.poll}: ${mb((end.db - warm.db) / Math.max(hours, 1e-9))} MiB ` +
+    `per virtual hour, ` +
+    `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, ` +
+    `vehicle_positions), ` +
     `their checkpointed blocks ${mb((end.histBytes - warm.histBytes) / Math.max(hours, 1e-9))} MiB per virtual hour ` +
     `(${((end.histBytes - warm.histBytes) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per row); ` +
-    `whole run: ${(end.hist / end.poll).toFixed(0)} rows per poll, ${mb(end.db / ((end.poll * INTERVAL_MS) / 3_600_000))} MiB per virtual hour`,
+    `whole run: ${(end.hist / end.poll).toFixed(0)} rows per poll, ` +
+    `${mb(end.db / ((end.poll * INTERVAL_MS) / 3_600_000))} MiB per virtual hour`,
 );
 console.log(
-  `stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, ` +
+  `stalled clients reopened after a cut: ${reopened}; readers reconnected: ${reconnected}; hub closes by reason: ` +
+    `${JSON.stringify(closedByReason)}; restart: database opened in ${openMs.toFixed(0)} ms, ` +
     `event log of ${restored.restoredRows} events (${mb(restored.bytes)} MiB) read back in ${reloadMs.toFixed(0)} ms`,
 );
 console.log('(a shared machine: other agents run beside this one; figures are indicative)');

@@ -120,7 +120,8 @@ async function main(): Promise<void> {
     return known.length ? median(known) : null;
   };
   console.log(
-    `serve --demo, ${RUNS} restarts each (alternating), idle RSS over the last ${Math.ceil(IDLE_S / 2)} of ${IDLE_S} s; medians:`,
+    `serve --demo, ${RUNS} restarts each (alternating), idle RSS over the last ${Math.ceil(IDLE_S / 2)} of ` +
+      `${IDLE_S} s; medians:`,
   );
   for (const variant of VARIANTS) {
     const list = samples
@@ -150,7 +151,8 @@ async function main(): Promise<void> {
   };
   const rssDiff = (of(tsx, (s) => s.idleRssMiB) ?? Number.NaN) - (of(built, (s) => s.idleRssMiB) ?? Number.NaN);
   console.log(
-    `  built / tsx: start ${ratio((s) => s.startMs)}, CPU ${ratio((s) => s.cpuMs)}, idle RSS ${ratio((s) => s.idleRssMiB)} (${fmt(rssDiff, 'MiB', 1)} less)`,
+    `  built / tsx: start ${ratio((s) => s.startMs)}, CPU ${ratio((s) => s.cpuMs)}, idle RSS ` +
+      `${ratio((s) => s.idleRssMiB)} (${fmt(rssDiff, 'MiB', 1)} less)`,
   );
   console.log(
     `  load average ${loadavg()

@@ -83,18 +83,22 @@ try {
   const validateRate = SNAPSHOTS / (median(validateMs) / 1000);
   console.log(`\nvalidate over the folder (median of ${ROUNDS} rounds):`);
   console.log(
-    `  baseline: read + decode each file:      ${decodeRate.toFixed(1).padStart(7)} snapshots/s (${ms(median(decodeMs))})`,
+    `  baseline: read + decode each file:      ${decodeRate.toFixed(1).padStart(7)} snapshots/s ` +
+      `(${ms(median(decodeMs))})`,
   );
   console.log(
-    `  validate (every rule, no schedule):     ${validateRate.toFixed(1).padStart(7)} snapshots/s (${ms(median(validateMs))}), ` +
+    `  validate (every rule, no schedule):     ${validateRate.toFixed(1).padStart(7)} snapshots/s ` +
+      `(${ms(median(validateMs))}), ` +
       `${(validateRate / decodeRate).toFixed(2)}× the decode's speed`,
   );
   console.log(
-    `  validate --schedule (the bench network):${(SNAPSHOTS / (median(withScheduleMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
+    `  validate --schedule (the bench ` +
+      `network):${(SNAPSHOTS / (median(withScheduleMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
       `${(median(decodeMs) / median(withScheduleMs)).toFixed(2)}×`,
   );
   console.log(
-    `  validate --series (a hash per file):    ${(SNAPSHOTS / (median(seriesMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
+    `  validate --series (a hash per file):    ` +
+      `${(SNAPSHOTS / (median(seriesMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
       `${(median(decodeMs) / median(seriesMs)).toFixed(2)}×`,
   );
   report({
@@ -184,11 +188,14 @@ try {
         `\nper-poll rule check, ${kind} (${entities} entities, findings ${JSON.stringify(last.findings)}):\n` +
           `  to the live state without the check: median ${ms(median(toLiveWithout))}\n` +
           `  to the live state with the check:    median ${ms(median(toLive))} (+${(added * 100).toFixed(1)} %)\n` +
-          `  the check alone on the same messages: median ${ms(median(check))} (${(alone * 100).toFixed(1)} % of the time to live)`,
+          `  the check alone on the same messages: median ${ms(median(check))} (${(alone * 100).toFixed(1)} % of ` +
+          `the time to live)`,
       );
       report({
         bench: 'validate',
-        figure: `per-poll rule check, ${entities} ${kind.replace('_', ' ')}, alone: share of the time to the live state (median)`,
+        figure:
+          `per-poll rule check, ${entities} ${kind.replace('_', ' ')}, alone: share of the time to the ` +
+          `live state (median)`,
         value: median(check),
         unit: 'ms',
         baseline: 'the poll to the live state, the check included (median)',

@@ -159,15 +159,18 @@ async function run(concurrency: number): Promise<void> {
 
   const deliveriesPerS = (EVENTS * ENDPOINTS) / burstS;
   console.log(
-    `webhooks bench: ${ENDPOINTS} endpoints, concurrency ${concurrency} (${PER_ENDPOINT} per endpoint), DuckDB file outbox`,
+    `webhooks bench: ${ENDPOINTS} endpoints, concurrency ${concurrency} (${PER_ENDPOINT} per endpoint), ` +
+      `DuckDB file outbox`,
   );
   console.log(`burst: ${EVENTS} events -> ${fmt(EVENTS * ENDPOINTS, 0)} signed deliveries in ${fmt(burstS, 2)} s`);
   console.log(
-    `  ${fmt(EVENTS / burstS)} events/s, ${fmt(deliveriesPerS, 0)} deliveries/s; event-to-receipt p50 ${fmt(pct(burstLat, 50), 0)} ms, p99 ${fmt(pct(burstLat, 99), 0)} ms (queueing included)`,
+    `  ${fmt(EVENTS / burstS)} events/s, ${fmt(deliveriesPerS, 0)} deliveries/s; event-to-receipt p50 ` +
+      `${fmt(pct(burstLat, 50), 0)} ms, p99 ${fmt(pct(burstLat, 99), 0)} ms (queueing included)`,
   );
   console.log(`steady: ${RATE} events/s for ${RATE_SECONDS} s (${fmt(RATE * ENDPOINTS, 0)} deliveries/s offered)`);
   console.log(
-    `  event-to-receipt p50 ${fmt(pct(steadyLat, 50), 0)} ms, p99 ${fmt(pct(steadyLat, 99), 0)} ms, max ${fmt(steadyLat.at(-1) ?? NaN, 0)} ms`,
+    `  event-to-receipt p50 ${fmt(pct(steadyLat, 50), 0)} ms, p99 ${fmt(pct(steadyLat, 99), 0)} ms, max ` +
+      `${fmt(steadyLat.at(-1) ?? NaN, 0)} ms`,
   );
   console.log(`baseline: bare keep-alive node:http signed POSTs at concurrency ${concurrency}: ${fmt(base, 0)} req/s`);
   console.log(`ratio: webhooks deliveries/s / baseline = ${(deliveriesPerS / base).toFixed(3)}`);

@@ -15,6 +15,9 @@ t.test('the SEA entry refuses to run outside the single executable', async (t) =
   t.equal(run.stdout, '', 'the CLI did not run');
   t.match(
     run.stderr,
-    /transit-api: cannot start: this bundle only runs as the transit-api single executable; from a checkout use bin\/transit-api\.js/,
+    new RegExp(
+      'transit-api: cannot start: this bundle only runs as the transit-api single executable; from a ch' +
+        String.raw`eckout use bin\/transit-api\.js`,
+    ),
   );
 });

@@ -128,7 +128,8 @@ export class KeyReplica {
           await c.run('DELETE FROM api_keys');
           for (const r of rows) {
             await c.run(
-              'INSERT INTO api_keys (id, key_hash, prefix, plan, test, name, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7::TIMESTAMPTZ, $8::TIMESTAMPTZ)',
+              'INSERT INTO api_keys (id, key_hash, prefix, plan, test, name, created_at, revoked_at) VALUES ($1, $2, ' +
+                '$3, $4, $5, $6, $7::TIMESTAMPTZ, $8::TIMESTAMPTZ)',
               [r.id, r.key_hash, r.prefix, r.plan, r.test, r.name, r.created_at, r.revoked_at],
             );
           }

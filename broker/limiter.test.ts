@@ -164,7 +164,8 @@ for (const [seed, backgroundMs] of [
   [4, 1],
 ] as const) {
   t.test(
-    `exact under interleavings: 3 edges, skewed clocks, refunds, expiries (seed ${seed}, background ${backgroundMs} ms)`,
+    `exact under interleavings: 3 edges, skewed clocks, refunds, expiries (seed ${seed}, background ` +
+      `${backgroundMs} ms)`,
     { skip: missing },
     async (t) => {
       const server = await startBroker('redis');

@@ -11,7 +11,10 @@ import type { Db } from '../store/db.ts';
 import type { Broker } from './redis.ts';
 import { timestamptzFromMs } from '../store/sql.ts';
 
-/** One bucket as it travels: [keyId, plan, test, unit, method, endpoint, status, second, calls, quantity, latencyTotal, latencyMax] */
+/**
+ * One bucket as it travels: [keyId, plan, test, unit, method, endpoint, status, second, calls, quantity, latencyTotal,
+ * latencyMax]
+ */
 type WireBucket = [
   string | null,
   string | null,
@@ -74,7 +77,9 @@ export class BrokerMeter implements Meter {
       return;
     }
     const second = Math.floor(u.atMs / 1000);
-    const key = `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}\u0000${u.status}\u0000${second}`;
+    const key =
+      `${u.keyId}\u0000${u.test ? 1 : 0}\u0000${u.unit}\u0000${u.method}\u0000${u.endpoint}` +
+      `\u0000${u.status}\u0000${second}`;
     const b = this.buckets.get(key);
     if (b) {
       b[8]++;
@@ -242,10 +247,14 @@ export class BrokerUsageIngest {
             params.push(b[0], b[1], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]);
             calls += b[8];
             const p = (n: number) => `$${at + n}`;
-            return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${timestamptzFromMs(`${p(7)}::BIGINT * 1000`)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`;
+            return (
+              `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ` +
+              `${timestamptzFromMs(`${p(7)}::BIGINT * 1000`)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)})`
+            );
           });
           await c.run(
-            `INSERT INTO ${table} (key_id, plan, unit, method, endpoint, status, bucket_at, calls, quantity, latency_ms_total, latency_ms_max) VALUES ${values.join(', ')}`,
+            `INSERT INTO ${table} (key_id, plan, unit, method, endpoint, status, bucket_at, calls, quantity, ` +
+              `latency_ms_total, latency_ms_max) VALUES ${values.join(', ')}`,
             params,
           );
         }

@@ -5,7 +5,10 @@ import { WINDOW_MS } from '../accounts/plans.ts';
 import type { Broker } from './redis.ts';
 import { REDIS_LEASES_LUA } from './redis-scripts.ts';
 
-/** g: grant (a quota, b wanted, c needed); f: finalize (a served, b last instant); m: merge (a count, b ms ago); p: peek */
+/**
+ * g: grant (a quota, b wanted, c needed); f: finalize (a served, b last instant); m: merge (a count, b ms ago); p:
+ * peek
+ */
 export interface WindowOp {
   readonly kind: 'g' | 'f' | 'm' | 'p';
   readonly keyId: string;

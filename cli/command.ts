@@ -22,7 +22,10 @@ export interface Command {
 export interface CommandArgs {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
-  /** the arguments in order (node:util parseArgs tokens), for commands whose positionals belong to the option before them */
+  /**
+   * the arguments in order (node:util parseArgs tokens), for commands whose positionals belong to the option before
+   * them
+   */
   tokens: ArgToken[];
   /** the process's logger (stderr); what the command prints for its user goes through output.ts */
   log: Logger;

@@ -45,7 +45,8 @@ export async function refreshReplayedDays(
   for (const day of days) {
     await expandMissingDays(db, day, day);
     const [row] = await db.all<{ n: number }>(
-      `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = $1 AND service_date = CAST($2 AS DATE)`,
+      `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = $1 AND service_date = ` +
+        `CAST($2 AS DATE)`,
       [scheduleId, day],
     );
     result.scheduled_trips += row?.n ?? 0;

@@ -152,7 +152,8 @@ export async function operate(name: OperationName, request: CommandRequest, io: 
     io.err(
       socket
         ? `no transit-api service answers on ${socket}: \`${name}\` acts on a running service`
-        : `\`${name}\` acts on a running service through its admin socket, which this config disables (admin.enabled: false)`,
+        : `\`${name}\` acts on a running service through its admin socket, which this config disables ` +
+            `(admin.enabled: false)`,
     );
     return 1;
   }

@@ -23,12 +23,14 @@ export const ModeSchema = z.enum(MODES).meta({ id: 'Mode', description: 'Transit
 export const FreshnessSchema = z.enum(FRESHNESS).meta({
   id: 'Freshness',
   description:
-    'Age of the source data: `fresh` below the stale threshold (90 s by default), `stale` below the expired threshold (300 s), else `expired`.',
+    'Age of the source data: `fresh` below the stale threshold (90 s by default), `stale` below the expired ' +
+    'threshold (300 s), else `expired`.',
 });
 export const DelayStateSchema = z.enum(DELAY_STATES).meta({
   id: 'DelayState',
   description:
-    '`early` below -60 s, `late` above 300 s (configurable), `canceled`/`skipped` from the trip update, `unknown` without a prediction.',
+    '`early` below -60 s, `late` above 300 s (configurable), `canceled`/`skipped` from the trip update, `unknown` ' +
+    'without a prediction.',
 });
 export const TripRelationshipSchema = z.enum(TRIP_RELATIONSHIPS);
 
@@ -69,7 +71,8 @@ export const AlertSchema = z
     ...alertFields,
     freshness: FreshnessSchema.meta({
       description:
-        'Freshness of the feed the alert comes from: from a `stale` or `expired` feed the alert may have changed or ended since it was last seen.',
+        'Freshness of the feed the alert comes from: from a `stale` or `expired` feed the alert may have changed or ' +
+        'ended since it was last seen.',
     }),
   })
   .meta({ id: 'Alert' });
@@ -87,8 +90,9 @@ export const SourceFreshnessSchema = z
       .nullable()
       .meta({
         description:
-          'ok, unchanged, duplicate (a snapshot stored before), http_error, timeout, network_error, too_large, decode_error, ' +
-          'or rejected (decoded, but unusable: header outside the freshness bounds, or every entity rejected).',
+          'ok, unchanged, duplicate (a snapshot stored before), http_error, timeout, network_error, too_large, ' +
+          'decode_error, or rejected (decoded, but unusable: header outside the freshness bounds, or every ' +
+          'entity rejected).',
       }),
     last_error: z.string().nullable(),
   })
@@ -101,17 +105,22 @@ export const vehicleFields = {
   vehicle_id: z.string(),
   route_id: z.string().nullable(),
   trip_id: z.string().nullable(),
-  feed_trip_id: z.string().nullable().meta({
-    description:
-      "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
-  }),
+  feed_trip_id: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, " +
+        'or loosely: a train running behind the published timetable); null when they are one.',
+    }),
   lat: z
     .number()
     .meta({ description: "WGS 84 degrees: the vehicle's own fix, or its stop's when `position_source` is `stop`." }),
   lon: z.number(),
   position_source: z.enum(POSITION_SOURCES).meta({
     description:
-      "`gps`: the feed's coordinates. `stop`: the feed gave none (NYCT subway), so the vehicle is placed at `stop_id` (the stop it is at or heading to) with the schedule's coordinates of that stop.",
+      "`gps`: the feed's coordinates. `stop`: the feed gave none (NYCT subway), so the vehicle is placed at " +
+      "`stop_id` (the stop it is at or heading to) with the schedule's coordinates of that stop.",
   }),
   bearing: z.number().nullable(),
   speed_mps: z.number().nullable(),
@@ -141,14 +150,23 @@ export const arrivalFields = {
     .meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
   trip_id: z.string(),
-  feed_trip_id: z.string().nullable().meta({
-    description:
-      "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, or loosely: a train running behind the published timetable); null when they are one.",
-  }),
-  trip_instance: z.string().nullable().meta({
-    description:
-      'Null unless the feed carries this trip id (and start date) more than once for different trains: then what tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first stop>`, `#<n>`).',
-  }),
+  feed_trip_id: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The feed's own trip id where trip matching gave `trip_id` the schedule's (found by NYCT origin, start time, " +
+        'or loosely: a train running behind the published timetable); null when they are one.',
+    }),
+  trip_instance: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        'Null unless the feed carries this trip id (and start date) more than once for different trains: then what ' +
+        'tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first ' +
+        'stop>`, `#<n>`).',
+    }),
   line: z.string().nullable().meta({ description: 'Rail line id; null when neither feed nor schedule names it.' }),
   station_id: z.string().meta({ description: 'Parent station, or the stop when it has none.' }),
   stop_id: z.string(),

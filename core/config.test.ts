@@ -137,7 +137,8 @@ t.test('a config file may carry // and /* */ comments; a mistake is still report
   const file = join(dir, 'transit.jsonc');
   writeFileSync(
     file,
-    '// written by transit-api init\n{\n  // loopback only\n  "host": "127.0.0.1", /* the port */ "port": 8081,\n  "feeds": [{ "id": "a", "kind": "gtfs-rt", "url": "https://example.org/a//vp.pb" }]\n}\n',
+    '// written by transit-api init\n{\n  // loopback only\n  "host": "127.0.0.1", /* the port */ "port": 8081,\n  ' +
+      '"feeds": [{ "id": "a", "kind": "gtfs-rt", "url": "https://example.org/a//vp.pb" }]\n}\n',
   );
   const config = loadConfig(file, {});
   t.equal(config.host, '127.0.0.1');

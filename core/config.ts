@@ -40,7 +40,8 @@ export const FeedSchema = z
     headers: z.record(z.string(), z.string()).default({}),
     /**
      * how realtime trips are found in the schedule: `auto` (exact, then nyct for NYCT-style ids,
-     * then start, then nyct_loose), one strategy, or strategies in the order to try them (docs/guides/real-feeds.md, trip matching)
+     * then start, then nyct_loose), one strategy, or strategies in the order to try them (docs/guides/real-feeds.md,
+     * trip matching)
      */
     trip_matching: z
       .union([z.literal('auto'), z.enum(MATCH_STRATEGIES), z.array(z.enum(MATCH_STRATEGIES)).min(1)])
@@ -101,7 +102,10 @@ export const ScheduleSchema = z
 export const ConfigSchema = z
   .object({
     port: z.number().int().min(0).max(65_535).default(8080),
-    /** listen address (--host overrides it): 127.0.0.1 answers this machine only (a reverse proxy on it); 0.0.0.0 or :: every interface */
+    /**
+     * listen address (--host overrides it): 127.0.0.1 answers this machine only (a reverse proxy on it); 0.0.0.0 or ::
+     * every interface
+     */
     host: z.string().min(1).default('127.0.0.1'),
     db_path: z.string().default('data/transit.duckdb'),
     public_base_url: z.string().url().optional(),
@@ -184,7 +188,10 @@ export const ConfigSchema = z
         event_log_max_age_s: z.number().int().positive().default(3_600),
         /** under load, frames due within this window are written to each subscriber in one write */
         coalesce_ms: z.number().int().nonnegative().max(1_000).default(10),
-        /** bytes all event streams together (keyed and /status/stream) may hold unsent; past it the longest-stalled are cut */
+        /**
+         * bytes all event streams together (keyed and /status/stream) may hold unsent; past it the longest-stalled are
+         * cut
+         */
         send_budget_bytes: z
           .number()
           .int()
@@ -197,7 +204,10 @@ export const ConfigSchema = z
       .prefault({}),
     store: z
       .object({
-        /** DuckDB's memory limit: a size (`512MB`, `1GB`, `2GiB`) or a share of the machine's RAM (`25%`); past it DuckDB spills to `<db_path>.tmp` */
+        /**
+         * DuckDB's memory limit: a size (`512MB`, `1GB`, `2GiB`) or a share of the machine's RAM (`25%`); past it
+         * DuckDB spills to `<db_path>.tmp`
+         */
         memory_limit: z
           .string()
           .regex(MEMORY_LIMIT, 'a size such as 512MB, 1GB, 2GiB, or a share of RAM such as 25%')
@@ -335,18 +345,27 @@ export const ConfigSchema = z
       .prefault({}),
     metrics: z
       .object({
-        /** a separate listener serving GET /metrics (Prometheus text format) for a scraper; unset: only on the admin socket */
+        /**
+         * a separate listener serving GET /metrics (Prometheus text format) for a scraper; unset: only on the admin
+         * socket
+         */
         port: z.number().int().min(0).max(65_535).optional(),
         /** keep it on loopback unless the scraper is elsewhere and the port is firewalled */
         host: z.string().min(1).default('127.0.0.1'),
       })
       .strict()
       .prefault({}),
-    /** what this process runs (serve --role): all (one process), ingest (pipeline and database), edge (REST and SSE only) */
+    /**
+     * what this process runs (serve --role): all (one process), ingest (pipeline and database), edge (REST and SSE
+     * only)
+     */
     role: z.enum(['all', 'ingest', 'edge']).default('all'),
     broker: z
       .object({
-        /** redis://[user:password@]host:port[/db] shared by an ingest node and its edges (docs/guides/multi-node.md); unset: one process, no broker */
+        /**
+         * redis://[user:password@]host:port[/db] shared by an ingest node and its edges (docs/guides/multi-node.md);
+         * unset: one process, no broker
+         */
         url: z
           .string()
           .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
@@ -355,12 +374,18 @@ export const ConfigSchema = z
         prefix: z.string().min(1).default('transit:'),
         /** an event stream's allowance lease expires this long after its node stops renewing it (a node that died) */
         lease_ttl_s: z.number().int().min(3).max(3600).default(30),
-        /** ingest node: the base URL edges reach it at, announced in the broker; default http://<host>:<port> (127.0.0.1 for host 0.0.0.0) */
+        /**
+         * ingest node: the base URL edges reach it at, announced in the broker; default http://<host>:<port>
+         * (127.0.0.1 for host 0.0.0.0)
+         */
         advertise_url: z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
           .optional(),
-        /** edge node: the ingest node's base URL for the paths edges forward; default: the address the ingest node announces */
+        /**
+         * edge node: the ingest node's base URL for the paths edges forward; default: the address the ingest node
+         * announces
+         */
         ingest_url: z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
@@ -377,7 +402,8 @@ export const ConfigSchema = z
     signing_secret: z.string().min(16).optional(),
     /**
      * signing secrets replaced by signing_secret: webhook secrets encrypted with one are
-     * re-encrypted with signing_secret at start, after which it can be removed (docs/guides/operating.md, Files and permissions)
+     * re-encrypted with signing_secret at start, after which it can be removed (docs/guides/operating.md, Files and
+     * permissions)
      */
     previous_signing_secrets: z.array(z.string().min(16)).default([]),
   })
@@ -475,7 +501,9 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
  */
 export const DEFAULT_CONFIG: Readonly<Config> = parseConfig({});
 
-/** The defaults of a feed's keys (timeout, size limit, backoff …), for code that fetches a feed as the service would. */
+/**
+ * The defaults of a feed's keys (timeout, size limit, backoff …), for code that fetches a feed as the service would.
+ */
 export const FEED_DEFAULTS = deepFreeze(FeedSchema.omit({ id: true, kind: true, url: true }).parse({}));
 
 /** The defaults of a schedule's keys (its refresh_cron). */

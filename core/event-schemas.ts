@@ -26,13 +26,15 @@ export const EventAlertSchema = z.object(alertFields).meta({
 export const EventVehicleSchema = z.object(vehicleFields).meta({
   id: 'EventVehicle',
   description:
-    'The vehicle as `GET /api/v1/{mode}/realtime` shows it, without `age_s`, `freshness` (response time) and `delay_s` (joined from trip updates at response time).',
+    'The vehicle as `GET /api/v1/{mode}/realtime` shows it, without `age_s`, `freshness` (response time) and ' +
+    '`delay_s` (joined from trip updates at response time).',
 });
 
 export const EventArrivalSchema = z.object(arrivalFields).meta({
   id: 'EventArrival',
   description:
-    'A predicted stop as `GET /api/v1/rail/realtime` shows it, without `station_name` (joined from the schedule) and `freshness` (response time). `line` is null on bus and streetcar trips.',
+    'A predicted stop as `GET /api/v1/rail/realtime` shows it, without `station_name` (joined from the schedule) and ' +
+    '`freshness` (response time). `line` is null on bus and streetcar trips.',
 });
 
 const tripScope = {
@@ -90,7 +92,8 @@ export const FeedRuleChangeSchema = z
     source: z.string().meta({ description: 'Feed id.' }),
     rule: z.string().meta({
       description:
-        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own (docs/guides/feed-quality.md).",
+        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own " +
+        '(docs/guides/feed-quality.md).',
       example: 'E022',
     }),
     severity: z.enum(['error', 'warning']),
@@ -99,7 +102,8 @@ export const FeedRuleChangeSchema = z
       .meta({ description: "The rule's title.", example: 'Sequential stop_time_update times are not increasing' }),
     unusable: z.boolean().meta({
       description:
-        "A finding of this rule makes the feed's data unusable: the feed shows `degraded` on /status while its last snapshot has one.",
+        "A finding of this rule makes the feed's data unusable: the feed shows `degraded` on /status while its last " +
+        'snapshot has one.',
     }),
     firing: z.boolean().meta({ description: 'true on `feed.rule_firing`, false on `feed.rule_cleared`.' }),
     findings: z
@@ -130,18 +134,26 @@ export const ReliabilityUpdateSchema = z
     routes: z.array(
       z.object({
         mode: ModeSchema.nullable(),
-        route_id: z.string().nullable().meta({
-          description:
-            'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen without a route.',
-        }),
+        route_id: z
+          .string()
+          .nullable()
+          .meta({
+            description:
+              'Bus or streetcar route id, or rail line id (as in the reliability endpoints); null for trips seen ' +
+              'without a route.',
+          }),
         scheduled: z.number().int(),
         delivered: z.number().int(),
         canceled: z.number().int(),
         unobserved: z.number().int().meta({ description: 'Scheduled trips never seen by any feed that day.' }),
-        observed: z.number().int().meta({
-          description:
-            'Scheduled trips seen by any feed (scheduled - unobserved). Fewer than half of `scheduled`: the figures measure missing data more than missing service.',
-        }),
+        observed: z
+          .number()
+          .int()
+          .meta({
+            description:
+              'Scheduled trips seen by any feed (scheduled - unobserved). Fewer than half of `scheduled`: the ' +
+              'figures measure missing data more than missing service.',
+          }),
       }),
     ),
   })
@@ -198,7 +210,8 @@ export const EVENT_DATA = {
   'feed.rule_firing': {
     data: FeedRuleChangeSchema,
     description:
-      'A feed rule fired in a snapshot of a feed where it was not firing (GTFS-Realtime validator rules, checked on every poll).',
+      'A feed rule fired in a snapshot of a feed where it was not firing (GTFS-Realtime validator rules, ' +
+      'checked on every poll).',
   },
   'feed.rule_cleared': {
     data: FeedRuleChangeSchema,

@@ -102,7 +102,10 @@ export interface ScheduleIndex {
    * first departure, whatever their service. Indexed on first use, then O(1).
    */
   nyctRouteTrips(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[];
-  /** Every trip of a route (scheduled headways of stop events). Indexed on first use, then O(1); absent: no scheduled headways. */
+  /**
+   * Every trip of a route (scheduled headways of stop events). Indexed on first use, then O(1); absent: no scheduled
+   * headways.
+   */
   tripsOfRoute?(routeId: string): readonly ScheduledTrip[];
   /** every stop; without it the feed rules have no coverage area (E028) */
   stops?(): readonly ScheduledStop[];

@@ -31,7 +31,8 @@ t.test('the messages feeds and schedules produce, as the public sees them', asyn
     ['GTFS source not found: file:///var/lib/agency/gtfs.zip', `GTFS source not found: ${LOCAL_FILE}`],
     ['cannot read "C:\\Users\\op\\feed.pb"', `cannot read ${LOCAL_FILE}`],
     [
-      'Request cannot be constructed from a URL that includes credentials: http://user:pass@127.0.0.1:1/feed.pb?token=S#f',
+      'Request cannot be constructed from a URL that includes credentials: ' +
+        'http://user:pass@127.0.0.1:1/feed.pb?token=S#f',
       'the URL holds a user name and password, which the HTTP client refuses',
     ],
     ['HTTP 503', 'HTTP 503'],

@@ -46,8 +46,12 @@ const CODE_WORDS: Readonly<Record<string, string>> = {
  * Node's system errors: `ENOENT: no such file or directory, stat '/path'` (a path, sometimes two),
  * a bare code, or a code after its syscall (`connect ECONNREFUSED 10.0.0.1:80`).
  */
-const SYSTEM_ERROR =
-  /\b(?:(?:connect|getaddrinfo|read|write|open|stat|lstat|scandir|opendir|mkdir|access|spawn)\s+)?(E[A-Z][A-Z0-9_]+|UND_ERR_[A-Z_]+|CERT_[A-Z_]+|[A-Z_]*_CERT[A-Z_]*)\b(?::[^,\n]*,\s*[a-z]+(?:\s+'[^']*')?(?:\s*->\s*'[^']*')?)?/g;
+const SYSTEM_ERROR = new RegExp(
+  String.raw`\b(?:(?:connect|getaddrinfo|read|write|open|stat|lstat|scandir|opendir|mkdir|access|spawn)\s+)?(E[` +
+    String.raw`A-Z][A-Z0-9_]+|UND_ERR_[A-Z_]+|CERT_[A-Z_]+|[A-Z_]*_CERT[A-Z_]*)\b(?::[^,\n]*,\s*[a-z]+(?:\s+'[^']` +
+    String.raw`*')?(?:\s*->\s*'[^']*')?)?`,
+  'g',
+);
 /** Anything with a scheme; what ends it is whitespace, a quote or an angle bracket. */
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]*/gi;
 /** An absolute (or home-, dot-relative) path in quotes, or after a space, a bracket, `=` or the start. */

@@ -22,7 +22,10 @@ export const ROUTE_TYPE_MODES: readonly { mode: Mode; from: number; to: number }
   { mode: 'bus', from: 800, to: 800 },
 ];
 
-/** The mode a route_type is served as; null for types kept but not served (ferry, …) and for a missing or non-integer type. */
+/**
+ * The mode a route_type is served as; null for types kept but not served (ferry, …) and for a missing or non-integer
+ * type.
+ */
 export function modeForRouteType(routeType: number | null | undefined): Mode | null {
   if (routeType == null || !Number.isInteger(routeType)) return null;
   return ROUTE_TYPE_MODES.find((r) => routeType >= r.from && routeType <= r.to)?.mode ?? null;

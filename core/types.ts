@@ -281,7 +281,10 @@ export interface StopEvent {
   scheduled_departure_ms: number | null;
   actual_arrival_ms: number | null;
   actual_departure_ms: number | null;
-  /** `vp` both times from vehicle positions, `tu` both known with one at least from the trip update, `imputed` one side copied; null without times */
+  /**
+   * `vp` both times from vehicle positions, `tu` both known with one at least from the trip update, `imputed` one side
+   * copied; null without times
+   */
   source: StopTimeSource | null;
   arrival_source: StopTimeSource | null;
   departure_source: StopTimeSource | null;

@@ -41,15 +41,20 @@ const options = (values: readonly string[], labels: Record<string, string>, sele
  * request per Apply: the list is metered); novalidate so that a bad range gets the page's own
  * message rather than the browser's bubble. No name attributes: without the script it sends nothing.
  */
+const FORMAT_LABELS = { parquet: 'Parquet', 'ndjson.gz': 'NDJSON (gzip)' };
+
 const EXPORTS_FILTER = `
 <form id="exports-filter" class="filters" novalidate hidden aria-label="Filter export files">
 <div class="field"><label for="exports-dataset">Dataset</label><select id="exports-dataset">
 <option value="">All datasets</option>${options(EXPORT_DATASETS, {}, '')}</select></div>
 <div class="field"><label for="exports-format">Format</label><select id="exports-format">
-<option value="">All formats</option>${options(EXPORT_FORMATS, { parquet: 'Parquet', 'ndjson.gz': 'NDJSON (gzip)' }, '')}</select></div>
-<div class="field"><label for="exports-state">State</label><select id="exports-state">${options(MANIFEST_STATES, {}, 'ready')}</select></div>
-<div class="field"><label for="exports-from">From service day</label><input id="exports-from" type="date" aria-describedby="exports-filter-error"></div>
-<div class="field"><label for="exports-to">To service day</label><input id="exports-to" type="date" aria-describedby="exports-filter-error"></div>
+<option value="">All formats</option>${options(EXPORT_FORMATS, FORMAT_LABELS, '')}</select></div>
+<div class="field"><label for="exports-state">State</label><select id="exports-state">
+${options(MANIFEST_STATES, {}, 'ready')}</select></div>
+<div class="field"><label for="exports-from">From service day</label><input id="exports-from" type="date"
+  aria-describedby="exports-filter-error"></div>
+<div class="field"><label for="exports-to">To service day</label><input id="exports-to" type="date"
+  aria-describedby="exports-filter-error"></div>
 <div class="field actions"><button type="submit" id="exports-apply" class="primary">Apply</button>
 <button type="button" id="exports-clear">Clear</button></div>
 <p id="exports-filter-error" class="error" role="alert" hidden></p></form>`;
@@ -64,7 +69,8 @@ const SECTIONS = `
 <p class="error" role="alert" hidden></p><p class="empty" id="usage-range"></p><p class="totals" id="usage-totals"></p>
 <figure class="chart" aria-describedby="usage-legend"><div id="usage-chart"></div></figure>
 <ul class="legend" id="usage-legend"><li><span class="key req" aria-hidden="true"></span>Requests (bars, left axis)</li>
-<li><span class="key err" aria-hidden="true"></span>of which errors</li><li><span class="key min" aria-hidden="true"></span>Connection-minutes (line, right axis)</li></ul>
+<li><span class="key err" aria-hidden="true"></span>of which errors</li>
+<li><span class="key min" aria-hidden="true"></span>Connection-minutes (line, right axis)</li></ul>
 <details><summary>The figures as a table</summary><div id="usage-table"></div></details></section>
 <section id="webhooks" class="card" aria-labelledby="webhooks-h"><h2 id="webhooks-h">Webhook endpoints</h2>
 <p class="error" role="alert" hidden></p><div id="endpoints-body"></div>
@@ -77,7 +83,8 @@ const SECTIONS = `
 export function renderDashboardPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>Developer dashboard · Transit API</title><link rel="icon" href="data:,">
+<meta name="referrer" content="no-referrer"><title>Developer dashboard · Transit API</title>
+<link rel="icon" href="data:,">
 <style>${DASHBOARD_STYLE}</style></head>
 <body><main>
 <div class="top"><h1>Developer dashboard</h1>
@@ -87,7 +94,8 @@ export function renderDashboardPage(): string {
 <section id="signin" class="card" aria-labelledby="signin-h"><h2 id="signin-h">Sign in</h2>
 <form id="signin-form" method="post" autocomplete="off">
 <label for="key">API key</label>
-<input id="key" type="password" autocomplete="off" autocapitalize="off" spellcheck="false" required placeholder="tk_live_…" aria-describedby="key-hint">
+<input id="key" type="password" autocomplete="off" autocapitalize="off" spellcheck="false" required
+  placeholder="tk_live_…" aria-describedby="key-hint">
 <button type="submit" id="signin-button" class="primary">Sign in</button>
 </form>
 <p id="signin-error" class="error" role="alert" hidden></p>

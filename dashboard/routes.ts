@@ -18,13 +18,14 @@ export function dashboardRoutes(): RouteDef[] {
       path: '/dashboard',
       summary: 'Developer dashboard (HTML)',
       description:
-        'A page where a developer signs in with an API key and sees the plan and its limits, the current ' +
-        'rate-limit window, usage of the last 14 days as a chart (requests, connection-minutes), open event streams, ' +
-        'webhook endpoints with their recent deliveries and, on the Max plan, the history export files with download ' +
-        'buttons, filtered by dataset, format, state and service days.\n\nThe page needs no key and is not metered. The key is kept in the browser tab (session storage) ' +
-        "and sent only in the `Authorization` header of the page's calls to `/api/v1/account`, " +
-        '`/api/v1/account/usage` (not metered), `/api/v1/webhooks/…` and `/api/v1/history/exports` (metered). The ' +
-        'page loads nothing from elsewhere; a strict Content-Security-Policy allows only its own script and style.',
+        'A page where a developer signs in with an API key and sees the plan and its limits, the current rate-limit ' +
+        'window, usage of the last 14 days as a chart (requests, connection-minutes), open event streams, webhook ' +
+        'endpoints with their recent deliveries and, on the Max plan, the history export files with download ' +
+        'buttons, filtered by dataset, format, state and service days.\n\nThe page needs no key and is not metered. ' +
+        'The key is kept in the browser tab (session storage) and sent only in the `Authorization` header of the ' +
+        "page's calls to `/api/v1/account`, `/api/v1/account/usage` (not metered), `/api/v1/webhooks/…` and " +
+        '`/api/v1/history/exports` (metered). The page loads nothing from elsewhere; a strict ' +
+        'Content-Security-Policy allows only its own script and style.',
       tags: ['Dashboard'],
       auth: 'none',
       meter: null,

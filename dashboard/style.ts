@@ -3,7 +3,8 @@
 export const DASHBOARD_STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#dde1e6;--accent:#0969da;
 --ok:#1a7f37;--warn:#b35900;--bad:#cf222e;--unk:#6e7781;--req:#0969da;--min:#8250df;--err:#cf222e}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#30363d;--accent:#4493f8;
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#30363d;
+--accent:#4493f8;
 --ok:#3fb950;--warn:#d29922;--bad:#f85149;--unk:#8b949e;--req:#4493f8;--min:#a371f7;--err:#f85149}}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg)}
@@ -12,7 +13,8 @@ main{max-width:1120px;margin:0 auto;padding:16px}
 h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.1rem;margin:0 0 .6rem}h3{font-size:.95rem;margin:1rem 0 .4rem}
 a{color:var(--accent)}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;overflow-wrap:anywhere}
-button,.button{font:inherit;font-size:.9rem;padding:5px 12px;border-radius:6px;border:1px solid var(--line);background:var(--card);
+button,.button{font:inherit;font-size:.9rem;padding:5px 12px;border-radius:6px;border:1px solid var(--line);
+background:var(--card);
 color:var(--fg);cursor:pointer;text-decoration:none;display:inline-block;white-space:nowrap}
 button:hover,.button:hover{border-color:var(--accent)}button:disabled{opacity:.55;cursor:default}
 button.primary,.button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
@@ -20,22 +22,27 @@ button.primary,.button.primary{background:var(--accent);border-color:var(--accen
 #who{color:var(--muted)}#updated{font-size:.8rem;color:var(--muted)}
 .notice{padding:10px 14px;border-radius:8px;border:1px solid var(--line);background:var(--card);margin:.6rem 0}
 .notice.bad{border-color:var(--bad)}
-.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:12px 0;min-width:0}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:12px 0;
+min-width:0}
 .grid{display:grid;grid-template-columns:2fr 1fr;gap:0 12px;align-items:start}
 #signin{max-width:560px}
 #signin form{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 #signin label{width:100%;font-weight:600}
-#key{flex:1 1 240px;min-width:0;font:inherit;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9rem;padding:6px 8px;
+#key{flex:1 1 240px;min-width:0;font:inherit;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9rem;
+padding:6px 8px;
 border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 .hint{font-size:.85rem;color:var(--muted);margin:.6rem 0 0}
 .error{color:var(--bad);margin:.4rem 0;overflow-wrap:anywhere}
 .empty{color:var(--muted)}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px 14px;margin:0}
-.facts div{min-width:0}.facts dt{font-size:.75rem;color:var(--muted)}.facts dd{margin:0;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
-.plan{display:inline-block;padding:1px 10px;border-radius:999px;font-weight:700;color:#fff;background:var(--accent);text-transform:uppercase;font-size:.8rem}
+.facts div{min-width:0}.facts dt{font-size:.75rem;color:var(--muted)}.facts dd{margin:0;
+font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
+.plan{display:inline-block;padding:1px 10px;border-radius:999px;font-weight:700;color:#fff;background:var(--accent);
+text-transform:uppercase;font-size:.8rem}
 .plan.p-free{background:var(--unk)}.plan.p-max{background:var(--min)}
 meter{width:100%;height:10px}
-.badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:.75rem;font-weight:600;color:#fff;background:var(--unk);white-space:nowrap}
+.badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:.75rem;font-weight:600;color:#fff;
+background:var(--unk);white-space:nowrap}
 .badge.ok{background:var(--ok)}.badge.warn{background:var(--warn)}.badge.bad{background:var(--bad)}
 .table{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;font-size:.88rem}
@@ -48,16 +55,21 @@ figure.chart{margin:.4rem 0}
 .chart .grid-line{stroke:var(--line);stroke-width:1}
 .chart .axis text{fill:var(--muted);font-size:11px}
 .chart .bar{fill:var(--req)}.chart .bar-err{fill:var(--err)}
-.chart .line{fill:none;stroke:var(--min);stroke-width:2}.chart .point{fill:var(--min);stroke:var(--card);stroke-width:1.5}
+.chart .line{fill:none;stroke:var(--min);stroke-width:2}.chart .point{fill:var(--min);stroke:var(--card);
+stroke-width:1.5}
 .chart .today{fill:var(--muted);opacity:.08}
-.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.82rem;color:var(--muted);margin:.4rem 0 0;padding:0;list-style:none}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.82rem;color:var(--muted);margin:.4rem 0 0;padding:0;
+list-style:none}
 .key{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:5px;vertical-align:-1px}
-.key.req{background:var(--req)}.key.err{background:var(--err)}.key.min{background:var(--min);height:4px;vertical-align:3px}
+.key.req{background:var(--req)}.key.err{background:var(--err)}.key.min{background:var(--min);height:4px;
+vertical-align:3px}
 .totals{font-size:.9rem;margin:.3rem 0 .6rem}
 details{margin-top:.6rem}summary{cursor:pointer;font-size:.88rem;color:var(--accent)}
-.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px 12px;align-items:end;margin:0 0 .6rem}
+.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px 12px;align-items:end;
+margin:0 0 .6rem}
 .field{min-width:0}.field label{display:block;font-size:.78rem;color:var(--muted);margin-bottom:2px}
-.filters select,.filters input{width:100%;min-width:0;height:2.25rem;font:inherit;font-size:.9rem;padding:4px 6px;border:1px solid var(--line);
+.filters select,.filters input{width:100%;min-width:0;height:2.25rem;font:inherit;font-size:.9rem;padding:4px 6px;
+border:1px solid var(--line);
 border-radius:6px;background:var(--bg);color:var(--fg)}
 .filters [aria-invalid="true"]{border-color:var(--bad);outline:1px solid var(--bad)}
 .filters .actions{display:flex;flex-wrap:wrap;gap:6px}.filters .error{grid-column:1/-1;margin:0}

@@ -110,7 +110,8 @@ t.test('OpenAPI operations carry plan, meter, security and error responses', asy
   t.match(status.description, /Public: no key/);
   const rel = doc.paths['/api/v1/bus/{route_id}/reliability']!.get!;
   t.match(rel.description, /Not available to test keys/);
-  // the stream form: each event name's data schema, from the body and its items (inline: these test schemas have no ids)
+  // the stream form: each event name's data schema, from the body and its items (inline: these test schemas have no
+  // ids)
   const sse = rel.responses['200'].content['text/event-stream'];
   t.same(Object.keys(sse['x-sse-events']), ['reset', 'add', 'update', 'remove']);
   t.match(sse['x-sse-events'].add, { properties: { type: { const: 'reliability' } } });
@@ -137,7 +138,11 @@ t.test('the operation model, docs page and LLM guides', async (t) => {
   const create = op('createEndpoint');
   t.match(
     create.curl[0],
-    /^curl -X POST -H "Authorization: Bearer \$TRANSIT_API_KEY" -H 'Content-Type: application\/json' -d '\{"url":"https:\/\/example.com\/hook","retries":1,"enabled":true,"kinds":\[\],"mode":"bus","filters":\{"modes":\[\]\}\}' "\$BASE_URL\/api\/v1\/webhooks\/endpoints"$/,
+    new RegExp(
+      String.raw`^curl -X POST -H "Authorization: Bearer \$TRANSIT_API_KEY" -H 'Content-Type: application\/json' ` +
+        String.raw`-d '\{"url":"https:\/\/example.com\/hook","retries":1,"enabled":true,"kinds":\[\],"mode":"bus","` +
+        String.raw`filters":\{"modes":\[\]\}\}' "\$BASE_URL\/api\/v1\/webhooks\/endpoints"$`,
+    ),
   );
   const rel = op('busReliability');
   t.match(

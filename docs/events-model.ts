@@ -51,7 +51,10 @@ function fieldType(doc: Json, schemaRef: unknown): string {
   return typeName(doc, schemaRef);
 }
 
-/** The properties of an object schema, with the fields of inline nested objects (and arrays of them) after their parent. */
+/**
+ * The properties of an object schema, with the fields of inline nested objects (and arrays of them) after their
+ * parent.
+ */
 export function fieldsOf(doc: Json, schemaRef: unknown, prefix = '', depth = 0): DocField[] {
   const schema = resolve(doc, schemaRef);
   const required = new Set((schema.required as string[] | undefined) ?? []);
@@ -157,15 +160,21 @@ export function eventsProse(model: DocEvents): { intro: string; stream: string; 
   const stream = model.stream;
   return {
     intro:
-      `${model.types.length} event types. Each is one envelope, \`data\` by \`type\`: the same JSON on the event stream ` +
-      'and as a webhook body. Its `id` names the event on both channels (every delivery of it has it as `webhook-id`); ' +
-      '`routes` holds bus and streetcar route ids and `lines` rail line ids, as the `route` and `line` filters take them. ' +
+      `${model.types.length} event types. Each is one envelope, \`data\` by \`type\`: the same JSON on ` +
+      `the event stream ` +
+      'and as a webhook body. Its `id` names the event on both channels (every delivery of it has it ' +
+      'as `webhook-id`); ' +
+      '`routes` holds bus and streetcar route ids and `lines` rail line ids, as the `route` and `line` ' +
+      'filters take them. ' +
       'A change of `version` announces an incompatible change of the shapes.',
     stream: stream
       ? `\`${stream.method} ${stream.path}\` sends each event as one message: \`event:\` its type, ` +
-        "`data:` the envelope on one line, `id:` its position in the stream (not the envelope's `id`). To resume, send the " +
-        'last position received as `Last-Event-ID` (or `last_event_id`): the events after it are replayed, then live ones follow. ' +
-        `A position the stream no longer holds gets \`event: reset\` and the header \`Last-Event-ID: earliest\`. ${stream.resetDescription}`
+        "`data:` the envelope on one line, `id:` its position in the stream (not the envelope's `id`). To " +
+        'resume, send the ' +
+        'last position received as `Last-Event-ID` (or `last_event_id`): the events after it are replayed, then ' +
+        'live ones follow. ' +
+        `A position the stream no longer holds gets \`event: reset\` and the header \`Last-Event-ID: earliest\`. ` +
+        `${stream.resetDescription}`
       : '',
     webhooks:
       'Each event is a `POST` of the envelope to every enabled endpoint whose filters match it. ' +

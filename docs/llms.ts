@@ -24,15 +24,19 @@ export function renderLlmsTxt(doc: Json): string {
   const lines = [
     `# ${title}`,
     '',
-    `> Version ${version}. A transit data API: service alerts, realtime rail arrivals and bus/streetcar vehicle positions, reliability rollups, event streams and webhooks. JSON over HTTPS, keys as \`Authorization: Bearer tk_live_…\`.`,
+    `> Version ${version}. A transit data API: service alerts, realtime rail arrivals and bus/streetcar vehicle ` +
+      `positions, reliability rollups, event streams and webhooks. JSON over HTTPS, keys as ` +
+      `\`Authorization: Bearer tk_live_…\`.`,
     '',
     'Key facts:',
-    '- Plans: Free 20, Regular 600, Max 6000 requests per sliding 5 minutes; `limit` max 20/100/1000 (400 `limit_exceeds_plan` above), default 20.',
+    '- Plans: Free 20, Regular 600, Max 6000 requests per sliding 5 minutes; `limit` max 20/100/1000 (400 ' +
+      '`limit_exceeds_plan` above), default 20.',
     '- Lists paginate with `limit` and an opaque `cursor`; follow `links.next` until null.',
     '- Errors are RFC 9457 problem+json with a stable `code` and `request_id`; unknown query parameters are 400.',
     '- Realtime and alert endpoints stream with `Accept: text/event-stream` or `format=sse`.',
     '- Responses carry ETag; send If-None-Match to get 304, which does not count against the window.',
-    '- Send Accept-Encoding: br or gzip for compressed JSON (bodies of 1 KiB or more); each coding has its own ETag. Event streams are not compressed.',
+    '- Send Accept-Encoding: br or gzip for compressed JSON (bodies of 1 KiB or more); each coding has its own ETag. ' +
+      'Event streams are not compressed.',
     `- What counts: ${WINDOW_RULE}`,
     `- Unknown ids: ${UNKNOWN_IDS_RULE}`,
     '',
@@ -64,7 +68,8 @@ export function renderLlmsFullTxt(doc: Json): string {
       lines.push('Parameters:');
       for (const p of op.parameters) {
         lines.push(
-          `- \`${p.name}\` (${p.in}, ${p.type}${p.required ? ', required' : ''}): ${p.description.replace(/\n+/g, ' ')}`,
+          `- \`${p.name}\` (${p.in}, ${p.type}${p.required ? ', required' : ''}): ` +
+            `${p.description.replace(/\n+/g, ' ')}`,
         );
       }
       lines.push('');
@@ -72,7 +77,8 @@ export function renderLlmsFullTxt(doc: Json): string {
     lines.push('Responses:');
     for (const r of op.responses) {
       lines.push(
-        `- ${r.status}: ${r.description.replace(/\n+/g, ' ')}${r.contentTypes.length ? ` (${r.contentTypes.join(', ')})` : ''}`,
+        `- ${r.status}: ` +
+          `${r.description.replace(/\n+/g, ' ')}${r.contentTypes.length ? ` (${r.contentTypes.join(', ')})` : ''}`,
       );
       if (r.status.startsWith('2')) {
         for (const f of r.fields)

@@ -80,7 +80,8 @@ function curlFor(doc: Json, method: string, path: string, op: Json, params: DocP
   const auth = ((op.security as unknown[] | undefined) ?? []).length > 0;
   const lines = [
     `curl${method === 'GET' ? '' : ` -X ${method}`}${auth ? ' -H "Authorization: Bearer $TRANSIT_API_KEY"' : ''}` +
-      `${op.requestBody ? ` -H 'Content-Type: application/json' -d '${JSON.stringify(bodyExample(doc, op))}'` : ''} "${full}"`,
+      `${op.requestBody ? ` -H 'Content-Type: application/json' -d '${JSON.stringify(bodyExample(doc, op))}'` : ''} ` +
+      `"${full}"`,
   ];
   if (sse)
     lines.push(

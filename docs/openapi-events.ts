@@ -43,8 +43,10 @@ export function eventWebhooks(): ZodOpenApiPathsObject {
       summary: `${type} event`,
       description:
         `${EVENT_DATA[type].description}\n\nDelivered to endpoints whose \`filters.event_types\` include it, as the ` +
-        'event envelope (the same JSON the event stream sends), signed per Standard Webhooks. Answer 2xx within 15 s; ' +
-        'anything else is retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter); 410 disables the ' +
+        'event envelope (the same JSON the event stream sends), signed per Standard Webhooks. Answer ' +
+        '2xx within 15 s; ' +
+        'anything else is retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter); ' +
+        '410 disables the ' +
         'endpoint; `Retry-After` is honoured on 429 and 503.',
       tags: ['Webhooks'],
       security: [],

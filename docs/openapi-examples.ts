@@ -71,7 +71,10 @@ function resolve(doc: Json, ref: string): Json | undefined {
   return target as Json | undefined;
 }
 
-/** A small JSON Schema check (types, enums, required, patterns, bounds): enough to reject a demo value of another shape. */
+/**
+ * A small JSON Schema check (types, enums, required, patterns, bounds): enough to reject a demo value of another
+ * shape.
+ */
 function fits(doc: Json, schema: unknown, value: unknown, depth = 0): boolean {
   if (!schema || typeof schema !== 'object' || depth > 12) return true;
   const s = schema as Json;
@@ -225,10 +228,12 @@ const PROBLEM_DETAILS: Partial<Record<ErrorCode, string>> = {
 
 const SSE_EXAMPLE = 'retry: 3000\n\nid: 1041\nevent: reset\ndata: {"data":[]}\n\n: ping 1041\n\n';
 const EVENTS_EXAMPLE =
-  'retry: 3000\n\nid: 1042\nevent: feed.recovered\ndata: {"version":1,"id":"evt_4kq0n2c1b7a9x3","type":"feed.recovered",' +
-  '"timestamp":"2024-05-01T17:45:21.000Z","modes":["rail"],"routes":[],"lines":["RED"],"data":{"source":"demo-trip-updates",' +
-  '"kind":"gtfs-rt","freshness":"fresh","header_timestamp":"2024-05-01T17:45:20.000Z","last_poll_at":"2024-05-01T17:45:21.000Z",' +
-  '"last_success_at":"2024-05-01T17:45:21.000Z","last_status":"ok","last_error":null,"previous_freshness":"stale"}}\n\n';
+  'retry: 3000\n\nid: 1042\nevent: feed.recovered\ndata: ' +
+  '{"version":1,"id":"evt_4kq0n2c1b7a9x3","type":"feed.recovered","timestamp":"2024-05-01T17:45:21.000Z",' +
+  '"modes":["rail"],"routes":[],"lines":["RED"],"data":{"source":"demo-trip-updates","kind":"gtfs-rt",' +
+  '"freshness":"fresh","header_timestamp":"2024-05-01T17:45:20.000Z","last_poll_at":"2024-05-01T17:45:21.000Z",' +
+  '"last_success_at":"2024-05-01T17:45:21.000Z","last_status":"ok","last_error":null,' +
+  '"previous_freshness":"stale"}}\n\n';
 const TEXT_EXAMPLES: Record<string, string> = {
   'text/html': '<!doctype html>\n<html lang="en">…</html>',
   'application/yaml': 'openapi: 3.1.0\ninfo:\n  title: Transit API\n…',

@@ -137,7 +137,8 @@ function responses(def: RouteDef): ZodOpenApiResponsesObject {
   if (def.cache) {
     out['304'] = {
       description:
-        'Not modified (If-None-Match matched). Not counted against the rate-limit window, and answered even when the window is used up.',
+        'Not modified (If-None-Match matched). Not counted against the rate-limit window, and answered even when the ' +
+        'window is used up.',
       headers: headersFor(def, { ETag: ETAG, Vary: CODED_HEADERS.Vary }),
     };
   }
@@ -199,7 +200,8 @@ function description(def: RouteDef): string {
   else if (def.testKeys === false) notes.push('Not available to test keys.');
   if (def.meter === 'connection-minute')
     notes.push(
-      'Metered per connection-minute; opening (or being refused) a stream also takes one request from the rate-limit window.',
+      'Metered per connection-minute; opening (or being refused) a stream also takes one request from the ' +
+        'rate-limit window.',
     );
   else if (def.meter) notes.push(`Metered per ${def.meter}.`);
   else if (def.auth === 'key')
@@ -212,10 +214,10 @@ function description(def: RouteDef): string {
   if (def.sse) {
     notes.push(
       'Also an event stream with `Accept: text/event-stream` or `format=sse`: `reset` carrying this body, then ' +
-        '`add`/`update`/`remove` as the result changes (`add` and `update` carry an item of `data` with its `type`, `remove` ' +
-        "its `{id, type}`; each event's schema is in `x-sse-events`). Resume with `Last-Event-ID` (or " +
-        '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. The stream (only ' +
-        'the stream) also takes the key as `api_key` in the query, for EventSource. Allowance, ' +
+        '`add`/`update`/`remove` as the result changes (`add` and `update` carry an item of `data` with its `type`, ' +
+        "`remove` its `{id, type}`; each event's schema is in `x-sse-events`). Resume with `Last-Event-ID` (or " +
+        '`last_event_id`); an id the stream no longer holds gets `reset` and `Last-Event-ID: earliest`. The stream ' +
+        '(only the stream) also takes the key as `api_key` in the query, for EventSource. Allowance, ' +
         'connection-minute metering and limits as on `/api/v1/events/stream`; the request that opens (or is refused) ' +
         'the stream takes one request from the rate-limit window.',
     );
@@ -245,20 +247,38 @@ function operation(def: RouteDef): ZodOpenApiOperationObject {
   return op;
 }
 
+// paragraphs of the introduction, one line each in the document
+const AUTHENTICATION =
+  '**Authentication.** `Authorization: Bearer <key>`. Live keys start `tk_live_`, test keys `tk_test_`; both name a ' +
+  'plan and work on every endpoint, and test usage is metered apart. Event streams also accept `?api_key=` because ' +
+  "browsers' EventSource cannot send headers.";
+const RATE_HEADERS =
+  'Every response to a request with a valid key carries `X-RateLimit-Policy`, `RateLimit-Policy`, `RateLimit` and ' +
+  '`X-RateLimit-Limit/-Remaining/-Reset`, errors and 404s included; every response carries `X-API-Version` and ' +
+  '`X-Request-Id`, and metered ones `X-Meter-Unit`. Over the limit: 429 with `Retry-After`.';
+const PAGINATION =
+  `**Pagination.** \`limit\` (default ${DEFAULT_PAGE_SIZE}) and an opaque \`cursor\`; responses have \`data\`, ` +
+  '`meta.next_cursor` and `links.next`. Cursors are keyset positions: pages never repeat or skip rows while data ' +
+  'changes.';
+
 const INTRO = `Transit alerts, realtime arrivals and vehicle positions, reliability rollups, event streams and webhooks.
 
-**Authentication.** \`Authorization: Bearer <key>\`. Live keys start \`tk_live_\`, test keys \`tk_test_\`; both name a plan and work on every endpoint, and test usage is metered apart. Event streams also accept \`?api_key=\` because browsers' EventSource cannot send headers.
+${AUTHENTICATION}
 
 **Plans and limits.** A sliding ${WINDOW_MS / 60_000}-minute window per key:
-${PLANS.map((p) => `- ${p}: ${PLAN_LIMITS[p].requests_per_window} requests, ${PLAN_LIMITS[p].sse_streams} concurrent event streams, \`limit\` up to ${PLAN_LIMITS[p].max_page_size}`).join('\n')}
+${PLANS.map(
+  (p) =>
+    `- ${p}: ${PLAN_LIMITS[p].requests_per_window} requests, ${PLAN_LIMITS[p].sse_streams} concurrent ` +
+    `event streams, \`limit\` up to ${PLAN_LIMITS[p].max_page_size}`,
+).join('\n')}
 
-Every response to a request with a valid key carries \`X-RateLimit-Policy\`, \`RateLimit-Policy\`, \`RateLimit\` and \`X-RateLimit-Limit/-Remaining/-Reset\`, errors and 404s included; every response carries \`X-API-Version\` and \`X-Request-Id\`, and metered ones \`X-Meter-Unit\`. Over the limit: 429 with \`Retry-After\`.
+${RATE_HEADERS}
 
 **What counts.** ${WINDOW_RULE}
 
 **Unknown ids.** ${UNKNOWN_IDS_RULE}
 
-**Pagination.** \`limit\` (default ${DEFAULT_PAGE_SIZE}) and an opaque \`cursor\`; responses have \`data\`, \`meta.next_cursor\` and \`links.next\`. Cursors are keyset positions: pages never repeat or skip rows while data changes.
+${PAGINATION}
 
 **Errors.** RFC 9457 \`application/problem+json\` with a stable \`code\`:
 ${ERROR_CODES.map((c) => `- \`${c}\` (${ERRORS[c].status}): ${ERRORS[c].title}`).join('\n')}
@@ -293,7 +313,8 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   {
     name: 'Performance',
     description:
-      'How each route or line ran, from its stop events: on time, headways and bunching, excess wait, travel and dwell times, prediction accuracy.',
+      'How each route or line ran, from its stop events: on time, headways and bunching, excess wait, travel and ' +
+      'dwell times, prediction accuracy.',
   },
   {
     name: 'Events',
@@ -384,9 +405,10 @@ export function buildOpenApi(routes: readonly RouteDef[], options: OpenApiOption
             in: 'query',
             name: 'api_key',
             description:
-              "Event streams only (browsers' EventSource cannot send headers): declared on `/api/v1/events/stream`, and " +
-              'accepted by the event-stream representation of alert, realtime and reliability endpoints (`format=sse` or ' +
-              '`Accept: text/event-stream`). A JSON request with `api_key` and no Authorization header is 401 `unauthorized`.',
+              "Event streams only (browsers' EventSource cannot send headers): declared on `/api/v1/events/stream`, " +
+              'and accepted by the event-stream representation of alert, realtime and reliability endpoints ' +
+              '(`format=sse` or `Accept: text/event-stream`). A JSON request with `api_key` and no Authorization ' +
+              'header is 401 `unauthorized`.',
           },
         },
       },

@@ -50,22 +50,25 @@ function operationHtml(op: DocOperation): string {
         .map(
           (p) => `
         <tr><td><code>${escapeHtml(p.name)}</code>${p.required ? ' <span class="req">required</span>' : ''}</td>
-        <td>${escapeHtml(p.in)}</td><td><code>${escapeHtml(p.type)}</code></td><td>${markdown(p.description)}</td></tr>`,
+        <td>${escapeHtml(p.in)}</td><td><code>${escapeHtml(p.type)}</code></td>
+        <td>${markdown(p.description)}</td></tr>`,
         )
         .join('')}
       </tbody></table>`
     : '<p class="muted">No parameters.</p>';
-  const responses = `<table><thead><tr><th>Status</th><th>Description</th><th>Content</th></tr></thead><tbody>${op.responses
+  const head = '<thead><tr><th>Status</th><th>Description</th><th>Content</th></tr></thead>';
+  const responses = `<table>${head}<tbody>${op.responses
     .map(
       (r) => `
-      <tr><td><span class="status s${escapeHtml(r.status[0] ?? '')}">${escapeHtml(r.status)}</span></td><td>${markdown(r.description)}</td>
+      <tr><td>${statusCell(r.status)}</td><td>${markdown(r.description)}</td>
       <td>${r.contentTypes.map((c) => `<code>${escapeHtml(c)}</code>`).join(' ')}</td></tr>`,
     )
     .join('')}
     </tbody></table>`;
   return `
   <section class="operation" id="${anchor(op)}" data-operation="${escapeHtml(op.id)}">
-    <h3><span class="method m-${op.method.toLowerCase()}">${op.method}</span> <code class="path">${escapeHtml(op.path)}</code></h3>
+    <h3><span class="method m-${op.method.toLowerCase()}">${op.method}</span>
+      <code class="path">${escapeHtml(op.path)}</code></h3>
     <p class="summary">${escapeHtml(op.summary)}${op.auth ? '' : ' <span class="tag">public</span>'}</p>
     ${markdown(op.description)}
     <h4>Parameters</h4>${params}
@@ -74,12 +77,23 @@ function operationHtml(op: DocOperation): string {
   </section>`;
 }
 
+/** A response status, coloured by its class (2xx, 4xx …). */
+function statusCell(status: string): string {
+  return `<span class="status s${escapeHtml(status[0] ?? '')}">${escapeHtml(status)}</span>`;
+}
+
+function resetFields(fields: readonly DocField[]): string {
+  return fields.length ? `<h4>reset</h4>${fieldsTable(fields, 'reset fields')}` : '';
+}
+
 function fieldsTable(fields: readonly DocField[], caption: string): string {
   if (!fields.length) return '';
-  return `<table aria-label="${escapeHtml(caption)}"><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${fields
+  const head = '<thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead>';
+  return `<table aria-label="${escapeHtml(caption)}">${head}<tbody>${fields
     .map(
       (f) => `
-      <tr><td><code>${escapeHtml(f.name)}</code></td><td><code>${escapeHtml(f.type)}</code></td><td>${markdown(f.description)}</td></tr>`,
+      <tr><td><code>${escapeHtml(f.name)}</code></td><td><code>${escapeHtml(f.type)}</code></td>
+        <td>${markdown(f.description)}</td></tr>`,
     )
     .join('')}
     </tbody></table>`;
@@ -89,15 +103,14 @@ function fieldsTable(fields: readonly DocField[], caption: string): string {
 function eventsHtml(events: DocEvents): string {
   if (!events.types.length) return '';
   const prose = eventsProse(events);
-  const stream = events.stream
-    ? `<h3 id="events-stream">Event stream</h3>${markdown(prose.stream)}${events.stream.reset.length ? `<h4>reset</h4>${fieldsTable(events.stream.reset, 'reset fields')}` : ''}
-    <p>Filters, limits and resume details: <a href="#op-${escapeHtml(events.stream.operationId)}">${events.stream.method} ${escapeHtml(events.stream.path)}</a>.</p>`
+  const op = events.stream;
+  const stream = op
+    ? `<h3 id="events-stream">Event stream</h3>${markdown(prose.stream)}${resetFields(op.reset)}
+    <p>Filters, limits and resume details:
+      <a href="#op-${escapeHtml(op.operationId)}">${op.method} ${escapeHtml(op.path)}</a>.</p>`
     : '';
   const responses = events.webhooks.responses
-    .map(
-      (r) =>
-        `<tr><td><span class="status s${escapeHtml(r.status[0] ?? '')}">${escapeHtml(r.status)}</span></td><td>${markdown(r.description)}</td></tr>`,
-    )
+    .map((r) => `<tr><td>${statusCell(r.status)}</td><td>${markdown(r.description)}</td></tr>`)
     .join('');
   return `
   <section id="events" class="events">
@@ -114,7 +127,8 @@ function eventsHtml(events: DocEvents): string {
     <section class="event" id="${e.anchor}" data-event-type="${escapeHtml(e.type)}">
       <h3><code>${escapeHtml(e.type)}</code></h3>
       ${markdown(e.description)}
-      <p class="muted">Schema <code>${escapeHtml(e.schema)}</code>; <code>data</code> is <code>${escapeHtml(e.dataSchema)}</code>.</p>
+      <p class="muted">Schema <code>${escapeHtml(e.schema)}</code>; <code>data</code> is
+        <code>${escapeHtml(e.dataSchema)}</code>.</p>
       ${fieldsTable(e.data, `${e.type} data fields`)}
     </section>`,
       )
@@ -125,13 +139,16 @@ function eventsHtml(events: DocEvents): string {
 const STYLE = `
   :root { color-scheme: light; --fg:#1b1f24; --muted:#5b6570; --line:#d8dee4; --bg:#fff; --side:#f6f8fa; }
   * { box-sizing: border-box; }
-  body { margin:0; font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif; color:var(--fg); background:var(--bg); display:flex; }
-  nav { width:300px; flex:none; height:100vh; position:sticky; top:0; overflow:auto; background:var(--side); border-right:1px solid var(--line); padding:16px; }
+  body { margin:0; font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif; color:var(--fg);
+  background:var(--bg); display:flex; }
+  nav { width:300px; flex:none; height:100vh; position:sticky; top:0; overflow:auto; background:var(--side);
+  border-right:1px solid var(--line); padding:16px; }
   nav h2 { font-size:13px; text-transform:uppercase; color:var(--muted); margin:16px 0 4px; }
   nav a { display:block; color:var(--fg); text-decoration:none; padding:2px 0; font-size:13px; }
   nav a:hover { text-decoration:underline; }
   main { flex:1; min-width:0; padding:24px 40px; max-width:1100px; }
-  code { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:13px; background:#eff1f3; padding:1px 4px; border-radius:4px; }
+  code { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:13px; background:#eff1f3; padding:1px 4px;
+  border-radius:4px; }
   pre { background:#0d1117; color:#e6edf3; padding:12px; border-radius:6px; overflow:auto; font-size:13px; }
   table { border-collapse:collapse; width:100%; margin:8px 0; }
   th, td { border:1px solid var(--line); padding:6px 8px; text-align:left; vertical-align:top; font-size:14px; }
@@ -139,13 +156,16 @@ const STYLE = `
   td p { margin:0; }
   .event { border-top:1px dashed var(--line); margin-top:16px; }
   .operation { border-top:1px solid var(--line); padding-top:8px; margin-top:24px; }
-  .method { display:inline-block; min-width:56px; text-align:center; color:#fff; border-radius:4px; padding:2px 6px; font-size:13px; }
-  .m-get { background:#1f6feb; } .m-post { background:#2da44e; } .m-delete { background:#cf222e; } .m-patch, .m-put { background:#9a6700; }
+  .method { display:inline-block; min-width:56px; text-align:center; color:#fff; border-radius:4px; padding:2px 6px;
+  font-size:13px; }
+  .m-get { background:#1f6feb; } .m-post { background:#2da44e; } .m-delete { background:#cf222e; }
+  .m-patch, .m-put { background:#9a6700; }
   .status { font-weight:600; } .s2, .s3 { color:#1a7f37; } .s4 { color:#9a6700; } .s5 { color:#cf222e; }
   .req { color:#cf222e; font-size:12px; } .tag { background:#ddf4ff; border-radius:8px; padding:0 6px; font-size:12px; }
   .muted { color:var(--muted); } .summary { font-size:16px; font-weight:600; }
   #filter { width:100%; padding:6px; border:1px solid var(--line); border-radius:6px; }
-  @media (max-width: 800px) { body { display:block; } nav { width:auto; height:auto; position:static; } main { padding:16px; } }
+  @media (max-width: 800px) { body { display:block; } nav { width:auto; height:auto; position:static; }
+  main { padding:16px; } }
 `;
 
 // filters the operation list in place; the page is complete without it
@@ -186,7 +206,8 @@ export function renderDocsPage(doc: Record<string, unknown>): string {
       )
       .join('') +
     (events.types.length
-      ? `<h2><a href="#events">Event types</a></h2>${events.types.map((e) => `<a href="#${e.anchor}">${escapeHtml(e.type)}</a>`).join('')}`
+      ? `<h2><a href="#events">Event types</a></h2>` +
+        events.types.map((e) => `<a href="#${e.anchor}">${escapeHtml(e.type)}</a>`).join('')
       : '');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -195,11 +216,13 @@ export function renderDocsPage(doc: Record<string, unknown>): string {
 <style>${STYLE}</style></head>
 <body>
 <nav><input id="filter" type="search" placeholder="Filter operations" aria-label="Filter operations">${nav}
-<h2>Machine-readable</h2><a href="/openapi.yaml">openapi.yaml</a><a href="/llms.txt">llms.txt</a><a href="/llms-full.txt">llms-full.txt</a></nav>
+<h2>Machine-readable</h2><a href="/openapi.yaml">openapi.yaml</a><a href="/llms.txt">llms.txt</a>
+<a href="/llms-full.txt">llms-full.txt</a></nav>
 <main>
 <h1>${escapeHtml(info.title ?? 'API')} <small class="muted">v${escapeHtml(info.version ?? '')}</small></h1>
 ${markdown(info.description ?? '')}
-<p class="muted">${ops.length} operations. In the examples, set <code>BASE_URL</code> to this server's address and <code>TRANSIT_API_KEY</code> to your key.</p>
+<p class="muted">${ops.length} operations. In the examples,
+  set <code>BASE_URL</code> to this server's address and <code>TRANSIT_API_KEY</code> to your key.</p>
 ${ops.map(operationHtml).join('\n')}
 ${eventsHtml(events)}
 </main>

@@ -73,7 +73,8 @@ async function writePairs(db: Db, n: number): Promise<void> {
         [i],
       );
       await c.run(
-        `INSERT INTO arrivals (feed_id, trip_id, station_id, stop_id, delay_state, trip_relationship, in_schedule, observed_at)
+        `INSERT INTO arrivals (feed_id, trip_id, station_id, stop_id, delay_state, trip_relationship, in_schedule,
+          observed_at)
         VALUES ('live', 't' || $i::VARCHAR, 's', 's', 'unknown', 'scheduled', true, now())`,
         [i],
       );

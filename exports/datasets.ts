@@ -56,7 +56,8 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
   reliability: {
     name: 'reliability',
     description:
-      'one row per trip and finalized service day: scheduled trips and trips seen but not scheduled, with their outcome',
+      'one row per trip and finalized service day: scheduled trips and trips seen but not scheduled, ' +
+      'with their outcome',
     readiness: 'finalized',
     parts: [
       {
@@ -169,7 +170,9 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           ),
           {
             name: 'active_periods',
-            ndjson: `list_transform(active_periods, p -> {'start_at': ${isoText('p.start_at')}, 'end_at': ${isoText('p.end_at')}})`,
+            ndjson:
+              `list_transform(active_periods, p -> {'start_at': ${isoText('p.start_at')}, 'end_at': ` +
+              `${isoText('p.end_at')}})`,
           },
           ...cols('routes', 'stations', 'trips', 'first_seen_at', 'updated_at', 'resolved_at'),
         ],
@@ -182,7 +185,9 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
   stop_events: {
     name: 'stop_events',
     description:
-      'one row per trip instance per stop it served on the service day: scheduled and actual arrival and departure, where each came from, delay, dwell, travel and headway seconds, prediction errors; canceled and skipped stops without actual times',
+      'one row per trip instance per stop it served on the service day: scheduled and actual arrival and departure, ' +
+      'where each came from, delay, dwell, travel and headway seconds, prediction errors; canceled and ' +
+      'skipped stops without actual times',
     // trips past midnight and trips closed by history.trip_timeout_s write after the day's window
     readiness: 'finalized',
     parts: [

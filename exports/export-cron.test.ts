@@ -119,7 +119,10 @@ t.test('a day the deployment never served gets no files, and a file queued for i
   t.same((await listManifests(db, { limit: 100 })).items, [], 'no manifest row for the day');
   t.notOk(existsSync(exportsDir), 'no file, not even the folder');
   t.match(logs.messages('exports'), [
-    /^no service data for service day 2024-03-10: no feed was read during it and no history row belongs to it: no export files$/,
+    new RegExp(
+      '^no service data for service day 2024-03-10: no feed was read during it and no history row belon' +
+        'gs to it: no export files$',
+    ),
   ]);
 
   // a row queued before (an older version, or a day whose rows were pruned since) is dropped, not left pending

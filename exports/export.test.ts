@@ -366,14 +366,18 @@ t.test('when no export connection can be opened, claimed files end failed rather
 t.test('stop events: a file per finalized service day, the same rows in both formats', async (t) => {
   const { db, exportsDir } = await openTempDb(t.teardown);
   await seedDay(db); // finalizes DAY, not NEXT_DAY
-  const event = (trip: string, day: string, seq: number, relationship: string, errors: string) =>
-    `('feed-1', 'ct', DATE '${day}', '${trip}', NULL, 'R1', 'bus', 0, 'S${seq}', 'ST${seq}', ${seq}, 'v1',
-      TIMESTAMPTZ '${day}T12:00:00Z', TIMESTAMPTZ '${day}T12:00:30Z',
-      ${relationship === 'scheduled' ? `TIMESTAMPTZ '${day}T12:01:00Z', TIMESTAMPTZ '${day}T12:01:40.5Z'` : 'NULL, NULL'},
-      ${relationship === 'scheduled' ? `'vp', 'vp', 'vp', 60, 70, 40, 300, 240, 420, 600` : 'NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL'},
+  const event = (trip: string, day: string, seq: number, relationship: string, errors: string) => {
+    const scheduled = relationship === 'scheduled';
+    const times = scheduled ? `TIMESTAMPTZ '${day}T12:01:00Z', TIMESTAMPTZ '${day}T12:01:40.5Z'` : 'NULL, NULL';
+    const figures = scheduled ? `'vp', 'vp', 'vp', 60, 70, 40, 300, 240, 420, 600` : Array(10).fill('NULL').join(', ');
+    return `('feed-1', 'ct', DATE '${day}', '${trip}', NULL, 'R1', 'bus', 0, 'S${seq}', 'ST${seq}', ${seq}, 'v1',
+      TIMESTAMPTZ '${day}T12:00:00Z', TIMESTAMPTZ '${day}T12:00:30Z', ${times}, ${figures},
       '${relationship}', true, ${seq === 1}, false, ${errors}, TIMESTAMPTZ '${day}T12:02:00Z')`;
+  };
+  const errors =
+    "[{'horizon': '0-3', 'error_s': -20, 'samples': 4}, " + "{'horizon': '12-30', 'error_s': 95, 'samples': 1}]";
   await db.run(`INSERT INTO stop_events VALUES
-    ${event('T1', DAY, 1, 'scheduled', `[{'horizon': '0-3', 'error_s': -20, 'samples': 4}, {'horizon': '12-30', 'error_s': 95, 'samples': 1}]`)},
+    ${event('T1', DAY, 1, 'scheduled', errors)},
     ${event('T1', DAY, 2, 'skipped', 'NULL')},
     ${event('T2', DAY, 1, 'canceled', 'NULL')},
     ${event('T3', NEXT_DAY, 1, 'scheduled', 'NULL')}`);

@@ -239,7 +239,8 @@ export interface CompletedFile {
 export async function markReady(db: Db, id: string, file: CompletedFile, now = new Date()): Promise<ExportManifest> {
   const rows = await db.all<ManifestRow>(
     `UPDATE export_manifests
-    SET state = 'ready', "rows" = $rows, bytes = $bytes, sha256 = $sha, "schema" = $schema::JSON::STRUCT(name VARCHAR, type VARCHAR)[],
+    SET state = 'ready', "rows" = $rows, bytes = $bytes, sha256 = $sha, "schema" = $schema::JSON::STRUCT(name VARCHAR,
+      type VARCHAR)[],
       error = NULL, created_at = $now::TIMESTAMPTZ, updated_at = $now::TIMESTAMPTZ
     WHERE manifest_id = $id AND state = 'running'
     RETURNING ${COLUMNS}`,

@@ -35,8 +35,8 @@ export const apiKeyParam = z
   .meta({
     description:
       "API key for event streams only (`format=sse` or `Accept: text/event-stream` here), since browsers' " +
-      'EventSource cannot send headers. A JSON request must use `Authorization: Bearer`: with only `api_key` it is 401 ' +
-      '`unauthorized`, with both 400 `invalid_parameter`.',
+      'EventSource cannot send headers. A JSON request must use `Authorization: Bearer`: with only `api_key` it is ' +
+      '401 `unauthorized`, with both 400 `invalid_parameter`.',
   })
   .optional();
 

@@ -10,12 +10,12 @@ import type { LiveIndex } from './read/live-index.ts';
 
 /** The rule as the documents state it (OpenAPI introduction, llms.txt). */
 export const UNKNOWN_IDS_RULE =
-  'A `route`, `line`, `station` or `source` filter (in a query, JSON or event stream alike) and a ' +
-  'route id in a path must name something this server knows: a route, line or stop of an imported schedule, or a route, ' +
-  'station or feed present in the live data. An unknown id is 404 `not_found` with the parameter in `errors`; a known ' +
-  "id that matches nothing right now gives an empty list. `route` names bus and streetcar routes (on a mode's endpoint, " +
-  "that mode's) and `line` rail lines, so a rail line given as `route` is unknown there. Webhook endpoint filters are " +
-  'subscriptions and are stored as given.';
+  'A `route`, `line`, `station` or `source` filter (in a query, JSON or event stream alike) and a route id in a path ' +
+  'must name something this server knows: a route, line or stop of an imported schedule, or a route, station or feed ' +
+  'present in the live data. An unknown id is 404 `not_found` with the parameter in `errors`; a known id that ' +
+  "matches nothing right now gives an empty list. `route` names bus and streetcar routes (on a mode's endpoint, " +
+  "that mode's) and `line` rail lines, so a rail line given as `route` is unknown there. Webhook endpoint filters " +
+  'are subscriptions and are stored as given.';
 
 export interface KnownIds {
   route(modes: readonly Mode[], id: string): boolean;

@@ -9,7 +9,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const script = `
   const { startServer } = await import('./http/server.ts');
   try {
-    await startServer({ handler: { handle: async () => ({ status: 200, headers: [], body: '' }), close: async () => {} }, port: 0 });
+    const handler = { handle: async () => ({ status: 200, headers: [], body: '' }), close: async () => {} };
+    await startServer({ handler, port: 0 });
     console.log('STARTED');
     process.exit(0);
   } catch (err) {

@@ -228,13 +228,17 @@ export class ServiceMetrics implements RequestObserver {
     // feeds
     this.polls = new Counter({
       name: `${PREFIX}feed_polls_total`,
-      help: 'Feed polls, by feed and outcome (ok, unchanged, http_error, timeout, network_error, too_large, decode_error).',
+      help:
+        'Feed polls, by feed and outcome (ok, unchanged, http_error, timeout, network_error, ' +
+        'too_large, decode_error).',
       labelNames: ['feed', 'status'],
       registers,
     });
     this.pollDuration = new Histogram({
       name: `${PREFIX}feed_poll_duration_seconds`,
-      help: 'Time of one poll to the live state and its events: fetch, decode, normalize, state (its history is stored behind).',
+      help:
+        'Time of one poll to the live state and its events: fetch, decode, normalize, state (its history ' +
+        'is stored behind).',
       labelNames: ['feed'],
       buckets: POLL_BUCKETS,
       registers,
@@ -262,13 +266,17 @@ export class ServiceMetrics implements RequestObserver {
     });
     this.ruleFindings = new Counter({
       name: `${PREFIX}feed_rule_findings_total`,
-      help: 'Feed rule findings in the bodies polled, by feed and rule (GTFS-Realtime validator ids; docs/guides/feed-quality.md).',
+      help:
+        'Feed rule findings in the bodies polled, by feed and rule (GTFS-Realtime validator ids; ' +
+        'docs/guides/feed-quality.md).',
       labelNames: ['feed', 'rule'],
       registers,
     });
     this.trips = new Counter({
       name: `${PREFIX}feed_trips_total`,
-      help: 'Trips of trip updates and vehicles looked up in the schedule, by feed and result (matched, unmatched, ambiguous).',
+      help:
+        'Trips of trip updates and vehicles looked up in the schedule, by feed and result (matched, ' +
+        'unmatched, ambiguous).',
       labelNames: ['feed', 'result'],
       registers,
     });

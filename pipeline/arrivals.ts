@@ -183,7 +183,9 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   return rows;
 }
 
-/** One side of a stop (arrival or departure): its own time, else its scheduled time moved by its delay or the stop's. */
+/**
+ * One side of a stop (arrival or departure): its own time, else its scheduled time moved by its delay or the stop's.
+ */
 function sideTime(
   event: StopTimeEventMsg | undefined,
   scheduled: number | null,

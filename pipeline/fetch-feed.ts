@@ -110,7 +110,9 @@ async function fetchHttp(request: FetchRequest): Promise<RawFetch> {
         reason: 'timeout',
         http_status: httpStatus,
         bytes: received,
-        error: `no complete response within ${request.timeout_ms} ms${httpStatus === null ? '' : ` (${received} bytes of body read)`}`,
+        error:
+          `no complete response within ${request.timeout_ms} ` +
+          `ms${httpStatus === null ? '' : ` (${received} bytes of body read)`}`,
       };
     }
     const message = describe(err);

@@ -117,7 +117,8 @@ const feedBody = (tsS: number, lat: number) =>
   });
 
 t.test(
-  'the live state moves before the history is stored; a slow store pauses timed polls, drops nothing, and stop() drains',
+  'the live state moves before the history is stored; a slow store pauses timed polls, drops nothing, ' +
+    'and stop() drains',
   async (t) => {
     const base = Math.floor(Date.now() / 1000);
     let n = 0;

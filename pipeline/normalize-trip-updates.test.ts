@@ -171,7 +171,8 @@ t.test('ADDED trips and unknown trip ids are kept and flagged', async (t) => {
 });
 
 t.test(
-  'the same train twice (same trip, start date and stops, other predictions) is a duplicate_trip, the first kept; a missing trip_id is missing_trip',
+  'the same train twice (same trip, start date and stops, other predictions) is a duplicate_trip, the first kept; a ' +
+    'missing trip_id is missing_trip',
   async (t) => {
     const out = run([
       tu('e1', { trip_id: 'T1', start_date: '20231107' }, [{ stop_sequence: 4, arrival: { delay: 5 } }]),

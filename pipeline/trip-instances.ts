@@ -24,7 +24,8 @@ function stopName(u: StopTimeUpdateMsg): string {
 type Discriminator = (tu: TripUpdateMsg) => string | null;
 
 /**
- * In order of stability: the vehicle (NYCT: the train id of its extension); the start time (frequency-based trips); the last stop,
+ * In order of stability: the vehicle (NYCT: the train id of its extension); the start time (frequency-based trips);
+ * the last stop,
  * which stays put while the train runs; the first remaining stop, which moves as it advances;
  * last, the order in the feed.
  */

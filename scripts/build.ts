@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const mib = (build.bytes / 1024 / 1024).toFixed(1);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
-    `${relative(repoRoot, build.file)}: ${mib} MiB, ${build.inputs.length} modules, assets read from the checkout (${build.assets.join(', ')}); checked with --version in ${seconds} s`,
+    `${relative(repoRoot, build.file)}: ${mib} MiB, ${build.inputs.length} modules, assets read from the checkout ` +
+      `(${build.assets.join(', ')}); checked with --version in ${seconds} s`,
   );
 }
 

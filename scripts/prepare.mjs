@@ -11,7 +11,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const missing = ['esbuild', 'tsx'].filter((name) => !existsSync(join(root, 'node_modules', name, 'package.json')));
 if (missing.length) {
   console.log(
-    `prepare: dev dependencies not installed (${missing.join(', ')}): dist/ not built; run npm ci (with dev dependencies) and npm run build`,
+    `prepare: dev dependencies not installed (${missing.join(', ')}): dist/ not built; run npm ci (with dev ` +
+      `dependencies) and npm run build`,
   );
 } else {
   const build = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'build.ts')], {

@@ -157,7 +157,8 @@ t.test('the summary is the worst state', async (t) => {
 });
 
 t.test(
-  'a schedule: unknown before its first import, down without a version, degraded while its refresh fails or its calendar has ended',
+  'a schedule: unknown before its first import, down without a version, degraded while its refresh fails or its ' +
+    'calendar has ended',
   async (t) => {
     const version = {
       version_id: 3,

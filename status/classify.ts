@@ -68,7 +68,10 @@ function unusableFinding(h: FeedHealth): string | null {
     const spec = ruleSpec(r.rule);
     if (!spec?.unusable) continue;
     const n = r.last === 1 ? '1 finding' : `${r.last} findings`;
-    return `last snapshot breaks ${r.rule} (${spec.title}): ${n}${r.example === null ? '' : `, e.g. entity ${r.example}`}`;
+    return (
+      `last snapshot breaks ${r.rule} (${spec.title}): ` +
+      `${n}${r.example === null ? '' : `, e.g. entity ${r.example}`}`
+    );
   }
   return null;
 }

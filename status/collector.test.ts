@@ -125,9 +125,11 @@ t.test('figures, state changes, persistence and a restart', async (t) => {
       poll('bus', T0 - 2 * 3_600_000, 'ok'),
     ],
   });
-  await db.run(`INSERT INTO webhook_deliveries VALUES ('d1', 1, 'm1', 'e1', 'k1', 'alert.created', 'retrying', 1, 0, false,
+  await db.run(`INSERT INTO webhook_deliveries VALUES ('d1', 1, 'm1', 'e1', 'k1', 'alert.created', 'retrying',
+    1, 0, false,
     NULL, NULL, 500, 'HTTP 500', to_timestamp(${(T0 - 90_000) / 1000}), to_timestamp(${T0 / 1000})),
-    ('d2', 2, 'm2', 'e1', 'k1', 'alert.created', 'succeeded', 1, 0, false, NULL, NULL, 200, NULL, to_timestamp(${(T0 - 99_000) / 1000}), to_timestamp(${T0 / 1000}))`);
+    ('d2', 2, 'm2', 'e1', 'k1', 'alert.created', 'succeeded', 1, 0, false, NULL, NULL, 200, NULL,
+      to_timestamp(${(T0 - 99_000) / 1000}), to_timestamp(${T0 / 1000}))`);
 
   const clock = { now: T0 };
   const live = liveAt(T0);

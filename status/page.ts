@@ -19,9 +19,12 @@ main{max-width:1120px;margin:0 auto;padding:16px}
 .top{display:flex;flex-wrap:wrap;align-items:baseline;justify-content:space-between;gap:8px}
 h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .6rem}h3{font-size:1rem;margin:0}
 h4{font-size:.9rem;margin:.8rem 0 .3rem}
-#live{font-size:.85rem;color:var(--muted)}#live.on::before{content:"● ";color:var(--ok)}#live.off::before{content:"● ";color:var(--bad)}
-.banner{display:flex;flex-wrap:wrap;align-items:center;gap:.4rem .8rem;padding:14px 16px;border-radius:10px;color:#fff;background:var(--unk)}
-.banner.s-operational{background:var(--ok)}.banner.s-degraded{background:var(--warn)}.banner.s-down{background:var(--bad)}
+#live{font-size:.85rem;color:var(--muted)}#live.on::before{content:"● ";color:var(--ok)}#live.off::before{content:"● ";
+color:var(--bad)}
+.banner{display:flex;flex-wrap:wrap;align-items:center;gap:.4rem .8rem;padding:14px 16px;border-radius:10px;color:#fff;
+background:var(--unk)}
+.banner.s-operational{background:var(--ok)}.banner.s-degraded{background:var(--warn)}
+.banner.s-down{background:var(--bad)}
 .banner strong{font-size:1.05rem}.banner .meta{font-size:.85rem;opacity:.9}
 .dot{width:10px;height:10px;border-radius:50%;background:#fff}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:12px}
@@ -29,25 +32,32 @@ h4{font-size:.9rem;margin:.8rem 0 .3rem}
 .card header{display:flex;justify-content:space-between;align-items:center;gap:8px}
 .card h3{overflow-wrap:anywhere}
 .reason{margin:.3rem 0 .5rem;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
-.badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:.78rem;font-weight:600;color:#fff;background:var(--unk);white-space:nowrap}
+.badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:.78rem;font-weight:600;color:#fff;
+background:var(--unk);white-space:nowrap}
 .s-operational.badge{background:var(--ok)}.s-degraded.badge{background:var(--warn)}.s-down.badge{background:var(--bad)}
 .facts{display:grid;grid-template-columns:1fr 1fr;gap:6px 12px;margin:.4rem 0}
 .facts div{min-width:0}.facts dt{font-size:.75rem;color:var(--muted)}.facts dd{margin:0;overflow-wrap:anywhere}
 .fresh-stale{color:var(--warn)}.fresh-expired{color:var(--bad)}
 .spark{margin:.5rem 0 0}.spark svg{display:block;width:100%;height:40px}
-.spark rect.ok{fill:var(--ok)}.spark rect.warn{fill:var(--warn)}.spark rect.bad{fill:var(--bad)}.spark rect.none{fill:var(--none)}
+.spark rect.ok{fill:var(--ok)}.spark rect.warn{fill:var(--warn)}.spark rect.bad{fill:var(--bad)}
+.spark rect.none{fill:var(--none)}
 .spark figcaption{display:flex;justify-content:space-between;font-size:.7rem;color:var(--muted)}
 .table{overflow-x:auto;position:relative}table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{text-align:left;padding:4px 6px;border-bottom:1px solid var(--line)}td{font-variant-numeric:tabular-nums}
-.sources,.incidents,.findings{list-style:none;margin:0;padding:0}.sources li,.incidents li,.findings li{padding:4px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
-.findings code{font-weight:600}.f-error code{color:var(--bad)}.f-warning code{color:var(--warn)}.findings-none{margin:.3rem 0}
+.sources,.incidents,.findings{list-style:none;margin:0;padding:0}.sources li,.incidents li,.findings li{padding:4px 0;
+border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+.findings code{font-weight:600}.f-error code{color:var(--bad)}.f-warning code{color:var(--warn)}
+.findings-none{margin:.3rem 0}
 small{color:var(--muted)}.empty{color:var(--muted)}
-table.days{width:auto}table.days th{font-weight:500;font-size:.8rem}table.days thead th{font-size:.68rem;padding:2px;text-align:center;white-space:nowrap}table.days thead th:first-child{text-align:left}
-td.day{position:relative;width:28px;min-width:22px;height:22px;padding:0;border:2px solid var(--bg);background:var(--none)}
+table.days{width:auto}table.days th{font-weight:500;font-size:.8rem}table.days thead th{font-size:.68rem;padding:2px;
+text-align:center;white-space:nowrap}table.days thead th:first-child{text-align:left}
+td.day{position:relative;width:28px;min-width:22px;height:22px;padding:0;border:2px solid var(--bg);
+background:var(--none)}
 td.day.d-operational,.key.d-operational{background:var(--ok)}td.day.d-degraded,.key.d-degraded{background:var(--warn)}
 td.day.d-down,.key.d-down{background:var(--bad)}.key.d-none{background:var(--none)}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:12px;align-items:start}
-.legend{font-size:.8rem;color:var(--muted)}.key{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 3px 0 8px}
+.legend{font-size:.8rem;color:var(--muted)}.key{display:inline-block;width:10px;height:10px;border-radius:2px;
+margin:0 3px 0 8px}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 footer{margin:2rem 0 1rem;font-size:.8rem;color:var(--muted)}
 @media (max-width:480px){main{padding:10px}.grid,.pair{grid-template-columns:1fr}}
@@ -93,6 +103,8 @@ export function renderPage(doc: StatusDocument, sections: Record<SectionId, stri
 <body data-generated="${esc(doc.generated_at)}" data-state="${doc.state}"><main>
 <div class="top"><h1>Transit API status</h1><span id="live">Connecting…</span></div>
 ${body}
-<footer>Machine-readable: <a href="status.json">status.json</a> · live stream: <a href="status/stream">status/stream</a> (server-sent events) · <a href="docs">API documentation</a></footer>
+<footer>Machine-readable: <a href="status.json">status.json</a> ·
+live stream: <a href="status/stream">status/stream</a> (server-sent events) ·
+<a href="docs">API documentation</a></footer>
 </main><script>${script()}</script></body></html>`;
 }

@@ -93,8 +93,10 @@ export function renderSparkline(s: Sparkline, feedId: string): string {
   const failed = s.failures.reduce((a, b) => a + b, 0);
   const label = `Last hour of ${feedId}: ${s.polls.reduce((a, b) => a + b, 0)} polls, ${failed} failed`;
   return (
-    `<figure class="spark"><svg viewBox="0 0 120 26" preserveAspectRatio="none" role="img" aria-label="${esc(label)}">${bars}</svg>` +
-    '<figcaption><span>60 min ago</span><span>entities per minute · red: failed polls</span><span>now</span></figcaption></figure>'
+    '<figure class="spark"><svg viewBox="0 0 120 26" preserveAspectRatio="none" role="img" ' +
+    `aria-label="${esc(label)}">` +
+    `${bars}</svg><figcaption><span>60 min ago</span>` +
+    '<span>entities per minute · red: failed polls</span><span>now</span></figcaption></figure>'
   );
 }
 
@@ -125,7 +127,8 @@ export function renderFeed(f: FeedStatus, nowMs: number): string {
       ? [
           fact(
             'Trips matched to the schedule',
-            `${pct(f.schedule_match.rate)} <small>(${num(f.schedule_match.matched)} of ${num(f.schedule_match.trips)})</small>`,
+            `${pct(f.schedule_match.rate)} <small>(${num(f.schedule_match.matched)} of ` +
+              `${num(f.schedule_match.trips)})</small>`,
           ),
         ]
       : []),
@@ -156,7 +159,9 @@ export function renderSchedule(s: ScheduleStatus, nowMs: number): string {
     ),
     fact(
       'Last check',
-      `${age(s.last_check_at, nowMs, ' ago', 'never')}${s.last_check_outcome ? ` <small>${s.last_check_outcome}</small>` : ''}`,
+      `${age(s.last_check_at, nowMs, ' ago', 'never')}${
+        s.last_check_outcome ? ` <small>${s.last_check_outcome}</small>` : ''
+      }`,
     ),
     fact(
       'Last error',
@@ -176,7 +181,8 @@ export function renderFeeds(doc: StatusDocument, nowMs: number): string {
   const cards = doc.feeds.map((f) => renderFeed(f, nowMs)).join('');
   const schedules = doc.schedules.map((s) => renderSchedule(s, nowMs)).join('');
   return (
-    `<h2>Realtime feeds</h2>${cards ? `<div class="grid">${cards}</div>` : '<p class="empty">No feeds are configured.</p>'}` +
+    '<h2>Realtime feeds</h2>' +
+    (cards ? `<div class="grid">${cards}</div>` : '<p class="empty">No feeds are configured.</p>') +
     (schedules ? `<h2>Static schedules</h2><div class="grid">${schedules}</div>` : '')
   );
 }
@@ -196,8 +202,10 @@ export function renderAlerts(a: AlertIngestion, nowMs: number): string {
         .join('')}</ul>`
     : '<p class="empty">No alert sources.</p>';
   const body =
-    `<div class="table"><table><thead><tr><th scope="col">Mode</th><th scope="col">Active</th><th scope="col">Upcoming</th></tr></thead>` +
-    `<tbody>${rows}</tbody></table></div><dl class="facts">${fact('Last change', age(a.last_change_at, nowMs, ' ago', 'none yet'))}</dl>` +
+    '<div class="table"><table><thead><tr>' +
+    '<th scope="col">Mode</th><th scope="col">Active</th><th scope="col">Upcoming</th></tr></thead>' +
+    `<tbody>${rows}</tbody></table></div>` +
+    `<dl class="facts">${fact('Last change', age(a.last_change_at, nowMs, ' ago', 'none yet'))}</dl>` +
     `<h4>Sources</h4>${sources}`;
   return card('alerts', 'Alert ingestion', a.state, a.reason, body);
 }
@@ -217,7 +225,7 @@ export function renderApi(api: ApiStatus, nowMs: number): string {
     '<th scope="col">Errors (5xx)</th><th scope="col">p50</th><th scope="col">p99</th></tr></thead><tbody>' +
     `${windowRow('Last 5 min', api.last_5m)}${windowRow('Last 60 min', api.last_60m)}</tbody></table></div>` +
     `<dl class="facts">${fact('Open event streams', num(api.open_streams))}${fact('Webhook outbox', outbox)}` +
-    `${fact('Oldest pending delivery', w.oldest_pending_at === null ? 'none' : age(w.oldest_pending_at, nowMs, ' old'))}` +
+    fact('Oldest pending delivery', w.oldest_pending_at === null ? 'none' : age(w.oldest_pending_at, nowMs, ' old')) +
     `${fact('Outbox read', age(w.as_of, nowMs, ' ago', 'not yet'))}</dl>`;
   return card('api', 'Public API', api.state, api.reason, body);
 }
@@ -254,7 +262,8 @@ function incidentItem(i: Incident, nowMs: number): string {
 export function renderHistory(doc: StatusDocument, nowMs: number): string {
   const h = doc.history;
   const dates = h.components[0]?.days.map((d) => d.date.slice(5)) ?? [];
-  const head = `<thead><tr><th scope="col">Component</th>${dates.map((d) => `<th scope="col">${d}</th>`).join('')}</tr></thead>`;
+  const dayHeads = dates.map((d) => `<th scope="col">${d}</th>`).join('');
+  const head = `<thead><tr><th scope="col">Component</th>${dayHeads}</tr></thead>`;
   const rows = h.components
     .map((c) => `<tr><th scope="row">${esc(componentName(c.component))}</th>${c.days.map(dayCell).join('')}</tr>`)
     .join('');
@@ -267,8 +276,9 @@ export function renderHistory(doc: StatusDocument, nowMs: number): string {
       : '';
   return (
     `<h2>Last ${h.days} days</h2><div class="table"><table class="days">${head}<tbody>${rows}</tbody></table></div>` +
-    `<p class="legend"><span class="key d-operational"></span>operational <span class="key d-degraded"></span>degraded ` +
-    `<span class="key d-down"></span>down <span class="key d-none"></span>no data · UTC days</p>` +
+    '<p class="legend"><span class="key d-operational"></span>operational ' +
+    '<span class="key d-degraded"></span>degraded <span class="key d-down"></span>down ' +
+    '<span class="key d-none"></span>no data · UTC days</p>' +
     `<h3>Incidents</h3>${list}${more}`
   );
 }

@@ -19,8 +19,9 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       path: '/status',
       summary: 'Status page (HTML)',
       description:
-        'Live operational status of the realtime feeds, alert ingestion and the public API, with the incidents of the ' +
-        'last 7 days. The page updates itself from `/status/stream`; it needs no key and loads nothing from elsewhere.',
+        'Live operational status of the realtime feeds, alert ingestion and the public API, with the incidents of ' +
+        'the last 7 days. The page updates itself from `/status/stream`; it needs no key and loads ' +
+        'nothing from elsewhere.',
       tags: TAGS,
       auth: 'none',
       meter: null,
@@ -37,12 +38,12 @@ export function statusRoutes(status: StatusPages): RouteDef[] {
       path: '/status.json',
       summary: 'Operational status (JSON)',
       description:
-        'The figures of the status page: per feed its state, last successful poll, header timestamp age, ' +
-        'freshness, entities, error rate and the last hour minute by minute; alert ingestion; the public API ' +
-        '(requests per minute, error rate, p50/p99 latency over 5 and 60 minutes, open streams, webhook outbox); and ' +
-        'the incident history. Refreshed twice a second.\n\n' +
-        'A feed is `down` after two failed polls in a row, when no poll succeeded for two poll intervals, or when its ' +
-        'data expired; `degraded` when its last poll failed or its data is stale.',
+        'The figures of the status page: per feed its state, last successful poll, header timestamp age, freshness, ' +
+        'entities, error rate and the last hour minute by minute; alert ingestion; the public API (requests per ' +
+        'minute, error rate, p50/p99 latency over 5 and 60 minutes, open streams, webhook outbox); and the incident ' +
+        'history. Refreshed twice a second.\n\nA feed is `down` after two failed polls in a row, when no poll ' +
+        'succeeded for two poll intervals, or when its data expired; `degraded` when its last poll failed or ' +
+        'its data is stale.',
       tags: TAGS,
       auth: 'none',
       meter: null,

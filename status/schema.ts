@@ -52,7 +52,8 @@ export const FeedRuleFindingsSchema = z
   .object({
     rule: z.string().meta({
       description:
-        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own (docs/guides/feed-quality.md).",
+        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own " +
+        '(docs/guides/feed-quality.md).',
       example: 'E022',
     }),
     severity: z.enum(['error', 'warning']),
@@ -95,7 +96,8 @@ export const FeedStatusSchema = z
         unmatched: count('Trips not found.'),
         ambiguous: count('Trips that several scheduled trips fitted equally: none was chosen.'),
         loose: count(
-          'Of the matched, trips given the nearest earlier scheduled trip (nyct_loose: an NYCT train running up to an hour behind the published timetable).',
+          'Of the matched, trips given the nearest earlier scheduled trip (nyct_loose: an NYCT train running up to ' +
+            'an hour behind the published timetable).',
         ),
         rate: z.number().min(0).max(1).meta({ description: 'matched / trips.' }),
       })
@@ -136,7 +138,8 @@ export const FeedStatusSchema = z
     last_error_at: tsOrNull('When that failure happened.'),
     findings: z.array(FeedRuleFindingsSchema).meta({
       description:
-        'Feed rules that fired in the last hour, most findings first; empty when none did (or for alerts-json feeds, which are not checked).',
+        'Feed rules that fired in the last hour, most findings first; empty when none did (or for alerts-json feeds, ' +
+        'which are not checked).',
     }),
     sparkline: SparklineSchema,
   })
@@ -233,10 +236,14 @@ export const ScheduleStatusSchema = z
       .string()
       .meta({ description: 'When the source is checked again (cron, agency time zone).', example: '41 3 * * *' }),
     last_check_at: tsOrNull('Last time the source was fetched (or answered 304).'),
-    last_check_outcome: z.enum(['imported', 'unchanged', 'not_modified', 'failed']).nullable().meta({
-      description:
-        '`imported` (a new version swapped in), `unchanged` (same SHA-256), `not_modified` (HTTP 304) or `failed` (the version in place keeps serving).',
-    }),
+    last_check_outcome: z
+      .enum(['imported', 'unchanged', 'not_modified', 'failed'])
+      .nullable()
+      .meta({
+        description:
+          '`imported` (a new version swapped in), `unchanged` (same SHA-256), `not_modified` (HTTP 304) or `failed` ' +
+          '(the version in place keeps serving).',
+      }),
     last_error: z.string().nullable().meta({ description: 'The most recent failed import, kept after recovery.' }),
     last_error_at: tsOrNull('When it failed.'),
     consecutive_failures: count('Failed checks since the last good one.'),

@@ -98,7 +98,8 @@ export class StatusStore {
       failures: number;
       entities: number | null;
     }>(
-      `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, count(*)::INTEGER AS polls,
+      `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms,
+        count(*)::INTEGER AS polls,
          count(*) FILTER (WHERE ${FAILED_POLL_SQL})::INTEGER AS failures,
          arg_max(entities, polled_at) FILTER (WHERE status = 'ok') AS entities
        FROM feed_polls
@@ -144,7 +145,8 @@ export class StatusStore {
       last_ms: number;
     }>(
       `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, f.rule AS rule,
-         sum(f.count)::INTEGER AS count, arg_max(f.example, polled_at) AS example, epoch_ms(max(polled_at))::DOUBLE AS last_ms
+         sum(f.count)::INTEGER AS count, arg_max(f.example, polled_at) AS example,
+           epoch_ms(max(polled_at))::DOUBLE AS last_ms
        FROM (SELECT feed_id, polled_at, unnest(findings) AS f FROM feed_polls
              WHERE findings IS NOT NULL AND polled_at >= ${tsParam(1)} AND polled_at < ${tsParam(2)})
        GROUP BY ALL ORDER BY minute_ms`,

@@ -91,7 +91,9 @@ async function outcomes(db: Db, day: string, columns: string): Promise<unknown[]
 }
 
 const CATEGORIES = 'service_date, trip_id, route_id, outcome, restored, duplicated, skipped_stops';
-const EVERYTHING = `${CATEGORIES}, observations, CAST(first_seen_at AS VARCHAR) AS first_seen, CAST(last_seen_at AS VARCHAR) AS last_seen`;
+const EVERYTHING =
+  `${CATEGORIES}, observations, CAST(first_seen_at AS VARCHAR) AS first_seen, CAST(last_seen_at AS ` +
+  `VARCHAR) AS last_seen`;
 
 // SEEDS=1,2,3,… tries other days (forty were compared when this was written)
 for (const seed of (process.env.SEEDS ?? '7,42').split(',').map(Number)) {

@@ -51,7 +51,8 @@ t.test(
     t.equal(slices, 3, '5,000 rows are three chunks');
     t.ok(turnsSeen > 0, 'other work ran while the rows were appended');
     const [stored] = await db.all<{ n: number; nulls: number; last: string }>(
-      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE name IS NULL)::INTEGER AS nulls, max(name) FILTER (WHERE id = 4999) AS last FROM t`,
+      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE name IS NULL)::INTEGER AS nulls, max(name) FILTER ` +
+        `(WHERE id = 4999) AS last FROM t`,
     );
     t.same(stored, { n: 5_000, nulls: 715, last: 'a name longer than twelve bytes 4999' });
   },

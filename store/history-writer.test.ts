@@ -590,7 +590,8 @@ t.test('change-only: an unchanged poll stores nothing; what is held is written w
   );
   t.same(
     await again.json(
-      `SELECT CAST(observed_at AS VARCHAR) AS at, CAST(predicted_at AS VARCHAR) AS p FROM arrivals ORDER BY observed_at`,
+      `SELECT CAST(observed_at AS VARCHAR) AS at, CAST(predicted_at AS VARCHAR) AS p FROM arrivals ` +
+        `ORDER BY observed_at`,
     ),
     [
       { at: '2024-05-01 12:00:00.25+00', p: '2024-05-01 12:01:30.25+00' },
@@ -609,13 +610,15 @@ t.test('migration 016: trip observations stored before it stand for one poll eac
   await db.run('DELETE FROM schema_migrations WHERE version = 16');
   await db.run(`INSERT INTO trip_observations (feed_id, service_date, trip_id, route_id, mode, relationship,
     skipped_stops, source, in_schedule, observed_at) VALUES ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
-    'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:00+00'), ('f', DATE '2024-05-01', 't1', 'R', 'bus', 'scheduled', 0,
+    'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:00+00'), ('f', DATE '2024-05-01', 't1', 'R', 'bus',
+      'scheduled', 0,
     'trip_update', true, TIMESTAMPTZ '2024-05-01 12:00:30+00')`);
   t.same(await db.migrate(), ['016_change_only_history.sql']);
   t.same(await db.json('SELECT polls FROM trip_observations'), [{ polls: 1 }, { polls: 1 }]);
   await t.rejects(
     db.run(`INSERT INTO trip_observations (feed_id, service_date, trip_id, relationship, skipped_stops, source,
-      in_schedule, observed_at, polls) VALUES ('f', DATE '2024-05-01', 't2', 'scheduled', 0, 'trip_update', true, now(), NULL)`),
+      in_schedule, observed_at, polls) VALUES ('f', DATE '2024-05-01', 't2', 'scheduled', 0, 'trip_update', true,
+        now(), NULL)`),
     /NOT NULL/,
     'polls is required from then on',
   );

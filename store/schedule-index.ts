@@ -131,7 +131,8 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
   const mtaTripIds = new Map<string, string>();
   for await (const [id, route, service, direction, headsign, mta] of rows(
     conn,
-    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign, mta_trip_id FROM gtfs_trips WHERE schedule_id = $1`,
+    `SELECT trip_id, route_id, service_id, direction_id, trip_headsign, mta_trip_id FROM gtfs_trips WHERE ` +
+      `schedule_id = $1`,
     scheduleId,
   )) {
     trips.set(

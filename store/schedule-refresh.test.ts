@@ -27,7 +27,8 @@ async function setup(t: Test) {
 
 async function dayVersions(db: Db, id: string): Promise<Map<string, { version: number | null; trips: number }>> {
   const rows = await db.all<{ d: string; v: number | null; trips: number }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v, trips FROM schedule_days WHERE schedule_id = $id ORDER BY 1`,
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v, trips FROM schedule_days WHERE schedule_id ` +
+      `= $id ORDER BY 1`,
     { id },
   );
   return new Map(rows.map((r) => [r.d, { version: r.v === null ? null : Number(r.v), trips: Number(r.trips) }]));
@@ -74,7 +75,8 @@ t.test('each import is a version; an unchanged copy imports nothing; past days k
   t.same(days.get(today()), { version: 2, trips: 10 });
   t.same(days.get(addDays(today(), 3)), { version: 2, trips: 10 });
   const [row] = await db.all<{ n: number }>(
-    `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = 'small' AND service_date = CAST($d AS DATE)`,
+    `SELECT CAST(count(*) AS INTEGER) AS n FROM scheduled_trips WHERE schedule_id = 'small' AND service_date = ` +
+      `CAST($d AS DATE)`,
     { d: today() },
   );
   t.equal(row?.n, 10);

@@ -151,7 +151,8 @@ async function reexpand(
   const yesterday = addDays(today, -1);
   const rows = (
     await conn.runAndReadAll(
-      `SELECT (SELECT count(*) FROM schedule_days WHERE schedule_id = $id AND service_date = CAST($yesterday AS DATE)) AS had,
+      `SELECT (SELECT count(*) FROM schedule_days WHERE schedule_id = $id AND service_date = CAST($yesterday AS
+        DATE)) AS had,
        (SELECT strftime(max(service_date), '%Y-%m-%d') FROM reliability_finalized) AS finalized`,
       { id: scheduleId, yesterday } as never,
     )

@@ -44,8 +44,10 @@ export interface SourceCheck {
 }
 
 const VERSION_COLUMNS = `version_id, schedule_id, source, sha256, epoch_ms(imported_at)::DOUBLE AS imported_at,
-  feed_version, strftime(feed_start_date, '%Y-%m-%d') AS feed_start_date, strftime(feed_end_date, '%Y-%m-%d') AS feed_end_date,
-  strftime(service_start_date, '%Y-%m-%d') AS service_start_date, strftime(service_end_date, '%Y-%m-%d') AS service_end_date,
+  feed_version, strftime(feed_start_date, '%Y-%m-%d') AS feed_start_date, strftime(feed_end_date,
+    '%Y-%m-%d') AS feed_end_date,
+  strftime(service_start_date, '%Y-%m-%d') AS service_start_date, strftime(service_end_date,
+    '%Y-%m-%d') AS service_end_date,
   routes, trips, stops, stop_times, import_ms`;
 
 /** Every recorded version, newest first; of one schedule when `scheduleId` is given. */
@@ -93,12 +95,15 @@ export interface NewVersion {
 export async function recordVersion(conn: DuckDBConnection, v: NewVersion): Promise<ScheduleVersion> {
   const reader = await conn.runAndReadAll(
     `
-    INSERT INTO schedule_versions (schedule_id, source, sha256, imported_at, feed_version, feed_start_date, feed_end_date,
+    INSERT INTO schedule_versions (schedule_id, source, sha256, imported_at, feed_version, feed_start_date,
+      feed_end_date,
       service_start_date, service_end_date, routes, trips, stops, stop_times, import_ms)
     SELECT $id, $source, $sha, now(), $feed_version, CAST($feed_start AS DATE), CAST($feed_end AS DATE),
-      (SELECT least(min(start_date), (SELECT min(date) FROM gtfs_calendar_dates WHERE schedule_id = $id AND exception_type = 1))
+      (SELECT least(min(start_date), (SELECT min(date) FROM gtfs_calendar_dates WHERE schedule_id = $id AND
+        exception_type = 1))
        FROM gtfs_calendar WHERE schedule_id = $id),
-      (SELECT greatest(max(end_date), (SELECT max(date) FROM gtfs_calendar_dates WHERE schedule_id = $id AND exception_type = 1))
+      (SELECT greatest(max(end_date), (SELECT max(date) FROM gtfs_calendar_dates WHERE schedule_id = $id AND
+        exception_type = 1))
        FROM gtfs_calendar WHERE schedule_id = $id),
       (SELECT count(*) FROM gtfs_routes WHERE schedule_id = $id),
       (SELECT count(*) FROM gtfs_trips WHERE schedule_id = $id),

@@ -74,7 +74,8 @@ t.test('epoch ms → TIMESTAMPTZ is exact: SQL, values for appenders and packed 
   ];
   for (const ms of edges) {
     const [row] = await db.all<{ sql: bigint; value: bigint; back: number; text: string }>(
-      `SELECT epoch_us(${tsParam(1)}) AS sql, epoch_us($2) AS value, epoch_ms(${timestamptzFromMs('$1')})::DOUBLE AS back,
+      `SELECT epoch_us(${tsParam(1)}) AS sql, epoch_us($2) AS value,
+        epoch_ms(${timestamptzFromMs('$1')})::DOUBLE AS back,
          strftime(${tsParam('1')} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') AS text`,
       [ms, timestamptzValue(ms)],
     );

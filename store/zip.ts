@@ -248,7 +248,8 @@ function checkReadable(path: string, entry: ZipEntry): void {
   if (entry.encrypted) throw new ZipError(`${path}: entry ${entry.name} is encrypted, which is not supported`);
   if (entry.method !== ZIP_METHOD_STORED && entry.method !== ZIP_METHOD_DEFLATE) {
     throw new ZipError(
-      `${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate (8) are supported`,
+      `${path}: entry ${entry.name} uses compression method ${entry.method}; only stored (0) and deflate ` +
+        `(8) are supported`,
     );
   }
   if (entry.size > MAX_ENTRY_BYTES) {

@@ -1,6 +1,7 @@
 // The fan-out hub: every open event stream of the process, whatever the transport. Query streams
 // share one QueryTopic per distinct query; /events/stream subscribers share one group per
-// distinct filter; the status page's viewers share one BroadcastTopic. Timers are shared too: one ping, one sweep (lifetime, idle topics), one
+// distinct filter; the status page's viewers share one BroadcastTopic. Timers are shared too: one ping, one sweep
+// (lifetime, idle topics), one
 // coalescing timer for recomputes; nothing runs per connection.
 import type { Logger } from '../core/logger.ts';
 import type { Config } from '../core/config.ts';

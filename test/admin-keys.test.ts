@@ -57,7 +57,9 @@ t.test('keys while serving, through the admin socket', async (t) => {
 
   t.test('piped into head -1: exit 0, the key printed and kept', async (t) => {
     const piped = await cli([], {
-      shell: `set -o pipefail; "$0" "$@" keys create --plan free --name piped --config ${JSON.stringify(config)} | head -1`,
+      shell:
+        `set -o pipefail; "$0" "$@" keys create --plan free --name piped --config ` +
+        `${JSON.stringify(config)} | head -1`,
     });
     t.equal(piped.code, 0, piped.err);
     t.match(piped.out, /^tk_live_[A-Za-z0-9]{32}\n$/);

@@ -212,11 +212,13 @@ t.test('reload while serving; commands through the socket read the same as on th
     );
     t.equal(Number(trips!.n), 8);
     await restored.run(
-      "INSERT INTO api_keys (id, key_hash, prefix, plan, test, created_at) VALUES ('key_x', 'h', 'p', 'free', false, now())",
+      "INSERT INTO api_keys (id, key_hash, prefix, plan, test, created_at) VALUES ('key_x', 'h', 'p', " +
+        "'free', false, now())",
     );
     await t.rejects(
       restored.run(
-        "INSERT INTO api_keys (id, key_hash, prefix, plan, test, created_at) VALUES ('key_x', 'h2', 'p', 'free', false, now())",
+        "INSERT INTO api_keys (id, key_hash, prefix, plan, test, created_at) VALUES ('key_x', 'h2', 'p', " +
+          "'free', false, now())",
       ),
       /Duplicate key/,
       'constraints kept',

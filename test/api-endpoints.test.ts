@@ -1,4 +1,5 @@
-// Every core endpoint (alerts, realtime, directories) and filter on a real server, each response checked against the served
+// Every core endpoint (alerts, realtime, directories) and filter on a real server, each response checked against the
+// served
 // OpenAPI document (status, required headers, body schema) with ajv 2020-12.
 import t from 'tap';
 import { bearer, startHarness } from './support/harness.ts';

@@ -21,8 +21,10 @@ const BUILD_TOOLS = ['esbuild', 'postject', 'typescript'];
 
 // Names that mean "exists for the tests": folders and files.
 const SUPPORT_FOLDER = /(^|\/)(tests?|testing|testdata|__tests__|__mocks__|fakes|mocks|bench|benches)\//;
-const SUPPORT_FILE =
-  /(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server\.ts|(fake|mock|stub)[-_][^/]*)$/;
+const SUPPORT_FILE = new RegExp(
+  String.raw`(^|\/)(tests?[-_][^/]*|[^/]*[-_](support|harness|fakes?|mocks?|stubs?|child)\.[cm]?ts|fault-server` +
+    String.raw`\.ts|(fake|mock|stub)[-_][^/]*)$`,
+);
 
 function walk(dir: string): string[] {
   let entries: Dirent[];
@@ -180,7 +182,8 @@ t.test('no test support in production folders', async (t) => {
   });
   for (const f of onlyTests)
     t.comment(
-      `note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it under test/support/`,
+      `note: ${f} is imported only by tests (${[...importers.get(f)!].sort().join(', ')}): wire it, or move it ` +
+        `under test/support/`,
     );
 });
 
@@ -197,7 +200,8 @@ t.test('no production export exists only for tests', async (t) => {
     if (importers.length === 0) unused.push(`${e.file}:${e.line}: ${e.name}`);
     else if (importers.every(isTest))
       violations.push(
-        `${e.file}:${e.line}: ${e.name} is used only by ${importers.join(', ')}: move it under test/support/, or un-export it`,
+        `${e.file}:${e.line}: ${e.name} is used only by ${importers.join(', ')}: move it under ` +
+          `test/support/, or un-export it`,
       );
   }
   t.ok(users.size > 1000, `${users.size} exports read`);
@@ -224,7 +228,12 @@ t.test('production code imports only runtime dependencies (and build tools where
     if (name in pkg.dependencies) continue;
     if (name in pkg.devDependencies && BUILD_TOOLS.includes(name)) continue;
     violations.push(
-      `${i.from}:${i.line}: imports ${i.spec}: ${name in pkg.devDependencies ? 'a devDependency (tests only), absent from an npm ci --omit=dev install' : 'not a declared dependency'}`,
+      `${i.from}:${i.line}: imports ${i.spec}: ` +
+        `${
+          name in pkg.devDependencies
+            ? 'a devDependency (tests only), absent from an npm ci --omit=dev install'
+            : 'not a declared ' + 'dependency'
+        }`,
     );
   }
   report(t, violations, 'imports of test-only or undeclared packages');

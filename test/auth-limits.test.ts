@@ -83,7 +83,8 @@ t.test('keys and limits', async (t) => {
   // issue 15: one rule for what counts; it used to depend on the endpoint (exports' 403 and
   // limit_exceeds_plan counted, a stream's 403 did not, a revalidation past the limit got 429)
   t.test(
-    'every answer to a keyed, metered request counts, refusals and streams too; only a 304 is free, even past the limit',
+    'every answer to a keyed, metered request counts, refusals and streams too; only a 304 is free, ' +
+      'even past the limit',
     async (t) => {
       const free = bearer(await h.key('free'));
       const remaining = async (path: string, headers: Record<string, string> = {}) => {

@@ -405,10 +405,13 @@ t.test('the developer dashboard in headless Chromium', { skip: chromiumSkip }, a
     t.match(await page.locator('#exports-body').innerText(), /No export file matches these filters/);
 
     // 30 days of queued realtime files, both parts and formats: 60 Parquet ones, more than a page
-    await h.db.run(`INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path, attempts, queued_at, updated_at)
-      SELECT 'realtime-' || part || '-' || strftime(d, '%Y-%m-%d') || '.' || fmt, 'realtime', part, d::DATE, fmt, 'pending',
+    await h.db.run(`INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
+      attempts, queued_at, updated_at)
+      SELECT 'realtime-' || part || '-' || strftime(d, '%Y-%m-%d') || '.' || fmt, 'realtime', part, d::DATE,
+        fmt, 'pending',
         'realtime/' || part || '-' || strftime(d, '%Y-%m-%d') || '.' || fmt, 0, now(), now()
-      FROM range(DATE '2024-02-01', DATE '2024-03-02', INTERVAL 1 DAY) t(d), (VALUES ('arrivals'), ('vehicle_positions')) p(part),
+      FROM range(DATE '2024-02-01', DATE '2024-03-02', INTERVAL 1 DAY) t(d), (VALUES ('arrivals'),
+        ('vehicle_positions')) p(part),
         (VALUES ('parquet'), ('ndjson.gz')) f(fmt)`);
     await fillForm({ dataset: 'realtime', format: 'parquet', state: 'pending', from: '' });
     await submit('#exports-apply');

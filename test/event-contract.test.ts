@@ -161,7 +161,8 @@ t.test(
         for (const id of ['demo-trip-updates', 'demo-alerts', 'demo-notices']) await pipeline.pollOnce(id);
       else await pipeline.pollOnce('demo-alerts');
     }
-    // what the demo publishes on a longer clock, through the same bus: a finalized day, export files, alerts of a removed feed
+    // what the demo publishes on a longer clock, through the same bus: a finalized day, export files, alerts of a
+    // removed feed
     h.bus.publish(
       reliabilityEvent(
         {

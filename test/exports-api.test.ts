@@ -302,7 +302,8 @@ t.test('history exports API', async (t) => {
     await h.db.run(
       `INSERT INTO export_manifests (manifest_id, dataset, part, service_date, format, state, file_path,
         "rows", bytes, sha256, "schema", attempts, queued_at, created_at, updated_at)
-      VALUES ('big.parquet', 'alerts', 'alert_versions', '2020-01-01', 'parquet', 'ready', 'big/big.parquet', 1, $bytes, $sha,
+      VALUES ('big.parquet', 'alerts', 'alert_versions', '2020-01-01', 'parquet', 'ready', 'big/big.parquet', 1,
+        $bytes, $sha,
         [], 1, now(), now(), now())`,
       { bytes: BigInt(bytes.length), sha },
     );

@@ -33,17 +33,23 @@ function writeSubway(dir: string, nowS: number): { gtfs: string; feed: string } 
   const gtfs = join(dir, 'subway-gtfs');
   mkdirSync(gtfs, { recursive: true });
   const files: Record<string, string> = {
-    'agency.txt': `agency_id,agency_name,agency_url,agency_timezone\nMTA,MTA New York City Transit,https://new.mta.info,${ZONE}\n`,
+    'agency.txt':
+      `agency_id,agency_name,agency_url,agency_timezone\nMTA,MTA New York City ` +
+      `Transit,https://new.mta.info,${ZONE}\n`,
     'routes.txt': 'route_id,agency_id,route_short_name,route_long_name,route_type\nA,MTA,A,8 Avenue Express,1\n',
-    'stops.txt': `stop_id,stop_name,stop_lat,stop_lon\n${STOPS.map(([id, lat, lon]) => `${id},${id} station,${lat},${lon}`).join('\n')}\n`,
+    'stops.txt': `stop_id,stop_name,stop_lat,stop_lon\n${STOPS.map(
+      ([id, lat, lon]) => `${id},${id} ` + `station,${lat},${lon}`,
+    ).join('\n')}\n`,
     'calendar.txt':
-      'service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\nALL,1,1,1,1,1,1,1,20200101,20991231\n',
+      'service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\nALL,1,1,1,1,1,1,1,' +
+      '20200101,20991231\n',
     'trips.txt': 'route_id,service_id,trip_id,direction_id\nA,ALL,A-S-1,1\nA,ALL,A-S-2,1\n',
     'stop_times.txt': `trip_id,arrival_time,departure_time,stop_id,stop_sequence\n${['A-S-1', 'A-S-2']
       .flatMap((trip, k) =>
         STOPS.map(
           ([stop], i) =>
-            `${trip},${10 + k}:${String(i * 3).padStart(2, '0')}:00,${10 + k}:${String(i * 3).padStart(2, '0')}:00,${stop},${i + 1}`,
+            `${trip},${10 + k}:${String(i * 3).padStart(2, '0')}:00,${10 + k}:${String(i * 3).padStart(2, '0')}` +
+            `:00,${stop},${i + 1}`,
         ),
       )
       .join('\n')}\n`,
@@ -186,7 +192,8 @@ t.test(
     );
     t.same(
       await db.all(
-        `SELECT vehicle_id, position_source, mode FROM vehicle_positions WHERE feed_id = 'nyct-ace' ORDER BY vehicle_id`,
+        `SELECT vehicle_id, position_source, mode FROM vehicle_positions WHERE feed_id = 'nyct-ace' ` +
+          `ORDER BY vehicle_id`,
       ),
       [
         { vehicle_id: 'v1', position_source: 'stop', mode: 'rail' },
@@ -195,7 +202,8 @@ t.test(
     );
     t.same(
       await db.all(
-        `SELECT trip_instance, count(*)::INTEGER AS n FROM arrivals WHERE feed_id = 'nyct-ace' GROUP BY ALL ORDER BY ALL`,
+        `SELECT trip_instance, count(*)::INTEGER AS n FROM arrivals WHERE feed_id = 'nyct-ace' GROUP BY ` +
+          `ALL ORDER BY ALL`,
       ),
       [
         { trip_instance: 'to:A06S', n: 4 },

@@ -309,7 +309,8 @@ t.test('fuzz', async (t) => {
   t.test('nothing was logged as an internal failure', async (t) => {
     t.same(h.errors, []);
     t.comment(
-      `statuses: ${JSON.stringify(Object.fromEntries([...stats.byStatus].sort((a, b) => a[0] - b[0])))}; closed by uWS: ${stats.closed}`,
+      `statuses: ${JSON.stringify(Object.fromEntries([...stats.byStatus].sort((a, b) => a[0] - b[0])))}; closed by ` +
+        `uWS: ${stats.closed}`,
     );
   });
 });

@@ -19,7 +19,8 @@ t.test('the committed OpenAPI document matches the route table', async (t) => {
     const b = committed.split('\n');
     const line = a.findIndex((l, i) => l !== b[i]);
     t.fail(
-      `docs/openapi.yaml is out of date (first difference at line ${line + 1}); run \`npm run openapi\` and commit the result`,
+      `docs/openapi.yaml is out of date (first difference at line ${line + 1}); run \`npm run openapi\` and ` +
+        `commit the result`,
       {
         generated: a.slice(Math.max(0, line - 2), line + 3).join('\n'),
         committed: b.slice(Math.max(0, line - 2), line + 3).join('\n'),

@@ -82,7 +82,9 @@ t.test(
           const m = media as Json;
           if (m.example === undefined) continue;
           examples++;
-          const pointer = `/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}/content/${type.replace(/\//g, '~1')}/schema`;
+          const pointer =
+            `/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}` +
+            `/content/${type.replace(/\//g, '~1')}/schema`;
           check(pointer, m.example, `${where} ${status} ${type}`);
         }
       }

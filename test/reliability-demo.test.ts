@@ -98,13 +98,16 @@ t.test("canceled trips per route equal the simulator's plan", async (t) => {
         canceled_unscheduled: 0,
         final: true,
       },
-      `${route.mode} ${route.route_id}: ${plan.canceled_per_route[route.route_id]} of ${plan.scheduled_per_route[route.route_id]} canceled`,
+      `${route.mode} ${route.route_id}: ${plan.canceled_per_route[route.route_id]} of ` +
+        `${plan.scheduled_per_route[route.route_id]} canceled`,
     );
   }
 
   // answers are cached until what the rollup reads changes: no trip through DuckDB meanwhile
   const route = network.routes[0]!;
-  const path = `/api/v1/${route.mode}/${route.mode === 'rail' ? route.route_id : route.route_id}/reliability?group=period&from=${DAY}&to=${DAY}`;
+  const path =
+    `/api/v1/${route.mode}/${route.mode === 'rail' ? route.route_id : route.route_id}` +
+    `/reliability?group=period&from=${DAY}&to=${DAY}`;
   const first = await h.get(path, key);
   const before = { ...h.api.handler.chain.cacheStats };
   const again = await h.get(path, key);

@@ -118,9 +118,11 @@ async function freshStart(t: Test, attempt: number): Promise<void> {
   }
   const [counts] = await h.db.all<{ outcomes: number; trips: number; days: number; routes: number; marks: number }>(`
     SELECT (SELECT CAST(count(*) AS INTEGER) FROM trip_outcomes WHERE service_date = DATE '${DAY}') AS outcomes,
-           (SELECT CAST(count(DISTINCT trip_id) AS INTEGER) FROM trip_outcomes WHERE service_date = DATE '${DAY}') AS trips,
+           (SELECT CAST(count(DISTINCT trip_id) AS INTEGER) FROM trip_outcomes WHERE service_date = DATE
+             '${DAY}') AS trips,
            (SELECT CAST(count(*) AS INTEGER) FROM reliability_days WHERE service_date = DATE '${DAY}') AS days,
-           (SELECT CAST(count(DISTINCT route_id) AS INTEGER) FROM reliability_days WHERE service_date = DATE '${DAY}') AS routes,
+           (SELECT CAST(count(DISTINCT route_id) AS INTEGER) FROM reliability_days WHERE service_date = DATE
+             '${DAY}') AS routes,
            (SELECT CAST(count(*) AS INTEGER) FROM reliability_finalized WHERE service_date = DATE '${DAY}') AS marks`);
   t.same(
     counts,

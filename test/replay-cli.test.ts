@@ -117,7 +117,8 @@ t.test('Caltrain replayed: stored once, with reliability for its day', async (t)
   const db = await Db.open(dbPath);
   t.teardown(() => db.close());
   const [day] = await db.all<{ scheduled: bigint; delivered: bigint }>(
-    `SELECT sum(scheduled) AS scheduled, sum(delivered) AS delivered FROM reliability_days WHERE service_date = DATE '2023-11-07'`,
+    `SELECT sum(scheduled) AS scheduled, sum(delivered) AS delivered FROM reliability_days WHERE service_date = ` +
+      `DATE '2023-11-07'`,
   );
   t.equal(Number(day!.scheduled), 104, "the schedule's 104 trips of 2023-11-07 are counted");
   t.ok(Number(day!.delivered) > 0);

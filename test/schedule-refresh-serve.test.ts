@@ -167,7 +167,8 @@ t.test('a schedule swapped under 50 concurrent clients: zero 5xx, reliability re
   t.same([...seen].sort(), [3, 5], 'reliability saw the old schedule, then the new one, and nothing in between');
   t.equal(await scheduledToday(), 5, 'today re-expanded with version 2');
   const days = await db.all<{ d: string; v: number }>(
-    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v FROM schedule_days WHERE schedule_id = 'small' ORDER BY 1`,
+    `SELECT strftime(service_date, '%Y-%m-%d') AS d, version_id AS v FROM schedule_days WHERE schedule_id = ` +
+      `'small' ORDER BY 1`,
   );
   t.ok(
     days.filter((d) => d.d >= today).every((d) => Number(d.v) === 2),

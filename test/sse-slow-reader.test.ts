@@ -22,7 +22,8 @@ interface Reader {
 function request(port: number, key: string): Socket {
   const socket = connect(port, '127.0.0.1');
   socket.write(
-    `GET /api/v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
+    `GET /api/v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nAccept: ` +
+      `text/event-stream\r\n\r\n`,
   );
   socket.on('error', () => undefined);
   return socket;
@@ -133,6 +134,7 @@ t.test('a client that never reads is cut; 100 readers keep receiving', async (t)
   };
   t.comment(
     `slow client cut at tick ${cutAtTick} of ${tick}. Reader latency while it filled: ${phase(0, cutAtTick)}; ` +
-      `after the cut: ${phase(cutAtTick, tick)} (server, readers and publisher share one process on a shared machine; not asserted)`,
+      `after the cut: ${phase(cutAtTick, tick)} (server, readers and publisher share one process on a shared ` +
+      `machine; not asserted)`,
   );
 });

@@ -206,7 +206,9 @@ function expectedErrors(trip: TrueTrip, i: number, actual: number, firstMs: numb
   return [...grouped].map(([k, n]) => `${k} ×${n}`).sort();
 }
 
-/** Scheduled departures (ms) per route, direction and station of the trips running on `day`, from the schedule alone. */
+/**
+ * Scheduled departures (ms) per route, direction and station of the trips running on `day`, from the schedule alone.
+ */
 function scheduledByStation(schedule: LoadedScheduleIndex, day: string): Map<string, number[]> {
   const origin = Date.parse(`${day}T00:00:00-08:00`);
   const out = new Map<string, number[]>();

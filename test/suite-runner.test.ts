@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { fileCounts, runTapFiles } from '../scripts/tap-files.mjs';
 
 const FILES = {
-  'pass.mjs': `import t from 'tap';\nt.test('alpha', async (t) => t.pass('a'));\nt.test('beta', async (t) => { t.pass('b'); t.pass('c'); });\n`,
+  'pass.mjs':
+    `import t from 'tap';\nt.test('alpha', async (t) => t.pass('a'));\nt.test('beta', async (t) => { ` +
+    `t.pass('b'); t.pass('c'); });\n`,
   'fail.mjs': `import t from 'tap';\nt.equal(1, 2, 'one is two');\nt.pass('fine');\n`,
   'crash.mjs': `import t from 'tap';\nt.pass('before');\nconsole.error('about to crash');\nprocess.exit(3);\n`,
   'hang.mjs': `import t from 'tap';\nt.pass('started');\nsetInterval(() => {}, 1000);\n`,

@@ -313,7 +313,8 @@ export async function recordVerdicts(
         `UPDATE webhook_endpoints e SET failing_since = CASE
            WHEN v.cleared THEN ${timestamptzFromMs('v.since')}
            ELSE coalesce(e.failing_since, ${timestamptzFromMs('v.since')}) END
-         FROM (VALUES ${valuesClause(failing.length, ['VARCHAR', 'BOOLEAN', 'BIGINT'])}) AS v(endpoint_id, cleared, since)
+         FROM (VALUES ${valuesClause(failing.length, ['VARCHAR', 'BOOLEAN', 'BIGINT'])}) AS v(endpoint_id,
+           cleared, since)
          WHERE e.endpoint_id = v.endpoint_id`,
         runParams,
       );
@@ -323,7 +324,8 @@ export async function recordVerdicts(
     if (gone.length) {
       const found = await rows<{ endpoint_id: string }>(
         conn,
-        `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
+        `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', disabled_at = ${tsParam(2)},
+          updated_at = ${tsParam(2)}
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND enabled RETURNING endpoint_id`,
         [list(gone), nowMs],
       );
@@ -332,7 +334,8 @@ export async function recordVerdicts(
     if (failing.length) {
       const found = await rows<{ endpoint_id: string }>(
         conn,
-        `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', disabled_at = ${tsParam(2)}, updated_at = ${tsParam(2)}
+        `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', disabled_at = ${tsParam(2)},
+          updated_at = ${tsParam(2)}
          WHERE endpoint_id IN (SELECT unnest($1::VARCHAR[])) AND enabled
            AND failing_since <= ${timestamptzFromMs('$2::BIGINT - $3::BIGINT')}
          RETURNING endpoint_id`,
@@ -369,7 +372,8 @@ export async function failOutstanding(
   if (endpointIds.length === 0) return;
   // a revoked key's deliveries are cancelled, not failed: nothing went wrong with the target
   await conn.run(
-    `UPDATE webhook_deliveries d SET state = CASE WHEN e.disabled_reason = 'key_revoked' THEN 'cancelled' ELSE 'failed' END,
+    `UPDATE webhook_deliveries d SET state = CASE WHEN e.disabled_reason = 'key_revoked' THEN 'cancelled' ELSE
+      'failed' END,
        next_attempt_at = NULL, updated_at = ${tsParam(3)},
        last_error = coalesce($2, CASE WHEN e.disabled_reason = 'key_revoked' THEN 'cancelled: the API key was revoked'
          ELSE 'endpoint disabled (' || e.disabled_reason || ')' END)
@@ -388,14 +392,16 @@ export async function failOutstanding(
 export async function recoverInFlight(db: Db, nowMs: number): Promise<number> {
   return db.transaction(async (conn) => {
     await conn.run(
-      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, finished_at, outcome, status_code, latency_ms, error)
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, finished_at, outcome, status_code,
+        latency_ms, error)
        SELECT delivery_id, attempt_count, coalesce(attempt_started_at, updated_at), NULL, 'interrupted', NULL, NULL,
          'interrupted: the process stopped before the response was recorded; retried'
        FROM webhook_deliveries WHERE in_flight`,
     );
     const recovered = await rows<{ delivery_id: string; endpoint_id: string }>(
       conn,
-      `UPDATE webhook_deliveries SET in_flight = false, attempt_started_at = NULL, interrupted_count = interrupted_count + 1,
+      `UPDATE webhook_deliveries SET in_flight = false, attempt_started_at = NULL,
+        interrupted_count = interrupted_count + 1,
          next_attempt_at = ${tsParam(1)}, updated_at = ${tsParam(1)}
        WHERE in_flight RETURNING delivery_id, endpoint_id`,
       [nowMs],

@@ -165,7 +165,8 @@ export async function createEndpoint(
     await conn.run(
       `INSERT INTO webhook_endpoints (endpoint_id, key_id, url, description, filter_modes, filter_routes, filter_lines,
         filter_event_types, enabled, secret, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5::VARCHAR[], $6::VARCHAR[], $7::VARCHAR[], $8::VARCHAR[], true, $9, ${tsParam(10)}, ${tsParam(10)})`,
+       VALUES ($1, $2, $3, $4, $5::VARCHAR[], $6::VARCHAR[], $7::VARCHAR[], $8::VARCHAR[], true, $9, ${tsParam(10)},
+         ${tsParam(10)})`,
       [
         id,
         keyId,
@@ -187,7 +188,8 @@ export async function createEndpoint(
 export async function listEndpoints(db: Db, keyId: string, deps: { now?: () => number } = {}): Promise<Endpoint[]> {
   const now = clock(deps);
   const found = await db.all<EndpointRow>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE key_id = $1 AND deleted_at IS NULL ORDER BY created_at, endpoint_id`,
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE key_id = $1 AND deleted_at IS NULL ORDER BY ` +
+      `created_at, endpoint_id`,
     [keyId],
   );
   return found.map((row) => toPublic(toRecord(row), now));
@@ -262,7 +264,8 @@ export async function deleteEndpoint(
   await db.transaction(async (conn) => {
     await conn.run(
       `UPDATE webhook_endpoints SET deleted_at = ${tsParam(3)}, updated_at = ${tsParam(3)}, enabled = false,
-         disabled_reason = 'deleted', disabled_at = coalesce(disabled_at, ${tsParam(3)}), secret = '', previous_secret = NULL,
+         disabled_reason = 'deleted', disabled_at = coalesce(disabled_at, ${tsParam(3)}), secret = '',
+           previous_secret = NULL,
          previous_secret_until = NULL
        WHERE key_id = $1 AND endpoint_id = $2`,
       [keyId, endpointId, now],
@@ -305,7 +308,8 @@ export async function redeliverMessage(
   const now = clock(deps);
   const id = newId('dlv');
   const inserted = await db.all<{ delivery_id: string }>(
-    `INSERT INTO webhook_deliveries (delivery_id, seq, message_id, endpoint_id, key_id, event_type, state, attempt_count,
+    `INSERT INTO webhook_deliveries (delivery_id, seq, message_id, endpoint_id, key_id, event_type, state,
+      attempt_count,
        interrupted_count, in_flight, next_attempt_at, created_at, updated_at)
      SELECT $1, nextval('webhook_delivery_seq'), m.message_id, $2, $3, m.event_type, 'pending', 0, 0, false,
        ${tsParam(5)}, ${tsParam(5)}, ${tsParam(5)}

@@ -149,7 +149,8 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       if (sealing.sealed || sealing.resealed)
         log.info(
           { ...sealing, key_id: secrets.keyId },
-          'webhook endpoint secrets encrypted with the current signing_secret (plaintext ones sealed, previous ones re-encrypted)',
+          'webhook endpoint secrets encrypted with the current signing_secret (plaintext ones sealed, previous ' +
+            'ones re-encrypted)',
         );
       await db.transaction((conn) => endRevokedWebhooks(conn, Math.round(now())));
       await worker.start();

@@ -39,7 +39,8 @@ t.test("the payload is the event envelope, holding Standard Webhooks' {type, tim
   const event = { ...ev('trip.canceled', ['bus'], ['7']), id: 'evt_1' };
   t.equal(
     payloadOf(event),
-    '{"version":1,"id":"evt_1","type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","modes":["bus"],"routes":["7"],"lines":[],"data":{"n":1}}',
+    '{"version":1,"id":"evt_1","type":"trip.canceled","timestamp":"2026-03-01T10:00:00.000Z","modes":["bus"],' +
+      '"routes":["7"],"lines":[],"data":{"n":1}}',
   );
 });
 

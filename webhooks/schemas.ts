@@ -78,7 +78,9 @@ export const EndpointFiltersSchema = z
       .max(EVENT_TYPES.length)
       .optional()
       .meta({
-        description: `Event types to receive. When absent: ${DEFAULT_EVENT_TYPES.join(', ')} (vehicle.position and arrival.updated only when named).`,
+        description:
+          `Event types to receive. When absent: ${DEFAULT_EVENT_TYPES.join(', ')} (vehicle.position and ` +
+          `arrival.updated only when named).`,
       }),
   })
   .strict()
@@ -131,10 +133,14 @@ export const EndpointSchema = z
     description: z.string().nullable(),
     filters: EndpointFiltersSchema,
     enabled: z.boolean(),
-    disabled_reason: z.enum(DISABLED_REASONS).nullable().meta({
-      description:
-        'user: disabled by its owner; gone: the target answered 410; failing: every attempt failed for 5 days; deleted; key_revoked: the API key was revoked',
-    }),
+    disabled_reason: z
+      .enum(DISABLED_REASONS)
+      .nullable()
+      .meta({
+        description:
+          'user: disabled by its owner; gone: the target answered 410; failing: every attempt failed for 5 days; ' +
+          'deleted; key_revoked: the API key was revoked',
+      }),
     disabled_at: isoTime.nullable(),
     failing_since: isoTime.nullable(),
     /** when the old secret stops signing after a rotation */

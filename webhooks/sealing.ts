@@ -20,10 +20,14 @@ export class UnreadableSecretsError extends Error {
     readonly keyIds: string[],
   ) {
     super(
-      `${endpointIds.length} webhook endpoint${endpointIds.length === 1 ? '' : 's'} (${endpointIds.slice(0, 5).join(', ')}` +
-        `${endpointIds.length > 5 ? ', …' : ''}) hold signing secrets encrypted with a signing_secret this server does not ` +
-        `hold (key id ${keyIds.join(', ')}). Set signing_secret back to that secret, or list it in previous_signing_secrets ` +
-        'beside the new one so they are re-encrypted at start (docs/guides/operating.md, Files and permissions). A secret the service ' +
+      `${endpointIds.length} webhook endpoint${endpointIds.length === 1 ? '' : 's'} ` +
+        `(${endpointIds.slice(0, 5).join(', ')}` +
+        `${endpointIds.length > 5 ? ', …' : ''}) hold signing secrets encrypted with a signing_secret this ` +
+        `server does not ` +
+        `hold (key id ${keyIds.join(', ')}). Set signing_secret back to that secret, or list it in ` +
+        `previous_signing_secrets ` +
+        'beside the new one so they are re-encrypted at start (docs/guides/operating.md, Files and permissions). A ' +
+        'secret the service ' +
         'generated is kept in <db_path>.secret, and `transit-api backup` copies it beside the backup.',
     );
   }

@@ -130,7 +130,9 @@ export function sendAttempt(options: SendOptions): InFlightAttempt {
             outcome: 'redirect',
             retry_after_ms: null,
             ...(location ? { location } : {}),
-            error: `HTTP ${status} redirect${location ? ` to ${location.slice(0, 300)}` : ''} not followed (webhook targets must answer directly)`,
+            error:
+              `HTTP ${status} redirect${location ? ` to ${location.slice(0, 300)}` : ''} not followed (webhook ` +
+              `targets must answer directly)`,
           });
         } else {
           const retryAfter =

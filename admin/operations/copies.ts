@@ -31,11 +31,13 @@ function print(
   }
   const rows = summary.tables.reduce((n, t) => n + t.rows, 0);
   io.out(
-    `${what} written to ${summary.path}: ${summary.tables.length} tables, ${rows} rows, ${summary.bytes} bytes, taken at ${summary.taken_at}`,
+    `${what} written to ${summary.path}: ${summary.tables.length} tables, ${rows} rows, ${summary.bytes} bytes, ` +
+      `taken at ${summary.taken_at}`,
   );
   if (secretFile)
     io.out(
-      `the generated signing secret copied to ${secretFile}: restore it beside the database, it decrypts the webhook secrets`,
+      `the generated signing secret copied to ${secretFile}: restore it beside the database, it decrypts ` +
+        `the webhook secrets`,
     );
 }
 

@@ -32,10 +32,12 @@ export const importGtfsOperation: Operation = {
         return 0;
       }
       io.out(
-        `imported schedule ${id} from ${summary.location} in ${Math.round(summary.ms)} ms (time zone ${summary.timezone})`,
+        `imported schedule ${id} from ${summary.location} in ${Math.round(summary.ms)} ms (time zone ` +
+          `${summary.timezone})`,
       );
       io.out(
-        `  version ${version.version_id}, sha256 ${version.sha256?.slice(0, 12) ?? '?'}…, service ${version.service_start_date} to ${version.service_end_date}` +
+        `  version ${version.version_id}, sha256 ${version.sha256?.slice(0, 12) ?? '?'}…, service ` +
+          `${version.service_start_date} to ${version.service_end_date}` +
           `${expanded ? `; scheduled trips expanded ${expanded.from} to ${expanded.to}` : ''}`,
       );
       for (const [table, load] of Object.entries(summary.tables)) {

@@ -86,7 +86,8 @@ export async function runKeysCommand(
       }
       print(created.key);
       print(
-        `created ${created.id} (${created.plan}${created.test ? ', test' : ''}): the key above is shown once and stored only as a hash, keep it now`,
+        `created ${created.id} (${created.plan}${created.test ? ', test' : ''}): the key above is shown once and ` +
+          `stored only as a hash, keep it now`,
       );
       return 0;
     }

@@ -38,7 +38,8 @@ export async function printPerformanceReport(
   const { mode, route } = options;
   if (!(await isKnownRoute(db, mode, route))) {
     io.err(
-      `unknown ${mode} ${mode === 'rail' ? 'line' : 'route'} ${JSON.stringify(route)}: not in a schedule nor in the retained history`,
+      `unknown ${mode} ${mode === 'rail' ? 'line' : 'route'} ${JSON.stringify(route)}: not in a schedule nor in the ` +
+        `retained history`,
     );
     return 1;
   }

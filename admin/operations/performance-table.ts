@@ -49,7 +49,8 @@ export function formatPerformanceTable(result: PerformanceResult): string {
       .trimEnd();
   const [early, late] = result.on_time_window_s;
   const heading =
-    `${result.mode} ${result.mode === 'rail' ? 'line' : 'route'} ${result.route_id}, ${result.from} to ${result.to}, by ${result.group}` +
+    `${result.mode} ${result.mode === 'rail' ? 'line' : 'route'} ${result.route_id}, ${result.from} to ${result.to}, ` +
+    `by ${result.group}` +
     `${result.split ? ', split by service day' : ''} (${result.timezone}; on time ${early} to +${late} s; ` +
     `figures from fewer than ${result.min_observations} observations: -)`;
   const lines = [heading, render(cols.map((c) => c.title)), render(widths.map((w) => '-'.repeat(w)))];

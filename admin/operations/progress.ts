@@ -13,7 +13,8 @@ export function progressReporter(label: string, stream: NodeJS.WriteStream = pro
       const width = 24;
       const filled = Math.round((pct / 100) * width);
       stream.write(
-        `\r${label} ${step.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}%`,
+        `\r${label} ${step.padEnd(16)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` +
+          `${String(pct).padStart(3)}%`,
       );
     },
     done(): void {

@@ -59,7 +59,8 @@ async function reportModes(db: Db, mode: Mode | undefined, route: string | undef
     const modes = await reliabilityModes(db);
     return modes.length > 0
       ? modes
-      : 'no route or line in any schedule nor in the retained history: import a schedule (transit-api import-gtfs) or ingest feeds first';
+      : 'no route or line in any schedule nor in the retained history: import a schedule (transit-api import-gtfs) ' +
+          'or ingest feeds first';
   }
   const modes = await routeModes(db, route);
   if (mode !== undefined) {
@@ -74,7 +75,8 @@ async function reportModes(db: Db, mode: Mode | undefined, route: string | undef
   }
   if (modes.length > 1) {
     throw new UsageError(
-      `${JSON.stringify(route)} is a ${modes.map((m) => `${m} ${what(m)}`).join(' and a ')}: say which with --mode ${modes.join('|')}`,
+      `${JSON.stringify(route)} is a ${modes.map((m) => `${m} ${what(m)}`).join(' and a ')}: say which with --mode ` +
+        `${modes.join('|')}`,
     );
   }
   return modes;

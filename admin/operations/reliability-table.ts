@@ -57,7 +57,8 @@ export function formatRollupTable(result: RollupResult): string {
       .trimEnd();
   const heading =
     `${result.mode} ${result.route_id ?? 'all routes'}, ${result.from} to ${result.to}, by ${result.group}` +
-    `${result.split ? ', split by service day' : ''} (${result.timezone}; days over through ${result.complete_through})`;
+    `${result.split ? ', split by service day' : ''} (${result.timezone}; days over through ` +
+    `${result.complete_through})`;
   const lines = [heading, render(cols.map((c) => c.title)), render(widths.map((w) => '-'.repeat(w)))];
   if (cells.length === 0) lines.push('(no rows)');
   for (const line of cells) lines.push(render(line));

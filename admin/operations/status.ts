@@ -60,7 +60,8 @@ interface PollRow {
 async function feedPolls(db: Db): Promise<Map<string, PollRow>> {
   const rows = await db.all<PollRow>(`SELECT feed_id, count(*) AS polls,
       count(*) FILTER (WHERE ${FAILED_POLL_SQL}) AS failed,
-      max(polled_at) AS last_poll, arg_max(status, polled_at) AS last_status, arg_max(entities, polled_at) AS last_entities,
+      max(polled_at) AS last_poll, arg_max(status, polled_at) AS last_status, arg_max(entities,
+        polled_at) AS last_entities,
       arg_max(error, polled_at) FILTER (WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL) AS last_error,
       max(polled_at) FILTER (WHERE ${FAILED_POLL_SQL} AND error IS NOT NULL) AS last_error_at
     FROM feed_polls GROUP BY feed_id ORDER BY feed_id`);
@@ -155,8 +156,14 @@ export function formatStatus(report: StatusReport): string[] {
   const s = report.service;
   const lines = [
     s.running
-      ? `service    running: pid ${s.pid} since ${s.started_at}, ${s.url}${s.admin_socket ? `, admin socket ${s.admin_socket}` : ''}`
-      : `service    not running (${s.admin_socket ? `nothing answers on its admin socket ${s.admin_socket}` : 'admin socket disabled in this config: a running service cannot be seen'})`,
+      ? `service    running: pid ${s.pid} since ${s.started_at}, ` +
+        `${s.url}${s.admin_socket ? `, admin socket ${s.admin_socket}` : ''}`
+      : `service    not running ` +
+        `(${
+          s.admin_socket
+            ? `nothing answers on its admin socket ${s.admin_socket}`
+            : 'admin socket disabled in ' + 'this config: a running service cannot be seen'
+        })`,
     `database   ${report.database}`,
     `schedules  ${report.schedules.length}`,
   ];
@@ -164,8 +171,11 @@ export function formatStatus(report: StatusReport): string[] {
     lines.push(
       sc.imported_at === null
         ? `  ${sc.id}: never imported from ${sc.source}`
-        : `  ${sc.id}: imported ${sc.imported_at} from ${sc.source}; ${sc.routes} routes, ${sc.trips} trips, ${sc.stops} stops` +
-            `${sc.timezone ? `, ${sc.timezone}` : ''}${sc.feed_version ? `, version ${sc.feed_version}` : ''}${sc.configured ? '' : ' (not in the config)'}`,
+        : `  ${sc.id}: imported ${sc.imported_at} from ${sc.source}; ${sc.routes} routes, ${sc.trips} trips, ` +
+            `${sc.stops} stops` +
+            (sc.timezone ? `, ${sc.timezone}` : '') +
+            (sc.feed_version ? `, version ${sc.feed_version}` : '') +
+            (sc.configured ? '' : ' (not in the config)'),
     );
     const c = sc.last_check;
     if (c?.outcome === 'failed') lines.push(`    last check ${c.at} failed: ${c.error ?? 'unknown error'}`);

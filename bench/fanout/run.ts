@@ -276,9 +276,13 @@ async function runEdges(
     const machineCpu = (machineBusySeconds() - s.machine) / elapsed;
     const eventsPerS = outputs.reduce((n, o) => n + o.events_per_s!, 0);
     const serverCpu = serverCpus.reduce((a, b) => a + b, 0);
+    const perEdge = serverCpus.map(
+      (c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`,
+    );
     console.log(
-      `  ${kind}: per edge ${serverCpus.map((c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`).join('; ')}; ` +
-        `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, p99 ${outputs.map((o) => fmt(o.p99_ms!, 1)).join(' / ')} ms`,
+      `  ${kind}: per edge ${perEdge.join('; ')}; ` +
+        `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, ` +
+        `p99 ${outputs.map((o) => fmt(o.p99_ms!, 1)).join(' / ')} ms`,
     );
     return {
       server: kind,
@@ -514,7 +518,9 @@ async function main(): Promise<void> {
       const target = r.rate <= 10 ? 100 : 200;
       report({
         bench: 'fanout',
-        figure: `SSE ${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p99 (${Math.round(r.eventsPerS).toLocaleString('en')} events/s)`,
+        figure:
+          `SSE ${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p99 ` +
+          `(${Math.round(r.eventsPerS).toLocaleString('en')} events/s)`,
         value: r.p99,
         unit: 'ms',
         ...(ref ? { baseline: 'raw uWS, same load', baselineValue: ref.p99, ratio: r.p99 / ref.p99 } : {}),
@@ -540,7 +546,8 @@ async function main(): Promise<void> {
     );
     console.log('other% = machine CPU used by neither server nor client (other tenants); runs above ~15 are noisy.');
     console.log(
-      "srv p50/p99 = the server's own: from an event's due time until its write to the last socket returned (api, uws); p50/p99 are the client's, which adds its own queueing.",
+      "srv p50/p99 = the server's own: from an event's due time until its write to the last socket returned (api, " +
+        "uws); p50/p99 are the client's, which adds its own queueing.",
     );
     console.log(`\nJSON ${JSON.stringify(results)}`);
   } finally {

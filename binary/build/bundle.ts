@@ -56,7 +56,9 @@ function nativesPlugin(repoRoot: string, natives: BundleOptions['natives']): Plu
         };
         b.onResolve({ filter: NATIVE_MODULE }, (args) => ({ path: args.path, namespace: 'sea-native' }));
         b.onLoad({ filter: /.*/, namespace: 'sea-native' }, (args) => ({
-          contents: `module.exports = require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
+          contents:
+            `module.exports = ` +
+            `require(${JSON.stringify(NATIVE_LOADER)}).loadNativeAddon(${JSON.stringify(replaced[args.path])});\n`,
           resolveDir: repoRoot,
           loader: 'js',
         }));
@@ -132,7 +134,8 @@ export async function bundleApp(options: BundleOptions): Promise<Bundle> {
   const failures = result.warnings.filter(fatal).map(describe);
   if (failures.length) {
     throw new Error(
-      `the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() from core/assets.ts`,
+      `the bundle would break at run time:\n  ${failures.join('\n  ')}\nread the file through assetPath() ` +
+        `from core/assets.ts`,
     );
   }
   const inputs = [...Object.keys(result.metafile.inputs), ...browserInputs]

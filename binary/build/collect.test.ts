@@ -19,7 +19,9 @@ function tree(t: { teardown(fn: () => void): void }, files: Record<string, strin
 
 t.test('asset paths are the string literals passed to assetPath', async (t) => {
   const root = tree(t, {
-    'a.ts': `const X = assetPath('store/migrations');\nconst Y = assetPath( "pipeline/x.proto" );\nassetPath('store/migrations');`,
+    'a.ts':
+      `const X = assetPath('store/migrations');\nconst Y = assetPath( "pipeline/x.proto" ` +
+      `);\nassetPath('store/migrations');`,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: source text with a template literal, as the scan reads it
     'b.ts': 'const dir = assetPath(`sql/${name}`);\nconst d2 = assetPath(name);',
     'core/assets.ts': 'export function assetPath(relative: string): string {}',

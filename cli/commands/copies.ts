@@ -17,7 +17,8 @@ export const snapshotCommand: Command = {
 export const backupCommand: Command = {
   name: 'backup',
   summary:
-    'Write a consistent copy of the whole database to <file>, also while the service runs (restore: docs/guides/operating.md)',
+    'Write a consistent copy of the whole database to <file>, also while the service runs (restore: ' +
+    'docs/guides/operating.md)',
   usage: 'backup <file> [--json] [--config <file>]',
   allowPositionals: true,
   options: { json: { type: 'boolean' }, config: { type: 'string' } },

@@ -5,7 +5,8 @@ export const exportCommand: Command = {
   name: 'export',
   summary: 'Write history exports (typed Parquet and gzipped NDJSON) for finished service days',
   usage:
-    'export --from <YYYY-MM-DD> [--to <YYYY-MM-DD>] [--dataset reliability,realtime,alerts|all] [--format parquet,ndjson.gz|all] [--force] [--json]',
+    'export --from <YYYY-MM-DD> [--to <YYYY-MM-DD>] [--dataset reliability,realtime,alerts|all] [--format ' +
+    'parquet,ndjson.gz|all] [--force] [--json]',
   options: {
     dataset: { type: 'string' },
     from: { type: 'string' },

@@ -4,7 +4,8 @@ import { absolutePaths, operate } from '../run-operation.ts';
 export const importGtfsCommand: Command = {
   name: 'import-gtfs',
   summary:
-    'Import a static GTFS schedule (zip, folder or URL) into the database as a new version, replacing the previous copy',
+    'Import a static GTFS schedule (zip, folder or URL) into the database as a new version, replacing ' +
+    'the previous copy',
   usage: 'import-gtfs <zip path, folder or URL> [--id <schedule id>] [--json] [--config <file>]',
   allowPositionals: true,
   options: { id: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },

@@ -35,7 +35,8 @@ t.test('ingest prints the match rate per feed and what each strategy decided', a
       },
       false,
     ),
-    'trips matched to the schedule: 0 of 20 (0.0 %): no schedule for this feed (set feeds[].schedule_id, or configure one schedule)',
+    'trips matched to the schedule: 0 of 20 (0.0 %): no schedule for this feed (set feeds[].schedule_id, or ' +
+      'configure one schedule)',
     '0 of 20 is not silent, and says why',
   );
 });

@@ -16,7 +16,8 @@ const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`;
 /** "trips matched: 241 of 257 (93.8 %); exact 0/257, nyct 241/257 (4 ambiguous)…", or null without trips. */
 export function describeMatching(matching: TripMatching | null, hasSchedule: boolean): string | null {
   if (!matching) return null;
-  const head = `trips matched to the schedule: ${matching.matched} of ${matching.trips} (${percent(matching.match_rate)})`;
+  const head =
+    `trips matched to the schedule: ${matching.matched} of ${matching.trips} ` + `(${percent(matching.match_rate)})`;
   if (!hasSchedule) return `${head}: no schedule for this feed (set feeds[].schedule_id, or configure one schedule)`;
   const steps = Object.entries(matching.strategies).map(([strategy, c]) => {
     const decided = c.matched + c.unmatched + c.ambiguous;
@@ -54,9 +55,14 @@ function describe(poll: FeedPoll, hasSchedule: boolean): string {
     .map(([reason, n]) => `${reason} ${n}`)
     .join(', ');
   const note = STATUS_NOTES[poll.status];
-  const head = `${poll.feed_id}: ${poll.status}${poll.http_status ? ` (HTTP ${poll.http_status})` : ''}${note ? ` (${note})` : ''}`;
-  const counts = `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ${poll.alerts} alerts), ${poll.stored} rows stored`;
-  const rejects = `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} rejected${rejected ? `: ${rejected}` : ''}`;
+  const head =
+    `${poll.feed_id}: ` +
+    `${poll.status}${poll.http_status ? ` (HTTP ${poll.http_status})` : ''}${note ? ` (${note})` : ''}`;
+  const counts =
+    `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ` +
+    `${poll.alerts} alerts), ${poll.stored} rows stored`;
+  const rejects =
+    `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} ` + `rejected${rejected ? `: ${rejected}` : ''}`;
   const matching = describeMatching(poll.matching, hasSchedule);
   const stops = poll.stop_events ? describeStopEvents(poll.stop_events) : null;
   const findings = describeFindings(poll.findings);

@@ -5,9 +5,11 @@ import { STDIO } from '../run-operation.ts';
 export const initCommand: Command = {
   name: 'init',
   summary:
-    'Set up your own agency: check its GTFS and realtime feeds, write a commented config, import the schedule, create a first key',
+    'Set up your own agency: check its GTFS and realtime feeds, write a commented config, import the schedule, ' +
+    'create a first key',
   usage:
-    "init --gtfs <url|zip|folder> [--vehicles <url>] [--trip-updates <url>] [--alerts <url>] [--header 'Name: value']… [--dir <folder>] [--id <name>] [--port <n>] [--force]",
+    "init --gtfs <url|zip|folder> [--vehicles <url>] [--trip-updates <url>] [--alerts <url>] [--header 'Name: " +
+    "value']… [--dir <folder>] [--id <name>] [--port <n>] [--force]",
   options: {
     gtfs: { type: 'string' },
     vehicles: { type: 'string' },

@@ -4,9 +4,12 @@ import { operate } from '../run-operation.ts';
 export const keysCommand: Command = {
   name: 'keys',
   summary:
-    "Create, list, revoke or show API keys (create prints the key once, alone on the first line); see or delete a key's webhook endpoints",
+    'Create, list, revoke or show API keys (create prints the key once, alone on the first line); see or delete a ' +
+    "key's webhook endpoints",
   usage:
-    'keys create --plan free|regular|max [--test] [--name <name>] | keys list [--active] | keys revoke <id or prefix> | keys show <id or prefix> | keys endpoints <id or prefix> [--delete <endpoint id> | --delete-all]  [--json]',
+    'keys create --plan free|regular|max [--test] [--name <name>] | keys list [--active] | keys revoke <id or ' +
+    'prefix> | keys show <id or prefix> | keys endpoints <id or prefix> [--delete <endpoint id> | ' +
+    '--delete-all]  [--json]',
   allowPositionals: true,
   options: {
     plan: { type: 'string' },

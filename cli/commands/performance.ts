@@ -5,7 +5,8 @@ export const performanceCommand: Command = {
   name: 'performance',
   summary: 'Print how a route ran by day, week or period: on time, headways, bunching, travel, dwell, predictions',
   usage:
-    'performance --route <id> [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group day|week|period] [--split] [--json] [--config <file>]',
+    'performance --route <id> [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group ' +
+    'day|week|period] [--split] [--json] [--config <file>]',
   options: {
     route: { type: 'string' },
     mode: { type: 'string' },

@@ -5,7 +5,8 @@ export const reliabilityCommand: Command = {
   name: 'reliability',
   summary: 'Print scheduled, delivered and canceled trips of a route by day, week or period',
   usage:
-    'reliability [--route <id>] [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group day|week|period] [--split] [--json] [--config <file>]',
+    'reliability [--route <id>] [--mode bus|rail|streetcar] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group ' +
+    'day|week|period] [--split] [--json] [--config <file>]',
   options: {
     route: { type: 'string' },
     mode: { type: 'string' },

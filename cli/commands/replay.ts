@@ -49,12 +49,15 @@ const anomalyWords = (o: Record<string, number | undefined>): string => counts(o
 export const replayCommand: Command = {
   name: 'replay',
   summary:
-    'Ingest archived GTFS-RT snapshots of one feed or several (files or folders) interleaved in header-time order, then reliability for their days',
+    'Ingest archived GTFS-RT snapshots of one feed or several (files or folders) interleaved in header-time order, ' +
+    'then reliability for their days',
   usage: 'replay --feed <id> <file or folder>... [--feed <id> <file or folder>...] [--json] [--config <file>]',
   allowPositionals: true,
   options: { feed: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },
   optionHelp: {
-    feed: 'a configured feed, followed by the snapshots captured from it (its schedule and settings apply); repeat it for the feeds of one agency (vehicle positions and trip updates) to replay them together',
+    feed:
+      'a configured feed, followed by the snapshots captured from it (its schedule and settings apply); repeat ' +
+      'it for the feeds of one agency (vehicle positions and trip updates) to replay them together',
     json: 'the summary as JSON: one document per feed, one per line',
     config: 'config file (JSON); TRANSIT_DB selects the database (the service must be stopped: DuckDB locks the file)',
   },
@@ -139,15 +142,30 @@ export const replayCommand: Command = {
 function describeReplay(summary: ReplaySummary, reliability: ReplayReliability | null): string {
   const m = summary.matching;
   const se = summary.stop_events;
+  const o = summary.outcomes;
+  const snapshots = {
+    stored: o.ok,
+    'already stored': o.duplicate,
+    rejected: o.rejected,
+    'failed to decode': o.decode_error,
+  };
+  const findings = Object.fromEntries(Object.entries(summary.findings).sort(([a], [b]) => a.localeCompare(b)));
+  const matched = m.trips
+    ? `${n(m.matched)} of ${n(m.trips)} (${Math.round((100 * m.matched) / m.trips)} %)`
+    : 'no trips looked up';
   const lines = [
-    `replay ${summary.feed_id}: ${plural(summary.files, 'file')}, ${plural(summary.snapshots, 'snapshot')} from ${iso(summary.first_header_ms) ?? '—'} to ${iso(summary.last_header_ms) ?? '—'}`,
-    `  snapshots: ${counts({ stored: summary.outcomes.ok, 'already stored': summary.outcomes.duplicate, rejected: summary.outcomes.rejected, 'failed to decode': summary.outcomes.decode_error }) || 'none'}` +
+    `replay ${summary.feed_id}: ${plural(summary.files, 'file')}, ${plural(summary.snapshots, 'snapshot')} from ` +
+      `${iso(summary.first_header_ms) ?? '—'} to ${iso(summary.last_header_ms) ?? '—'}`,
+    `  snapshots: ${counts(snapshots) || 'none'}` +
       (Object.keys(summary.skipped).length ? `; not replayed: ${counts(summary.skipped)}` : ''),
     `  ${n(summary.rows_stored)} rows stored; ${counts(summary.rejected) || 'nothing'} rejected`,
-    `  feed rules: ${counts(Object.fromEntries(Object.entries(summary.findings).sort(([a], [b]) => a.localeCompare(b)))) || 'no findings'}`,
-    `  trips matched the schedule: ${m.trips ? `${n(m.matched)} of ${n(m.trips)} (${Math.round((100 * m.matched) / m.trips)} %)` : 'no trips looked up'}`,
-    `  stop events: ${n(se.written)} written${se.closed_at_end ? ` (${n(se.closed_at_end)} of trips still running when the archive ended)` : ''}; anomalies: ${anomalyWords(se.anomalies)}`,
-    `  ${n(summary.snapshots_per_s)} snapshots/s, ${n(Math.round(summary.rows_per_s))} rows/s (${n(summary.seconds)} s)`,
+    `  feed rules: ${counts(findings) || 'no findings'}`,
+    `  trips matched the schedule: ${matched}`,
+    `  stop events: ${n(se.written)} ` +
+      `written${se.closed_at_end ? ` (${n(se.closed_at_end)} of trips still running when the archive ended)` : ''}; ` +
+      `anomalies: ${anomalyWords(se.anomalies)}`,
+    `  ${n(summary.snapshots_per_s)} snapshots/s, ${n(Math.round(summary.rows_per_s))} rows/s ` +
+      `(${n(summary.seconds)} s)`,
   ];
   if (reliability) {
     lines.push(
@@ -156,7 +174,8 @@ function describeReplay(summary: ReplaySummary, reliability: ReplayReliability |
         : `  reliability (${reliability.schedule_id}): ${
             reliability.days.length
               ? `${plural(reliability.days.length, 'service day')} observed ` +
-                `(${reliability.days[0]} … ${reliability.days.at(-1)}), ${n(reliability.scheduled_trips)} scheduled trips expanded, ` +
+                `(${reliability.days[0]} … ${reliability.days.at(-1)}), ${n(reliability.scheduled_trips)} scheduled ` +
+                `trips expanded, ` +
                 `${reliability.finalized.length} finalized`
               : 'no trip observed'
           }`,

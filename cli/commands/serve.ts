@@ -36,7 +36,9 @@ export const serveCommand: Command = {
     demo: 'generate the demo city, replay it through a local GTFS-RT simulator, print demo keys (listens on 127.0.0.1)',
     port: 'listen port (0 picks a free one); overrides the config and TRANSIT_PORT',
     host: 'listen address (0.0.0.0: every interface); overrides the config',
-    role: 'all (default: one process), ingest (pipeline, database, jobs) or edge (REST and SSE from the broker); ingest and edge need broker.url',
+    role:
+      'all (default: one process), ingest (pipeline, database, jobs) or edge (REST and SSE from the broker); ' +
+      'ingest and edge need broker.url',
   },
   async run({ values, log, useConfig }) {
     const port = values.port === undefined ? undefined : Number(values.port);
@@ -81,7 +83,8 @@ export const serveCommand: Command = {
       const { startEdge } = await import('../../app/edge.ts');
       const edge = await startEdge(config, { log });
       print(
-        `transit-api edge listening on ${listening(edge.server, `broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')}`)}`,
+        `transit-api edge listening on ` +
+          `${listening(edge.server, `broker ${config.broker.url?.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')}`)}`,
       );
       // SIGHUP would end the process by default: an edge has nothing to reload (no feeds, no jobs)
       const onHangup = () => log.warn('an edge has no config to reload: restart it to apply a change');
@@ -108,12 +111,14 @@ export const serveCommand: Command = {
     });
     print(`transit-api listening on ${listening(service.server, `database ${config.db_path}`)}`);
     print(
-      `  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ${service.url}/dashboard`,
+      `  docs ${service.url}/docs · OpenAPI ${service.url}/openapi.yaml · status ${service.url}/status · dashboard ` +
+        `${service.url}/dashboard`,
     );
     if (service.metricsServer) print(`  metrics ${service.metricsServer.url} (Prometheus)`);
     if (service.admin)
       print(
-        `  admin socket ${service.admin.path} (keys, status, reload, backup … while serving; SIGHUP reloads the config)`,
+        `  admin socket ${service.admin.path} (keys, status, reload, backup … while serving; SIGHUP ` +
+          `reloads the config)`,
       );
     if (demo) {
       print(`  demo network simulated at ${demo.simulator.url}`);

@@ -41,7 +41,8 @@ function describeSnapshot(r: SnapshotReport): string {
 
 function describeSummary(s: ValidateSummary): string {
   const lines = [
-    `validated ${plural(s.snapshots, 'snapshot')}: ${s.with_findings} with findings, ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}`,
+    `validated ${plural(s.snapshots, 'snapshot')}: ${s.with_findings} with findings, ${plural(s.errors, 'error')}, ` +
+      `${plural(s.warnings, 'warning')}`,
   ];
   if (s.rules.length) {
     const width = Math.max(8, ...s.rules.map((r) => String(r.findings).length));
@@ -49,7 +50,8 @@ function describeSummary(s: ValidateSummary): string {
     for (const r of s.rules) {
       const where = `${r.example.source}${r.example.entity_id === null ? '' : `, entity ${r.example.entity_id}`}`;
       lines.push(
-        `  ${r.rule} ${r.severity.padEnd(8)} ${String(r.findings).padStart(width)} ${String(r.snapshots).padStart(9)}  ${r.title} (${where})`,
+        `  ${r.rule} ${r.severity.padEnd(8)} ${String(r.findings).padStart(width)} ` +
+          `${String(r.snapshots).padStart(9)}  ${r.title} (${where})`,
       );
     }
   }
@@ -59,7 +61,8 @@ function describeSummary(s: ValidateSummary): string {
 export const validateCommand: Command = {
   name: 'validate',
   summary:
-    "Check GTFS-Realtime files, folders or URLs against the feed rules (MobilityData's validator ids); no database or service needed",
+    "Check GTFS-Realtime files, folders or URLs against the feed rules (MobilityData's validator ids); no database " +
+    'or service needed',
   usage: "validate [--schedule <zip|folder|url>] [--series] [--header 'Name: value']… <file|folder|url>... [--json]",
   allowPositionals: true,
   options: {
@@ -71,7 +74,8 @@ export const validateCommand: Command = {
   optionHelp: {
     schedule: 'the static GTFS the feed refers to: trips, routes, stops, area and shapes are checked against it',
     series:
-      'the files are consecutive snapshots of one feed, in the order given (folders by name): E017, E018 and W007 compare each with the one before',
+      'the files are consecutive snapshots of one feed, in the order given (folders by name): E017, E018 and W007 ' +
+      'compare each with the one before',
     header: "'Name: value' sent with every URL request (an API key the agency requires); repeatable",
     json: 'one JSON document: every snapshot with its findings, and the summary per rule',
   },

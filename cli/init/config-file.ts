@@ -94,7 +94,8 @@ export function renderConfig(plan: InitPlan): string {
     `    ${j(plan.schedule)}`,
     '  ],',
     '',
-    `  // The realtime feeds, each polled every interval_s seconds${plan.feeds.some((f) => Object.keys(f.headers).length) ? '; headers go with every request' : ''}.`,
+    `  // The realtime feeds, each polled every interval_s ` +
+      `seconds${plan.feeds.some((f) => Object.keys(f.headers).length) ? '; headers go with every request' : ''}.`,
     `  "feeds": [${feeds.length ? '' : ']'}`,
   ];
   feeds.forEach((feed, i) => {

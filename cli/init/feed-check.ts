@@ -144,8 +144,10 @@ export function reportFeed(
   const warnings: string[] = [];
   const what = feed.kind === 'alerts-json' ? 'JSON alerts (pipeline/ALERTS-JSON.md)' : 'GTFS-Realtime';
   facts.push(
-    `${what}, ${formatBytes(feed.body.byteLength)}: ${count(poll.entities)} ${poll.entities === 1 ? 'entity' : 'entities'} ` +
-      `(${count(poll.vehicle_entities)} vehicle positions, ${count(poll.trip_update_entities)} trip updates, ${count(poll.alert_entities)} alerts)`,
+    `${what}, ${formatBytes(feed.body.byteLength)}: ${count(poll.entities)} ` +
+      `${poll.entities === 1 ? 'entity' : 'entities'} ` +
+      `(${count(poll.vehicle_entities)} vehicle positions, ${count(poll.trip_update_entities)} trip updates, ` +
+      `${count(poll.alert_entities)} alerts)`,
   );
 
   const header = poll.header_timestamp_ms;
@@ -154,7 +156,8 @@ export function reportFeed(
   } else {
     const age = now - header;
     facts.push(
-      `snapshot time ${instantText(header)}: ${age >= 0 ? `${formatAge(age)} old` : `${formatAge(age)} ahead of this clock`}`,
+      `snapshot time ${instantText(header)}: ` +
+        `${age >= 0 ? `${formatAge(age)} old` : `${formatAge(age)} ahead of this clock`}`,
     );
     const wasMs = (poll.rejected.header_timestamp_ms ?? 0) > 0;
     if (wasMs)
@@ -166,12 +169,17 @@ export function reportFeed(
     });
     if (verdict !== 'ok') {
       warnings.push(
-        `serve will refuse this snapshot as it is: ${rejectionMessage({ reason: verdict, header_ms: header, header_was_ms: wasMs }, now, limits.freshness).replace(/^snapshot rejected: /, '')}` +
+        `serve will refuse this snapshot as it is: ` +
+          rejectionMessage({ reason: verdict, header_ms: header, header_was_ms: wasMs }, now, limits.freshness).replace(
+            /^snapshot rejected: /,
+            '',
+          ) +
           (verdict === 'timestamp_too_old' ? ' (for archived captures only: a live feed this old is stuck)' : ''),
       );
     } else if (age > limits.freshness.expired_after_s * 1000) {
       warnings.push(
-        `older than freshness.expired_after_s (${limits.freshness.expired_after_s} s): the API will show its data as expired. Is the feed updating?`,
+        `older than freshness.expired_after_s (${limits.freshness.expired_after_s} s): the API will show its data as ` +
+          `expired. Is the feed updating?`,
       );
     }
   }
@@ -180,13 +188,15 @@ export function reportFeed(
   if (matching) facts.push(matching);
   if (poll.matching && poll.matching.trips > 0 && poll.matching.match_rate < 0.5) {
     warnings.push(
-      "fewer than half of its trips match the schedule: is the GTFS the one this feed's trip ids come from, and current? (docs/guides/real-feeds.md, Trip matching)",
+      "fewer than half of its trips match the schedule: is the GTFS the one this feed's trip ids come from, and " +
+        'current? (docs/guides/real-feeds.md, Trip matching)',
     );
   }
   const rejected = Object.entries(poll.rejected).filter(([reason, n]) => reason !== 'header_timestamp_ms' && n);
   if (rejected.length) {
     facts.push(
-      `${count(rejected.reduce((a, [, n]) => a + (n ?? 0), 0))} rows would be rejected: ${rejected.map(([r, n]) => `${r} ${count(n ?? 0)}`).join(', ')}`,
+      `${count(rejected.reduce((a, [, n]) => a + (n ?? 0), 0))} rows would be rejected: ` +
+        `${rejected.map(([r, n]) => `${r} ${count(n ?? 0)}`).join(', ')}`,
     );
   }
   const problem = snapshotProblem(poll, now, limits.freshness);

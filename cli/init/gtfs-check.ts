@@ -55,7 +55,8 @@ async function agencyInZip(path: string, source: string): Promise<string | null>
     const head = await readFile(path).then((b) => b.subarray(0, 4096));
     const looks = describeBody(head);
     throw new GtfsCheckError(
-      `${source} is not a GTFS zip: ${looks && looks.kind !== 'zip' ? `it is ${looks.what}` : 'not a ZIP archive, or a truncated one'}`,
+      `${source} is not a GTFS zip: ` +
+        `${looks && looks.kind !== 'zip' ? `it is ${looks.what}` : 'not a ZIP archive, or a truncated one'}`,
     );
   }
   try {

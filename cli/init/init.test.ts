@@ -183,7 +183,8 @@ t.test('checks each feed once, imports, writes a private commented config and pr
   t.match(
     text,
     new RegExp(
-      `Next:\\n  npx transit-api serve --config \\S+\\n  curl -H "Authorization: Bearer ${keys[0]}" http://127.0.0.1:8080/api/v1/\\w+/realtime\\n  npx transit-api status --config`,
+      `Next:\\n  npx transit-api serve --config \\S+\\n  curl -H "Authorization: Bearer ${keys[0]}" ` +
+        `http://127.0.0.1:8080/api/v1/\\w+/realtime\\n  npx transit-api status --config`,
     ),
   );
   const db = await Db.open(config.db_path);

@@ -94,15 +94,19 @@ function describeSchedule(imported: ImportedVersion, now: Date): { facts: string
   const { summary, version } = imported;
   const facts = [
     // a nested folder is worth saying; the name of a download is not
-    `imported in ${Math.round(summary.ms)} ms${summary.location.includes(' inside ') ? ` (files in ${summary.location})` : ''}: ${count(version.routes)} routes, ${count(version.trips)} trips, ` +
+    `imported in ${Math.round(summary.ms)} ` +
+      `ms${summary.location.includes(' inside ') ? ` (files in ${summary.location})` : ''}: ` +
+      `${count(version.routes)} routes, ${count(version.trips)} trips, ` +
       `${count(version.stops)} stops, ${count(version.stop_times)} stop times (time zone ${summary.timezone})`,
-    `service ${version.service_start_date} to ${version.service_end_date}${summary.feed_version ? `, feed_version ${summary.feed_version}` : ''}`,
+    `service ${version.service_start_date} to ` +
+      `${version.service_end_date}${summary.feed_version ? `, feed_version ${summary.feed_version}` : ''}`,
   ];
   const warnings = [...summary.warnings];
   const today = wallClock(now, summary.timezone).date;
   if (version.service_end_date && version.service_end_date < today) {
     warnings.push(
-      `its service ended on ${version.service_end_date}: no trip is scheduled today, so realtime trips match nothing current and reliability has nothing to compare. Is there a newer GTFS?`,
+      `its service ended on ${version.service_end_date}: no trip is scheduled today, so realtime trips match nothing ` +
+        `current and reliability has nothing to compare. Is there a newer GTFS?`,
     );
   } else if (version.service_start_date && version.service_start_date > today) {
     warnings.push(`its service starts on ${version.service_start_date}: no trip is scheduled before then`);
@@ -129,7 +133,8 @@ export async function runInit(options: InitOptions, io: InitIO, now: () => Date 
   );
   if (options.id !== undefined && !ID.test(options.id)) {
     throw new UsageError(
-      `--id takes letters, digits, - and _ (at most 50, starting with a letter or digit), got ${JSON.stringify(options.id)}`,
+      `--id takes letters, digits, - and _ (at most 50, starting with a letter or digit), got ` +
+        `${JSON.stringify(options.id)}`,
     );
   }
   if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535) {
@@ -146,15 +151,18 @@ export async function runInit(options: InitOptions, io: InitIO, now: () => Date 
   const dbPath = join(dir, 'transit.duckdb');
   if (existsSync(configPath) && !options.force) {
     io.err(
-      `refused: ${configPath} exists. init does not overwrite a config: it holds this deployment's signing_secret and feed settings. ` +
-        'Pass --force to write a new one (its new signing_secret ends links and cursors already handed out), or choose another --dir.',
+      `refused: ${configPath} exists. init does not overwrite a config: it holds this deployment's signing_secret ` +
+        `and feed settings. ` +
+        'Pass --force to write a new one (its new signing_secret ends links and cursors already handed out), or ' +
+        'choose another --dir.',
     );
     return 1;
   }
   if (existsSync(dbPath) && !options.force) {
     io.err(
       `refused: a database exists at ${dbPath} (an earlier init or service?). Pass --force to reuse it ` +
-        '(the schedule is imported as a new version, another key is created, earlier keys stay valid), or choose another --dir.',
+        '(the schedule is imported as a new version, another key is created, earlier keys stay valid), or ' +
+        'choose another --dir.',
     );
     return 1;
   }
@@ -171,7 +179,8 @@ export async function runInit(options: InitOptions, io: InitIO, now: () => Date 
   try {
     for (const s of sources)
       io.out(
-        `Checking --${s.role} ${s.url}${Object.keys(headers).length ? ` (with header ${Object.keys(headers).join(', ')})` : ''}`,
+        `Checking --${s.role} ` +
+          `${s.url}${Object.keys(headers).length ? ` (with header ${Object.keys(headers).join(', ')})` : ''}`,
       );
     const fetched = await Promise.all(sources.map((s) => fetchFeed(s)));
     const refused = fetched.filter((f): f is Extract<FetchedFeed, { ok: false }> => !f.ok);
@@ -255,7 +264,8 @@ async function setUp(s: SetUp): Promise<number> {
     created.undo();
     if (!isLockError(err)) throw err;
     io.err(
-      `refused: the database ${s.dbPath} is held by another process (a running service?): stop it first, or choose another --dir`,
+      `refused: the database ${s.dbPath} is held by another process (a running service?): stop it first, or ` +
+        `choose another --dir`,
     );
     return 1;
   }
@@ -292,7 +302,9 @@ async function setUp(s: SetUp): Promise<number> {
       for (const line of report.warnings) io.out(`  warning: ${line}`);
       const p = report.poll;
       const matched = p.matching ? `, ${p.matching.matched} of ${p.matching.trips} trips matched` : '';
-      planned.note = `${ROLE_INFO[feed.source.role].entities}; checked ${utcDate(when.getTime())}: ${p.entities} ${p.entities === 1 ? 'entity' : 'entities'}${matched}`;
+      planned.note =
+        `${ROLE_INFO[feed.source.role].entities}; checked ${utcDate(when.getTime())}: ${p.entities} ` +
+        `${p.entities === 1 ? 'entity' : 'entities'}${matched}`;
     });
     if (s.feeds.length === 0) {
       io.out('');
@@ -308,7 +320,8 @@ async function setUp(s: SetUp): Promise<number> {
     await db.close();
     io.out('');
     io.out(
-      `wrote ${s.configPath} (mode 0600: it holds the signing secret${plan.feeds.some((f) => Object.keys(f.headers).length) ? ' and the feed headers' : ''})`,
+      `wrote ${s.configPath} (mode 0600: it holds the signing ` +
+        `secret${plan.feeds.some((f) => Object.keys(f.headers).length) ? ' and the feed headers' : ''})`,
     );
     io.out(`created API key ${created_key.id} (plan max). It is shown once, here, and stored only as a hash:`);
     io.out('');

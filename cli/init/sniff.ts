@@ -48,7 +48,9 @@ export function describeBody(bytes: Uint8Array): BodyLooks | null {
     return {
       kind: 'json',
       what: `JSON (${excerpt(text)})`,
-      hint: 'some agencies serve GTFS-Realtime as JSON beside the protobuf (?format=json and the like): give the binary protobuf URL',
+      hint:
+        'some agencies serve GTFS-Realtime as JSON beside the protobuf (?format=json and the like): give the ' +
+        'binary protobuf URL',
     };
   }
   return { kind: 'text', what: `text (${excerpt(text)})` };

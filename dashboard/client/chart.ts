@@ -8,7 +8,10 @@ import { axisScale, intervalsFor, labelEvery, shortNumber } from './scale.ts';
 import type { Usage, UsageDay } from './types.ts';
 
 function dayTip(d: UsageDay): string {
-  return `${d.date}: ${fmtNumber(d.requests)} requests (${fmtNumber(d.errors)} errors), ${fmtNumber(d.connection_minutes)} connection-minutes`;
+  return (
+    `${d.date}: ${fmtNumber(d.requests)} requests (${fmtNumber(d.errors)} errors), ` +
+    `${fmtNumber(d.connection_minutes)} connection-minutes`
+  );
 }
 
 /** Draws usage.days into container; returns the svg. */
@@ -49,7 +52,8 @@ export function drawUsageChart(container: HTMLElement, usage: Usage): SVGElement
       svg('desc', {
         id: 'usage-chart-desc',
         text:
-          'Bars: requests per day on the left axis, their errors in red at the foot of each bar. Line: connection-minutes ' +
+          'Bars: requests per day on the left axis, their errors in red at the foot of each bar. Line: ' +
+          'connection-minutes ' +
           `of event streams per day on the right axis. Totals: ${fmtNumber(totals.requests)} requests, ` +
           `${fmtNumber(totals.errors)} errors, ${fmtNumber(totals.connection_minutes)} connection-minutes.`,
       }),

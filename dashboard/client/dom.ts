@@ -6,7 +6,9 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export type Child = Node | string | number | null | undefined | false;
 export type Children = Child | Child[];
-/** `text` sets textContent, on… functions become listeners, the rest attributes (null, undefined and false: left out). */
+/**
+ * `text` sets textContent, on… functions become listeners, the rest attributes (null, undefined and false: left out).
+ */
 export type Attrs = Record<string, unknown> | null;
 
 /** The element with this id; the page shell has every id the script uses. */

@@ -70,7 +70,8 @@ function exportsUnavailable(account: Account, message: string | null): void {
   $('exports-summary').replaceChildren();
   const why = account.key.test
     ? 'Test keys get no bulk history data, whatever their plan. Sign in with a live Max key to download export files.'
-    : 'History exports (daily Parquet and NDJSON files of the retained history) are part of the Max plan; this key is on the ' +
+    : 'History exports (daily Parquet and NDJSON files of the retained history) are part of the Max plan; ' +
+      'this key is on the ' +
       `${account.plan} plan.`;
   fill($('exports-body'), [
     el('p', { class: 'plan-note', 'data-reason': 'plan', text: why }),

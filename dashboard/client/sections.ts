@@ -167,7 +167,9 @@ export function renderWebhooks(endpoints: Page<Endpoint>, deliveries: Page<Deliv
   fill($('endpoints-body'), [
     el('p', {
       class: 'totals',
-      text: `${fmtNumber(endpoints.data.length)} of up to ${fmtNumber(limits ? limits.webhook_endpoints : NaN)} endpoints`,
+      text:
+        `${fmtNumber(endpoints.data.length)} of up to ` +
+        `${fmtNumber(limits ? limits.webhook_endpoints : NaN)} endpoints`,
     }),
     table(
       'endpoints',

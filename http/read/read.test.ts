@@ -169,14 +169,18 @@ t.test('the live index is computed once per version', async (t) => {
 t.test('the directory from the store', async (t) => {
   const db = await Db.open(':memory:');
   t.teardown(() => db.close());
-  await db.run(`INSERT INTO gtfs_routes (schedule_id, route_id, route_short_name, route_long_name, route_type, route_color, mode) VALUES
-    ('s1', 'Red', 'RL', 'Red Line', 1, 'DA291C', 'rail'), ('s1', '10', '10', NULL, 3, NULL, 'bus'), ('s1', '9', '9', NULL, 3, NULL, 'bus'),
-    ('s2', '9', 'nine', NULL, 3, NULL, 'bus'), ('s1', 'F', 'F', NULL, 4, NULL, NULL), ('s1', 'E', 'E', 'E line', 0, NULL, 'streetcar')`);
+  await db.run(`INSERT INTO gtfs_routes (schedule_id, route_id, route_short_name, route_long_name, route_type,
+    route_color, mode) VALUES
+    ('s1', 'Red', 'RL', 'Red Line', 1, 'DA291C', 'rail'), ('s1', '10', '10', NULL, 3, NULL, 'bus'), ('s1', '9', '9',
+      NULL, 3, NULL, 'bus'),
+    ('s2', '9', 'nine', NULL, 3, NULL, 'bus'), ('s1', 'F', 'F', NULL, 4, NULL, NULL), ('s1', 'E', 'E', 'E line', 0,
+      NULL, 'streetcar')`);
   await db.run(`INSERT INTO gtfs_stops (schedule_id, stop_id, stop_name, location_type, parent_station) VALUES
     ('s1', 'place-a', 'Alpha', 1, NULL), ('s1', 'a1', 'Alpha platform', 0, 'place-a'), ('s1', 'b', 'Beta', 0, '')`);
   await db.run(`INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id) VALUES ('s1', 't1', 'Red', 'wk')`);
   await db.run(
-    `INSERT INTO gtfs_stop_times (schedule_id, trip_id, stop_sequence, stop_id) VALUES ('s1', 't1', 2, 'b'), ('s1', 't1', 1, 'a1')`,
+    `INSERT INTO gtfs_stop_times (schedule_id, trip_id, stop_sequence, stop_id) VALUES ('s1', 't1', 2, 'b'), ` +
+      `('s1', 't1', 1, 'a1')`,
   );
   const snapshot = await readDirectory(db);
   const dir = new Directory(snapshot);

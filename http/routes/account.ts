@@ -224,8 +224,9 @@ export function accountRoutes(deps: AccountRouteDeps): RouteDef[] {
     path: `${PREFIX}/account`,
     summary: "The calling key's plan, limits and open streams",
     description:
-      'The key making the call (never the key itself), its plan and what the plan allows, the rate-limit window as of ' +
-      'this call, and the event streams the key holds open on this server with the connection-minutes each has started.',
+      'The key making the call (never the key itself), its plan and what the plan allows, the rate-limit window as ' +
+      'of this call, and the event streams the key holds open on this server with the connection-minutes ' +
+      'each has started.',
     tags: TAGS,
     auth: 'key',
     meter: null,

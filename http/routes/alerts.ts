@@ -86,6 +86,7 @@ function listAlerts(deps: CoreRouteDeps, ctx: Parameters<RouteDef['handler']>[0]
   return { data: page.data, freshness: { sources }, meta: page.meta, links: page.links };
 }
 
+const SAME_AS_ALL_ALERTS = 'with the same filters and cursor as /api/v1/alerts.';
 export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
   // a poll of a feed without alerts leaves these bodies cached
   const listing = liveList(['Alerts'], () => deps.index.alertsVersion());
@@ -95,7 +96,8 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/alerts`,
     summary: 'Stored alerts of every mode',
     description:
-      'Newest first (by first seen), stable under concurrent changes: walking the cursor never repeats or skips an alert that existed when the walk began.',
+      'Newest first (by first seen), stable under concurrent changes: walking the cursor never repeats or skips an ' +
+      'alert that existed when the walk began.',
     ...listing,
     query: z.object({
       mode: enumListParam(MODES, 'Mode.').optional(),
@@ -128,7 +130,7 @@ export function alertRoutes(deps: CoreRouteDeps): RouteDef[] {
       method: 'GET',
       path: `${PREFIX}/${mode}/alerts`,
       summary: `Stored ${mode} alerts`,
-      description: `Alerts informing ${mode} service, newest first, with the same filters and cursor as /api/v1/alerts.`,
+      description: `Alerts informing ${mode} service, newest first, ${SAME_AS_ALL_ALERTS}`,
       ...listing,
       query: z.object({ status, [routeParam]: mode === 'rail' ? line : routeOf(mode), station, source, impact }),
       response: AlertPageSchema,

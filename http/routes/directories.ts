@@ -11,7 +11,8 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/bus`,
     summary: 'Bus routes',
     description:
-      'Every bus route of the imported schedules with its last-seven-day reliability snapshot (null until the route has finalized service days) and links to its realtime, alert and reliability resources.',
+      'Every bus route of the imported schedules with its last-seven-day reliability snapshot (null until the route ' +
+      'has finalized service days) and links to its realtime, alert and reliability resources.',
     tags: ['Bus', 'Directories'],
     auth: 'key',
     meter: 'request',
@@ -37,7 +38,8 @@ export function directoryRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/streetcar`,
     summary: 'Streetcar routes',
     description:
-      'Every streetcar route of the imported schedules, the number of alerts active on it now, and links to its alerts, realtime and reliability resources.',
+      'Every streetcar route of the imported schedules, the number of alerts active on it now, and links to its ' +
+      'alerts, realtime and reliability resources.',
     tags: ['Streetcar', 'Directories'],
     auth: 'key',
     meter: 'request',

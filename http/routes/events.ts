@@ -23,9 +23,9 @@ export interface EventStreamSource {
 
 const DESCRIPTION = [
   'Always `text/event-stream`. Each event is named by its dotted type (`alert.created`, `vehicle.position`, ' +
-    '`feed.stale`, …) and carries the event envelope `{version, id, type, timestamp, modes, routes, lines, data}` as JSON ' +
-    '(the body webhooks deliver; `x-sse-events` names the schema of each event), with an increasing SSE `id` to resume from. ' +
-    'The stream starts with `retry: 3000`; a `: ping` comment (with the newest `id`) follows every 15 s ' +
+    '`feed.stale`, …) and carries the event envelope `{version, id, type, timestamp, modes, routes, lines, data}` as ' +
+    'JSON (the body webhooks deliver; `x-sse-events` names the schema of each event), with an increasing SSE `id` to ' +
+    'resume from. The stream starts with `retry: 3000`; a `: ping` comment (with the newest `id`) follows every 15 s ' +
     '(`sse.ping_interval_s`).',
   '**Resume.** Send the last id received as the `Last-Event-ID` header (EventSource does this by itself) or ' +
     'as `last_event_id`: the events after it are replayed from the retained log (the newest events within ' +

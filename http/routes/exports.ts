@@ -146,11 +146,11 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
     path: BASE,
     summary: 'List history export files',
     description:
-      'The export catalogue, newest service day first: one file per dataset part, service day and format, written by the ' +
-      'daily export job as typed Parquet (zstd) and gzipped NDJSON. Each ready file carries its row count, byte count, SHA-256, ' +
-      'column types and a signed download link that works without a key until `expires_at` (exports.url_ttl_s, default one hour). ' +
-      'Max plan only; test keys are refused (403 `forbidden_plan`) because a history export is a copy of the production record. ' +
-      'Lists `ready` files unless `state` asks for others.',
+      'The export catalogue, newest service day first: one file per dataset part, service day and format, written by ' +
+      'the daily export job as typed Parquet (zstd) and gzipped NDJSON. Each ready file carries its row count, byte ' +
+      'count, SHA-256, column types and a signed download link that works without a key until `expires_at` ' +
+      '(exports.url_ttl_s, default one hour). Max plan only; test keys are refused (403 `forbidden_plan`) because a ' +
+      'history export is a copy of the production record. Lists `ready` files unless `state` asks for others.',
     tags: TAGS,
     auth: 'key',
     plan: 'max',
@@ -221,11 +221,11 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
     summary: 'Download an export file (signed link)',
     description:
       "The file's bytes, exactly what the manifest's `sha256` and `bytes` describe: Parquet as " +
-      '`application/vnd.apache.parquet`, NDJSON as `application/gzip` (no Content-Encoding, so nothing on the way unpacks it). ' +
-      "Authorised by the link's `expires` and `signature`, not by a key, so browsers and `curl -O` can fetch it; not metered. " +
-      'A link whose signature does not match (any part altered) is refused with 403 `invalid_signature`, an expired one with ' +
-      '403 `link_expired`. `ETag` is the quoted SHA-256 and `Repr-Digest` its RFC 9530 form; a single `Range` resumes a ' +
-      'download (206), `If-None-Match` revalidates (304).',
+      '`application/vnd.apache.parquet`, NDJSON as `application/gzip` (no Content-Encoding, so nothing on the way ' +
+      "unpacks it). Authorised by the link's `expires` and `signature`, not by a key, so browsers and `curl -O` can " +
+      'fetch it; not metered. A link whose signature does not match (any part altered) is refused with 403 ' +
+      '`invalid_signature`, an expired one with 403 `link_expired`. `ETag` is the quoted SHA-256 and `Repr-Digest` ' +
+      'its RFC 9530 form; a single `Range` resumes a download (206), `If-None-Match` revalidates (304).',
     tags: TAGS,
     auth: 'none',
     meter: null,
@@ -240,7 +240,8 @@ export function exportRoutes(deps: ExportRouteDeps): RouteDef[] {
         .meta({
           description:
             'Expiry of the link in epoch seconds, like every epoch value of the API (from the listing). Links of the ' +
-            'earlier millisecond form are refused with 403 `invalid_signature`; list the exports again for a fresh one.',
+            'earlier millisecond form are refused with 403 `invalid_signature`; list the exports again ' +
+            'for a fresh one.',
           example: '1714585560',
         }),
       signature: z.string().max(100).meta({ description: 'Signature of the link (from the listing).' }),

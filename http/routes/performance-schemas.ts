@@ -49,13 +49,15 @@ export const PerformanceRowSchema = z
     days: count('Service dates counted in the row.'),
     final: z.boolean().meta({
       description:
-        'Every day of the row is finalized (with reliability): its figures no longer change. false while a day runs or waits for the job.',
+        'Every day of the row is finalized (with reliability): its figures no longer change. false while a day runs ' +
+        'or waits for the job.',
     }),
     days_observed: count('Days of the row with at least one stop event of the route.'),
     observed_stop_events: count('Stop events of the route with an actual time (store/SCHEMA.md, stop_events).'),
     delays_observed: count('Stop events with an arrival delay (actual and scheduled arrival).'),
     on_time_pct: pct(
-      `Arrival delays within \`meta.on_time_window_s\` (default −60 s to +300 s; config performance.on_time_window_s); ${FEW}.`,
+      `Arrival delays within \`meta.on_time_window_s\` (default −60 s to +300 s; config ` +
+        `performance.on_time_window_s); ${FEW}.`,
       87.5,
     ),
     early_pct: pct(`Arrival delays earlier than the window; ${FEW}.`, 2.1),
@@ -68,7 +70,8 @@ export const PerformanceRowSchema = z
     headway_on_time_pct: pct(`Headways within 0.75–1.25 × the scheduled headway; ${FEW}.`, 71.3),
     bunched_pct: pct(`Headways of at most 0.5 × the scheduled headway; ${FEW}.`, 6.8),
     excess_wait_s: seconds(
-      `Actual minus scheduled average wait of a rider arriving at random, Σh² / 2Σh, over the headways that have a scheduled one; ${FEW}.`,
+      `Actual minus scheduled average wait of a rider arriving at random, Σh² / 2Σh, over the headways that have a ` +
+        `scheduled one; ${FEW}.`,
       48,
     ),
     complete_trips: count("Trips whose first stop's departure and last stop's arrival were both measured."),

@@ -48,7 +48,8 @@ const query = z.object({
     '`day` (default), ISO `week` (Monday to Sunday), or `period`: one row for the whole from..to.',
   ).optional(),
   from: dateParam(
-    `First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before \`to\`, or the window's first day when later.`,
+    `First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before ` +
+      `\`to\`, or the window's first day when later.`,
   ).optional(),
   to: dateParam(
     'Last service date, YYYY-MM-DD, inside the retained window. Default: today in the agency time zone.',
@@ -106,7 +107,8 @@ async function answer(
   if (!window) {
     throw new ApiError(
       'no_retained_rows',
-      `No ${mode} trips are retained yet: ${mode} performance starts with the first service day a ${mode} trip is recorded.`,
+      `No ${mode} trips are retained yet: ${mode} performance starts with the first service day a ${mode} ` +
+        `trip is recorded.`,
     );
   }
   const range = resolveRange(mode, { from: ctx.query.from, to: ctx.query.to }, window, today);
@@ -151,7 +153,8 @@ function performanceRoute(deps: PerformanceRouteDeps, windows: RetainedWindows, 
       'travel time of complete trips (median and 90th percentile), median dwell, and prediction accuracy by horizon. ' +
       'A figure from fewer than `meta.min_observations` observations is null and `notes` says why (never 0). ' +
       'Days are final with reliability (`final`); today and days not finalized are computed live. Parameters, ' +
-      `retained window and errors as the reliability endpoint's; 404 not_found when no schedule nor history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
+      `retained window and errors as the reliability endpoint's; 404 not_found when no schedule nor history knows ` +
+      `the ${mode === 'rail' ? 'line' : 'route'}.`,
     tags: [TITLES[mode], 'Performance'],
     auth: 'key',
     meter: 'request',

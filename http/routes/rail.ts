@@ -30,7 +30,8 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/rail`,
     summary: 'Rail lines',
     description:
-      'Every rail line of the imported schedules, its stations in running order, and links to its realtime, alert and reliability resources.',
+      'Every rail line of the imported schedules, its stations in running order, and links to its realtime, alert ' +
+      'and reliability resources.',
     tags: ['Rail', 'Directories'],
     auth: 'key',
     meter: 'request',
@@ -56,7 +57,9 @@ export function railRoutes(deps: CoreRouteDeps): RouteDef[] {
     path: `${PREFIX}/rail/realtime`,
     summary: 'Rail arrivals with delay summaries',
     description:
-      'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries over every matching arrival, the rail vehicles of the requested lines (trains without coordinates placed at their stop), and the freshness of each rail source.',
+      'Normalized arrivals ordered by line, trip and stop sequence, with train, line and station delay summaries ' +
+      'over every matching arrival, the rail vehicles of the requested lines (trains without ' +
+      'coordinates placed at their stop), and the freshness of each rail source.',
     // ages and freshness move with the clock: a cached body lives one second
     ...liveList(['Rail', 'Realtime'], () => deps.index.versionOf(REALTIME_SLICES), 1_000),
     query: z.object({

@@ -18,7 +18,8 @@ export const RollingWindowSchema = z
     unobserved: count('Scheduled trips of the seven days never seen, on days that are over.'),
     observed: count('Scheduled trips of the seven days seen by any feed (running or canceled).'),
     delivered_pct_of_observed: pct(
-      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no scheduled trip was seen.',
+      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no ' +
+        'scheduled trip was seen.',
     ),
   })
   .meta({
@@ -41,16 +42,19 @@ export const ReliabilityRowSchema = z
     period_end: date('Last day of the group inside from..to.'),
     service_day: z.enum(['all', 'weekday', 'saturday', 'sunday']).meta({
       description:
-        '`all`, or with split=service_day the type of the service dates counted (by the calendar day of the service date).',
+        '`all`, or with split=service_day the type of the service dates counted (by the calendar day of ' +
+        'the service date).',
     }),
     days: count('Service dates counted in the row.'),
     final: z.boolean().meta({
       description:
-        'Every day of the row is finalized. false while a day is running or not finalized yet: its figures may still change.',
+        'Every day of the row is finalized. false while a day is running or not finalized yet: its figures ' +
+        'may still change.',
     }),
     days_observed: count(
       'Days of the row on which any trip was seen by any feed. Fewer than `days`: the other days have no ' +
-        'observations (before history began, a feed outage, archives not replayed), and their scheduled trips count as unobserved.',
+        'observations (before history began, a feed outage, archives not replayed), and their scheduled trips ' +
+        'count as unobserved.',
     ),
     scheduled: count('Denominator: trips in the static schedule for these service dates.'),
     delivered: count(
@@ -68,12 +72,13 @@ export const ReliabilityRowSchema = z
       'delivered / scheduled × 100, two decimals; null when nothing was scheduled (never a division by zero).',
     ),
     observed: count(
-      'Scheduled trips seen by any feed, running or canceled: scheduled - unobserved - pending, the denominator of `delivered_pct_of_observed`.',
+      'Scheduled trips seen by any feed, running or canceled: scheduled - unobserved - pending, the denominator of ' +
+        '`delivered_pct_of_observed`.',
     ),
     delivered_pct_of_observed: pct(
-      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no scheduled trip was seen. ' +
-        'Beside `delivered_pct`, it tells missing data (few trips observed) from missing service; `meta.notes` names the rows ' +
-        'where more than half the scheduled trips were never observed.',
+      'delivered / observed × 100, two decimals: the share of the trips seen that ran; null when no scheduled trip ' +
+        'was seen. Beside `delivered_pct`, it tells missing data (few trips observed) from missing service; ' +
+        '`meta.notes` names the rows where more than half the scheduled trips were never observed.',
     ),
     rolling_7d: RollingWindowSchema.nullable().meta({
       description: 'group=day: the seven days ending on this day; null for week and period.',
@@ -119,14 +124,15 @@ export const ReliabilityRollupSchema = z
       retained_window: RetainedWindowSchema,
       days_without_observations: z.array(z.string().meta({ format: 'date' })).meta({
         description:
-          'Service dates of from..to, up to today, on which no trip was seen by any feed: their figures measure missing data, not service.',
+          'Service dates of from..to, up to today, on which no trip was seen by any feed: their figures measure ' +
+          'missing data, not service.',
         example: ['2024-04-28'],
       }),
       notes: z.array(z.string()).meta({
         description:
-          'Caveats about the figures in words; empty when there are none: days without observations, and rows (or their ' +
-          '7-day figures) where more than half the scheduled trips were never observed, so `delivered_pct` measures ' +
-          'missing data more than missing service (compare `delivered_pct_of_observed`).',
+          'Caveats about the figures in words; empty when there are none: days without observations, and rows (or ' +
+          'their 7-day figures) where more than half the scheduled trips were never observed, so `delivered_pct` ' +
+          'measures missing data more than missing service (compare `delivered_pct_of_observed`).',
       }),
     }),
   })

@@ -44,7 +44,8 @@ const query = z.object({
     '`day` (default), ISO `week` (Monday to Sunday), or `period`: one row for the whole from..to.',
   ).optional(),
   from: dateParam(
-    `First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before \`to\`, or the window's first day when later.`,
+    `First service date, YYYY-MM-DD, inside the retained window. Default: ${DEFAULT_RANGE_DAYS - 1} days before ` +
+      `\`to\`, or the window's first day when later.`,
   ).optional(),
   to: dateParam(
     'Last service date, YYYY-MM-DD, inside the retained window. Default: today in the agency time zone.',
@@ -101,7 +102,8 @@ async function answer(
   if (!window) {
     throw new ApiError(
       'no_retained_rows',
-      `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} trip is recorded.`,
+      `No ${mode} trips are retained yet: ${mode} reliability starts with the first service day a ${mode} ` +
+        `trip is recorded.`,
     );
   }
   const range = resolveRange(mode, { from: ctx.query.from, to: ctx.query.to }, window, today);
@@ -147,13 +149,18 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
     description:
       `Scheduled versus delivered trips of one ${subject} by day, ISO week or the whole period: ` +
       '`scheduled` (the denominator) and `delivered` (the numerator) are always present, `delivered_pct` is null ' +
-      'when nothing was scheduled; `delivered_pct_of_observed` beside it counts only the scheduled trips a feed saw (`observed`), ' +
-      'and `meta.notes` says when more than half were never observed. Also canceled (CANCELED or DELETED at any poll of the day), partially canceled ' +
+      'when nothing was scheduled; `delivered_pct_of_observed` beside it counts only the scheduled trips a feed ' +
+      'saw (`observed`), ' +
+      'and `meta.notes` says when more than half were never observed. Also canceled (CANCELED or DELETED at any poll ' +
+      'of the day), partially canceled ' +
       '(SKIPPED stops), unobserved, pending and added trips, and with group=day the rolling 7-day figures. ' +
       'Finalized days are final; today and days not finalized yet are live (`final: false`). ' +
-      'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it has observations; ' +
-      "days on which no trip was seen are listed in `meta.days_without_observations` and counted in each row's `days_observed`. " +
-      `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names it). ${retained} ` +
+      'Any past day the schedule covers can be asked for: it is expanded on demand and finalized when it ' +
+      'has observations; ' +
+      "days on which no trip was seen are listed in `meta.days_without_observations` and counted in each row's " +
+      '`days_observed`. ' +
+      `from/to must lie inside the retained window (\`meta.retained_window\`; 400 outside_retention names ` +
+      `it). ${retained} ` +
       `404 not_found when neither a schedule nor the retained history knows the ${mode === 'rail' ? 'line' : 'route'}.`,
     tags: [TITLES[mode], 'Reliability'],
     auth: 'key',

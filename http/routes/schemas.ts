@@ -137,7 +137,9 @@ export const RailRealtimeSchema = z
       .meta({ description: 'Over every arrival matching the filters, not only this page.' }),
     vehicles: z.array(VehicleSchema).meta({
       description:
-        'Every rail vehicle position on the requested lines (all lines without `line`), whatever the page; the other filters apply to arrivals. Trains whose feed gives no coordinates are placed at their stop (`position_source: stop`).',
+        'Every rail vehicle position on the requested lines (all lines without `line`), whatever the page; the other ' +
+        'filters apply to arrivals. Trains whose feed gives no coordinates are placed at their stop ' +
+        '(`position_source: stop`).',
     }),
     freshness: z.object({ sources: z.array(SourceFreshnessSchema) }),
     meta: PageMetaSchema,
@@ -219,7 +221,8 @@ export const ReliabilitySnapshotSchema = z
       .meta({
         description:
           'delivered / observed × 100: the share of the trips seen that ran; null when no scheduled trip was seen. ' +
-          'When more than half the scheduled trips are unobserved, delivered_pct measures missing data more than missing service.',
+          'When more than half the scheduled trips are unobserved, delivered_pct measures missing data more than ' +
+          'missing service.',
       }),
   })
   .meta({ id: 'ReliabilitySnapshot', description: 'The last seven finalized service days.' });

@@ -54,7 +54,10 @@ export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[
     method: 'GET',
     path: `${PREFIX}/${mode}/realtime`,
     summary: `${title(mode)} vehicle positions`,
-    description: `Positions from the GTFS Realtime feeds, ordered by route and vehicle, with route summaries (vehicles, mean delay, newest and oldest position age) and route freshness summaries over every matching vehicle.`,
+    description:
+      `Positions from the GTFS Realtime feeds, ordered by route and vehicle, with route summaries ` +
+      `(vehicles, mean delay, newest and oldest position age) and route freshness summaries over every ` +
+      `matching vehicle.`,
     ...listing,
     query: z.object({
       route: idListParam(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E', {

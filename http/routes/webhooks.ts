@@ -96,11 +96,12 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     path: `${BASE}/endpoints`,
     summary: 'Register a webhook endpoint',
     description:
-      'Registers an http(s) target for the calling key, with optional filters by mode, route or line, and event type. ' +
-      'The response is the only one that shows the signing secret (`whsec_…`): store it. Deliveries follow Standard Webhooks: ' +
-      'headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`), body ' +
-      '`{type, timestamp, data}`. Targets resolving to private, loopback, link-local or metadata addresses are refused with ' +
-      '400 `unsafe_target`. A key holds at most 100 endpoints (409 `conflict` beyond).',
+      'Registers an http(s) target for the calling key, with optional filters by mode, route or line, and event ' +
+      'type. The response is the only one that shows the signing secret (`whsec_…`): store it. Deliveries follow ' +
+      'Standard Webhooks: headers `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,` + base64 HMAC-SHA256 ' +
+      'of `id.timestamp.body`), body `{type, timestamp, data}`. Targets resolving to private, loopback, link-local ' +
+      'or metadata addresses are refused with 400 `unsafe_target`. A key holds at most 100 endpoints (409 ' +
+      '`conflict` beyond).',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -168,7 +169,8 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     path: `${BASE}/endpoints/{endpoint_id}`,
     summary: 'Delete a webhook endpoint',
     description:
-      'Stops all deliveries to the endpoint and erases its secret. Its deliveries stay in the audit until retention removes them.',
+      'Stops all deliveries to the endpoint and erases its secret. Its deliveries stay in the audit until ' +
+      'retention removes them.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -187,7 +189,8 @@ function endpointRoutes(webhooks: Webhooks): RouteDef[] {
     path: `${BASE}/endpoints/{endpoint_id}/disable`,
     summary: 'Disable a webhook endpoint',
     description:
-      'Same as PATCH with `{"enabled": false}`: nothing more is sent and queued deliveries fail. Enable it again with PATCH.',
+      'Same as PATCH with `{"enabled": false}`: nothing more is sent and queued deliveries fail. Enable it ' +
+      'again with PATCH.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',
@@ -246,8 +249,8 @@ function deliveryRoutes(webhooks: Webhooks): RouteDef[] {
     summary: 'Webhook delivery audit',
     description:
       "The calling key's deliveries, newest first, each with its state (`pending` → `succeeded` | `retrying` → … → " +
-      '`succeeded` | `failed`), next attempt time and every attempt (time, status code, latency, error). Deliveries of deleted ' +
-      'endpoints stay listed until retention removes them.',
+      '`succeeded` | `failed`), next attempt time and every attempt (time, status code, latency, error). Deliveries ' +
+      'of deleted endpoints stay listed until retention removes them.',
     tags: TAGS,
     auth: 'key',
     meter: 'request',

@@ -45,7 +45,8 @@ export const RULES = [
     severity: 'error',
     title: 'Not a GTFS-Realtime message',
     meaning:
-      'The body is not a FeedMessage: an HTML or JSON page, base64 text, a body cut short, a gzip of something else. Nothing in it can be read.',
+      'The body is not a FeedMessage: an HTML or JSON page, base64 text, a body cut short, a gzip of something else. ' +
+      'Nothing in it can be read.',
     handling: 'rejected',
     effect: 'The poll fails (decode_error) and nothing is stored; the feed keeps its previous data until it expires.',
     unusable: true,
@@ -56,10 +57,12 @@ export const RULES = [
     severity: 'error',
     title: 'Not in POSIX time',
     meaning:
-      'A timestamp or time is not seconds since 1970 (before 2005 or after 2100): usually milliseconds. Times off by a factor of 1,000 place predictions and positions in another millennium.',
+      'A timestamp or time is not seconds since 1970 (before 2005 or after 2100): usually milliseconds. Times off by ' +
+      'a factor of 1,000 place predictions and positions in another millennium.',
     handling: 'counted',
     effect:
-      'Header, vehicle and trip update timestamps in milliseconds are read back (header_timestamp_ms); stop time event times are stored as sent.',
+      'Header, vehicle and trip update timestamps in milliseconds are read back (header_timestamp_ms); stop time ' +
+      'event times are stored as sent.',
     unusable: true,
     needs: null,
   }),
@@ -68,7 +71,8 @@ export const RULES = [
     severity: 'error',
     title: 'stop_time_updates not strictly sorted',
     meaning:
-      "A trip's updates do not follow its stop order (by stop_sequence, or the schedule's order of their stop_ids). A repeat of the update just before is E036 instead.",
+      "A trip's updates do not follow its stop order (by stop_sequence, or the schedule's order of their stop_ids). " +
+      'A repeat of the update just before is E036 instead.',
     handling: 'kept',
     effect: 'Each update is placed on its scheduled stop by stop_sequence (or stop_id), whatever its position.',
     unusable: false,
@@ -79,7 +83,8 @@ export const RULES = [
     severity: 'error',
     title: 'GTFS-rt trip_id does not exist in GTFS data',
     meaning:
-      'A trip the schedule does not have (and not marked ADDED or NEW): its stops cannot be given scheduled times, so delays are unknown unless trip matching finds it another way (NYCT ids, start time).',
+      'A trip the schedule does not have (and not marked ADDED or NEW): its stops cannot be given scheduled times, ' +
+      'so delays are unknown unless trip matching finds it another way (NYCT ids, start time).',
     handling: 'counted',
     effect:
       'Stored as an unscheduled trip (in_schedule false) unless trip matching resolves it; counted in the match rate.',
@@ -91,7 +96,8 @@ export const RULES = [
     severity: 'error',
     title: 'GTFS-rt route_id does not exist in GTFS data',
     meaning:
-      'A route the schedule does not have: its mode and line come from feeds[].mode or feeds[].route_aliases, or stay unknown.',
+      'A route the schedule does not have: its mode and line come from feeds[].mode or feeds[].route_aliases, ' +
+      'or stay unknown.',
     handling: 'kept',
     effect: 'Stored with the route id as sent.',
     unusable: false,
@@ -132,7 +138,8 @@ export const RULES = [
     severity: 'error',
     title: 'GTFS-rt content changed but has the same header timestamp',
     meaning:
-      'Two different bodies carry the same header time: usually several servers behind a load balancer, each with its own copy. Freshness cannot tell the newer one.',
+      'Two different bodies carry the same header time: usually several servers behind a load balancer, each with ' +
+      'its own copy. Freshness cannot tell the newer one.',
     handling: 'kept',
     effect: 'Stored as a new snapshot (its hash differs).',
     unusable: false,
@@ -143,7 +150,8 @@ export const RULES = [
     severity: 'error',
     title: 'GTFS-rt header timestamp decreased between two sequential iterations',
     meaning:
-      'The feed went back in time: this body is older than one already received, so the live data just went back to an older state.',
+      'The feed went back in time: this body is older than one already received, so the live data just went back ' +
+      'to an older state.',
     handling: 'kept',
     effect: 'Stored, and it replaces the newer snapshot in the live state.',
     unusable: true,
@@ -154,7 +162,8 @@ export const RULES = [
     severity: 'error',
     title: 'Invalid start_time format',
     meaning:
-      'A trip start time is not HH:MM:SS (H:MM:SS and hours past 24 allowed): trip matching by start time cannot use it.',
+      'A trip start time is not HH:MM:SS (H:MM:SS and hours past 24 allowed): trip matching by start ' +
+      'time cannot use it.',
     handling: 'kept',
     effect: 'The trip is matched by its id alone.',
     unusable: false,
@@ -226,7 +235,8 @@ export const RULES = [
     severity: 'error',
     title: 'Vehicle position outside agency coverage area',
     meaning:
-      "A vehicle more than 1,609 m (a mile) outside the box around the schedule's stops: a swapped latitude and longitude, a test vehicle, a GPS without a fix.",
+      "A vehicle more than 1,609 m (a mile) outside the box around the schedule's stops: a swapped latitude and " +
+      'longitude, a test vehicle, a GPS without a fix.',
     handling: 'kept',
     effect: 'Stored and served where the feed puts it.',
     unusable: false,
@@ -237,7 +247,8 @@ export const RULES = [
     severity: 'error',
     title: 'Vehicle position far from trip shape',
     meaning:
-      "A vehicle more than 200 m from its trip's shape (shapes.txt), with no DETOUR alert for the trip or route in the same feed: a wrong trip assignment, or a detour not announced.",
+      "A vehicle more than 200 m from its trip's shape (shapes.txt), with no DETOUR alert for the trip or route in " +
+      'the same feed: a wrong trip assignment, or a detour not announced.',
     handling: 'kept',
     effect: 'Stored with its trip as the feed assigns it.',
     unusable: false,
@@ -451,7 +462,8 @@ export const RULES = [
     severity: 'warning',
     title: 'Refresh interval is more than 35 seconds',
     meaning:
-      'The header time advanced by more than 35 s between two snapshots received one after the other: the feed is refreshed slowly. Not evaluated when feeds[].interval_s is over 35 s, or after a failed poll.',
+      'The header time advanced by more than 35 s between two snapshots received one after the other: the feed is ' +
+      'refreshed slowly. Not evaluated when feeds[].interval_s is over 35 s, or after a failed poll.',
     handling: 'kept',
     effect: 'Stored; the data is as old as the feed says.',
     unusable: false,

@@ -73,7 +73,9 @@ export class DepartureLog {
 export class ScheduledHeadways {
   private readonly days = new ByDay(() => new Map<string, Map<string, number[]>>());
 
-  /** Seconds since the scheduled departure before `departureS` at the place, or null (first of the day, no schedule). */
+  /**
+   * Seconds since the scheduled departure before `departureS` at the place, or null (first of the day, no schedule).
+   */
   headway(schedule: ScheduleIndex | undefined, place: HeadwayPlace, departureS: number): number | null {
     if (!schedule?.tripsOfRoute) return null;
     const day = this.days.get(place.service_date);

@@ -368,7 +368,9 @@ export class StopEventTracker {
     return (stopId) => schedule?.stop(stopId)?.station_id ?? stopId;
   }
 
-  /** Remembers that a trip is stored through a stop (or has an unnumbered stop stored); keeps MARK_DAYS service days. */
+  /**
+   * Remembers that a trip is stored through a stop (or has an unnumbered stop stored); keeps MARK_DAYS service days.
+   */
   private mark(
     t: Omit<WrittenTrip, 'stop_sequence' | 'stop_ids'>,
     sequence: number | null,

@@ -181,7 +181,8 @@ export function newTripState(t: NewTrip, schedule: ScheduleIndex | undefined, wr
 
 /**
  * The slot of a stop the feed names, by stop_sequence (at that stop or its station), else by stop
- * id (the first at or after the boundary, else before it). A trip without fixed stops gains one (`add`): in sequence order when
+ * id (the first at or after the boundary, else before it). A trip without fixed stops gains one (`add`): in sequence
+ * order when
  * the feed numbers its stops, else after the last. undefined when the stop is not on the trip, or
  * would be added among stops already written.
  */

@@ -96,7 +96,8 @@ for (const [variant, files] of [
         '(06:39, 29 minutes after the 06:10 1 train, but that one runs under its own id)',
     );
     const observed = await db.all<{ trip_id: string; service_date: string; in_schedule: boolean }>(
-      `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, in_schedule FROM trip_observations ORDER BY trip_id`,
+      `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, in_schedule FROM trip_observations ` +
+        `ORDER BY trip_id`,
     );
     t.same(
       observed
@@ -161,7 +162,8 @@ for (const [variant, files] of [
       "every trip past 24:00 of Monday, published as Tuesday, is Monday's (the id-less bus by start time)",
     );
     const late = await db.all<{ trip_id: string; service_date: string; delay_s: number; scheduled: string }>(
-      `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, delay_s, strftime(scheduled_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M') AS scheduled
+      `SELECT trip_id, strftime(service_date, '%Y-%m-%d') AS service_date, delay_s,
+        strftime(scheduled_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M') AS scheduled
        FROM arrivals WHERE observed_at = to_timestamp(${(TUESDAY_NIGHT_MS + 2_000) / 1000}) ORDER BY trip_id`,
     );
     t.same(

@@ -44,7 +44,8 @@ errors AS (
   FROM (
     SELECT service_date, mode, route_id, p.horizon AS horizon, p.error_s AS error_s,
       CAST(sum(p.samples) AS INTEGER) AS samples
-    FROM (SELECT service_date, mode, route_id, unnest(prediction_errors) AS p FROM ev WHERE prediction_errors IS NOT NULL)
+    FROM (SELECT service_date, mode, route_id, unnest(prediction_errors) AS p FROM ev WHERE prediction_errors
+      IS NOT NULL)
     GROUP BY ALL
   )
   GROUP BY ALL
@@ -55,7 +56,8 @@ days AS (
       AS observed_stop_events,
     coalesce(list(arrival_delay_s ORDER BY arrival_delay_s) FILTER (WHERE arrival_delay_s IS NOT NULL), [])
       AS arrival_delays,
-    coalesce(list({'h': headway_s, 's': scheduled_headway_s} ORDER BY headway_s) FILTER (WHERE headway_s IS NOT NULL), [])
+    coalesce(list({'h': headway_s, 's': scheduled_headway_s} ORDER BY headway_s) FILTER (WHERE headway_s IS
+      NOT NULL), [])
       AS headways,
     coalesce(list(dwell_s ORDER BY dwell_s) FILTER (WHERE dwell_s IS NOT NULL), []) AS dwells
   FROM ev GROUP BY ALL

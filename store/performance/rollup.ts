@@ -137,7 +137,8 @@ const BOUNDS_SQL = `CASE p.horizon ${PREDICTION_HORIZONS.map(
  */
 const ROLLUP_SQL = `
 WITH cal AS (
-  SELECT CAST(d AS DATE) AS service_date FROM generate_series(CAST($from AS DATE), CAST($to AS DATE), INTERVAL 1 DAY) t(d)
+  SELECT CAST(d AS DATE) AS service_date FROM generate_series(CAST($from AS DATE), CAST($to AS DATE),
+    INTERVAL 1 DAY) t(d)
 ),
 keyed AS (
   SELECT service_date,
@@ -162,7 +163,8 @@ g AS (
 ),
 groups AS (
   SELECT k.period, k.service_day, strftime(min(k.service_date), '%Y-%m-%d') AS period_start,
-    strftime(max(k.service_date), '%Y-%m-%d') AS period_end, CAST(count(*) AS INTEGER) AS days, bool_and(k.final) AS final,
+    strftime(max(k.service_date), '%Y-%m-%d') AS period_end, CAST(count(*) AS INTEGER) AS days,
+      bool_and(k.final) AS final,
     CAST(count(*) FILTER (WHERE k.service_date IN (SELECT service_date FROM g)) AS INTEGER) AS days_observed
   FROM keyed k GROUP BY ALL
 ),
@@ -171,7 +173,8 @@ totals AS (
 ),
 delays AS (
   SELECT period, service_day, CAST(count(*) AS INTEGER) AS n,
-    CAST(count(*) FILTER (WHERE d < $early) AS INTEGER) AS early, CAST(count(*) FILTER (WHERE d > $late) AS INTEGER) AS late
+    CAST(count(*) FILTER (WHERE d < $early) AS INTEGER) AS early,
+      CAST(count(*) FILTER (WHERE d > $late) AS INTEGER) AS late
   FROM (SELECT period, service_day, unnest(arrival_delays) AS d FROM g) GROUP BY ALL
 ),
 heads AS (
@@ -278,7 +281,8 @@ export async function performanceRollup(
   const today = wallClock(now, timezone).date;
   // days not finalized are computed from stop_events: only those, bounded by the range
   const [open] = await db.all<{ first: string | null }>(
-    `SELECT strftime(min(d), '%Y-%m-%d') AS first FROM generate_series(CAST($from AS DATE), CAST($to AS DATE), INTERVAL 1 DAY) t(d)
+    `SELECT strftime(min(d), '%Y-%m-%d') AS first FROM generate_series(CAST($from AS DATE), CAST($to AS DATE),
+      INTERVAL 1 DAY) t(d)
      WHERE CAST(d AS DATE) NOT IN (SELECT service_date FROM performance_finalized)`,
     { from: query.from, to: query.to },
   );
@@ -313,8 +317,14 @@ export async function performanceRollup(
     days_without_observations: unobserved,
     notes: unobserved.length
       ? [
-          `No stop event of this route is recorded for ${unobserved.length === 1 ? `service day ${unobserved[0]}` : `${unobserved.length} service days (days_without_observations)`}: ` +
-            'their figures are missing data, not a measure of service. Stop events come from vehicle positions and trip updates ' +
+          `No stop event of this route is recorded for ` +
+            `${
+              unobserved.length === 1
+                ? `service day ${unobserved[0]}`
+                : `${unobserved.length} service days (days_without_observations)`
+            }: ` +
+            'their figures are missing data, not a measure of service. Stop events come from vehicle positions ' +
+            'and trip updates ' +
             '(transit-api replay writes them for archived snapshots).',
         ]
       : [],

@@ -118,7 +118,8 @@ async function openSpan(db: Db, from: string, to: string): Promise<PreparedDays[
     SELECT strftime(min(CAST(t.d AS DATE)), '%Y-%m-%d') AS lo, strftime(max(CAST(t.d AS DATE)), '%Y-%m-%d') AS hi
     FROM range(CAST($from AS DATE), CAST($to AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY) AS t(d)
     WHERE CAST(t.d AS DATE) NOT IN (
-      SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))`,
+      SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to
+        AS DATE))`,
     { from, to },
   );
   return row?.lo && row.hi ? [row.lo, row.hi] : null;
@@ -133,7 +134,8 @@ async function observedUnfinalized(db: Db, from: string, to: string): Promise<st
     SELECT DISTINCT strftime(service_date, '%Y-%m-%d') AS d FROM trip_observations
     WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
       AND service_date NOT IN (
-        SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))
+        SELECT service_date FROM reliability_finalized WHERE service_date BETWEEN CAST($from AS DATE) AND
+          CAST($to AS DATE))
     ORDER BY 1`,
     { from, to },
   );

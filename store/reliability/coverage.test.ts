@@ -82,7 +82,10 @@ t.test('notes name the rows, and the 7-day figures, where most trips were never 
   t.equal(seven.length, 1, 'the row itself is fine, its 7-day figures are not');
   t.match(
     seven[0],
-    /^More than half of the scheduled trips of the 7-day figures were never observed in the row \(L3 2023-11-07: 86 of 100\)/,
+    new RegExp(
+      String.raw`^More than half of the scheduled trips of the 7-day figures were never observed in the row \(L3 ` +
+        String.raw`2023-11-07: 86 of 100\)`,
+    ),
   );
   t.match(coverageNotes([{ ...l1, service_day: 'weekday' }], true)[0], /L1 2023-11-07 weekday: 40 of 46/);
   const firstDay = { ...l1, rolling_7d: { ...rolling.rolling_7d, scheduled: 46, delivered: 6, unobserved: 40 } };

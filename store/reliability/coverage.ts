@@ -61,7 +61,8 @@ export function coverageNotes(rows: readonly RollupRow[], split: boolean): strin
   if (own.length > 0) {
     notes.push(
       `More than half of the scheduled trips were never observed ${where(own, rows.length, split)}: ` +
-        'delivered_pct counts them as not delivered, so it measures how much of the service the feeds saw as much as the service itself; ' +
+        'delivered_pct counts them as not delivered, so it measures how much of the service the feeds saw as much as ' +
+        'the service itself; ' +
         'delivered_pct_of_observed is the share of the trips seen that ran.',
     );
   }
@@ -72,8 +73,10 @@ export function coverageNotes(rows: readonly RollupRow[], split: boolean): strin
     .map((row) => ({ row, counts: row.rolling_7d }));
   if (rolling.length > 0) {
     notes.push(
-      `More than half of the scheduled trips of the 7-day figures were never observed ${where(rolling, rows.length, split)}: ` +
-        'rolling_7d.delivered_pct counts them as not delivered; rolling_7d.delivered_pct_of_observed is the share of the trips seen that ran.',
+      `More than half of the scheduled trips of the 7-day figures were never observed ` +
+        `${where(rolling, rows.length, split)}: ` +
+        'rolling_7d.delivered_pct counts them as not delivered; rolling_7d.delivered_pct_of_observed is the share of ' +
+        'the trips seen that ran.',
     );
   }
   return notes;

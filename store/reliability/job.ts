@@ -11,7 +11,10 @@ import { assertCronExpression, startCronJob } from '../../core/cron-job.ts';
 
 export interface FinalizeJob {
   readonly timezone: string;
-  /** one pass: expand schedules for a new local day, finalize every due service day, and once a day backfill older observed days */
+  /**
+   * one pass: expand schedules for a new local day, finalize every due service day, and once a day backfill older
+   * observed days
+   */
   runOnce(): Promise<FinalizeSummary[]>;
   stop(): Promise<void>;
 }

@@ -129,7 +129,9 @@ export function liveDaysChanged(db: Db): void {
   if (s) s.runs = null;
 }
 
-/** Scheduled trips or observations of live days changed (a schedule swap, days expanded): recompute on the next read. */
+/**
+ * Scheduled trips or observations of live days changed (a schedule swap, days expanded): recompute on the next read.
+ */
 export function liveInputsChanged(db: Db): void {
   bump(db);
   const s = states.get(db);

@@ -56,7 +56,8 @@ if (MISSING_FIXTURES) {
       'the 19 trip-update trips are delivered',
     );
     const [byMode] = await db.all<{ scheduled: number }>(
-      `SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled FROM reliability_days WHERE service_date = DATE '2023-11-07'`,
+      `SELECT CAST(sum(scheduled) AS INTEGER) AS scheduled FROM reliability_days WHERE service_date = ` +
+        `DATE '2023-11-07'`,
     );
     t.equal(byMode?.scheduled, 104);
 

@@ -316,7 +316,10 @@ t.test('rollups', async (t) => {
     t.match(lines[0], /^bus B1, 2024-12-28 to 2024-12-30, by day \(America\/Chicago/);
     t.match(
       lines[1],
-      /^route\s+day\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+delivered %\s+of observed %\s+7-day %\s+7-day of observed %\s+final$/,
+      new RegExp(
+        String.raw`^route\s+day\s+scheduled\s+delivered\s+canceled\s+partial\s+unobserved\s+pending\s+added\s+del` +
+          String.raw`ivered %\s+of observed %\s+7-day %\s+7-day of observed %\s+final$`,
+      ),
     );
     t.equal(lines.length, 6);
     t.match(
@@ -360,7 +363,10 @@ t.test('weeks and periods are the sums of the day series (each read by its own q
     const date = new Date(`${d}T00:00:00Z`);
     date.setUTCDate(date.getUTCDate() + 4 - isoDow(d));
     const yearStart = Date.UTC(date.getUTCFullYear(), 0, 1);
-    return `${date.getUTCFullYear()}-W${String(Math.ceil(((date.getTime() - yearStart) / 86_400_000 + 1) / 7)).padStart(2, '0')}`;
+    return (
+      `${date.getUTCFullYear()}` +
+      `-W${String(Math.ceil(((date.getTime() - yearStart) / 86_400_000 + 1) / 7)).padStart(2, '0')}`
+    );
   };
   const sumUp = (rows: RollupRow[], key: (r: RollupRow) => string) => {
     const out = new Map<string, Record<string, number | boolean>>();

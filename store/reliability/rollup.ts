@@ -269,7 +269,9 @@ function notice(days: readonly string[]): string {
   const which =
     days.length === 1 ? `service day ${days[0]}` : `${days.length} service days (days_without_observations)`;
   return (
-    `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending while the day runs), ` +
-    'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) to measure them.'
+    `No trip observations are recorded for ${which}: scheduled trips there count as unobserved (pending ` +
+    `while the day runs), ` +
+    'which measures missing data, not missing service. Replay archived snapshots of those days (transit-api replay) ' +
+    'to measure them.'
   );
 }

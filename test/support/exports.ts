@@ -75,7 +75,8 @@ export async function seedDay(db: Db): Promise<void> {
       severity, header, description, url, active_periods, routes, stations, trips, first_seen_at, updated_at,
       resolved_at) VALUES
     ('feed-1:a1', 'feed-1', 'a1', 1, 'active', ['rail', 'bus'], 'no_service', 'strike', 'severe',
-      [{'language': 'en', 'text': 'Line 1: "no" service' || chr(10) || 'through ''Main'''}, {'language': 'fr', 'text': 'Ligne 1 — interrompue ✓'}],
+      [{'language': 'en', 'text': 'Line 1: "no" service' || chr(10) || 'through ''Main'''}, {'language': 'fr',
+        'text': 'Ligne 1 — interrompue ✓'}],
       [], [], [{'start_at': TIMESTAMPTZ '2024-03-10T06:00:00Z', 'end_at': NULL}],
       ['1'], [], [], '2024-03-10T09:00:00Z', '2024-03-10T09:00:00Z', NULL),
     ('feed-1:a1', 'feed-1', 'a1', 2, 'resolved', ['rail', 'bus'], 'no_service', 'strike', NULL,
@@ -88,8 +89,10 @@ export async function seedDay(db: Db): Promise<void> {
       [], [], [], [], [], [], [], '2024-03-11T08:30:00Z', '2024-03-11T08:30:00Z', NULL)`);
   await db.run(`INSERT INTO trip_outcomes (service_date, mode, route_id, trip_id, schedule_id, in_schedule, outcome,
       restored, duplicated, skipped_stops, observations, first_seen_at, last_seen_at, scheduled_start_at) VALUES
-    ('2024-03-10', 'bus', 'R1', 'T1', 'sched', true, 'delivered', false, false, 0, 12, '2024-03-10T09:00:00Z', '2024-03-10T10:00:00Z', '2024-03-10T09:00:00Z'),
-    ('2024-03-10', 'bus', 'R1', 'T3', 'sched', true, 'canceled', true, false, 0, 4, '2024-03-10T11:00:00Z', '2024-03-10T12:00:00Z', '2024-03-10T11:00:00Z'),
+    ('2024-03-10', 'bus', 'R1', 'T1', 'sched', true, 'delivered', false, false, 0, 12, '2024-03-10T09:00:00Z',
+      '2024-03-10T10:00:00Z', '2024-03-10T09:00:00Z'),
+    ('2024-03-10', 'bus', 'R1', 'T3', 'sched', true, 'canceled', true, false, 0, 4, '2024-03-10T11:00:00Z',
+      '2024-03-10T12:00:00Z', '2024-03-10T11:00:00Z'),
     ('2024-03-10', NULL, NULL, 'X9', NULL, false, 'delivered', false, true, 2, 1, NULL, NULL, NULL),
     ('2024-03-11', 'bus', 'R1', 'T1', 'sched', true, 'delivered', false, false, 0, 3, NULL, NULL, NULL)`);
   await db.run(`INSERT INTO reliability_finalized (service_date, finalized_at, trips, routes)

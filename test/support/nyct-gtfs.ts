@@ -13,15 +13,16 @@ export const TUESDAY_NIGHT_MS = Date.parse('2024-05-07T04:35:00Z');
 
 const COMMON: Record<string, string> = {
   'agency.txt':
-    'agency_id,agency_name,agency_url,agency_timezone\nMTA NYCT,MTA New York City Transit,https://new.mta.info,America/New_York\n',
+    'agency_id,agency_name,agency_url,agency_timezone\nMTA NYCT,MTA New York City ' +
+    'Transit,https://new.mta.info,America/New_York\n',
   'routes.txt': 'route_id,agency_id,route_short_name,route_type\n1,MTA NYCT,1,1\n2,MTA NYCT,2,1\nB44,MTA NYCT,B44,3\n',
   'stops.txt':
-    'stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station\n' +
-    '101,Van Cortlandt Park,40.889,-73.898,1,\n101N,Van Cortlandt Park,40.889,-73.898,0,101\n101S,Van Cortlandt Park,40.889,-73.898,0,101\n' +
-    '103,238 St,40.884,-73.900,1,\n103N,238 St,40.884,-73.900,0,103\n103S,238 St,40.884,-73.900,0,103\n' +
-    '201,Wakefield,40.903,-73.850,1,\n201S,Wakefield,40.903,-73.850,0,201\n' +
-    '204,Nereid Av,40.898,-73.854,1,\n204S,Nereid Av,40.898,-73.854,0,204\n' +
-    'B1,Flatbush Av,40.63,-73.95,,\nB2,Nostrand Av,40.62,-73.94,,\n',
+    'stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station\n101,Van Cortlandt ' +
+    'Park,40.889,-73.898,1,\n101N,Van Cortlandt Park,40.889,-73.898,0,101\n101S,Van Cortlandt ' +
+    'Park,40.889,-73.898,0,101\n103,238 St,40.884,-73.900,1,\n103N,238 St,40.884,-73.900,0,103\n103S,238 ' +
+    'St,40.884,-73.900,0,103\n201,Wakefield,40.903,-73.850,1,\n201S,Wakefield,40.903,-73.850,0,201\n204,Nereid ' +
+    'Av,40.898,-73.854,1,\n204S,Nereid Av,40.898,-73.854,0,204\nB1,Flatbush Av,40.63,-73.95,,\nB2,Nostrand ' +
+    'Av,40.62,-73.94,,\n',
   'calendar.txt':
     'service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n' +
     'Weekday,1,1,1,1,1,0,0,20240101,20241231\n' +
@@ -55,10 +56,14 @@ export function nyctEmbeddedGtfs(): Record<string, string> {
       BUS_TRIPS,
     'stop_times.txt':
       'trip_id,stop_sequence,stop_id,arrival_time,departure_time\n' +
-      'AFA24GEN-2043-Weekday-00_036050_2..S07R,1,201S,06:00:30,06:00:30\nAFA24GEN-2043-Weekday-00_036050_2..S07R,2,204S,06:02:30,06:02:30\n' +
-      'AFA24GEN-2043-Weekday-00_036050_2..S08R,1,201S,06:00:30,06:00:30\nAFA24GEN-2043-Weekday-00_036050_2..S08R,2,204S,06:03:00,06:03:00\n' +
-      'AFA24GEN-1037-Weekday-00_145000_1..N03R,1,103N,24:10:00,24:10:00\nAFA24GEN-1037-Weekday-00_145000_1..N03R,2,101N,24:12:00,24:12:00\n' +
-      'AFA24GEN-1037-Weekday-00_037000_1..N03R,1,103N,06:10:00,06:10:00\nAFA24GEN-1037-Weekday-00_037000_1..N03R,2,101N,06:12:00,06:12:00\n' +
+      'AFA24GEN-2043-Weekday-00_036050_2..S07R,1,201S,06:00:30,06:00:30\nAFA24GEN-2043-Weekday-00_036050_2..S07R,2,' +
+      '204S,06:02:30,06:02:30\n' +
+      'AFA24GEN-2043-Weekday-00_036050_2..S08R,1,201S,06:00:30,06:00:30\nAFA24GEN-2043-Weekday-00_036050_2..S08R,2,' +
+      '204S,06:03:00,06:03:00\n' +
+      'AFA24GEN-1037-Weekday-00_145000_1..N03R,1,103N,24:10:00,24:10:00\nAFA24GEN-1037-Weekday-00_145000_1..N03R,2,' +
+      '101N,24:12:00,24:12:00\n' +
+      'AFA24GEN-1037-Weekday-00_037000_1..N03R,1,103N,06:10:00,06:10:00\nAFA24GEN-1037-Weekday-00_037000_1..N03R,2,' +
+      '101N,06:12:00,06:12:00\n' +
       BUS_STOP_TIMES,
   };
 }

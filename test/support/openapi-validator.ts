@@ -85,7 +85,8 @@ export class OpenApiValidator {
     if (status !== 304 && Object.keys(content).length) {
       if (!(type in content)) errors.push(`content type ${type} not documented (${Object.keys(content).join(', ')})`);
       else if (type.endsWith('json')) {
-        const ref = `openapi.json#/paths/${pointer(template, method.toLowerCase(), 'responses', key, 'content', type, 'schema')}`;
+        const path = pointer(template, method.toLowerCase(), 'responses', key, 'content', type, 'schema');
+        const ref = `openapi.json#/paths/${path}`;
         const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
         let body: unknown;
         try {

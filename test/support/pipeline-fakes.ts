@@ -19,7 +19,10 @@ import { modeForRouteType } from '../../core/route-type.ts';
 import { MODES } from '../../core/types.ts';
 import { feedMessageCodec } from '../../pipeline/decode.ts';
 
-/** nyctStaticTrip as the key of the exact lookup, with the path that separates trips at one key (store/schedule-index.ts). */
+/**
+ * nyctStaticTrip as the key of the exact lookup, with the path that separates trips at one key
+ * (store/schedule-index.ts).
+ */
 export function nyctStaticKey(
   tripId: string,
   mtaTripId: string | null,

@@ -80,7 +80,8 @@ export async function insertSchedule(db: Db, spec: ScheduleSpec): Promise<void> 
   }
   for (const t of spec.trips) {
     await db.run(
-      `INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id, direction_id) VALUES ($id, $trip, $route, $service, 0)`,
+      `INSERT INTO gtfs_trips (schedule_id, trip_id, route_id, service_id, direction_id) VALUES ($id, $trip, ` +
+        `$route, $service, 0)`,
       { id, trip: t.trip_id, route: t.route_id, service: t.service_id },
     );
     await db.run(

@@ -26,13 +26,19 @@ export function smallGtfs(o: SmallGtfsOptions): Record<string, string> {
     }
   }
   return {
-    'agency.txt': `agency_id,agency_name,agency_url,agency_timezone\nA,Small,https://example.org,${o.timezone ?? 'America/Chicago'}\n`,
+    'agency.txt':
+      `agency_id,agency_name,agency_url,agency_timezone\nA,Small,` +
+      `https://example.org,${o.timezone ?? 'America/Chicago'}\n`,
     'routes.txt': 'route_id,route_short_name,route_type\nR1,1,3\nL1,Line,2\n',
     'stops.txt': 'stop_id,stop_name,stop_lat,stop_lon\nS1,First,41.0,-87.0\nS2,Second,41.1,-87.1\n',
     'trips.txt': `route_id,service_id,trip_id,direction_id\n${trips.join('\n')}\n`,
     'stop_times.txt': `trip_id,stop_sequence,stop_id,arrival_time,departure_time\n${stopTimes.join('\n')}\n`,
-    'calendar.txt': `service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\nALL,1,1,1,1,1,1,1,${o.start},${o.end}\n`,
-    'feed_info.txt': `feed_publisher_name,feed_publisher_url,feed_lang,feed_start_date,feed_end_date,feed_version\nSmall,https://example.org,en,${o.start},${o.end},${o.feedVersion ?? 'v1'}\n`,
+    'calendar.txt':
+      `service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\nALL,1,` +
+      `1,1,1,1,1,1,${o.start},${o.end}\n`,
+    'feed_info.txt':
+      `feed_publisher_name,feed_publisher_url,feed_lang,feed_start_date,feed_end_date,` +
+      `feed_version\nSmall,https://example.org,en,${o.start},${o.end},${o.feedVersion ?? 'v1'}\n`,
   };
 }
 

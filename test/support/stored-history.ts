@@ -73,9 +73,11 @@ function toPoll(r: PollRow): FeedPoll {
   };
 }
 
-const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, status, http_status, bytes::DOUBLE AS bytes,
+const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, status, http_status,
+  bytes::DOUBLE AS bytes,
   duration_ms, epoch_ms(header_timestamp)::DOUBLE AS header_timestamp_ms, entities, vehicles, trip_updates, alerts,
-  stored, rejected_by_reason, error, trips_matched, trips_unmatched, trips_ambiguous, trips_previous_day, matching, findings
+  stored, rejected_by_reason, error, trips_matched, trips_unmatched, trips_ambiguous, trips_previous_day,
+    matching, findings
   FROM feed_polls`;
 
 /** One feed's polls since `sinceMs` (epoch ms), oldest first, at most `limit`. */

@@ -205,6 +205,7 @@ export async function harness(
       epoch_ms(next_attempt_at) AS next_ms, last_status_code, last_error FROM webhook_deliveries ORDER BY seq`),
     attempts: () =>
       db.all(`SELECT delivery_id, attempt, outcome, status_code, latency_ms, error,
-      epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms FROM webhook_attempts ORDER BY delivery_id, attempt`),
+      epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms FROM webhook_attempts ORDER BY
+        delivery_id, attempt`),
   };
 }
