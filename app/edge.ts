@@ -40,7 +40,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
   try {
     // a private database: the schedules (imported from the config's sources) and the key rows;
     // no feed is polled here
-    runtime = await openRuntime({ ...config, db_path: ':memory:', feeds: [] }, { log });
+    runtime = await openRuntime({ ...config, db_path: ':memory:', feeds: [] }, { log, idConfig: () => config });
     const { db, bus } = runtime;
     // feeds age here too: with the ingest node down, freshness says how old this copy is
     live = await BrokerLiveView.open(node.broker, { freshness: config.freshness });
@@ -61,6 +61,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
       config,
       log,
       meter,
+      ids: runtime.ids,
       limiter: node.limiter,
       streams: streams.provider,
       routes: [...streams.routes],

@@ -111,7 +111,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
-    const reliability = await BusReliabilitySnapshots.start(db, bus, { log });
+    const servedIds = () => runtime.ids.current;
+    const reliability = await BusReliabilitySnapshots.start(db, bus, { log, ids: servedIds });
     stops.push(() => reliability.close());
     // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
     if (node) await node.startIngest({ db, bus, live: pipeline.state });
@@ -144,10 +145,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       limiter,
       requests: metrics,
       reliability,
+      ids: runtime.ids,
       streams: streams.provider,
       routes: [
-        ...reliabilityRoutes({ db, settings: config.reliability }),
-        ...performanceRoutes({ db, settings: config.reliability, performance: config.performance }),
+        ...reliabilityRoutes({ db, settings: config.reliability, ids: servedIds }),
+        ...performanceRoutes({ db, settings: config.reliability, performance: config.performance, ids: servedIds }),
         ...streams.routes,
         ...webhookRoutes(webhooks),
         ...statusRoutes(status),
@@ -194,6 +196,13 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
           : null,
       );
     }
+    // a schedule version or the feeds changed: the served ids (logged when they change), then
+    // what lists routes by them
+    const reloadIds = async (): Promise<void> => {
+      await runtime.ids.reload();
+      await api.reloadDirectory();
+      await reliability.refresh();
+    };
     const schedules = await startScheduleRefresh(db, {
       schedules: config.schedules,
       timezone,
@@ -201,9 +210,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       onSwap(id, index) {
         // the pipeline reads this map on every poll: the next poll matches against the new version
         runtime.schedules.set(id, index);
-        api
-          .reloadDirectory()
-          .catch((err: unknown) => log.error({ err }, 'reloading the route directory after a schedule swap failed'));
+        reloadIds().catch((err: unknown) =>
+          log.error({ err }, 'reloading the route directory after a schedule swap failed'),
+        );
       },
       log,
     });
@@ -224,6 +233,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         }),
       schedules,
       feedsChanged: (feeds: readonly FeedConfig[]) => status.collector.setFeeds(feeds),
+      ids: { current: servedIds, reload: reloadIds },
       log,
     });
     const socket = adminSocketPath(config);
@@ -240,8 +250,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         // the import expanded its days; the pipeline, the route directory and the schedule's
         // health on /status take the new version
         await schedules.scheduleImported(scheduleId);
-        await api.reloadDirectory();
+        await reloadIds();
       },
+      servedIds,
       reload,
     };
     // operator commands run here, on this process's database, while it serves
@@ -269,7 +280,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
 
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
-    const finalize = await scheduleFinalize(db, bus, config, { log });
+    const finalize = await scheduleFinalize(db, bus, config, { log, ids: servedIds });
     stops.push(() => finalize.stop());
     const exportsJob = await scheduleExports(db, bus, config, { log });
     stops.push(() => exportsJob.stop());

@@ -81,6 +81,18 @@ export function isAlertFeed(feed: Pick<FeedConfig, 'kind' | 'id' | 'url' | 'aler
   return /alert/i.test(feed.id) || /alert/i.test(path);
 }
 
+/**
+ * The schedule a feed's trips, stops and routes are looked up in, and its ids belong to: its own
+ * `schedule_id`, or the only schedule when exactly one is configured; null without one.
+ */
+export function feedScheduleId(
+  config: { readonly schedules: readonly { readonly id: string }[] },
+  feed: { readonly schedule_id?: string | undefined },
+): string | null {
+  if (feed.schedule_id) return feed.schedule_id;
+  return config.schedules.length === 1 ? config.schedules[0]!.id : null;
+}
+
 const cronExpression = z
   .string()
   .refine((c) => cron.validate(c), 'not a valid cron expression (minute hour day month weekday)');
@@ -95,6 +107,14 @@ export const ScheduleSchema = z
      * content hash, so an unchanged file is not imported again; a changed one is swapped in
      */
     refresh_cron: cronExpression.default('41 3 * * *'),
+    /**
+     * what the schedule's ids are prefixed with where they collide with another schedule's
+     * (`<prefix>:<id>`, docs/guides/api.md "Ids across agencies"); default: the schedule id
+     */
+    id_prefix: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only')
+      .optional(),
   })
   .strict();
 
@@ -434,6 +454,17 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = {}): Readonly
     parsed.data.feeds.forEach((feed, i) => {
       if (ids.has(feed.id)) problems.push(`feeds.${i}.id: duplicate feed id ${JSON.stringify(feed.id)}`);
       ids.add(feed.id);
+    });
+    // a served id `p:x` must name one schedule: prefixes (an id_prefix, else the id) are unique
+    const prefixes = new Map<string, string>();
+    parsed.data.schedules.forEach((schedule, i) => {
+      const prefix = schedule.id_prefix ?? schedule.id;
+      const other = prefixes.get(prefix);
+      if (other !== undefined)
+        problems.push(
+          `schedules.${i}.${schedule.id_prefix ? 'id_prefix' : 'id'}: prefix ${JSON.stringify(prefix)} is schedule ${JSON.stringify(other)}'s already`,
+        );
+      else prefixes.set(prefix, schedule.id);
     });
     if (parsed.data.freshness.expired_after_s <= parsed.data.freshness.stale_after_s) {
       problems.push('freshness.expired_after_s: must be greater than stale_after_s');

@@ -94,6 +94,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         table: 'arrivals',
         columns: cols(
           'feed_id',
+          'schedule_id',
           'trip_id',
           'route_id',
           'mode',
@@ -123,6 +124,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         table: 'vehicle_positions',
         columns: cols(
           'feed_id',
+          'schedule_id',
           'vehicle_id',
           'route_id',
           'trip_id',
@@ -156,6 +158,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           ...cols(
             'alert_id',
             'feed_id',
+            'schedule_id',
             'entity_id',
             'version',
             'status',

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ApiError, invalidParameter } from '../../core/errors.ts';
 import { wallClock } from '../../core/dates.ts';
 import type { Mode } from '../../core/types.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import type { Db } from '../../store/db.ts';
 import {
   PERFORMANCE_GROUPS,
@@ -34,6 +35,8 @@ export interface PerformanceRouteDeps {
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   /** config.performance */
   performance: PerformanceSettings;
+  /** the served ids (core/served-ids.ts): a route id in the path is read back to the stored one; default: as stored */
+  ids?: () => ServedIds;
   /** how long a retained window, and an answer, are reused; default 10 s, 0 answers afresh */
   windowMaxAgeMs?: number;
 }
@@ -61,15 +64,17 @@ const query = z.object({
 
 type Query = z.output<typeof query>;
 
-function toApi(result: PerformanceResult, window: ApiRetainedWindow): ApiPerformanceRollup {
+/** `routeId` as served: the rows' stored id is replaced by it. */
+function toApi(result: PerformanceResult, routeId: string, window: ApiRetainedWindow): ApiPerformanceRollup {
   return {
     data: result.rows.map((r) => ({
-      id: r.service_day === 'all' ? `${r.route_id}:${r.period}` : `${r.route_id}:${r.period}:${r.service_day}`,
+      id: r.service_day === 'all' ? `${routeId}:${r.period}` : `${routeId}:${r.period}:${r.service_day}`,
       ...r,
+      route_id: routeId,
     })),
     meta: {
       mode: result.mode,
-      route_id: result.route_id,
+      route_id: routeId,
       group: result.group,
       from: result.from,
       to: result.to,
@@ -94,7 +99,9 @@ async function answer(
   ctx: RequestContext<Query>,
 ): Promise<ApiPerformanceRollup> {
   const what = mode === 'rail' ? 'line' : 'route';
-  if (!(await isKnownRoute(deps.db, mode, routeId))) {
+  // `a:1` is route 1 of schedule a; the rows of those schedules only
+  const stored = (deps.ids?.() ?? ServedIds.NONE).resolve('route', routeId);
+  if (!(await isKnownRoute(deps.db, mode, stored.id, stored.schedules))) {
     throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
       errors: [{ parameter, detail: `unknown ${what}` }],
     });
@@ -115,7 +122,8 @@ async function answer(
       deps.db,
       {
         mode,
-        routeId,
+        routeId: stored.id,
+        schedules: stored.schedules,
         group: ctx.query.group ?? 'day',
         from: range.from,
         to: range.to,
@@ -124,7 +132,7 @@ async function answer(
       deps.performance,
       { timezone, serviceDayEnd: deps.settings.service_day_end, now },
     );
-    return toApi(result, window);
+    return toApi(result, routeId, window);
   } catch (err) {
     if (!(err instanceof PerformanceInputError)) throw err;
     const detail = err.message.slice(err.parameter.length + 2);
@@ -136,7 +144,8 @@ function performanceRoute(deps: PerformanceRouteDeps, windows: RetainedWindows, 
   // cached until a day is finalized, and at most windowMaxAgeMs: days not finalized move with
   // every poll, and are recomputed from stop_events at most that often
   const maxAgeMs = deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS;
-  const cache = maxAgeMs > 0 ? { cache: { version: () => reliabilityReadVersion(deps.db), ttlMs: maxAgeMs } } : {};
+  const version = () => `${reliabilityReadVersion(deps.db)}.${deps.ids?.().generation ?? 0}`;
+  const cache = maxAgeMs > 0 ? { cache: { version, ttlMs: maxAgeMs } } : {};
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
   return defineRoute({

@@ -185,7 +185,12 @@ const routeFields = {
   color: z.string().nullable().meta({ description: 'Hex colour without #, from the schedule.' }),
   text_color: z.string().nullable(),
   route_type: z.number().int().meta({ description: 'GTFS route_type.' }),
-  schedule: z.string().meta({ description: 'Schedule (GTFS feed) id the route comes from.' }),
+  schedule: z.string().meta({
+    description: 'Id of the schedule (`schedules[].id`, one GTFS feed) the route comes from: which agency it is.',
+  }),
+  agency_name: z.string().nullable().meta({
+    description: "The route's agency (agency.txt), or its schedule's when the route names none.",
+  }),
 };
 
 export const RailLineSchema = z
