@@ -2,6 +2,7 @@ import { MODES, type Mode } from '../../core/types.ts';
 import { PERFORMANCE_GROUPS } from '../../store/performance/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { printPerformanceReport } from './performance-report.ts';
+import { readServedIds } from '../../store/id-scope.ts';
 import type { Operation } from './types.ts';
 
 function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
@@ -20,7 +21,7 @@ export const performanceOperation: Operation = {
     if (text(values.route) === undefined)
       throw new UsageError('performance needs --route <id> (a rail line with --mode rail)');
   },
-  async run({ db, config }, { values }, io) {
+  async run({ db, config, service }, { values }, io) {
     const from = text(values.from);
     const to = text(values.to);
     return printPerformanceReport(
@@ -32,6 +33,8 @@ export const performanceOperation: Operation = {
         split: values.split === true,
         json: values.json === true,
         settings: config.reliability,
+        // routes as the API names them
+        ids: service?.servedIds?.() ?? (await readServedIds(db, config)),
         performance: config.performance,
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),

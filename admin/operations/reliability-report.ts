@@ -17,6 +17,7 @@ import {
   type RollupResult,
 } from '../../store/reliability/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
+import type { ServedIds } from '../../core/served-ids.ts';
 import { formatRollupTable } from './reliability-table.ts';
 
 export const DEFAULT_REPORT_DAYS = 28;
@@ -40,6 +41,8 @@ export interface ReportOptions {
   /** config.reliability */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   now?: Date;
+  /** `route` as the API serves it (core/served-ids.ts: `a:1` is route 1 of schedule a); default: as stored */
+  ids?: ServedIds;
 }
 
 export interface ReportOutput {
@@ -85,7 +88,9 @@ async function reportModes(db: Db, mode: Mode | undefined, route: string | undef
  * UsageError for a bad range or an id several modes share.
  */
 export async function printReliabilityReport(db: Db, options: ReportOptions, io: ReportOutput): Promise<number> {
-  const { route } = options;
+  const served = options.route;
+  const stored = served === undefined ? undefined : options.ids?.resolve('route', served);
+  const route = stored?.id ?? served;
   const modes = await reportModes(db, options.mode, route);
   if (typeof modes === 'string') {
     io.err(modes);
@@ -110,7 +115,7 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
             from,
             to,
             split: options.split,
-            ...(route !== undefined ? { routeId: route } : {}),
+            ...(route !== undefined ? { routeId: route, schedules: stored?.schedules ?? null } : {}),
           },
           {
             timezone,
@@ -126,6 +131,12 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
     const option = err.parameter === 'route_id' ? 'route' : err.parameter;
     throw new UsageError(`--${option}: ${err.message.slice(err.parameter.length + 2)}`);
   }
+  // the route as it was asked for, as the API names it
+  if (served !== undefined)
+    for (const r of results) {
+      r.route_id = served;
+      for (const row of r.rows) row.route_id = served;
+    }
   // every mode was asked for: the modes without a row in the range would only print "(no rows)"
   const shown =
     results.length > 1 && results.some((r) => r.rows.length > 0) ? results.filter((r) => r.rows.length > 0) : results;

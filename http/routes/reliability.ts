@@ -16,7 +16,7 @@ import {
   RollupInputError,
   type RollupResult,
 } from '../../store/reliability/index.ts';
-import { dateParam, enumParam, idValue } from '../params.ts';
+import { AS_SERVED, dateParam, enumParam, idValue } from '../params.ts';
 import { RetainedWindows } from '../read/retained-windows.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
@@ -171,7 +171,7 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
     errors: ERRORS,
     params: z.object({
       [parameter]: idValue(
-        mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`,
+        `${mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`} ${AS_SERVED}`,
         mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E',
       ),
     }),
