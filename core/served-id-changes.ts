@@ -1,7 +1,7 @@
 // Which served ids a change of schedules (an import, a refresh, a reload) changes, and how: what
 // the import and reload commands print and the service logs, so a client's ids never change
 // unannounced (docs/guides/api.md, "Ids across agencies").
-import { CATALOG_KINDS, type CatalogKind, type ServedIds } from './served-ids.ts';
+import { CATALOG_KINDS, ServedIds, type CatalogKind } from './served-ids.ts';
 
 export interface IdChange {
   schedule_id: string;
@@ -18,10 +18,18 @@ export interface IdChange {
 const EXAMPLES = 5;
 const NATURAL = new Intl.Collator('en', { numeric: true });
 
-/** Every served id that differs between two mappings, by schedule and kind. */
+/**
+ * Every served id that differs between two mappings, by schedule and kind: of the schedules both
+ * know (a schedule new in `after` had no ids served before), or of every schedule against
+ * ServedIds.NONE (what a start serves otherwise than stored).
+ */
 export function idChanges(before: ServedIds, after: ServedIds): IdChange[] {
   if (before === after || (!before.scoped && !after.scoped)) return [];
   const present = new Set(after.schedules());
+  if (before !== ServedIds.NONE) {
+    const known = new Set(before.schedules());
+    for (const s of present) if (!known.has(s)) present.delete(s);
+  }
   const groups = new Map<string, IdChange>();
   const note = (schedule: string, kind: IdChange['kind'], id: string, was: string, now: string, others: string[]) => {
     const key = `${schedule}\u0000${kind}`;
