@@ -139,10 +139,11 @@ export class IdScopes {
     // the first read says which ids are served prefixed; later ones what changed
     const changes = idChanges(before, next);
     if (changes.length) {
-      const what = before === ServedIds.NONE ? 'schedules share ids: served prefixed' : 'served ids changed';
-      this.log.warn(
+      // at start it states what is served; later a client's ids change, which must not pass unseen
+      const first = before === ServedIds.NONE;
+      this.log[first ? 'info' : 'warn'](
         { changes },
-        `${what} (docs/guides/api.md, Ids across agencies):\n  ${formatIdChanges(changes).join('\n  ')}`,
+        `${first ? 'schedules share ids: served prefixed' : 'served ids changed'} (docs/guides/api.md, Ids across agencies):\n  ${formatIdChanges(changes).join('\n  ')}`,
       );
     }
     return changes;
