@@ -33,8 +33,8 @@ export function idChanges(before: ServedIds, after: ServedIds): IdChange[] {
   const groups = new Map<string, IdChange>();
   const note = (schedule: string, kind: IdChange['kind'], id: string, was: string, now: string, others: string[]) => {
     const key = `${schedule}\u0000${kind}`;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = { schedule_id: schedule, kind, count: 0, examples: [], shared_with: [] }));
+    const group = groups.get(key) ?? { schedule_id: schedule, kind, count: 0, examples: [], shared_with: [] };
+    groups.set(key, group);
     group.count++;
     if (group.examples.length < EXAMPLES * 4) group.examples.push({ id, before: was, after: now });
     for (const o of others) if (!group.shared_with.includes(o)) group.shared_with.push(o);

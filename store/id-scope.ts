@@ -57,8 +57,8 @@ async function owners(db: Db, kind: CatalogKind): Promise<Map<string, readonly s
       if (many) out.set(ids[i]!, many);
       else {
         const one = ones[i]!;
-        let list = single.get(one);
-        if (!list) single.set(one, (list = [one]));
+        const list = single.get(one) ?? [one];
+        single.set(one, list);
         out.set(ids[i]!, list);
       }
     }
