@@ -334,6 +334,29 @@ t.test(
         ]);
       }
       t.equal((await get(`/api/v1/bus/1/reliability?from=${today}&to=${today}`)).status, 404);
+      // the operator's table names routes as the API does, each agency's apart
+      const cli = async (...args: string[]) => {
+        const r = await op('reliability', [
+          ...args,
+          '--group',
+          'period',
+          '--from',
+          today,
+          '--to',
+          today,
+          '--json',
+          '--config',
+          configPath,
+        ]);
+        t.equal(r.code, 0, r.err);
+        return JSON.parse(r.out) as Json;
+      };
+      const table = await cli('--mode', 'bus');
+      const figures = new Map(table.rows.map((r: Json) => [r.route_id, [r.scheduled, r.delivered]]));
+      t.same(figures.get('hart:1'), [HART.trips, HART.seen]);
+      t.same(figures.get('psta:1'), [PSTA.trips, PSTA.seen]);
+      t.ok(figures.has('5') && figures.has('7') && !figures.has('1'), [...figures.keys()].join(' '));
+      t.match((await cli('--route', 'psta:1')).rows, [{ route_id: 'psta:1', scheduled: PSTA.trips }]);
       // the captured day, once per copy: the same figures, not their sum
       const day = '2023-11-07';
       const [ra, rb] = (await Promise.all(

@@ -14,10 +14,11 @@ import {
   RollupInputError,
   routeModes,
   type RollupGroup,
+  type RollupQuery,
   type RollupResult,
 } from '../../store/reliability/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
-import type { ServedIds } from '../../core/served-ids.ts';
+import { NO_SCHEDULE, type ServedIds } from '../../core/served-ids.ts';
 import { formatRollupTable } from './reliability-table.ts';
 
 export const DEFAULT_REPORT_DAYS = 28;
@@ -84,6 +85,34 @@ async function reportModes(db: Db, mode: Mode | undefined, route: string | undef
 }
 
 /**
+ * Every route of a mode when schedules share ids: each schedule's routes apart (one rollup per
+ * schedule, and one for rows without one), named as the API serves them.
+ */
+async function everyRoute(
+  ids: ServedIds,
+  run: (scope: Partial<RollupQuery>) => Promise<RollupResult>,
+): Promise<RollupResult> {
+  let all: RollupResult | null = null;
+  const rows: RollupResult['rows'] = [];
+  for (const schedule of [...ids.schedules(), NO_SCHEDULE]) {
+    const result = await run({ schedules: [schedule] });
+    all ??= result;
+    for (const row of result.rows)
+      rows.push({ ...row, route_id: ids.serve(schedule === NO_SCHEDULE ? null : schedule, 'route', row.route_id) });
+  }
+  // by route as served, each route's rows in their order
+  const order = new Map<string, number>();
+  for (const id of [...new Set(rows.map((r) => r.route_id))].sort()) order.set(id, order.size);
+  return {
+    ...all!,
+    rows: rows
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => order.get(a.r.route_id)! - order.get(b.r.route_id)! || a.i - b.i)
+      .map((x) => x.r),
+  };
+}
+
+/**
  * Prints the table (one per mode when no mode or route narrows it); 1 for an unknown route,
  * UsageError for a bad range or an id several modes share.
  */
@@ -106,25 +135,20 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
     for (const mode of modes) {
       // as the API: the rolling figures do not reach into days before the mode's history began
       const history = (await retainedWindow(db, mode))?.earliest;
-      results.push(
-        await rollup(
+      const run = (scope: Partial<RollupQuery>) =>
+        rollup(
           db,
-          {
-            mode,
-            group: options.group,
-            from,
-            to,
-            split: options.split,
-            ...(route !== undefined ? { routeId: route, schedules: stored?.schedules ?? null } : {}),
-          },
+          { mode, group: options.group, from, to, split: options.split, ...scope },
           {
             timezone,
             serviceDayEnd: options.settings.service_day_end,
             now,
             ...(history !== undefined ? { historyFrom: history } : {}),
           },
-        ),
-      );
+        );
+      if (route !== undefined) results.push(await run({ routeId: route, schedules: stored?.schedules ?? null }));
+      else if (!options.ids?.scoped) results.push(await run({}));
+      else results.push(await everyRoute(options.ids, run));
     }
   } catch (err) {
     if (!(err instanceof RollupInputError)) throw err;
