@@ -175,7 +175,9 @@ export function resetPerformance(): void {
 export function wirePerformance(): void {
   resetPerformance();
   $('performance-panel').addEventListener('toggle', () => {
-    if ($<HTMLDetailsElement>('performance-panel').open) void loadRoutes(false);
+    if (!$<HTMLDetailsElement>('performance-panel').open) return;
+    redrawPerformance(); // a resize while closed drew them without a width
+    void loadRoutes(false);
   });
   $('performance-mode').addEventListener('change', () => void loadRoutes(false));
   $('performance-reload').addEventListener('click', () => void loadRoutes(true));
