@@ -6,7 +6,7 @@
 // (reliability, webhooks, exports, account and usage, status, dashboard) is forwarded to the
 // ingest node as it is (http/forward.ts): the ingest node authenticates, counts and meters it.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../core/config.ts';
+import { configuredIngestUrl, type Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import { BrokerLiveView } from '../broker/live-state.ts';
 import { BrokerMeter } from '../broker/meter.ts';
@@ -14,6 +14,7 @@ import { assertNativeUws, startServer, type RunningServer } from '../http/server
 import { checkPortFree, listenAddress } from '../http/listen.ts';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 import { ForwardingHandler } from '../http/forward.ts';
+import { IngestLink } from '../http/ingest-link.ts';
 import { ingestAddress } from '../broker/ingest-address.ts';
 import { createApi } from './api.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
@@ -37,6 +38,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
   let runtime: Runtime | null = null;
   let streams: Streaming | null = null;
   let live: BrokerLiveView | null = null;
+  let link: IngestLink | null = null;
   try {
     // a private database: the schedules (imported from the config's sources) and the key rows;
     // no feed is polled here
@@ -75,10 +77,15 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     });
     await node.bindKeys(api.keys, db);
     if (!config.signing_secret) log.warn('signing_secret is not set: a cursor issued by one edge fails on another');
-    const announced = ingestAddress(node.broker);
-    const configured = config.broker.ingest_url?.replace(/\/+$/, '') ?? null;
+    // ingest.url first: with the broker down the edge still reaches the ingest node
+    link = new IngestLink({
+      configured: configuredIngestUrl(config),
+      announced: ingestAddress(node.broker),
+      log: log.child({ component: 'ingest-link' }),
+    }).start();
+    const ingestLink = link;
     const forwarding = new ForwardingHandler(api.handler, {
-      target: () => configured ?? announced(),
+      target: () => ingestLink.target(),
       servesLocally: (method, path) => api.handler.serves(method, path),
       timeoutMs: config.broker.forward_timeout_ms,
       log: log.child({ component: 'forward' }),
@@ -110,6 +117,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
           await edgeStreams.close().catch((err: unknown) => log.error({ err }, 'closing the event streams failed'));
           // metering of the last requests goes to the broker before the connection closes
           await meter.close();
+          await ingestLink.close();
           await edgeLive.close();
           await node.close();
           await edgeRuntime.close();
@@ -119,6 +127,7 @@ export async function startEdge(config: Readonly<Config>, options: { log?: Logge
     };
   } catch (err) {
     await streams?.close().catch(() => undefined);
+    await link?.close().catch(() => undefined);
     await live?.close().catch(() => undefined);
     await node.close().catch(() => undefined);
     await runtime?.close().catch(() => undefined);
