@@ -26,7 +26,7 @@ import {
   type PublishedSlice,
   type UnitChanges,
 } from './live-units.ts';
-import type { Broker } from './redis.ts';
+import { within, type Broker } from './redis.ts';
 
 export function liveKeys(broker: Broker): { units: string; meta: string; channel: string } {
   return { units: broker.key('live:units'), meta: broker.key('live:meta'), channel: broker.key('live:changes') };
@@ -95,7 +95,7 @@ export class LiveStatePublisher {
     if (this.beatTimer) clearInterval(this.beatTimer);
     if (this.soon) clearImmediate(this.soon);
     this.timer = this.beatTimer = this.soon = null;
-    await this.publish();
+    await within(this.publish());
   }
 
   /** One send for all the moves of one turn of the event loop (a poll moves several slices). */
@@ -308,7 +308,8 @@ export class BrokerLiveView implements LiveView {
     if (this.ager) clearInterval(this.ager);
     if (this.retry) clearTimeout(this.retry);
     this.sub.disconnect();
-    await this.syncing?.catch(() => undefined);
+    // a snapshot read queued for a broker that is down would wait for its return: not awaited
+    // (it catches its own failure and applies nothing once closed)
   }
 
   /** Judges the received feeds' age now; moves the version when a verdict changes. */
@@ -378,6 +379,7 @@ export class BrokerLiveView implements LiveView {
       const results = await this.broker.redis.multi().hgetall(meta).hgetall(units).exec();
       if (!results) throw new Error('the snapshot read was discarded');
       for (const [err] of results) if (err) throw err;
+      if (this.closed) return;
       const head = results[0]![1] as Record<string, string>;
       const all = results[1]![1] as Record<string, string>;
       // nothing published yet (or a broker that lost its data): keep what this node holds until the ingest node sends

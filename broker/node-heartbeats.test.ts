@@ -35,6 +35,8 @@ t.test("edges' heartbeats through the broker", { skip: missing }, async (t) => {
 
   await pb.close();
   clock += 1_000;
+  const before = await ingest.redis.hget(heartbeatKey(ingest), 'a:1');
+  await until('the next beat of a', async () => (await ingest.redis.hget(heartbeatKey(ingest), 'a:1')) !== before);
   await reader.read();
   t.same(
     reader.list().map((h) => h.nodeId),

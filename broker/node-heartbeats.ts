@@ -2,7 +2,7 @@
 // hash (a field per node) every 2 s and deletes it when it stops; the ingest node reads the hash
 // as often and notes when each heartbeat last changed, by its own clock (no clock of the edges
 // is trusted for ages). A heartbeat unchanged for 10 minutes (a node that died) is deleted.
-import type { Broker } from './redis.ts';
+import { within, type Broker } from './redis.ts';
 
 const EVERY_MS = 2_000;
 const FORGET_AFTER_MS = 600_000;
@@ -34,7 +34,7 @@ export class HeartbeatPublisher {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     // gone from the ingest node's list now, rather than shown as silent
-    if (this.broker.state === 'up') await this.broker.redis.hdel(heartbeatKey(this.broker), this.nodeId).catch(() => 0);
+    if (this.broker.state === 'up') await within(this.broker.redis.hdel(heartbeatKey(this.broker), this.nodeId));
   }
 
   private async beat(): Promise<void> {
