@@ -123,10 +123,26 @@ export class BrokerEventPublisher {
     }
   }
 
-  async close(timeoutMs = 5000): Promise<void> {
+  /**
+   * Waits for the broker to take what is queued (a broker that is down gets a second, not five),
+   * then stops; what it did not take is left in `pending()`.
+   */
+  async close(timeoutMs = this.broker.state === 'up' ? 5000 : 1000): Promise<void> {
     await Promise.race([this.flush(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+  }
+
+  /** The encoded events the broker has not taken (kept by the caller across a restart). */
+  pending(): readonly string[] {
+    return this.queue;
+  }
+
+  /** Events kept from before a restart, appended ahead of anything published since. */
+  restore(payloads: readonly string[]): void {
+    if (this.closed || payloads.length === 0) return;
+    this.queue.unshift(...payloads);
+    this.kick();
   }
 
   private kick(): void {
