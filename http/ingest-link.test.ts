@@ -65,3 +65,15 @@ t.test('a probe that gets no answer ends at its timeout', async (t) => {
   t.equal(link.state.reachable, false);
   t.match(link.state.error, /no answer from .* within 100 ms/);
 });
+
+t.test('an announcement read that hangs (the broker went down mid-read) gives the last address', async (t) => {
+  let hang = false;
+  const link = new IngestLink({
+    configured: null,
+    announced: () => (hang ? new Promise<string | null>(() => undefined) : Promise.resolve('http://10.0.0.4:8080')),
+  });
+  t.teardown(() => link.close());
+  t.equal(await link.target(), 'http://10.0.0.4:8080');
+  hang = true;
+  t.equal(await link.target(), 'http://10.0.0.4:8080', 'within half a second, the address known');
+});

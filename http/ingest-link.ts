@@ -33,6 +33,15 @@ export interface IngestLinkState {
 }
 
 export const PROBE_PATH = '/status.json';
+const ANNOUNCED_WAIT_MS = 500;
+
+function readWithin<T>(read: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
+}
 
 export class IngestLink {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -80,12 +89,14 @@ export class IngestLink {
       void this.compareAnnounced(configured);
       return configured;
     }
+    const known = this.current.source === 'broker' ? this.current.url : null;
     let url: string | null = null;
     try {
-      url = (await this.options.announced?.()) ?? null;
+      // a read caught by the broker going down waits for its return: the last address meanwhile
+      url = (await readWithin(this.options.announced?.() ?? Promise.resolve(null), ANNOUNCED_WAIT_MS, known)) ?? null;
     } catch (err) {
       this.options.log?.warn({ err }, 'the announced ingest address could not be read');
-      url = this.current.source === 'broker' ? this.current.url : null;
+      url = known;
     }
     if (url !== this.current.url) this.current = { ...this.current, url, source: url ? 'broker' : null };
     return url;
