@@ -13,6 +13,7 @@ import { dashboardRoutes } from '../dashboard/routes.ts';
 import { eventRoutes, type EventStreamSource } from '../http/routes/events.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
 import { coreRoutes } from '../http/routes/index.ts';
+import { performanceRoutes } from '../http/routes/performance.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { statusRoutes } from '../status/routes.ts';
 import type { StatusPages } from '../status/index.ts';
@@ -37,6 +38,11 @@ export function documentedRoutes(): RouteDef[] {
       thresholds: { stale_after_s: 90, expired_after_s: 300 },
     }),
     ...reliabilityRoutes({ db: noDb, settings: { service_day_end: '04:00' } }),
+    ...performanceRoutes({
+      db: noDb,
+      settings: { service_day_end: '04:00' },
+      performance: { on_time_window_s: [-60, 300], min_observations: 10 },
+    }),
     ...eventRoutes(noStreams),
     ...webhookRoutes(noWebhooks),
     ...statusRoutes(noStatus),

@@ -10,6 +10,8 @@ import { Db, dbOptions } from '../store/db.ts';
 import { importScheduleVersion } from '../store/schedule-refresh.ts';
 import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
+import { loadWrittenTrips } from '../store/stop-events-writer.ts';
+import { DAY_MS } from '../core/dates.ts';
 
 // The composition root's core: one database, one event bus, the schedules in memory and the
 // pipeline wired to them. `serve` adds the HTTP server and jobs on top; `ingest --once` uses
@@ -37,6 +39,11 @@ export interface RuntimeOptions {
   onPoll?: (poll: FeedPoll) => void;
   /** how long each statement waited for the database's shared connection (metrics) */
   dbQueueWait?: DurationObserver;
+  /**
+   * The time span the feeds will report (a replay: its archive's header times; default: now).
+   * Trips of those days whose stop events are stored already resume after their last stop stored.
+   */
+  stop_events_span?: { from_ms: number; to_ms: number };
 }
 
 /** Imports every configured schedule that is not in the database yet. */
@@ -85,6 +92,11 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     for (const schedule of config.schedules) schedules.set(schedule.id, await loadScheduleIndex(db, schedule.id));
     const bus = new InMemoryEventBus({ log });
     let current = config;
+    const nowMs = (options.now ?? Date.now)();
+    const span = options.stop_events_span ?? { from_ms: nowMs, to_ms: nowMs };
+    // a day either side: service days are the agency's, and trips run past midnight
+    const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+    const written = await loadWrittenTrips(db, isoDay(span.from_ms - 2 * DAY_MS), isoDay(span.to_ms + DAY_MS));
     const pipeline = createPipeline({
       config,
       bus,
@@ -97,6 +109,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       now: options.now,
       log,
       onPoll: options.onPoll,
+      written_trips: written,
     });
     return {
       get config() {

@@ -6,6 +6,7 @@ import { SlidingWindowLimiter } from '../accounts/limiter.ts';
 import { accountRoutes, connectionStreamsView } from '../http/routes/account.ts';
 import { dashboardRoutes } from '../dashboard/routes.ts';
 import { exportRoutes } from '../http/routes/exports.ts';
+import { performanceRoutes } from '../http/routes/performance.ts';
 import { reliabilityRoutes } from '../http/routes/reliability.ts';
 import { webhookRoutes } from '../http/routes/webhooks.ts';
 import { checkPortFree, ListenError, listenAddress } from '../http/listen.ts';
@@ -148,6 +149,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       streams: streams.provider,
       routes: [
         ...reliabilityRoutes({ db, settings: config.reliability }),
+        ...performanceRoutes({ db, settings: config.reliability, performance: config.performance }),
         ...streams.routes,
         ...webhookRoutes(webhooks),
         ...statusRoutes(status),
@@ -297,6 +299,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       outbox: () => status.collector.outboxFigures,
       dbQueueDepth: () => db.queueDepth,
       historyQueue: () => pipeline.historyQueue(),
+      tripsInProgress: () => pipeline.tripsInProgress(),
     });
     const metricsServer =
       config.metrics.port === undefined

@@ -40,6 +40,12 @@ const BENCHES: BenchRun[] = [
     },
   },
   { name: 'forward', script: 'bench/forward.ts', env: { REQUESTS: '500' } },
+  {
+    name: 'validate',
+    script: 'bench/validate.ts',
+    env: { SNAPSHOTS: '1000', ROUNDS: '2', POLLS: '15' },
+    nodeArgs: ['--max-semi-space-size=64'],
+  },
 ];
 
 const args = process.argv.slice(2);

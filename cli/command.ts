@@ -22,6 +22,8 @@ export interface Command {
 export interface CommandArgs {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  /** the arguments in order (node:util parseArgs tokens), for commands whose positionals belong to the option before them */
+  tokens: ArgToken[];
   /** the process's logger (stderr); what the command prints for its user goes through output.ts */
   log: Logger;
   /** call once the config is loaded: its log_level (or TRANSIT_LOG_LEVEL) applies unless --log-level was given */
@@ -33,6 +35,11 @@ const GLOBAL_OPTIONS: OptionSpec = { 'log-level': { type: 'string' } };
 const GLOBAL_HELP: Record<string, string> = {
   'log-level': `${LOG_LEVELS.join('|')} (default info; or TRANSIT_LOG_LEVEL, or log_level in the config)`,
 };
+
+export type ArgToken =
+  | { kind: 'option'; name: string; value: string | undefined }
+  | { kind: 'positional'; value: string }
+  | { kind: 'option-terminator' };
 
 export function commandHelp(cmd: Command): string {
   const lines = [`transit-api ${cmd.usage}`, '', cmd.summary];
@@ -76,6 +83,7 @@ export async function runCommand(cmd: Command, argv: string[], log: Logger = def
       options: { ...cmd.options, ...GLOBAL_OPTIONS },
       allowPositionals: cmd.allowPositionals ?? false,
       strict: true,
+      tokens: true,
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${commandHelp(cmd)}`);
@@ -89,6 +97,14 @@ export async function runCommand(cmd: Command, argv: string[], log: Logger = def
   return cmd.run({
     values,
     positionals: parsed.positionals,
+    tokens: (parsed.tokens ?? []).map(
+      (tok): ArgToken =>
+        tok.kind === 'option'
+          ? { kind: 'option', name: tok.name, value: tok.value }
+          : tok.kind === 'positional'
+            ? { kind: 'positional', value: tok.value }
+            : { kind: 'option-terminator' },
+    ),
     log,
     useConfig(config) {
       if (level === undefined) log.level = config.log_level;

@@ -11,10 +11,12 @@ import { importGtfsCommand } from './commands/import-gtfs.ts';
 import { initCommand } from './commands/init.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
+import { performanceCommand } from './commands/performance.ts';
 import { reliabilityCommand } from './commands/reliability.ts';
 import { replayCommand } from './commands/replay.ts';
 import { serveCommand } from './commands/serve.ts';
 import { reloadCommand, statusCommand } from './commands/status.ts';
+import { validateCommand } from './commands/validate.ts';
 import { print, printError } from './output.ts';
 
 const pkg = JSON.parse(readFileSync(assetPath('package.json'), 'utf8')) as { version: string };
@@ -27,8 +29,10 @@ const COMMANDS: readonly Command[] = [
   importGtfsCommand,
   ingestCommand,
   replayCommand,
+  validateCommand,
   keysCommand,
   reliabilityCommand,
+  performanceCommand,
   exportCommand,
   snapshotCommand,
   backupCommand,

@@ -135,6 +135,7 @@ export const ConfigSchema = z
         alerts: z.number().int().positive().default(400),
         feed_polls: z.number().int().positive().default(30),
         usage: z.number().int().positive().default(400),
+        stop_events: z.number().int().positive().default(400),
       })
       .strict()
       .prefault({}),
@@ -145,8 +146,11 @@ export const ConfigSchema = z
       .object({
         /** a prediction is stored again once it moved at least this far (or its delay state or relationship changed) */
         prediction_change_s: z.number().int().min(0).default(30),
-        /** a trip or vehicle unseen this long in its feed is closed: its held rows are written, its memory freed */
-        trip_timeout_s: z.number().int().positive().default(900),
+        /**
+         * a trip or vehicle unseen this long in its feed is closed with what is known: its held rows
+         * and its stop events are written, its memory freed
+         */
+        trip_timeout_s: z.number().int().min(60).max(86_400).default(900),
       })
       .strict()
       .prefault({}),
@@ -282,6 +286,15 @@ export const ConfigSchema = z
         horizon_days: z.number().int().min(1).max(366).default(7),
         /** how far back the job looks for service days it has not finalized yet */
         catch_up_days: z.number().int().min(1).max(400).default(14),
+      })
+      .strict()
+      .prefault({}),
+    performance: z
+      .object({
+        /** an arrival delay within [early, late] seconds is on time (negative: early) */
+        on_time_window_s: z.tuple([z.number().int().max(0), z.number().int().min(0)]).default([-60, 300]),
+        /** a performance figure from fewer observations is null, with a note saying so */
+        min_observations: z.number().int().min(1).default(10),
       })
       .strict()
       .prefault({}),

@@ -85,6 +85,40 @@ export const FeedFreshnessChangeSchema = z
     description: 'The feed as `freshness.sources` lists it, and its previous freshness.',
   });
 
+export const FeedRuleChangeSchema = z
+  .object({
+    source: z.string().meta({ description: 'Feed id.' }),
+    rule: z.string().meta({
+      description:
+        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own (docs/guides/feed-quality.md).",
+      example: 'E022',
+    }),
+    severity: z.enum(['error', 'warning']),
+    title: z
+      .string()
+      .meta({ description: "The rule's title.", example: 'Sequential stop_time_update times are not increasing' }),
+    unusable: z.boolean().meta({
+      description:
+        "A finding of this rule makes the feed's data unusable: the feed shows `degraded` on /status while its last snapshot has one.",
+    }),
+    firing: z.boolean().meta({ description: 'true on `feed.rule_firing`, false on `feed.rule_cleared`.' }),
+    findings: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Findings in the snapshot that started the rule firing; 0 when it stops.' }),
+    example_entity_id: z.string().nullable().meta({
+      description:
+        'An entity of the most recent finding (FeedEntity id); null when the finding is about the header or the body.',
+    }),
+    since: timestamp('When the rule started firing for the feed.'),
+    last_seen_at: timestamp('The last snapshot the rule fired in.'),
+  })
+  .meta({
+    id: 'FeedRuleChange',
+    description: 'A feed rule that started or stopped firing for a feed, and what it means.',
+  });
+
 export const ReliabilityUpdateSchema = z
   .object({
     service_date: z.string().meta({ format: 'date' }),
@@ -161,6 +195,15 @@ export const EVENT_DATA = {
   },
   'feed.stale': { data: FeedFreshnessChangeSchema, description: 'A feed became `stale` or `expired`.' },
   'feed.recovered': { data: FeedFreshnessChangeSchema, description: 'A stale or expired feed is `fresh` again.' },
+  'feed.rule_firing': {
+    data: FeedRuleChangeSchema,
+    description:
+      'A feed rule fired in a snapshot of a feed where it was not firing (GTFS-Realtime validator rules, checked on every poll).',
+  },
+  'feed.rule_cleared': {
+    data: FeedRuleChangeSchema,
+    description: 'A feed rule that was firing found nothing in 3 snapshots of the feed in a row.',
+  },
   'reliability.updated': {
     data: ReliabilityUpdateSchema,
     description: 'A service day was finalized: its scheduled, delivered and canceled trips per route.',

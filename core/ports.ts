@@ -5,6 +5,8 @@ import type {
   FeedPoll,
   Freshness,
   Mode,
+  StopEvent,
+  StopEventCounts,
   TripMatching,
   TripObservation,
   VehiclePosition,
@@ -64,6 +66,12 @@ export interface NyctTimedTrip extends NyctScheduledTrip {
   start_s: number;
 }
 
+/** A trip's shape (shapes.txt): its points in order, as parallel coordinate arrays. */
+export interface ShapeLine {
+  readonly lat: Float32Array;
+  readonly lon: Float32Array;
+}
+
 /** Static schedule lookups the normalizer needs, held in memory by the store. */
 export interface ScheduleIndex {
   readonly timezone: string;
@@ -94,6 +102,12 @@ export interface ScheduleIndex {
    * first departure, whatever their service. Indexed on first use, then O(1).
    */
   nyctRouteTrips(routeId: string, direction: 'N' | 'S'): readonly NyctTimedTrip[];
+  /** Every trip of a route (scheduled headways of stop events). Indexed on first use, then O(1); absent: no scheduled headways. */
+  tripsOfRoute?(routeId: string): readonly ScheduledTrip[];
+  /** every stop; without it the feed rules have no coverage area (E028) */
+  stops?(): readonly ScheduledStop[];
+  /** the trip's shape; undefined without shapes.txt or a shape_id (feed rule E029) */
+  tripShape?(tripId: string): ShapeLine | undefined;
 }
 
 /** What identifies a stored snapshot: the hash covers the whole body, header timestamp included. */
@@ -117,6 +131,8 @@ export interface HistoryBatch {
   /** new alert versions only (created, updated or resolved in this poll) */
   alertVersions: Alert[];
   polls: FeedPoll[];
+  /** stop events the poll passed (pipeline/stop-events/); written whatever the snapshot's verdict, once each */
+  stopEvents?: StopEvent[];
   /**
    * The snapshot the vehicles, arrivals and trips come from. Recorded in the same transaction;
    * when it is already recorded those rows are not appended again.
@@ -148,6 +164,26 @@ export interface FeedHealth {
   rejected: number;
   /** trip matching of the last usable snapshot; null before one, or when it looked up no trip */
   matching?: TripMatching | null;
+  /** stop events written from this feed's polls and the anomalies they showed, since the process started */
+  stop_events?: StopEventCounts;
+  /** feed rules that fired since start (pipeline/quality); replaced, never mutated, on each checked body */
+  rules?: readonly FeedRuleHealth[];
+}
+
+/** One feed rule's findings for one feed since this process started. */
+export interface FeedRuleHealth {
+  rule: string;
+  /** findings in every body checked */
+  total: number;
+  /** findings in the last body checked (0: it did not fire there) */
+  last: number;
+  /** the entity of the most recent finding (null: the header) */
+  example: string | null;
+  last_seen_ms: number;
+  /** since when the rule fires for the feed; null when it does not (it stopped, after clean bodies in a row) */
+  firing_since_ms: number | null;
+  /** bodies checked in a row without a finding of this rule */
+  clean: number;
 }
 
 /**
@@ -184,4 +220,20 @@ export interface LiveView {
    * once); returns the unsubscribe. Absent: readers compare `version` on a timer.
    */
   onChange?(listener: () => void): () => void;
+}
+
+/**
+ * A trip instance whose stop events are stored through `stop_sequence`: the trip tracker resumes
+ * after it (a restart, a replay of an archive stored before) rather than writing a stop twice.
+ * `group` is the schedule id, or `feed:<feed_id>` for a feed without schedule.
+ */
+export interface WrittenTrip {
+  group: string;
+  service_date: string;
+  trip_id: string;
+  trip_instance: string | null;
+  /** the highest stop_sequence stored; null when every stop stored came without one */
+  stop_sequence: number | null;
+  /** stops stored without a stop_sequence (a trip the schedule does not have, from a feed that numbers none) */
+  stop_ids: readonly string[];
 }

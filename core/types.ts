@@ -55,6 +55,10 @@ export interface VehiclePosition {
   timestamp_ms: number;
   /** when our poll observed it */
   observed_ms: number;
+  /** the service day of its trip, when the trip resolved (stop events); not stored in vehicle_positions */
+  service_date?: string | null;
+  /** the feed's current_stop_sequence, when it gave one (stop events); not stored */
+  stop_sequence?: number | null;
 }
 
 export interface Arrival {
@@ -91,6 +95,13 @@ export interface Arrival {
   in_schedule: boolean;
   vehicle_id: string | null;
   observed_ms: number;
+  /**
+   * The stop time update's own arrival and departure, each from its time or its scheduled time plus
+   * delay (propagated delays included); null when the update gives none. Stop events read them;
+   * `arrivals` stores `predicted_ms` only.
+   */
+  predicted_arrival_ms?: number | null;
+  predicted_departure_ms?: number | null;
 }
 
 /** A trip seen in one poll: the facts reliability is computed from. */
@@ -222,6 +233,95 @@ export interface TripMatching {
   strategies: Partial<Record<MatchStrategy, MatchCounts>>;
 }
 
+/**
+ * What a stop event's actual times came from (store/SCHEMA.md, stop_events): `vp` a vehicle
+ * position, `tu` the trip update's last prediction before the stop was passed, `imputed` copied
+ * from the other side of the same stop when only one was known.
+ */
+export const STOP_TIME_SOURCES = ['vp', 'tu', 'imputed'] as const;
+export type StopTimeSource = (typeof STOP_TIME_SOURCES)[number];
+
+/** Prediction horizons of the accuracy figures (minutes before the arrival, TransitMatters' bins). */
+export const PREDICTION_HORIZONS = ['0-3', '3-6', '6-12', '12-30'] as const;
+export type PredictionHorizon = (typeof PREDICTION_HORIZONS)[number];
+
+/**
+ * A prediction is accurate when the vehicle arrived within these bounds of it, seconds early and
+ * late, by horizon: TransitMatters' (MBTA's) thresholds. "Early" is arriving before the prediction.
+ */
+export const PREDICTION_BOUNDS_S: Readonly<Record<PredictionHorizon, readonly [early: number, late: number]>> = {
+  '0-3': [60, 60],
+  '3-6': [90, 120],
+  '6-12': [150, 210],
+  '12-30': [240, 360],
+};
+
+/** One prediction sample's error at a stop: actual arrival minus predicted, seconds, and how many samples said it. */
+export interface PredictionError {
+  horizon: PredictionHorizon;
+  error_s: number;
+  samples: number;
+}
+
+/** A train or bus at one stop of its trip, written once when the stop was passed (store/SCHEMA.md). */
+export interface StopEvent {
+  feed_id: string;
+  schedule_id: string | null;
+  service_date: string;
+  trip_id: string;
+  trip_instance: string | null;
+  route_id: string | null;
+  mode: Mode | null;
+  direction_id: number | null;
+  stop_id: string;
+  station_id: string;
+  stop_sequence: number | null;
+  vehicle_id: string | null;
+  scheduled_arrival_ms: number | null;
+  scheduled_departure_ms: number | null;
+  actual_arrival_ms: number | null;
+  actual_departure_ms: number | null;
+  /** `vp` both times from vehicle positions, `tu` both known with one at least from the trip update, `imputed` one side copied; null without times */
+  source: StopTimeSource | null;
+  arrival_source: StopTimeSource | null;
+  departure_source: StopTimeSource | null;
+  arrival_delay_s: number | null;
+  departure_delay_s: number | null;
+  dwell_s: number | null;
+  travel_s: number | null;
+  scheduled_travel_s: number | null;
+  headway_s: number | null;
+  scheduled_headway_s: number | null;
+  /** the trip's relationship, or `skipped` / `canceled` for a stop not served */
+  relationship: string;
+  in_schedule: boolean;
+  first_stop: boolean;
+  last_stop: boolean;
+  prediction_errors: PredictionError[];
+  /** the observed time of the poll that passed the stop */
+  written_ms: number;
+}
+
+/**
+ * Real feeds' misbehaviour met while following trips (store/SCHEMA.md, stop_events): none of it
+ * rewrites a stop event or writes a negative dwell or travel time; each is counted per feed.
+ */
+export const STOP_EVENT_ANOMALIES = [
+  'vehicle_backwards',
+  'prediction_backwards',
+  'trip_vanished',
+  'vehicles_on_one_trip',
+  'stop_not_on_trip',
+  'times_out_of_order',
+] as const;
+export type StopEventAnomaly = (typeof STOP_EVENT_ANOMALIES)[number];
+
+export interface StopEventCounts {
+  /** stop events written */
+  written: number;
+  anomalies: Partial<Record<StopEventAnomaly, number>>;
+}
+
 export interface FeedPoll {
   feed_id: string;
   polled_ms: number;
@@ -239,10 +339,22 @@ export interface FeedPoll {
   /** null when the poll looked up no trip (alerts, failed or unchanged polls, no trips) */
   matching: TripMatching | null;
   error: string | null;
+  /** stop events this poll passed, and the anomalies it showed; absent when it fed no trip tracker */
+  stop_events?: StopEventCounts;
+  /** feed rule findings of the body, by rule id (pipeline/quality); absent when no body was checked */
+  findings?: FindingCounts;
 }
 
+/** One feed rule's findings in one snapshot: how many, and the entity the first was about (null: the header). */
+export interface RuleTally {
+  count: number;
+  example: string | null;
+}
+/** By rule id (pipeline/quality/rules.ts), the rules that fired only. */
+export type FindingCounts = Record<string, RuleTally>;
+
 /** History export datasets and file formats (exports/README.md). */
-export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts'] as const;
+export const EXPORT_DATASETS = ['reliability', 'realtime', 'alerts', 'stop_events'] as const;
 export type ExportDataset = (typeof EXPORT_DATASETS)[number];
 export const EXPORT_FORMATS = ['parquet', 'ndjson.gz'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

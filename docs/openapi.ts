@@ -291,6 +291,11 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   },
   { name: 'Reliability', description: 'Scheduled versus delivered trips per route or line, by day, week or period.' },
   {
+    name: 'Performance',
+    description:
+      'How each route or line ran, from its stop events: on time, headways and bunching, excess wait, travel and dwell times, prediction accuracy.',
+  },
+  {
     name: 'Events',
     description: 'The persistent server-sent event stream of domain events (the types webhooks deliver).',
   },

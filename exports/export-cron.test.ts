@@ -60,7 +60,7 @@ t.test('the daily pass exports the last finished service day; reliability waits 
   const job = await scheduleExports(db, bus, configFor(exportsDir), { now: () => now });
   t.teardown(() => job.stop());
 
-  t.equal((await idsIn(db, 'ready')).length, 8, 'the start-up pass exported DAY: 4 parts x 2 formats');
+  t.equal((await idsIn(db, 'ready')).length, 10, 'the start-up pass exported DAY: 5 parts x 2 formats');
   t.ok((await idsIn(db, 'ready')).every((id) => id.includes(DAY)));
 
   now = new Date('2024-03-12T12:00:00Z');
@@ -72,8 +72,13 @@ t.test('the daily pass exports the last finished service day; reliability waits 
   );
   t.same(
     await idsIn(db, 'pending'),
-    [`reliability-${NEXT_DAY}.ndjson.gz`, `reliability-${NEXT_DAY}.parquet`],
-    'reliability of NEXT_DAY waits in pending: the day is not finalized',
+    [
+      `reliability-${NEXT_DAY}.ndjson.gz`,
+      `reliability-${NEXT_DAY}.parquet`,
+      `stop_events-${NEXT_DAY}.ndjson.gz`,
+      `stop_events-${NEXT_DAY}.parquet`,
+    ],
+    'reliability and stop events of NEXT_DAY wait in pending: the day is not finalized',
   );
 
   const readyAfterFinalize = new Promise<void>((resolve) => {
@@ -96,7 +101,7 @@ t.test('the daily pass exports the last finished service day; reliability waits 
   t.match(await getManifest(db, `reliability-${NEXT_DAY}.parquet`), { state: 'ready', rows: 1 });
 
   t.same(await job.runOnce(), [], 'a later pass finds nothing to do');
-  t.equal(events.filter((e) => e.type === 'export.ready').length, 16);
+  t.equal(events.filter((e) => e.type === 'export.ready').length, 20);
   t.equal(events.filter((e) => e.type === 'export.failed').length, 0);
 });
 
@@ -177,6 +182,6 @@ t.test('exports.enabled false: recovery only, no pass until asked', async (t) =>
   });
   t.same(job.recovered.reset, [crashed]);
   t.same(await idsIn(db, 'ready'), [], 'no start-up pass');
-  t.equal((await job.runOnce()).length, 8, 'a pass on demand still works');
+  t.equal((await job.runOnce()).length, 10, 'a pass on demand still works');
   await job.stop();
 });

@@ -350,3 +350,57 @@ t.test('when no export connection can be opened, claimed files end failed rather
     ['failed', 'failed'],
   );
 });
+
+t.test('stop events: a file per finalized service day, the same rows in both formats', async (t) => {
+  const { db, exportsDir } = await openTempDb(t.teardown);
+  await seedDay(db); // finalizes DAY, not NEXT_DAY
+  const event = (trip: string, day: string, seq: number, relationship: string, errors: string) =>
+    `('feed-1', 'ct', DATE '${day}', '${trip}', NULL, 'R1', 'bus', 0, 'S${seq}', 'ST${seq}', ${seq}, 'v1',
+      TIMESTAMPTZ '${day}T12:00:00Z', TIMESTAMPTZ '${day}T12:00:30Z',
+      ${relationship === 'scheduled' ? `TIMESTAMPTZ '${day}T12:01:00Z', TIMESTAMPTZ '${day}T12:01:40.5Z'` : 'NULL, NULL'},
+      ${relationship === 'scheduled' ? `'vp', 'vp', 'vp', 60, 70, 40, 300, 240, 420, 600` : 'NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL'},
+      '${relationship}', true, ${seq === 1}, false, ${errors}, TIMESTAMPTZ '${day}T12:02:00Z')`;
+  await db.run(`INSERT INTO stop_events VALUES
+    ${event('T1', DAY, 1, 'scheduled', `[{'horizon': '0-3', 'error_s': -20, 'samples': 4}, {'horizon': '12-30', 'error_s': 95, 'samples': 1}]`)},
+    ${event('T1', DAY, 2, 'skipped', 'NULL')},
+    ${event('T2', DAY, 1, 'canceled', 'NULL')},
+    ${event('T3', NEXT_DAY, 1, 'scheduled', 'NULL')}`);
+  const summary = await runExport(db, {
+    dataset: 'stop_events',
+    from: DAY,
+    to: NEXT_DAY,
+    dir: exportsDir,
+    timezone: TZ,
+    now: () => LATER,
+  });
+  t.same(
+    summary.files.map((f) => [f.id, f.outcome]).sort(),
+    [
+      [`stop_events-${DAY}.ndjson.gz`, 'ready'],
+      [`stop_events-${DAY}.parquet`, 'ready'],
+      [`stop_events-${NEXT_DAY}.ndjson.gz`, 'not_ready'],
+      [`stop_events-${NEXT_DAY}.parquet`, 'not_ready'],
+    ],
+    'a day is exported once finalized (trips past midnight and closed by timeout are written late)',
+  );
+  const manifests = (await listManifests(db, { limit: 10, dataset: 'stop_events', state: 'ready' })).items;
+  const parquet = manifests.find((m) => m.format === 'parquet')!;
+  const schema = parquet.schema!;
+  t.match(Object.fromEntries(schema.map((c) => [c.name, c.type])), {
+    service_date: 'DATE',
+    actual_arrival_at: 'TIMESTAMP WITH TIME ZONE',
+    dwell_s: 'INTEGER',
+    prediction_errors: 'STRUCT(horizon VARCHAR, error_s INTEGER, samples INTEGER)[]',
+  });
+  const fromDb = (await db.all(`SELECT * FROM stop_events WHERE service_date = DATE '${DAY}'`)).map((r) =>
+    normalizeRow(r, schema),
+  );
+  t.equal(fromDb.length, 3);
+  const fromParquet = parquetRows(readParquetFile(join(exportsDir, parquet.file_path))).map((r) =>
+    normalizeRow(r, schema),
+  );
+  const ndjson = manifests.find((m) => m.format === 'ndjson.gz')!;
+  const fromNdjson = readNdjsonGz(join(exportsDir, ndjson.file_path)).rows.map((r) => normalizeRow(r, schema));
+  t.same(sortRows(fromParquet), sortRows(fromDb), 'Parquet rows equal the database rows');
+  t.same(sortRows(fromNdjson), sortRows(fromDb), 'NDJSON rows equal the database rows');
+});

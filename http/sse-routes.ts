@@ -77,6 +77,12 @@ export function streamKindOf(route: Pick<RouteDef, 'id' | 'path'>): StreamKind {
   // today's rows are live: they move with the trip updates, and finalized days with reliability.updated
   if (path.endsWith('/reliability'))
     return { itemType: 'reliability', channels: [RELIABILITY_CHANNEL, liveChannel('arrivals')] };
+  // today's stop events are written by the polls of trip updates and vehicles; finalized days with reliability
+  if (path.endsWith('/performance')) {
+    const mode = MODES.find((m) => path.includes(`/${m}/`));
+    const vehicles = mode ? [liveChannel(`vehicles:${mode}`)] : [];
+    return { itemType: 'performance', channels: [RELIABILITY_CHANNEL, liveChannel('arrivals'), ...vehicles] };
+  }
   if (path.endsWith('/rail/realtime')) {
     return {
       itemType: 'arrival',

@@ -70,11 +70,16 @@ t.test('polls: outcome, duration, rejections, trip matching', async (t) => {
     }),
   );
   m.poll(poll({ status: 'timeout', rejected: { timeout: 1 }, duration_ms: 10_000, matching: null }));
+  m.poll(poll({ stop_events: { written: 12, anomalies: { vehicle_backwards: 2, trip_vanished: 1 } } }));
+  m.poll(poll({ stop_events: { written: 0, anomalies: {} } }));
   const f = await scrape(m);
-  t.equal(sampleValue(f, 'transit_feed_polls_total', { feed: 'metro-tu', status: 'ok' }), 1);
+  t.equal(sampleValue(f, 'transit_stop_events_total', { feed: 'metro-tu' }), 12);
+  t.equal(sampleValue(f, 'transit_stop_event_anomalies_total', { feed: 'metro-tu', kind: 'vehicle_backwards' }), 2);
+  t.equal(sampleValue(f, 'transit_stop_event_anomalies_total', { feed: 'metro-tu', kind: 'trip_vanished' }), 1);
+  t.equal(sampleValue(f, 'transit_feed_polls_total', { feed: 'metro-tu', status: 'ok' }), 3);
   t.equal(sampleValue(f, 'transit_feed_polls_total', { feed: 'metro-tu', status: 'timeout' }), 1);
-  t.equal(sampleValue(f, 'transit_feed_poll_duration_seconds_count', { feed: 'metro-tu' }), 2);
-  t.equal(sampleValue(f, 'transit_feed_entities_rejected_total', { feed: 'metro-tu', reason: 'missing_trip' }), 1);
+  t.equal(sampleValue(f, 'transit_feed_poll_duration_seconds_count', { feed: 'metro-tu' }), 4);
+  t.equal(sampleValue(f, 'transit_feed_entities_rejected_total', { feed: 'metro-tu', reason: 'missing_trip' }), 3);
   t.equal(sampleValue(f, 'transit_feed_entities_rejected_total', { feed: 'metro-tu', reason: 'timeout' }), 1);
   t.equal(sampleValue(f, 'transit_feed_trips_total', { feed: 'metro-tu', result: 'matched' }), 8);
   t.equal(sampleValue(f, 'transit_feed_trips_total', { feed: 'metro-tu', result: 'ambiguous' }), 1);
@@ -110,8 +115,10 @@ t.test('scrape-time sources: feed age, open streams, hub, outbox, queue; absent 
     outbox: () => ({ depth: 5, oldestPendingMs: 1_000_000 - 90_000 }),
     dbQueueDepth: () => 4,
     historyQueue: () => ({ depth: 2, lag_ms: 1_500 }),
+    tripsInProgress: () => 37,
   });
   f = await scrape(m);
+  t.equal(sampleValue(f, 'transit_trips_in_progress'), 37);
   t.equal(sampleValue(f, 'transit_feed_age_seconds', { feed: 'a' }), 42);
   t.notOk(
     f.get('transit_feed_age_seconds')!.samples.some((s) => s.labels.feed === 'b'),
@@ -180,4 +187,16 @@ t.test('one registry per instance, process metrics on it, nothing on the global 
   t.ok(fb.has('process_resident_memory_bytes') || process.platform !== 'linux', 'on each registry');
   t.equal((await register.getMetricsAsJSON()).length, 0, 'the global registry stays empty');
   t.match(a.contentType, /^text\/plain; version=0\.0\.4/);
+});
+
+t.test('feed rule findings: counted by feed and rule, summed over polls', async (t) => {
+  const m = new ServiceMetrics({ defaultMetrics: false });
+  m.poll(poll({ findings: { E022: { count: 3, example: 'tu-1' }, W009: { count: 19, example: 'tu-1' } } }));
+  m.poll(poll({ findings: { E022: { count: 2, example: 'tu-7' } } }));
+  m.poll(poll({ status: 'unchanged' }));
+  const f = await scrape(m);
+  t.equal(f.get('transit_feed_rule_findings_total')?.type, 'counter');
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'E022' }), 5);
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'W009' }), 19);
+  t.equal(sampleValue(f, 'transit_feed_rule_findings_total', { feed: 'metro-tu', rule: 'E001' }), undefined);
 });

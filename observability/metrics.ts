@@ -27,6 +27,8 @@ export interface ScrapeSources {
   dbQueueDepth(): number;
   /** the history queue behind the live state (pipeline/history-queue.ts) */
   historyQueue(): { depth: number; lag_ms: number };
+  /** trips followed for stop events now (pipeline/stop-events/) */
+  tripsInProgress?(): number;
   now(): number;
 }
 
@@ -111,9 +113,12 @@ export class ServiceMetrics implements RequestObserver {
   private readonly polls: Counter<'feed' | 'status'>;
   private readonly pollDuration: Histogram<'feed'>;
   private readonly rejected: Counter<'feed' | 'reason'>;
+  private readonly ruleFindings: Counter<'feed' | 'rule'>;
   private readonly trips: Counter<'feed' | 'result'>;
   private readonly strategyDecisions: Counter<'feed' | 'strategy' | 'result'>;
   private readonly matchRatio: Gauge<'feed'>;
+  private readonly stopEvents: Counter<'feed'>;
+  private readonly stopEventAnomalies: Counter<'feed' | 'kind'>;
   private readonly published: Counter<'type'>;
   private readonly attempts: Counter<'outcome'>;
   private readonly exportFiles: Counter<'dataset' | 'format' | 'outcome'>;
@@ -255,6 +260,12 @@ export class ServiceMetrics implements RequestObserver {
       labelNames: ['feed', 'reason'],
       registers,
     });
+    this.ruleFindings = new Counter({
+      name: `${PREFIX}feed_rule_findings_total`,
+      help: 'Feed rule findings in the bodies polled, by feed and rule (GTFS-Realtime validator ids; docs/guides/feed-quality.md).',
+      labelNames: ['feed', 'rule'],
+      registers,
+    });
     this.trips = new Counter({
       name: `${PREFIX}feed_trips_total`,
       help: 'Trips of trip updates and vehicles looked up in the schedule, by feed and result (matched, unmatched, ambiguous).',
@@ -272,6 +283,27 @@ export class ServiceMetrics implements RequestObserver {
       help: 'Share of trips matched to the schedule in the last poll that looked trips up (0 to 1).',
       labelNames: ['feed'],
       registers,
+    });
+
+    this.stopEvents = new Counter({
+      name: `${PREFIX}stop_events_total`,
+      help: 'Stop events written (a trip passing a stop), by the feed whose poll passed them.',
+      labelNames: ['feed'],
+      registers,
+    });
+    this.stopEventAnomalies = new Counter({
+      name: `${PREFIX}stop_event_anomalies_total`,
+      help: 'Feed misbehaviour met while following trips (store/SCHEMA.md, stop_events), by feed and kind.',
+      labelNames: ['feed', 'kind'],
+      registers,
+    });
+    new Gauge({
+      name: `${PREFIX}trips_in_progress`,
+      help: 'Trips followed for stop events now: the memory the trip tracker holds.',
+      registers,
+      collect() {
+        if (self.sources.tripsInProgress) this.set(self.sources.tripsInProgress());
+      },
     });
 
     // the database
@@ -380,6 +412,14 @@ export class ServiceMetrics implements RequestObserver {
     this.polls.inc({ feed, status: poll.status });
     this.pollDuration.observe({ feed }, poll.duration_ms / 1000);
     for (const [reason, n] of Object.entries(poll.rejected)) if (n) this.rejected.inc({ feed, reason }, n);
+    if (poll.stop_events) {
+      // zero too, so a feed that follows trips has its series from its first poll
+      this.stopEvents.inc({ feed }, poll.stop_events.written);
+      for (const [kind, n] of Object.entries(poll.stop_events.anomalies))
+        if (n) this.stopEventAnomalies.inc({ feed, kind }, n);
+    }
+    if (poll.findings)
+      for (const [rule, t] of Object.entries(poll.findings)) this.ruleFindings.inc({ feed, rule }, t.count);
     const m = poll.matching;
     if (m && m.trips > 0) {
       if (m.matched) this.trips.inc({ feed, result: 'matched' }, m.matched);

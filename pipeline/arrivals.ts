@@ -65,7 +65,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   };
   const rows: Arrival[] = [];
   const schedule = ctx.schedule;
-  const push: Push = (stopId, seq, scheduledMs, predictedMs, delayS, state) => {
+  const push: Push = (stopId, seq, scheduledMs, predictedMs, delayS, state, arrivalMs = null, departureMs = null) => {
     rows.push(
       arrivalRow(
         base,
@@ -76,6 +76,8 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
         predictedMs,
         delayS,
         state,
+        arrivalMs,
+        departureMs,
       ),
     );
   };
@@ -135,6 +137,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     if (!u) {
       if (carried === null) continue;
       const scheduled = scheduledAt(st, false);
+      const leaves = scheduledAt(st, true);
       push(
         stopId,
         st.stop_sequence,
@@ -142,6 +145,8 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
         scheduled === null ? null : scheduled + carried * 1000,
         carried,
         canceled ? 'canceled' : delayStateFor(carried, ctx),
+        scheduled === null || canceled ? null : scheduled + carried * 1000,
+        leaves === null || canceled ? null : leaves + carried * 1000,
       );
       continue;
     }
@@ -163,10 +168,31 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
     if (delay === null) delay = carried;
     else carried = delay;
     const predicted = time ?? (scheduled !== null && delay !== null ? scheduled + delay * 1000 : null);
-    push(stopId, st.stop_sequence, scheduled, predicted, delay, delayStateFor(delay, ctx));
+    push(
+      stopId,
+      st.stop_sequence,
+      scheduled,
+      predicted,
+      delay,
+      delayStateFor(delay, ctx),
+      sideTime(u.arrival, scheduledAt(st, false), delay),
+      sideTime(u.departure, scheduledAt(st, true), delay),
+    );
   }
   for (const u of strays) strayRow(u, canceled, ctx, push);
   return rows;
+}
+
+/** One side of a stop (arrival or departure): its own time, else its scheduled time moved by its delay or the stop's. */
+function sideTime(
+  event: StopTimeEventMsg | undefined,
+  scheduled: number | null,
+  stopDelay: number | null,
+): number | null {
+  const time = eventTimeMs(event);
+  if (time !== null) return time;
+  const delay = eventDelay(event) ?? stopDelay;
+  return scheduled !== null && delay !== null ? scheduled + delay * 1000 : null;
 }
 
 /** Each trip's stop_sequence → index in its stop times, built once per (cached) stop times list. */
@@ -192,6 +218,8 @@ function arrivalRow(
   predictedMs: number | null,
   delayS: number | null,
   state: DelayState,
+  arrivalMs: number | null,
+  departureMs: number | null,
 ): Arrival {
   return {
     feed_id: base.feed_id,
@@ -213,6 +241,8 @@ function arrivalRow(
     in_schedule: base.in_schedule,
     vehicle_id: base.vehicle_id,
     observed_ms: base.observed_ms,
+    predicted_arrival_ms: arrivalMs,
+    predicted_departure_ms: departureMs,
   };
 }
 
@@ -223,6 +253,8 @@ type Push = (
   predictedMs: number | null,
   delayS: number | null,
   state: DelayState,
+  arrivalMs?: number | null,
+  departureMs?: number | null,
 ) => void;
 
 /** Trips without scheduled stop times: each update stands alone, times as the feed gives them. */
@@ -266,7 +298,16 @@ function strayRow(u: StopTimeUpdateMsg, canceled: boolean, ctx: NormalizeContext
   if (delay === null && time !== null && scheduled !== null) delay = Math.round((time - scheduled) / 1000);
   // a bare delay with no scheduled time to apply it to predicts nothing
   const predicted = time ?? (scheduled !== null && delay !== null ? scheduled + delay * 1000 : null);
-  push(u.stop_id, seq, scheduled, predicted, delay, delayStateFor(delay, ctx));
+  push(
+    u.stop_id,
+    seq,
+    scheduled,
+    predicted,
+    delay,
+    delayStateFor(delay, ctx),
+    eventTimeMs(u.arrival),
+    eventTimeMs(u.departure),
+  );
 }
 
 /** A stop of a trip as arrival.updated events name it: sequence and stop id (a platform change is another stop). */

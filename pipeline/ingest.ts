@@ -4,18 +4,20 @@ import { interval, type SchedulerLike, type Subscription, asyncScheduler } from 
 import type { Config, FeedConfig } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
-import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord } from '../core/ports.ts';
+import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord, WrittenTrip } from '../core/ports.ts';
 import { HistoryQueue, HISTORY_QUEUE_POLLS, type HistoryQueueFigures } from './history-queue.ts';
-import type { Alert, FeedPoll } from '../core/types.ts';
+import type { Alert, FeedPoll, StopEvent, StopEventCounts } from '../core/types.ts';
 import { normalizeAlertsJson } from './alerts-json.ts';
 import { decodeFeedMessage } from './decode.ts';
 import { FeedFetcher, fetchBody, sha256, type FetchFn } from './fetch-feed.ts';
 import { RejectTally } from './normalize-context.ts';
 import { normalizeFeedMessage, type NormalizedPoll } from './normalize-feed.ts';
 import { pollFeeds } from './poller.ts';
+import { FeedQualityChecker, NOT_A_FEED } from './quality/checker.ts';
 import { snapshotProblem } from './snapshot-verdict.ts';
 import { TripMatcher } from './trip-matching/match.ts';
 import { LiveState } from './state.ts';
+import { StopEventTracker } from './stop-events/tracker.ts';
 
 export interface PipelineOptions {
   config: Readonly<Config>;
@@ -36,6 +38,8 @@ export interface PipelineOptions {
   onPoll?: (poll: FeedPoll) => void;
   /** polls whose history may wait to be stored before polling pauses (default HISTORY_QUEUE_POLLS) */
   history_queue_polls?: number;
+  /** trips whose stop events are stored already (store/stop-events-writer.ts loadWrittenTrips) */
+  written_trips?: readonly WrittenTrip[];
 }
 
 export interface Pipeline {
@@ -63,6 +67,13 @@ export interface Pipeline {
    * queue has room, with `stored` for its history (a replay goes on with the next file meanwhile).
    */
   queueSnapshot(feedId: string, body: Uint8Array, options: { observed_ms: number }): Promise<Settled>;
+  /**
+   * Closes every trip in progress as if unseen past history.trip_timeout_s, writing its stops with
+   * what is known: the end of a replayed archive. Resolves once they are stored.
+   */
+  closeTrips(observedMs: number): Promise<Map<string, StopEventCounts>>;
+  /** trips followed for stop events now (metrics) */
+  tripsInProgress(): number;
 }
 
 /** A poll past its critical path: live, its events published, its history queued. */
@@ -120,6 +131,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
   const inFlight = new Set<Promise<unknown>>();
   const queue = new HistoryQueue(history, options.history_queue_polls ?? HISTORY_QUEUE_POLLS);
+  const quality = new FeedQualityChecker();
   let ticking: Subscription | null = null;
   // one poller per feed, so a reload adds, replaces or removes one without touching the others
   const pollers = new Map<string, Subscription>();
@@ -129,6 +141,17 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   const running = new Map<string, Promise<Settled>>();
+  const tracker = new StopEventTracker({
+    trip_timeout_s: config.history.trip_timeout_s,
+    written: options.written_trips,
+  });
+  /** The feeds of one schedule follow the same trips; a feed without a schedule follows its own. */
+  const groupOf = (feed: FeedConfig): { group: string; schedule_id: string | null } => {
+    const scheduleId = feed.schedule_id ?? (config.schedules.length === 1 ? config.schedules[0]!.id : null);
+    return scheduleId !== null && options.scheduleFor(feed)
+      ? { group: scheduleId, schedule_id: scheduleId }
+      : { group: `feed:${feed.id}`, schedule_id: null };
+  };
 
   /**
    * A timed poll ends once its rows are live and its history queued, and the queue has room:
@@ -177,6 +200,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const outcome = await fetcher.fetch();
       poll.http_status = outcome.http_status;
       if (outcome.kind === 'failed') {
+        quality.gap(feed.id);
         Object.assign(poll, {
           status: outcome.status,
           bytes: outcome.bytes,
@@ -224,7 +248,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
             return false;
           });
       try {
-        rows = normalize(feed, delivered.body, poll, poll.polled_ms);
+        rows = normalize(feed, delivered, poll, poll.polled_ms);
         if (rows) {
           poll.header_timestamp_ms = rows.header_timestamp_ms;
           poll.entities = rows.entities;
@@ -253,6 +277,25 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         rows = undefined;
       }
     }
+    let stopEvents: StopEvent[] = [];
+    if (rows && feed.kind === 'gtfs-rt') {
+      try {
+        const tracked = tracker.observe({
+          feed_id: feed.id,
+          ...groupOf(feed),
+          schedule: options.scheduleFor(feed),
+          // the feed's own clock: its predictions are as of its header, and an old snapshot polled
+          // today (allow_old_snapshots) would otherwise pass every stop it predicts
+          observed_ms: rows.header_timestamp_ms ?? poll.polled_ms,
+          vehicles: rows.vehicles,
+          arrivals: rows.arrivals,
+        });
+        stopEvents = tracked.events;
+        poll.stop_events = tracked.counts;
+      } catch (err) {
+        log.error({ err, feed: feed.id }, 'stop events failed');
+      }
+    }
     let alertVersions: Alert[] = [];
     try {
       alertVersions = state.applyPoll(poll, rows);
@@ -266,9 +309,15 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       trips: fresh ? rows!.trips : [],
       alertVersions,
       polls: [poll],
+      stopEvents,
       ...(snapshot ? { snapshot } : {}),
     };
-    poll.stored = batch.vehicles.length + batch.arrivals.length + batch.trips.length + batch.alertVersions.length;
+    poll.stored =
+      batch.vehicles.length +
+      batch.arrivals.length +
+      batch.trips.length +
+      batch.alertVersions.length +
+      stopEvents.length;
     // the poll's own time: to the live state and its events (the store's share is the queue's lag)
     poll.duration_ms = performance.now() - started;
     const later = verdictLater;
@@ -280,7 +329,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         Object.assign(batch, { vehicles: [], arrivals: [], trips: [] });
         delete batch.snapshot;
         poll.status = 'duplicate';
-        poll.stored = batch.alertVersions.length;
+        poll.stored = batch.alertVersions.length + stopEvents.length;
         state.restatus(poll);
       });
     const stored = track(
@@ -310,7 +359,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return { poll, stored };
   }
 
-  function normalize(feed: FeedConfig, body: Uint8Array, poll: FeedPoll, polledMs: number): NormalizedPoll | undefined {
+  function normalize(
+    feed: FeedConfig,
+    { body, sha256: hash }: Delivered,
+    poll: FeedPoll,
+    polledMs: number,
+  ): NormalizedPoll | undefined {
     const schedule = options.scheduleFor(feed);
     const input = {
       feed_id: feed.id,
@@ -332,8 +386,21 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
     const decoded = decodeFeedMessage(body);
     if (!decoded.ok) {
+      quality.gap(feed.id);
       Object.assign(poll, { status: 'decode_error', error: decoded.error, rejected: { [decoded.reason]: 1 } });
+      poll.findings = NOT_A_FEED;
       return undefined;
+    }
+    // the rules read the decoded message as it is; they never change what is stored, nor fail a poll
+    try {
+      poll.findings = quality.check(feed.id, decoded.message, {
+        sha256: hash,
+        now_ms: polledMs,
+        schedule,
+        interval_s: feed.interval_s,
+      });
+    } catch (err) {
+      log.error({ err, feed: feed.id }, 'feed rule check failed');
     }
     return normalizeFeedMessage(decoded.message, input);
   }
@@ -396,6 +463,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     feeds: () => [...feeds.values()],
     upsertFeed(feed: FeedConfig): void {
       feeds.set(feed.id, feed);
+      quality.forget(feed.id);
       // a new fetcher: a changed URL or headers must not answer "unchanged" from the old body
       fetchers.set(feed.id, new FeedFetcher(feed, options.fetch ?? fetchBody));
       state.upsertFeed(feed);
@@ -407,6 +475,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       pollers.delete(feedId);
       await running.get(feedId)?.catch(() => undefined);
       fetchers.delete(feedId);
+      quality.forget(feedId);
       const versions = state.removeFeed(feedId, now());
       if (versions.length)
         await write({ vehicles: [], arrivals: [], trips: [], alertVersions: versions, polls: [] }, `${feedId} removed`);
@@ -417,5 +486,19 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       await queue.room();
       return settled;
     },
+    async closeTrips(observedMs) {
+      const scheduleOfGroup = (group: string): ScheduleIndex | undefined => {
+        const feed = [...feeds.values()].find((f) => groupOf(f).group === group);
+        return feed && options.scheduleFor(feed);
+      };
+      const { events, byFeed } = tracker.closeAll(observedMs, scheduleOfGroup);
+      if (events.length)
+        await write(
+          { vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [], stopEvents: events },
+          'stop events',
+        );
+      return byFeed;
+    },
+    tripsInProgress: () => tracker.tripsInProgress,
   };
 }

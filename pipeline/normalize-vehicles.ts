@@ -123,6 +123,8 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       current_status: has(v, 'current_status') ? (VEHICLE_STOP_STATUS_NAMES[v.current_status ?? -1] ?? null) : null,
       timestamp_ms: timestampMs,
       observed_ms: ctx.observed_ms,
+      service_date: trip?.service_date ?? null,
+      stop_sequence: has(v, 'current_stop_sequence') ? (v.current_stop_sequence ?? null) : null,
     });
   }
   return { vehicles, trips };

@@ -6,6 +6,7 @@ import t from 'tap';
 import { InMemoryEventBus } from '../core/events.ts';
 import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
+import { loadWrittenTrips } from '../store/stop-events-writer.ts';
 import { readHeaderTimestamp } from './decode.ts';
 import { createPipeline } from './ingest.ts';
 import { listFiles, replaySnapshots, scanSnapshots } from './replay.ts';
@@ -83,7 +84,10 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
   const db = await Db.open(join(dir, 'transit.duckdb'));
   t.teardown(() => db.close());
   const replay = async () => {
+    // as the runtime does: trips stored before resume after their last stop stored
+    const written = await loadWrittenTrips(db, '2024-05-01', '2024-05-03');
     const pipeline = createPipeline({
+      written_trips: written,
       config: testConfig({
         feeds: [{ id: 'tu', kind: 'gtfs-rt', url: 'http://archive.invalid/', allow_old_snapshots: true }],
       }),
@@ -117,6 +121,14 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
     matching: { trips: 12, matched: 8, unmatched: 4, ambiguous: 0 }, // 3 trips per snapshot, the added one unmatched
   });
   t.ok(first.summary.rows_stored > 0 && first.summary.snapshots_per_s > 0 && first.summary.rows_per_s > 0);
+  t.same(
+    first.summary.findings,
+    // per snapshot: no timestamps nor vehicles (W001, W002 ×3), T1's and X's relationship (W009 ×2),
+    // T2 scheduled with no updates (E041), X's stop A (E011: the schedule lists no stops); 10 minutes
+    // or more between headers after the first (W007)
+    { E011: 4, E041: 3, W001: 12, W002: 12, W007: 3, W009: 8 },
+    'the feed rules of every snapshot replayed',
+  );
 
   const observations = await db.json<{ trip_id: string; relationship: string; observed_at: string; day: string }>(
     `SELECT trip_id, relationship, observed_at, strftime(service_date, '%Y-%m-%d') AS day FROM trip_observations
@@ -138,12 +150,22 @@ t.test('a replay of several snapshots of one day given out of order', async (t) 
   );
   t.same(await db.json(`SELECT DISTINCT source FROM feed_snapshots`), [{ source: 'replay' }]);
 
+  const events = await db.json<{ trip_id: string; stop_id: string; source: string }>(
+    `SELECT trip_id, stop_id, source FROM stop_events ORDER BY written_at, trip_id`,
+  );
+  t.equal(events.length, first.summary.stop_events.written, 'every stop event counted is stored');
+  t.ok(
+    events.some((e) => e.trip_id === 'T1' && e.stop_id === 'B'),
+    "T1's last stop, reached by its prediction",
+  );
+
   const rows = Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals'))[0]!.n);
   const again = await replay();
   t.match(
     again.summary,
-    { snapshots: 4, outcomes: { duplicate: 4 }, rows_stored: 0 },
+    { snapshots: 4, outcomes: { duplicate: 4 }, rows_stored: 0, stop_events: { written: 0 } },
     'the same archive again stores nothing',
   );
+  t.equal(Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM stop_events'))[0]!.n), events.length);
   t.equal(Number((await db.all<{ n: bigint }>('SELECT count(*) AS n FROM arrivals'))[0]!.n), rows);
 });

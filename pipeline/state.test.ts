@@ -431,3 +431,20 @@ t.test('arrival.updated carries only what changed in a trip; an unchanged trip s
     `a one-stop change (${bytes(second)} B) is a fraction of the trip (${bytes(first) / 2} B)`,
   );
 });
+
+t.test("a feed's health adds up the stop events of its polls, each copy keeping what it said", async (t) => {
+  const state = new LiveState({ config, bus: new RecordingBus(), now: () => 1_000_000 });
+  t.equal(state.feed('vp')?.stop_events, undefined, 'none before a poll that follows trips');
+  state.applyPoll(
+    { ...poll('vp', 1_000), stop_events: { written: 3, anomalies: { vehicle_backwards: 1 } } },
+    rows(1_000),
+  );
+  const before = state.feed('vp')!;
+  state.applyPoll(
+    { ...poll('vp', 2_000), stop_events: { written: 2, anomalies: { vehicle_backwards: 1, trip_vanished: 1 } } },
+    rows(2_000),
+  );
+  t.same(state.feed('vp')?.stop_events, { written: 5, anomalies: { vehicle_backwards: 2, trip_vanished: 1 } });
+  t.same(before.stop_events, { written: 3, anomalies: { vehicle_backwards: 1 } });
+  t.equal(state.feed('tu')?.stop_events, undefined, 'per feed');
+});

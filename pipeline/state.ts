@@ -3,6 +3,7 @@ import type { Config, FeedConfig } from '../core/config.ts';
 import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
 import {
+  type StopEventAnomaly,
   isSuccessfulPoll,
   MODES,
   type Alert,
@@ -18,6 +19,7 @@ import { diffTripArrivals } from './arrivals.ts';
 import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
+import { foldFindings, ruleChangeData } from './quality/health.ts';
 
 /** Resolved alerts stay readable in memory this long; their versions stay in history for good. */
 const RESOLVED_ALERT_KEEP_MS = 24 * 3_600_000;
@@ -159,6 +161,14 @@ export class LiveState implements LiveView {
     if (!succeeded) h.failures++;
     else h.last_success_ms = poll.polled_ms;
     for (const n of Object.values(poll.rejected)) h.rejected += n ?? 0;
+    if (poll.stop_events) {
+      // a new object each time: copies of the health handed out earlier keep what they said
+      const before = h.stop_events ?? { written: 0, anomalies: {} };
+      const anomalies = { ...before.anomalies };
+      for (const [kind, n] of Object.entries(poll.stop_events.anomalies) as [StopEventAnomaly, number][])
+        anomalies[kind] = (anomalies[kind] ?? 0) + n;
+      h.stop_events = { written: before.written + poll.stop_events.written, anomalies };
+    }
 
     let versions: Alert[] = [];
     // a duplicate is a snapshot stored before (e.g. before a restart): still the feed's current data
@@ -176,10 +186,21 @@ export class LiveState implements LiveView {
       );
       slot.scope = this.scopeOfRows(slot.feed, rows);
     }
+    if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
     // counters and poll times moved, whatever the poll brought
     this.healthChanged(slot);
     return versions;
+  }
+
+  /** A checked body's rule findings: the feed's rules, and an event for each rule that starts or stops firing. */
+  private foldRules(slot: FeedSlot, poll: FeedPoll): void {
+    const { rules, changes } = foldFindings(slot.health.rules, poll.findings!, poll.polled_ms);
+    slot.health.rules = rules;
+    for (const change of changes) {
+      const type = change.firing ? 'feed.rule_firing' : 'feed.rule_cleared';
+      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope, ruleChangeData(slot.feed.id, change)));
+    }
   }
 
   /** A poll's status settled after it was applied (a duplicate found late): its health says so. */

@@ -5,6 +5,7 @@ import type { Config } from '../core/config.ts';
 import type { FeedHealth } from '../core/ports.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
 import { isSuccessfulPoll } from '../core/types.ts';
+import { ruleSpec } from '../pipeline/quality/rules.ts';
 import { type ComponentState, worse } from './schema.ts';
 
 export interface Verdict {
@@ -51,8 +52,25 @@ export function classifyFeed(f: FeedFacts, rules: StatusRules): Verdict {
     return { state: 'down', reason: `data expired: ${ageText(h, f.nowMs)}` };
   }
   if (lastFailed) return { state: 'degraded', reason: `last poll failed: ${error}` };
+  const unusable = unusableFinding(h);
+  if (unusable) return { state: 'degraded', reason: unusable };
   if (h.freshness === 'stale') return { state: 'degraded', reason: `data is stale: ${ageText(h, f.nowMs)}` };
   return { state: 'operational', reason: 'polling normally' };
+}
+
+/**
+ * Why the feed's last checked body is unusable as served: a finding of a rule that says so
+ * (pipeline/quality/rules.ts, `unusable`). Any other finding leaves the feed operational.
+ */
+function unusableFinding(h: FeedHealth): string | null {
+  for (const r of h.rules ?? []) {
+    if (r.last === 0) continue;
+    const spec = ruleSpec(r.rule);
+    if (!spec?.unusable) continue;
+    const n = r.last === 1 ? '1 finding' : `${r.last} findings`;
+    return `last snapshot breaks ${r.rule} (${spec.title}): ${n}${r.example === null ? '' : `, e.g. entity ${r.example}`}`;
+  }
+  return null;
 }
 
 function ageText(h: FeedHealth, nowMs: number): string {

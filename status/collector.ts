@@ -7,7 +7,14 @@ import type { EventBus, Unsubscribe } from '../core/events.ts';
 import type { Logger } from '../core/logger.ts';
 import type { FeedHealth, LiveView } from '../core/ports.ts';
 import { publicText, type Secrets } from '../core/public-text.ts';
-import { MODES, type Mode, type TripMatching } from '../core/types.ts';
+import {
+  MODES,
+  STOP_EVENT_ANOMALIES,
+  type Mode,
+  type StopEventAnomaly,
+  type StopEventCounts,
+  type TripMatching,
+} from '../core/types.ts';
 import type { ScheduleHealth } from '../store/schedule-refresh.ts';
 import {
   classifyAlertIngestion,
@@ -17,7 +24,9 @@ import {
   summarize,
   type Verdict,
 } from './classify.ts';
+import { ruleSpec } from '../pipeline/quality/rules.ts';
 import { FeedHistory } from './feed-history.ts';
+import { FindingsHistory } from './feed-findings.ts';
 import { IncidentLog, type StateChange } from './incidents.ts';
 import type { RequestStats } from './request-stats.ts';
 import {
@@ -25,6 +34,7 @@ import {
   type AlertIngestion,
   type ApiStatus,
   type EdgeHealth,
+  type FeedRuleFindings,
   type NodeStatus,
   type FeedStatus,
   type KnownState,
@@ -65,6 +75,7 @@ export class StatusCollector {
   /** when watching began: feeds never polled since then are judged from here */
   private startedMs: number;
   private readonly histories = new Map<string, FeedHistory>();
+  private readonly findings = new Map<string, FindingsHistory>();
   private feedsById: Map<string, FeedConfig>;
   /** feeds the config says carry alerts: sources from before their first poll */
   private configuredAlertSources = new Set<string>();
@@ -153,6 +164,7 @@ export class StatusCollector {
   setFeeds(feeds: readonly FeedConfig[]): void {
     this.feedsById = new Map(feeds.map((f) => [f.id, f]));
     for (const id of this.histories.keys()) if (!this.feedsById.has(id)) this.histories.delete(id);
+    for (const id of this.findings.keys()) if (!this.feedsById.has(id)) this.findings.delete(id);
     // a changed url or headers must be redacted anew
     this.shownErrors.clear();
     this.configuredAlertSources = new Set(feeds.filter(isAlertFeed).map((f) => f.id));
@@ -323,15 +335,46 @@ export class StatusCollector {
         freshness: h.freshness,
         entities: h.entities,
         schedule_match: scheduleMatch(h.matching),
+        stop_events: stopEvents(h.stop_events),
         consecutive_failures: history.consecutiveFailures,
         polls_1h: hour.polls,
         failures_1h: hour.failures,
         error_rate_1h: hour.polls ? Math.round((hour.failures / hour.polls) * 10_000) / 10_000 : null,
         last_error: history.lastError,
         last_error_at: iso(history.lastErrorMs),
+        findings: this.findingsOf(h, nowMs),
         sparkline: history.sparkline(nowMs),
       };
     });
+  }
+
+  /** The feed's rules that fired in the last hour, with what the live state says of each now. */
+  private findingsOf(h: FeedHealth, nowMs: number): FeedRuleFindings[] {
+    const history = this.findingsHistory(h.feed_id);
+    history.observe(h.rules);
+    const now = new Map((h.rules ?? []).map((r) => [r.rule, r]));
+    return history.lastHour(nowMs).flatMap((f) => {
+      const spec = ruleSpec(f.rule);
+      if (!spec) return [];
+      return [
+        {
+          rule: f.rule,
+          severity: spec.severity,
+          title: spec.title,
+          count_1h: f.count,
+          example_entity_id: f.example,
+          last_seen_at: iso(f.last_seen_ms)!,
+          firing: (now.get(f.rule)?.firing_since_ms ?? null) !== null,
+          unusable: spec.unusable,
+        },
+      ];
+    });
+  }
+
+  private findingsHistory(feedId: string): FindingsHistory {
+    let history = this.findings.get(feedId);
+    if (!history) this.findings.set(feedId, (history = new FindingsHistory()));
+    return history;
   }
 
   private alertIngestion(feeds: readonly FeedStatus[], nowMs: number): AlertIngestion {
@@ -556,6 +599,12 @@ export class StatusCollector {
     } catch (err) {
       this.log('could not read the last hour of polls', err);
     }
+    try {
+      const seed = await store.findingsSeed(this.startedMs - HOUR_MS, this.startedMs);
+      for (const [feedId, rows] of seed) if (this.feedsById.has(feedId)) this.findingsHistory(feedId).seed(rows);
+    } catch (err) {
+      this.log("could not read the last hour of the feeds' rule findings", err);
+    }
   }
 }
 
@@ -564,6 +613,12 @@ function publicSchedule(h: ScheduleHealth): ScheduleHealth {
   const c = h.last_check;
   if (!c?.last_error) return h;
   return { ...h, last_check: { ...c, last_error: publicText(c.last_error, { locations: [h.source] }) } };
+}
+
+function stopEvents(counts: StopEventCounts | undefined): FeedStatus['stop_events'] {
+  if (!counts) return null;
+  const anomalies = Object.fromEntries(STOP_EVENT_ANOMALIES.map((kind) => [kind, counts.anomalies[kind] ?? 0]));
+  return { written: counts.written, anomalies: anomalies as Record<StopEventAnomaly, number> };
 }
 
 function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule_match'] {

@@ -38,7 +38,8 @@ h4{font-size:.9rem;margin:.8rem 0 .3rem}
 .spark figcaption{display:flex;justify-content:space-between;font-size:.7rem;color:var(--muted)}
 .table{overflow-x:auto;position:relative}table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{text-align:left;padding:4px 6px;border-bottom:1px solid var(--line)}td{font-variant-numeric:tabular-nums}
-.sources,.incidents{list-style:none;margin:0;padding:0}.sources li,.incidents li{padding:4px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+.sources,.incidents,.findings{list-style:none;margin:0;padding:0}.sources li,.incidents li,.findings li{padding:4px 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+.findings code{font-weight:600}.f-error code{color:var(--bad)}.f-warning code{color:var(--warn)}.findings-none{margin:.3rem 0}
 small{color:var(--muted)}.empty{color:var(--muted)}
 table.days{width:auto}table.days th{font-weight:500;font-size:.8rem}table.days thead th{font-size:.68rem;padding:2px;text-align:center;white-space:nowrap}table.days thead th:first-child{text-align:left}
 td.day{position:relative;width:28px;min-width:22px;height:22px;padding:0;border:2px solid var(--bg);background:var(--none)}

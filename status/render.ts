@@ -10,6 +10,7 @@ import type {
   ComponentHistory,
   ComponentState,
   EdgeHealth,
+  FeedRuleFindings,
   NodeStatus,
   FeedStatus,
   Incident,
@@ -98,6 +99,19 @@ export function renderSparkline(s: Sparkline, feedId: string): string {
   );
 }
 
+/** The feed's rules that fired in the last hour: id, title, findings, one entity they were about. */
+export function renderFindings(f: FeedStatus, nowMs: number): string {
+  if (f.kind !== 'gtfs-rt') return '';
+  if (f.findings.length === 0)
+    return '<p class="findings-none"><small>Feed rules: no findings in the last hour</small></p>';
+  const item = (r: FeedRuleFindings) =>
+    `<li data-rule="${esc(r.rule)}" class="f-${r.severity}" data-firing="${r.firing}"><code>${esc(r.rule)}</code> ` +
+    `<span class="title">${esc(r.title)}</span> <small><span class="count">${num(r.count_1h)}</span> in the last hour` +
+    `${r.example_entity_id === null ? '' : ` · e.g. entity <span class="example">${esc(r.example_entity_id)}</span>`}` +
+    ` · last ${age(r.last_seen_at, nowMs)}${r.firing ? '' : ' · stopped'}</small></li>`;
+  return `<h4>Feed rules (last hour)</h4><ul class="findings">${f.findings.map(item).join('')}</ul>`;
+}
+
 export function renderFeed(f: FeedStatus, nowMs: number): string {
   const errorRate =
     f.error_rate_1h === null ? '—' : `${pct(f.error_rate_1h)} <small>(${f.failures_1h} of ${f.polls_1h} polls)</small>`;
@@ -126,7 +140,7 @@ export function renderFeed(f: FeedStatus, nowMs: number): string {
     f.feed_id,
     f.state,
     f.reason,
-    `<dl class="facts">${facts}</dl>${renderSparkline(f.sparkline, f.feed_id)}`,
+    `<dl class="facts">${facts}</dl>${renderFindings(f, nowMs)}${renderSparkline(f.sparkline, f.feed_id)}`,
   );
 }
 

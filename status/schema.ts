@@ -2,9 +2,18 @@
 // schema becomes an OpenAPI component, so clients can read the status programmatically.
 import { z } from 'zod';
 import 'zod-openapi';
-import { FRESHNESS, MODES, POLL_STATUSES } from '../core/types.ts';
+import { FRESHNESS, MODES, POLL_STATUSES, STOP_EVENT_ANOMALIES, type StopEventAnomaly } from '../core/types.ts';
 import { ComponentStateSchema, type ComponentState } from './component-state.ts';
 import { EdgeHealthSchema, NodeStatusSchema } from './node-schema.ts';
+
+const ANOMALY_HELP: Record<StopEventAnomaly, string> = {
+  vehicle_backwards: 'A vehicle reported at or before a stop it had left.',
+  prediction_backwards: 'A trip update time before a time already known of the trip.',
+  trip_vanished: 'A trip unseen for history.trip_timeout_s before its last stop.',
+  vehicles_on_one_trip: 'A second vehicle on a trip another vehicle is following.',
+  stop_not_on_trip: "A stop named that is not on the trip's stops.",
+  times_out_of_order: 'Vehicle reports giving a negative dwell or travel time (left unknown).',
+};
 
 export {
   COMPONENT_STATES,
@@ -35,6 +44,29 @@ export const SparklineSchema = z
       .meta({ description: 'Entities of the last successful poll of each minute; null when none succeeded.' }),
   })
   .meta({ id: 'StatusSparkline', description: 'The last hour of one feed, minute by minute.' });
+
+export const FeedRuleFindingsSchema = z
+  .object({
+    rule: z.string().meta({
+      description:
+        "Rule id: E… and W… as MobilityData's gtfs-realtime-validator numbers them, T… this service's own (docs/guides/feed-quality.md).",
+      example: 'E022',
+    }),
+    severity: z.enum(['error', 'warning']),
+    title: z.string(),
+    count_1h: count('Findings in the bodies polled in the last hour.'),
+    example_entity_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The entity of the most recent finding; null when it is about the header or the body.' }),
+    last_seen_at: ts('The last body the rule fired in.'),
+    firing: z.boolean().meta({ description: 'Still firing: it fired in one of the last 3 bodies checked.' }),
+    unusable: z.boolean().meta({
+      description:
+        "The rule makes the feed's data unusable: the feed is `degraded` while its last body has a finding of it.",
+    }),
+  })
+  .meta({ id: 'FeedRuleFindings', description: 'One feed rule that fired for the feed in the last hour.' });
 
 export const FeedStatusSchema = z
   .object({
@@ -69,6 +101,25 @@ export const FeedStatusSchema = z
         id: 'ScheduleMatch',
         description: 'Trip matching of the last usable snapshot; null before one, or when it looked up no trip.',
       }),
+    stop_events: z
+      .object({
+        written: count('Stop events its polls wrote since the service started.'),
+        anomalies: z
+          .object(
+            Object.fromEntries(STOP_EVENT_ANOMALIES.map((kind) => [kind, count(ANOMALY_HELP[kind])])) as Record<
+              StopEventAnomaly,
+              ReturnType<typeof count>
+            >,
+          )
+          .meta({
+            description: 'Misbehaviour met while following its trips since the start, by kind (store/SCHEMA.md).',
+          }),
+      })
+      .nullable()
+      .meta({
+        id: 'FeedStopEvents',
+        description: 'Stop events of trips this feed reports; null for a feed that follows no trip (alerts).',
+      }),
     consecutive_failures: count('Failed polls since the last success.'),
     polls_1h: count('Polls in the last hour.'),
     failures_1h: count('Failed polls in the last hour.'),
@@ -80,6 +131,10 @@ export const FeedStatusSchema = z
       .meta({ description: 'failures_1h / polls_1h; null without polls.' }),
     last_error: z.string().nullable().meta({ description: 'The most recent failure reason, kept after recovery.' }),
     last_error_at: tsOrNull('When that failure happened.'),
+    findings: z.array(FeedRuleFindingsSchema).meta({
+      description:
+        'Feed rules that fired in the last hour, most findings first; empty when none did (or for alerts-json feeds, which are not checked).',
+    }),
     sparkline: SparklineSchema,
   })
   .meta({ id: 'FeedStatus' });
@@ -253,6 +308,7 @@ export const StatusDocumentSchema = z
   });
 
 export type FeedStatus = z.infer<typeof FeedStatusSchema>;
+export type FeedRuleFindings = z.infer<typeof FeedRuleFindingsSchema>;
 export type AlertIngestion = z.infer<typeof AlertIngestionSchema>;
 export type ApiStatus = z.infer<typeof ApiStatusSchema>;
 export type ApiWindow = z.infer<typeof ApiWindowSchema>;

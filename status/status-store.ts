@@ -4,6 +4,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { FAILED_POLL_SQL } from '../store/feed-polls.ts';
+import type { FindingSeed } from './feed-findings.ts';
 import type { MinuteSeed } from './feed-history.ts';
 import type { StateChange } from './incidents.ts';
 import type { KnownState } from './schema.ts';
@@ -129,6 +130,32 @@ export class StatusStore {
       lastErrors: new Map(errorRows.map((r) => [r.feed_id, { error: r.error, atMs: r.at_ms }])),
       alertSources: new Set(sourceRows.map((r) => r.feed_id)),
     };
+  }
+
+  /** Feed rule findings per feed, minute and rule between the two times (feed_polls.findings). */
+  async findingsSeed(sinceMs: number, untilMs: number): Promise<Map<string, FindingSeed[]>> {
+    const rows = await this.rows<{
+      feed_id: string;
+      minute_ms: number;
+      rule: string;
+      count: number;
+      example: string | null;
+      last_ms: number;
+    }>(
+      `SELECT feed_id, epoch_ms(time_bucket(INTERVAL 1 MINUTE, polled_at))::DOUBLE AS minute_ms, f.rule AS rule,
+         sum(f.count)::INTEGER AS count, arg_max(f.example, polled_at) AS example, epoch_ms(max(polled_at))::DOUBLE AS last_ms
+       FROM (SELECT feed_id, polled_at, unnest(findings) AS f FROM feed_polls
+             WHERE findings IS NOT NULL AND polled_at >= to_timestamp($1::DOUBLE / 1000) AND polled_at < to_timestamp($2::DOUBLE / 1000))
+       GROUP BY ALL ORDER BY minute_ms`,
+      [sinceMs, untilMs],
+    );
+    const out = new Map<string, FindingSeed[]>();
+    for (const r of rows) {
+      let list = out.get(r.feed_id);
+      if (!list) out.set(r.feed_id, (list = []));
+      list.push({ minuteMs: r.minute_ms, rule: r.rule, count: r.count, example: r.example, lastMs: r.last_ms });
+    }
+    return out;
   }
 
   /** Webhook deliveries waiting for an attempt (pending or retrying), and the oldest of them. */

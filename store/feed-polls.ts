@@ -14,7 +14,7 @@ import type { Db } from './db.ts';
 // Reading back the poll log: for the status page and for restoring feed health after a restart.
 
 /** A row of POLL_SELECT: a FeedPoll whose status is not checked yet and whose rejections are a list. */
-type PollRow = Omit<FeedPoll, 'status' | 'rejected' | 'matching'> & {
+type PollRow = Omit<FeedPoll, 'status' | 'rejected' | 'matching' | 'findings'> & {
   status: string;
   rejected_by_reason: { reason: string; count: number }[];
   trips_matched: number | null;
@@ -22,6 +22,7 @@ type PollRow = Omit<FeedPoll, 'status' | 'rejected' | 'matching'> & {
   trips_ambiguous: number | null;
   trips_previous_day: number | null;
   matching: ({ strategy: string } & MatchCounts)[] | null;
+  findings: { rule: string; count: number; example: string | null }[] | null;
 };
 
 /** SQL condition on feed_polls.status: a poll that failed (neither data nor a confirmation of it). */
@@ -70,12 +71,15 @@ function toPoll(r: PollRow): FeedPoll {
     rejected,
     matching: toMatching(r),
     error: r.error,
+    ...(r.findings
+      ? { findings: Object.fromEntries(r.findings.map((f) => [f.rule, { count: f.count, example: f.example }])) }
+      : {}),
   };
 }
 
 const POLL_SELECT = `SELECT feed_id, epoch_ms(polled_at)::DOUBLE AS polled_ms, status, http_status, bytes::DOUBLE AS bytes,
   duration_ms, epoch_ms(header_timestamp)::DOUBLE AS header_timestamp_ms, entities, vehicles, trip_updates, alerts,
-  stored, rejected_by_reason, error, trips_matched, trips_unmatched, trips_ambiguous, trips_previous_day, matching
+  stored, rejected_by_reason, error, trips_matched, trips_unmatched, trips_ambiguous, trips_previous_day, matching, findings
   FROM feed_polls`;
 
 /** One feed's polls since `sinceMs` (epoch ms), oldest first, at most `limit`. */

@@ -117,6 +117,7 @@ const poll: FeedPoll = {
     },
   },
   error: null,
+  findings: { E022: { count: 2, example: 'tu-1' }, W008: { count: 1, example: null } },
 };
 
 const empty = (): HistoryBatch => ({ vehicles: [], arrivals: [], trips: [], alertVersions: [], polls: [] });
@@ -171,6 +172,7 @@ t.test('every table round-trips', async (t) => {
         rejected: {},
         matching: null,
         error: 'timed out after 10 s',
+        findings: undefined,
       },
     ],
   });
@@ -311,9 +313,14 @@ t.test('every table round-trips', async (t) => {
       { strategy: 'exact', matched: 2, unmatched: 3, ambiguous: 0 },
       { strategy: 'start', matched: 1, unmatched: 1, ambiguous: 1 },
     ],
+    findings: [
+      { rule: 'E022', count: 2, example: 'tu-1' },
+      { rule: 'W008', count: 1, example: null },
+    ],
   });
   t.match(polls[1], {
     status: 'timeout',
+    findings: null,
     http_status: null,
     rejected: 0,
     rejected_by_reason: [],
@@ -321,13 +328,15 @@ t.test('every table round-trips', async (t) => {
     trips_matched: null,
     matching: null,
   });
+  // a poll without a checked body reads back without findings
+  const { findings: _, ...unchecked } = poll;
   const readBack = (await recentPolls(db, 'f', T0 - 1)).sort((a, b) => a.status.localeCompare(b.status));
   t.same(
     readBack,
     [
       poll,
       {
-        ...poll,
+        ...unchecked,
         status: 'timeout',
         http_status: null,
         header_timestamp_ms: null,

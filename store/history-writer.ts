@@ -1,12 +1,13 @@
 import { statSync } from 'node:fs';
 import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { HistoryBatch, HistoryWriter, SnapshotRecord } from '../core/ports.ts';
-import type { Alert, Arrival, FeedPoll, VehiclePosition } from '../core/types.ts';
+import type { Alert, Arrival, FeedPoll, StopEvent, VehiclePosition } from '../core/types.ts';
 import { setImmediate as turn } from 'node:timers/promises';
 import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 import { ChangeOnlyHistory, type HeldFilter, type Selection, type StoredTripObservation } from './history-changes.ts';
 import { holdHistory } from './held-history.ts';
+import { STOP_EVENT_COLUMNS } from './stop-events-writer.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
 // in one transaction: a batch is stored whole or not at all. Of a snapshot's vehicles, arrivals
@@ -133,6 +134,12 @@ export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [
     get: (r) =>
       r.matching ? Object.entries(r.matching.strategies).map(([strategy, c]) => ({ strategy, ...c })) : null,
   },
+  {
+    name: 'findings',
+    kind: 'struct_list',
+    get: (r) =>
+      r.findings ? Object.entries(r.findings).map(([rule, t]) => ({ rule, count: t.count, example: t.example })) : null,
+  },
 ];
 
 // fields inside a list of structs are not converted by kind, so their timestamps are built here
@@ -147,6 +154,7 @@ interface Rows {
   trips: readonly StoredTripObservation[];
   alertVersions: readonly Alert[];
   polls: readonly FeedPoll[];
+  stopEvents: readonly StopEvent[];
 }
 
 interface TablePlan<R> {
@@ -166,6 +174,8 @@ const PLANS: readonly TablePlan<unknown>[] = [
   plan({ table: 'trip_observations', columns: TRIP_COLUMNS, rows: (b) => b.trips }),
   plan({ table: 'alert_versions', columns: ALERT_COLUMNS, rows: (b) => b.alertVersions }),
   plan({ table: 'feed_polls', columns: POLL_COLUMNS, rows: (b) => b.polls }),
+  // the tracker writes each stop once, whatever the snapshot's verdict
+  plan({ table: 'stop_events', columns: STOP_EVENT_COLUMNS, rows: (b) => b.stopEvents }),
 ];
 
 /** Checks once that each table's columns are the ones the writer fills, in that order. */
@@ -234,7 +244,8 @@ const isEmpty = (batch: HistoryBatch): boolean =>
     batch.arrivals.length +
     batch.trips.length +
     batch.alertVersions.length +
-    batch.polls.length ===
+    batch.polls.length +
+    (batch.stopEvents?.length ?? 0) ===
     0;
 
 /**
@@ -299,12 +310,13 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
       // a snapshot stored before (by this process or another) appends no row of its own again
       const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
       if (fresh) selection = changes.select(batch);
-      const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls };
+      const stopEvents = batch.stopEvents ?? [];
+      const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls, stopEvents };
       // feed_polls.stored is what this poll added to history, counted once the changes are known
       const own = batch.snapshot && batch.polls.length === 1 ? batch.polls[0] : undefined;
       if (own && own.feed_id === batch.snapshot!.feed_id) {
         own.stored = selection.vehicles.length + selection.arrivals.length + selection.trips.length;
-        own.stored += batch.alertVersions.length;
+        own.stored += batch.alertVersions.length + stopEvents.length;
       }
       return appendRows(conn, rows);
     });
@@ -316,7 +328,9 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
     await checked();
     const held = changes.held(filter);
     if (held.arrivals.length + held.trips.length === 0) return 0;
-    const stored = await db.transaction((conn) => appendRows(conn, { ...held, alertVersions: [], polls: [] }));
+    const stored = await db.transaction((conn) =>
+      appendRows(conn, { ...held, alertVersions: [], polls: [], stopEvents: [] }),
+    );
     held.commit();
     return stored;
   };

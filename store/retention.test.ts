@@ -176,6 +176,7 @@ t.test('pruning deletes only rows past each window', async (t) => {
     trip_observations: 1,
     alert_versions: 3,
     feed_polls: 3,
+    stop_events: 0,
     feed_snapshots: 1,
   });
   const vehicles = await db.all<{ id: string }>(
@@ -194,7 +195,15 @@ t.test('pruning deletes only rows past each window', async (t) => {
   );
   t.same(
     await pruneHistory(db, retention, NOW),
-    { vehicle_positions: 0, arrivals: 0, trip_observations: 0, alert_versions: 0, feed_polls: 0, feed_snapshots: 0 },
+    {
+      vehicle_positions: 0,
+      arrivals: 0,
+      trip_observations: 0,
+      alert_versions: 0,
+      feed_polls: 0,
+      stop_events: 0,
+      feed_snapshots: 0,
+    },
     'idempotent',
   );
 });

@@ -33,6 +33,7 @@ export const RETENTION_TARGETS: readonly RetentionTarget[] = [
              WHERE v.alert_id = alert_versions.alert_id))`,
   },
   { key: 'feed_polls', table: 'feed_polls', column: 'polled_at' },
+  { key: 'stop_events', table: 'stop_events', column: 'written_at' },
   // a snapshot's mark lives as long as its longest-kept rows, so a re-poll cannot store them twice
   { key: 'trip_observations', table: 'feed_snapshots', column: 'observed_at' },
 ];

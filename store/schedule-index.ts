@@ -13,6 +13,7 @@ import type {
 import { MODES, type Mode } from '../core/types.ts';
 import { epochDay, weekdayOfEpochDay } from '../core/dates.ts';
 import type { Db } from './db.ts';
+import { loadTripShapes } from './schedule-shapes.ts';
 
 // The static schedule held in memory for the normalizer: Maps for trips, routes and stops,
 // and stop times packed into typed arrays (a large feed has millions), turned into objects
@@ -167,6 +168,7 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
 
   const stopTimes = await loadStopTimes(conn, scheduleId);
   const calendar = await loadCalendar(conn, scheduleId);
+  const tripShape = await loadTripShapes(conn, scheduleId);
   const routeList = Object.freeze([...routes.values()]);
   const tripList = Object.freeze([...trips.values()]);
   const stopList = Object.freeze([...stops.values()]);
@@ -209,8 +211,10 @@ async function load(conn: DuckDBConnection, scheduleId: string): Promise<LoadedS
     stops: () => stopList,
     tripSpan: (id) => stopTimes.span(id),
     tripsStartingAt: (route, direction, startS) => lookups.startingAt(route, direction, startS),
+    tripsOfRoute: (route) => lookups.ofRoute(route),
     nyctTrips: (key) => lookups.nyct(key),
     nyctRouteTrips: (route, direction) => lookups.nyctRoute(route, direction),
+    tripShape,
   };
 }
 
@@ -224,6 +228,7 @@ class TripLookups {
   private byStart: Map<string, ScheduledTrip[]> | undefined;
   private byNyct: Map<string, NyctScheduledTrip[]> | undefined;
   private byNyctRoute: Map<string, NyctTimedTrip[]> | undefined;
+  private byRoute: Map<string, ScheduledTrip[]> | undefined;
 
   constructor(
     private readonly trips: readonly ScheduledTrip[],
@@ -243,6 +248,15 @@ class TripLookups {
       this.byStart = index;
     }
     return this.byStart.get(`${routeId}|${directionId ?? '*'}|${startS}`) ?? NONE;
+  }
+
+  ofRoute(routeId: string): readonly ScheduledTrip[] {
+    if (!this.byRoute) {
+      const index = new Map<string, ScheduledTrip[]>();
+      for (const trip of this.trips) push(index, trip.route_id, trip);
+      this.byRoute = index;
+    }
+    return this.byRoute.get(routeId) ?? NONE;
   }
 
   nyct(key: string): readonly NyctScheduledTrip[] {

@@ -12,7 +12,7 @@ import addFormats from 'ajv-formats';
 import t from 'tap';
 import { parse } from 'yaml';
 import { parseConfig } from '../core/config.ts';
-import { EVENT_TYPES, type EventType } from '../core/events.ts';
+import { domainEvent, EVENT_TYPES, type EventType } from '../core/events.ts';
 import { silentLogger } from '../core/logger.ts';
 import { exportEvent } from '../exports/job.ts';
 import type { ExportManifest } from '../exports/manifests.ts';
@@ -21,6 +21,7 @@ import { generateDemoNetwork, type DemoNetworkInfo } from '../fixtures/demo-netw
 import { alertEntitiesAt } from '../fixtures/sim-alerts.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
 import { createPipeline } from '../pipeline/ingest.ts';
+import { ruleChangeData } from '../pipeline/quality/health.ts';
 import { importGtfs } from '../store/gtfs-import.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { reliabilityEvent } from '../store/reliability/job.ts';
@@ -195,6 +196,27 @@ t.test(
     h.bus.publish(exportEvent(manifest, clock.ms));
     h.bus.publish(exportEvent({ ...manifest, state: 'failed', error: 'disk full', created_at: null }, clock.ms));
     pipeline.state.removeFeed('demo-notices', clock.ms);
+    // a feed rule stops firing after clean snapshots in a row: the demo's rules fire throughout its minute
+    h.bus.publish(
+      domainEvent(
+        'feed.rule_cleared',
+        clock.ms,
+        { modes: ['bus'] },
+        ruleChangeData('demo-trip-updates', {
+          rule: {
+            rule: 'W002',
+            total: 76,
+            last: 0,
+            example: 'tu-1',
+            last_seen_ms: clock.ms - 30_000,
+            firing_since_ms: null,
+            clean: 3,
+          },
+          firing: false,
+          since_ms: START,
+        }),
+      ),
+    );
 
     await new Promise((resolve) => setImmediate(resolve));
     const expected = published;

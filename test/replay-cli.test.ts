@@ -32,7 +32,15 @@ t.test('usage mistakes are refused before anything is opened', async (t) => {
   );
   await t.rejects(
     runCommand(replayCommand, ['--feed', 'tu']),
-    new UsageError('replay needs at least one snapshot file or folder'),
+    new UsageError('replay needs at least one snapshot file or folder after --feed tu'),
+  );
+  await t.rejects(
+    runCommand(replayCommand, ['x.pb', '--feed', 'tu', 'y.pb']),
+    new UsageError('x.pb: name its feed first (--feed <id> <files>…)'),
+  );
+  await t.rejects(
+    runCommand(replayCommand, ['--feed', 'tu', 'x.pb', '--feed', 'tu', 'y.pb']),
+    new UsageError('--feed tu is given twice: name each feed once, with all its files'),
   );
   await t.rejects(
     runCommand(replayCommand, ['--feed', 'nope', 'x.pb', '--config', config]),
@@ -118,4 +126,69 @@ t.test('Caltrain replayed: stored once, with reliability for its day', async (t)
     ),
     [{ day: '2023-11-07', n: '19' }],
   );
+});
+
+t.test("an agency's two feeds replayed together: one summary per feed, stop events written once", async (t) => {
+  if (!hasRealFixtures()) {
+    t.pass(`skipped: ${FIXTURES_REAL} is absent`);
+    return;
+  }
+  const dir = t.testdir();
+  const dbPath = join(dir, 'transit.duckdb');
+  const config = join(dir, 'config.json');
+  const feed = (id: string) => ({
+    id,
+    kind: 'gtfs-rt',
+    url: pathToFileURL(join(dir, 'live.pb')).href,
+    schedule_id: 'ct',
+  });
+  writeFileSync(
+    config,
+    JSON.stringify({
+      db_path: dbPath,
+      schedules: [{ id: 'ct', source: join(FIXTURES_REAL, 'caltrain', 'ct.zip') }],
+      feeds: [feed('ct-vp'), feed('ct-tu')],
+    }),
+  );
+  const replay = () => {
+    const r = spawnSync(
+      process.execPath,
+      cliArgv(
+        'replay',
+        '--feed',
+        'ct-vp',
+        join(FIXTURES_REAL, 'caltrain', 'ct-vehicle-positions.pb'),
+        '--feed',
+        'ct-tu',
+        join(FIXTURES_REAL, 'caltrain', 'ct-trip-updates.pb'),
+        '--json',
+        '--config',
+        config,
+        '--log-level',
+        'silent',
+      ),
+      { encoding: 'utf8', env: childEnv(), timeout: 120_000 },
+    );
+    t.equal(r.status, 0, r.stderr);
+    return r.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, any>);
+  };
+  const first = replay();
+  t.match(first, [
+    { feed_id: 'ct-vp', snapshots: 1, outcomes: { ok: 1 }, matching: { trips: 14, matched: 14 } },
+    { feed_id: 'ct-tu', snapshots: 1, outcomes: { ok: 1 }, matching: { trips: 19, matched: 19 } },
+  ]);
+  const written = first.reduce((n, s) => n + s.stop_events.written, 0);
+  t.ok(written > 0, `${written} stop events: the stops the feeds gave times for, closed at the archive's end`);
+  const again = replay();
+  t.same(
+    again.map((s) => s.stop_events.written),
+    [0, 0],
+    'the same archives again write no stop event twice',
+  );
+  const db = await Db.open(dbPath);
+  t.teardown(() => db.close());
+  t.same(await db.json('SELECT count(*) AS n FROM stop_events'), [{ n: String(written) }]);
 });

@@ -7,6 +7,7 @@ import { backupOperation, snapshotOperation } from './copies.ts';
 import { exportOperation } from './export.ts';
 import { importGtfsOperation } from './import-gtfs.ts';
 import { keysOperation } from './keys.ts';
+import { performanceOperation } from './performance.ts';
 import { reliabilityOperation } from './reliability.ts';
 import { reloadOperation } from './reload.ts';
 import { statusOperation } from './status.ts';
@@ -15,6 +16,7 @@ import type { Operation, OperationContext } from './types.ts';
 export const OPERATIONS = {
   keys: keysOperation,
   reliability: reliabilityOperation,
+  performance: performanceOperation,
   export: exportOperation,
   'import-gtfs': importGtfsOperation,
   snapshot: snapshotOperation,

@@ -67,7 +67,7 @@ t.test('export command: a day not over yet exits 1; bad arguments are usage erro
   const { config } = await setup(t);
   const lines: string[] = [];
   t.equal(await exportCommandRun({ from: '2999-01-01' }, config, { out: (l) => lines.push(l) }), 1);
-  t.equal(lines.filter((l) => l.startsWith('not ready')).length, 8, 'every dataset and format, each reported');
+  t.equal(lines.filter((l) => l.startsWith('not ready')).length, 10, 'every dataset and format, each reported');
   await t.rejects(exportCommandRun({ dataset: 'weather', from: DAY }, config), ExportArgsError);
   await t.rejects(
     exportCommandRun({ dataset: 'alerts', from: DAY, format: 'csv,parquet' }, config),

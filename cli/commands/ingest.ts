@@ -1,5 +1,5 @@
 import { loadConfig } from '../../core/config.ts';
-import { isSuccessfulPoll, type FeedPoll, type TripMatching } from '../../core/types.ts';
+import { isSuccessfulPoll, type FeedPoll, type StopEventCounts, type TripMatching } from '../../core/types.ts';
 import type { Command } from '../command.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { print } from '../output.ts';
@@ -29,6 +29,26 @@ export function describeMatching(matching: TripMatching | null, hasSchedule: boo
   return `${head}${steps.length ? `; ${steps.join(', ')}` : ''}${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }
 
+/** "stop events: 3 written; anomalies: vehicle_backwards 1" */
+export function describeStopEvents(counts: StopEventCounts): string {
+  const anomalies = Object.entries(counts.anomalies)
+    .filter(([, n]) => n)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
+  return `stop events: ${counts.written} written (stops passed in this snapshot); anomalies: ${anomalies || 'none'}`;
+}
+
+/** "feed rules: E022 ×3 (e.g. entity 1234), W009 ×19", or null when the body was not checked. */
+export function describeFindings(findings: FeedPoll['findings']): string | null {
+  if (!findings) return null;
+  const rules = Object.entries(findings);
+  if (rules.length === 0) return 'feed rules: no findings';
+  const list = rules
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([rule, t]) => `${rule} ×${t.count}${t.example === null ? '' : ` (e.g. entity ${t.example})`}`);
+  return `feed rules: ${list.join(', ')} (transit-api validate prints each one; docs/guides/feed-quality.md)`;
+}
+
 function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const rejected = Object.entries(poll.rejected)
     .map(([reason, n]) => `${reason} ${n}`)
@@ -38,7 +58,10 @@ function describe(poll: FeedPoll, hasSchedule: boolean): string {
   const counts = `${poll.entities} entities decoded (${poll.vehicles} vehicles, ${poll.trip_updates} trip updates, ${poll.alerts} alerts), ${poll.stored} rows stored`;
   const rejects = `${Object.values(poll.rejected).reduce((a, b) => a + (b ?? 0), 0)} rejected${rejected ? `: ${rejected}` : ''}`;
   const matching = describeMatching(poll.matching, hasSchedule);
-  return `${head}\n  ${counts}\n  ${rejects}${matching ? `\n  ${matching}` : ''}${poll.error ? `\n  error: ${poll.error}` : ''}`;
+  const stops = poll.stop_events ? describeStopEvents(poll.stop_events) : null;
+  const findings = describeFindings(poll.findings);
+  const extra = [matching, stops, findings, poll.error ? `error: ${poll.error}` : null].filter(Boolean);
+  return `${head}\n  ${counts}\n  ${rejects}${extra.map((line) => `\n  ${line}`).join('')}`;
 }
 
 export const ingestCommand: Command = {
@@ -77,6 +100,8 @@ export const ingestCommand: Command = {
               rejected: poll.rejected,
               match_rate: poll.matching?.match_rate ?? null,
               matching: poll.matching,
+              stop_events: poll.stop_events ?? null,
+              findings: poll.findings ?? null,
               ...(poll.error ? { error: poll.error } : {}),
             }),
           );

@@ -2,6 +2,7 @@ import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { inOwnTransaction } from './connection.ts';
 import { addDays, completeThrough, isServiceDate } from '../../core/dates.ts';
+import { storePerformanceDay } from '../performance/day.ts';
 import { liveDaysChanged } from './live.ts';
 import { expandMissingDays } from './scheduled-trips.ts';
 import { bind, statement, statements } from './sql.ts';
@@ -130,6 +131,8 @@ async function finalizeOnce(db: Db, serviceDate: string, options: FinalizeOption
         await c.run(OUTCOMES.text, bind(OUTCOMES, params));
         await c.run(DAYS.text, bind(DAYS, params));
         await c.run(MARK.text, bind(MARK, params));
+        // performance measures are final with the same day (store/performance/)
+        await storePerformanceDay(c, serviceDate, params.finalized_at);
       }),
     options.ifOpen ? () => isFinalized(db, serviceDate) : undefined,
   );

@@ -111,6 +111,7 @@ export function fakeSchedule(input: FakeScheduleInput): ScheduleIndex {
     stopTimes: (id) => stopTimes.get(id) ?? [],
     runsOn: (service, date) => input.services?.[service]?.includes(date) ?? true,
     routes: () => [...routes.values()],
+    tripsOfRoute: (route) => [...trips.values()].filter((t) => t.route_id === route),
     tripSpan: span,
     tripsStartingAt: (route, direction, startS) =>
       [...trips.values()].filter(

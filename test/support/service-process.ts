@@ -11,6 +11,7 @@ import { exportCommand } from '../../cli/commands/export.ts';
 import { importGtfsCommand } from '../../cli/commands/import-gtfs.ts';
 import { keysCommand } from '../../cli/commands/keys.ts';
 import { reliabilityCommand } from '../../cli/commands/reliability.ts';
+import { performanceCommand } from '../../cli/commands/performance.ts';
 import { reloadCommand, statusCommand } from '../../cli/commands/status.ts';
 import { absolutePaths, operate } from '../../cli/run-operation.ts';
 import type { OperationName } from '../../admin/operations/dispatch.ts';
@@ -61,6 +62,7 @@ function runShell(script: string): Promise<{ code: number | null; stdout: string
 const COMMANDS: Record<OperationName, Command> = {
   keys: keysCommand,
   reliability: reliabilityCommand,
+  performance: performanceCommand,
   export: exportCommand,
   'import-gtfs': importGtfsCommand,
   snapshot: snapshotCommand,
