@@ -40,6 +40,8 @@ import { openRuntime, type Runtime } from './runtime.ts';
 import { resolveSigningSecret } from '../core/signing-secret.ts';
 import { openStreaming, type Streaming } from './fanout.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
+import { HeartbeatReader } from '../broker/node-heartbeats.ts';
+import { hostname } from 'node:os';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 
 // The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
@@ -195,6 +197,16 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
           ? 'The broker is unreachable: rate limits and stream allowances count per node, and edges serve their last live state, until it returns'
           : null,
       );
+      // this node's broker link, and the edges as their heartbeats say
+      const nodeId = `${hostname()}:${server.port}`;
+      status.collector.setNode(() => ({
+        role: config.role,
+        nodeId,
+        broker: { state: broker.state, downSinceMs: broker.downSinceMs },
+      }));
+      const heartbeats = new HeartbeatReader(broker).start();
+      stops.push(() => heartbeats.close());
+      status.collector.setEdges(() => heartbeats.list());
     }
     // a schedule version or the feeds changed: the served ids (logged when they change), then
     // what lists routes by them

@@ -380,13 +380,26 @@ export const ConfigSchema = z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
           .optional(),
-        /** edge node: the ingest node's base URL for the paths edges forward; default: the address the ingest node announces */
+        /** deprecated: the same as ingest.url (which wins when both are set) */
         ingest_url: z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
           .optional(),
         /** edge node: a forwarded request with no answer head within this is 503 ingest_unavailable */
         forward_timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
+      })
+      .strict()
+      .prefault({}),
+    ingest: z
+      .object({
+        /**
+         * edge node: the ingest node's base URL, used for the paths edges forward and to check it answers, with the
+         * broker up or down; unset: the address the ingest node announces in the broker
+         */
+        url: z
+          .string()
+          .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
+          .optional(),
       })
       .strict()
       .prefault({}),
@@ -408,6 +421,12 @@ export const ConfigSchema = z
   });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** The ingest node's base URL an edge is configured with (ingest.url, or the older broker.ingest_url), no trailing slash. */
+export function configuredIngestUrl(config: Readonly<Pick<Config, 'ingest' | 'broker'>>): string | null {
+  const url = config.ingest.url ?? config.broker.ingest_url;
+  return url ? url.replace(/\/+$/, '') : null;
+}
 export type FeedConfig = z.infer<typeof FeedSchema>;
 export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
 

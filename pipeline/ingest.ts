@@ -288,7 +288,9 @@ export function createPipeline(options: PipelineOptions): Pipeline {
           feed_id: feed.id,
           ...groupOf(feed),
           schedule: options.scheduleFor(feed),
-          observed_ms: poll.polled_ms,
+          // the feed's own clock: its predictions are as of its header, and an old snapshot polled
+          // today (allow_old_snapshots) would otherwise pass every stop it predicts
+          observed_ms: rows.header_timestamp_ms ?? poll.polled_ms,
           vehicles: rows.vehicles,
           arrivals: rows.arrivals,
         });

@@ -66,6 +66,7 @@ export class LiveState implements LiveView {
   private readonly sliceVersions = new Map<LiveSlice, number>();
   /** lists rebuilt when their slice moved, by slice, with the version they were built at */
   private readonly lists = new Map<LiveSlice, { version: number; list: readonly unknown[] }>();
+  private readonly changeListeners = new Set<() => void>();
 
   private readonly ids: () => ServedIds;
 
@@ -86,6 +87,11 @@ export class LiveState implements LiveView {
 
   feedVersion(feedId: string): number {
     return this.slots.get(feedId)?.healthVersion ?? -1;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   vehicles(mode: Mode): readonly VehiclePosition[] {
@@ -395,6 +401,7 @@ export class LiveState implements LiveView {
   private bump(slice: LiveSlice): void {
     this.sliceVersions.set(slice, (this.sliceVersions.get(slice) ?? 0) + 1);
     this.versionCounter++;
+    for (const listener of this.changeListeners) listener();
   }
 
   private healthChanged(slot: FeedSlot): void {
