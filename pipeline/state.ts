@@ -7,7 +7,6 @@ import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/por
 import {
   type StopEventAnomaly,
   isSuccessfulPoll,
-  MODES,
   type Alert,
   type Arrival,
   type FeedPoll,
@@ -19,6 +18,7 @@ import {
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
 import { diffTripArrivals } from './arrivals.ts';
 import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
+import { alertScope, scopeOfRows } from './event-scope.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 import { foldFindings, ruleChangeData } from './quality/health.ts';
@@ -191,7 +191,12 @@ export class LiveState implements LiveView {
         this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms),
         poll.polled_ms,
       );
-      slot.scope = this.scopeOfRows(slot.feed, rows);
+      slot.scope = scopeOfRows(
+        slot.feed,
+        rows,
+        rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined,
+        this.ids(),
+      );
     }
     if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
@@ -367,35 +372,9 @@ export class LiveState implements LiveView {
     return changes.map((c) => c.alert);
   }
 
-  /** An alert's modes, and its route ids (as served) told apart as rail lines and bus or streetcar routes. */
   private alertScope(alert: Alert, ids: ServedIds): EventScope {
     const feed = this.slots.get(alert.feed_id)?.feed;
-    const schedule = feed && this.options.scheduleFor?.(feed);
-    // without the schedule's word, a single-mode alert's routes are of its mode
-    const fallback = alert.modes.length === 1 ? alert.modes[0]! : (feed?.mode ?? null);
-    const s = ids.scopeOf(alert);
-    const { routes, lines } = scopeOf(
-      alert.routes.map((id) => ({ mode: schedule?.route(id)?.mode ?? fallback, id: ids.serve(s, 'route', id) })),
-    );
-    return { modes: alert.modes, routes, lines };
-  }
-
-  private scopeOfRows(feed: FeedConfig, rows: NormalizedPoll): EventScope {
-    const ids = this.ids();
-    const route = (row: { feed_id: string; schedule_id?: string | null }, id: string | null) =>
-      ids.serveNullable(ids.scopeOf(row), 'route', id);
-    const entries: Array<{ mode: Mode | null; id: string | null }> = [];
-    for (const v of rows.vehicles) entries.push({ mode: v.mode, id: route(v, v.route_id) });
-    for (const t of rows.trips) entries.push({ mode: t.mode, id: route(t, t.route_id) });
-    const scope = scopeOf(entries);
-    if (rows.alerts.length === 0) return scope;
-    const schedule = this.options.scheduleFor?.(feed);
-    for (const a of rows.alerts) {
-      const fallback = a.modes.length === 1 ? a.modes[0]! : (feed.mode ?? null);
-      for (const m of a.modes) entries.push({ mode: m, id: null });
-      for (const id of a.routes) entries.push({ mode: schedule?.route(id)?.mode ?? fallback, id: route(a, id) });
-    }
-    return scopeOf(entries);
+    return alertScope(alert, feed, feed && this.options.scheduleFor?.(feed), ids);
   }
 
   private bump(slice: LiveSlice): void {
