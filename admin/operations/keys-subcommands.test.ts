@@ -101,7 +101,7 @@ t.test('keys revoke ends the webhooks; keys show and endpoints let the operator 
     `1 webhook endpoint of ${key.id} deleted: secrets erased, nothing more is sent`,
   ]);
   t.equal(await run(['endpoints', key.id, '--delete', a.id]), 1, 'already deleted');
-  t.match(errors[0], /no webhook endpoint "ep_\w+" on key_\w+/);
+  t.match(errors[0], /no webhook endpoint "ep_[\w-]+" on key_\w+/);
   t.equal(await run(['endpoints', key.id, '--delete', kept.id]), 1, "another key's endpoint is not reached");
   t.equal(await run(['endpoints', key.id, '--delete-all', '--json']), 0);
   t.same(JSON.parse(out[0]!), { key_id: key.id, deleted: [b.id] });

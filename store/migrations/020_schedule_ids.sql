@@ -9,19 +9,22 @@
 -- history and alert versions stay NULL (unknown).
 SET VARIABLE sole_schedule = (SELECT CASE WHEN count(*) = 1 THEN min(schedule_id) END FROM schedules);
 
--- the default fills the rows already stored at once (no row-by-row update), then is dropped
-ALTER TABLE vehicle_positions ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE vehicle_positions ALTER COLUMN schedule_id DROP DEFAULT;
-ALTER TABLE arrivals ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE arrivals ALTER COLUMN schedule_id DROP DEFAULT;
-ALTER TABLE trip_observations ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE trip_observations ALTER COLUMN schedule_id DROP DEFAULT;
-ALTER TABLE alert_versions ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE alert_versions ALTER COLUMN schedule_id DROP DEFAULT;
-ALTER TABLE reliability_days ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE reliability_days ALTER COLUMN schedule_id DROP DEFAULT;
-ALTER TABLE performance_days ADD COLUMN IF NOT EXISTS schedule_id VARCHAR DEFAULT getvariable('sole_schedule');
-ALTER TABLE performance_days ALTER COLUMN schedule_id DROP DEFAULT;
+-- Added without a DEFAULT and filled by UPDATE: DuckDB replays an ALTER's default expression from
+-- the WAL, and a function in it (getvariable) fails that replay ("no default database set"), so a
+-- crash before the next checkpoint would leave a file that no longer opens.
+ALTER TABLE vehicle_positions ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+ALTER TABLE arrivals ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+ALTER TABLE trip_observations ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+ALTER TABLE alert_versions ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+ALTER TABLE reliability_days ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+ALTER TABLE performance_days ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
+UPDATE vehicle_positions SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+UPDATE arrivals SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+UPDATE trip_observations SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+UPDATE alert_versions SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+UPDATE reliability_days SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+UPDATE performance_days SET schedule_id = getvariable('sole_schedule') WHERE getvariable('sole_schedule') IS NOT NULL;
+
 -- a cache recomputed on the next rollup
 DELETE FROM reliability_live_days;
 ALTER TABLE reliability_live_days ADD COLUMN IF NOT EXISTS schedule_id VARCHAR;
