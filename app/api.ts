@@ -2,6 +2,7 @@
 // core routes (http/routes/index.ts) plus whatever other features add. The composition root calls createApi, then
 // startServer({ handler: api.handler, … }).
 import { randomBytes } from 'node:crypto';
+import { ServedIds } from '../core/served-ids.ts';
 import type { Config } from '../core/config.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { LiveView } from '../core/ports.ts';
@@ -12,7 +13,8 @@ import { KeyStore, type KeyAuthenticator } from '../accounts/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { SlidingWindowLimiter, type RateLimiter } from '../accounts/limiter.ts';
 import { DbMeter, type Meter } from '../accounts/meter.ts';
-import { StoreDirectory, type RouteDirectory } from '../http/read/directory.ts';
+import { StoreDirectory, type RouteDirectory, type ServedIdsSource } from '../http/read/directory.ts';
+import { IdScopes } from '../store/id-scope.ts';
 import { LiveIndex } from '../http/read/live-index.ts';
 import { directoryKnownIds } from '../http/known-ids.ts';
 import type { ReliabilitySnapshots } from '../http/routes/deps.ts';
@@ -30,6 +32,11 @@ export interface ApiDeps {
   requests?: RequestObserver;
   /** default: read from the store's schedules now and every api.directory_refresh_s */
   directory?: RouteDirectory;
+  /**
+   * the served ids (core/served-ids.ts), read again with the directory; default: read from the
+   * store's schedules and the config's feeds (ids as stored when a directory is given)
+   */
+  ids?: ServedIdsSource;
   /** last-7-day figures for the bus directory */
   reliability?: ReliabilitySnapshots;
   /** event-stream output of SSE-capable routes */
@@ -53,6 +60,7 @@ export interface Api {
   limiter: RateLimiter;
   directory: RouteDirectory;
   index: LiveIndex;
+  ids: ServedIdsSource;
   /** call after a schedule import so directories and 404 checks see the new routes */
   reloadDirectory(): Promise<void>;
 }
@@ -67,13 +75,15 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   const limiter = deps.limiter ?? new SlidingWindowLimiter();
   let directory = deps.directory;
   let storeDirectory: StoreDirectory | null = null;
+  const ids: ServedIdsSource =
+    deps.ids ?? (directory ? { current: ServedIds.NONE } : new IdScopes(deps.db, () => deps.config, log));
   if (!directory) {
-    storeDirectory = new StoreDirectory(deps.db, log);
+    storeDirectory = new StoreDirectory(deps.db, log, ids);
     await storeDirectory.reload();
     storeDirectory.start(api.directory_refresh_s * 1000);
     directory = storeDirectory;
   }
-  const index = new LiveIndex(deps.live);
+  const index = new LiveIndex(deps.live, () => ids.current);
   const baseUrl = (deps.config.public_base_url ?? '').replace(/\/+$/, '');
   const routes = withDocs(
     [
@@ -105,6 +115,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     limiter,
     directory,
     index,
+    ids,
     reloadDirectory: async () => {
       await storeDirectory?.reload();
     },

@@ -10,6 +10,7 @@ import type { LiveView } from '../core/ports.ts';
 import type { Db } from '../store/db.ts';
 import { BrokerStreamAllowance } from '../broker/allowance.ts';
 import { BrokerEventLog, BrokerEventPublisher } from '../broker/event-log.ts';
+import { spillPath, takeSpill, writeSpill } from '../broker/event-spill.ts';
 import { BrokerRateLimiter } from '../broker/limiter.ts';
 import { LiveStatePublisher } from '../broker/live-state.ts';
 import { BrokerUsageIngest } from '../broker/meter.ts';
@@ -82,6 +83,11 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
     },
     async startIngest({ db, bus, live }) {
       const publisher = new BrokerEventPublisher(broker, bounds);
+      // events the last run could not hand to the broker go first
+      const spill = spillPath(config.db_path);
+      const kept = spill ? takeSpill(spill) : [];
+      if (kept.length) log.warn({ events: kept.length, file: spill }, 'appending the events kept by the last stop');
+      publisher.restore(kept);
       const detach = publisher.attach(bus);
       const state = new LiveStatePublisher(broker, live).start();
       const usage = await new BrokerUsageIngest(broker, db).start();
@@ -92,6 +98,14 @@ export async function openBrokerNode(config: Readonly<Config>, log: Logger): Pro
         await keys.close();
         detach();
         await publisher.close();
+        const unsent = publisher.pending();
+        if (spill && unsent.length) {
+          writeSpill(spill, unsent);
+          log.warn(
+            { events: unsent.length, file: spill },
+            'the broker did not take every event; kept for the next start',
+          );
+        }
         await state.close();
         // the edges' last flushes arrive within their meter_flush_ms; a later start reads on from the offset
         await usage.close();

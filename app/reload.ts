@@ -4,6 +4,8 @@
 // is reported as needing a restart and keeps its running value until then.
 import { ConfigError, type Config, type FeedConfig, type ScheduleConfig } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
+import { formatIdChanges, idChanges } from '../core/served-id-changes.ts';
+import type { ServedIds } from '../core/served-ids.ts';
 import type { ScheduleRefreshJob } from '../store/schedule-refresh.ts';
 import type { ReloadOutcome } from '../admin/operations/types.ts';
 import type { Runtime } from './runtime.ts';
@@ -63,6 +65,8 @@ export interface ReloaderDeps {
   schedules: Pick<ScheduleRefreshJob, 'update'>;
   /** the feeds in force after a reload (status page intervals) */
   feedsChanged: (feeds: readonly FeedConfig[]) => void;
+  /** the served ids in force, and a reload of them and of what lists routes by them */
+  ids?: { current: () => ServedIds; reload: () => Promise<void> };
   log: Logger;
 }
 
@@ -86,6 +90,7 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
     failed: [],
     feeds: { added: [], changed: [], removed: [] },
     schedules: { added: [], changed: [], removed: [] },
+    ids: [],
   };
   let next: Readonly<Config>;
   try {
@@ -98,6 +103,7 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
   }
   const running = runtime.config;
   const diff = diffConfig(running, next);
+  const idsBefore = deps.ids?.current();
 
   // schedules first, so that feeds added with them resolve trips from their first poll; one
   // whose source fails keeps its running version (if any) and is retried on its refresh_cron
@@ -143,6 +149,15 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
   };
   outcome.needs_restart = diff.needs_restart;
   outcome.applied = true;
+  if (deps.ids && idsBefore) {
+    // prefixes, schedules and feeds' schedules decide served ids: what changed is reported
+    try {
+      await deps.ids.reload();
+      outcome.ids = idChanges(idsBefore, deps.ids.current());
+    } catch (err) {
+      outcome.failed.push(`served ids: ${(err as Error).message}`);
+    }
+  }
   const list = (ids: string[]) => (ids.length ? ids.join(',') : '-');
   log.info(
     { reload: outcome },
@@ -151,7 +166,8 @@ async function reload(deps: ReloaderDeps): Promise<ReloadOutcome> {
       `schedules +${list(outcome.schedules.added)} ~${list(outcome.schedules.changed)} ` +
       `-${list(outcome.schedules.removed)}` +
       (outcome.failed.length ? `; failed: ${outcome.failed.join('; ')}` : '') +
-      (outcome.needs_restart.length ? `; needs restart: ${outcome.needs_restart.join(', ')}` : ''),
+      (outcome.needs_restart.length ? `; needs restart: ${outcome.needs_restart.join(', ')}` : '') +
+      (outcome.ids.length ? `; served ids changed:\n  ${formatIdChanges(outcome.ids).join('\n  ')}` : ''),
   );
   return outcome;
 }

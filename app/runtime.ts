@@ -1,4 +1,4 @@
-import type { Config, FeedConfig } from '../core/config.ts';
+import { feedScheduleId, type Config, type FeedConfig } from '../core/config.ts';
 import { InMemoryEventBus, type EventBus } from '../core/events.ts';
 import { defaultLogger, type Logger } from '../core/logger.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
@@ -12,6 +12,7 @@ import { listSchedules, loadScheduleIndex } from '../store/schedule-index.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { loadWrittenTrips } from '../store/stop-events-writer.ts';
 import { DAY_MS, utcDate } from '../core/dates.ts';
+import { IdScopes } from '../store/id-scope.ts';
 
 // The composition root's core: one database, one event bus, the schedules in memory and the
 // pipeline wired to them. `serve` adds the HTTP server and jobs on top; `ingest --once` uses
@@ -24,6 +25,8 @@ export interface Runtime {
   bus: EventBus;
   pipeline: Pipeline;
   schedules: Map<string, ScheduleIndex>;
+  /** the ids served (core/served-ids.ts): reload it when schedules or feeds change */
+  ids: IdScopes;
   /** the config a reload applied (feeds and schedules); what needs a restart stays as started */
   setConfig(next: Readonly<Config>): void;
   /** Loads an imported schedule into memory; the pipeline resolves trips against it from its next poll. */
@@ -44,6 +47,11 @@ export interface RuntimeOptions {
    * Trips of those days whose stop events are stored already resume after their last stop stored.
    */
   stop_events_span?: { from_ms: number; to_ms: number };
+  /**
+   * the feeds and schedules served ids are computed for; default: the runtime's config (an edge polls none but serves
+   * all)
+   */
+  idConfig?: () => Pick<Readonly<Config>, 'schedules' | 'feeds'>;
 }
 
 /** Imports every configured schedule that is not in the database yet. */
@@ -75,10 +83,8 @@ export function scheduleForFeed(
 ) {
   const current = typeof config === 'function' ? config : () => config;
   return (feed: FeedConfig): ScheduleIndex | undefined => {
-    if (feed.schedule_id) return schedules.get(feed.schedule_id);
-    const configured = current().schedules;
-    if (configured.length === 1) return schedules.get(configured[0]!.id);
-    return undefined;
+    const id = feedScheduleId(current(), feed);
+    return id === null ? undefined : schedules.get(id);
   };
 }
 
@@ -92,6 +98,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
     for (const schedule of config.schedules) schedules.set(schedule.id, await loadScheduleIndex(db, schedule.id));
     const bus = new InMemoryEventBus({ log });
     let current = config;
+    const ids = await IdScopes.open(db, options.idConfig ?? (() => current), log);
     const nowMs = (options.now ?? Date.now)();
     const span = options.stop_events_span ?? { from_ms: nowMs, to_ms: nowMs };
     // a day either side: service days are the agency's, and trips run past midnight
@@ -109,6 +116,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       log,
       onPoll: options.onPoll,
       written_trips: written,
+      servedIds: () => ids.current,
     });
     return {
       get config() {
@@ -118,6 +126,7 @@ export async function openRuntime(config: Readonly<Config>, options: RuntimeOpti
       bus,
       pipeline,
       schedules,
+      ids,
       setConfig(next) {
         current = next;
       },

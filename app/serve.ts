@@ -40,6 +40,8 @@ import { openRuntime, type Runtime } from './runtime.ts';
 import { resolveSigningSecret } from '../core/signing-secret.ts';
 import { openStreaming, type Streaming } from './fanout.ts';
 import { openBrokerNode, type BrokerNode } from './broker-node.ts';
+import { HeartbeatReader } from '../broker/node-heartbeats.ts';
+import { hostname } from 'node:os';
 import { sendBudgetFromConfig } from '../stream/send-budget.ts';
 
 // The composition root of `serve`: runtime (db, bus, pipeline) + HTTP API + background jobs.
@@ -111,7 +113,8 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
     await webhooks.start();
     stops.push(() => webhooks.stop());
 
-    const reliability = await BusReliabilitySnapshots.start(db, bus, { log });
+    const servedIds = () => runtime.ids.current;
+    const reliability = await BusReliabilitySnapshots.start(db, bus, { log, ids: servedIds });
     stops.push(() => reliability.close());
     // SSE: the event log, the hub fed by the bus, allowance and connection-minutes (on `meter`)
     if (node) await node.startIngest({ db, bus, live: pipeline.state });
@@ -144,10 +147,11 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       limiter,
       requests: metrics,
       reliability,
+      ids: runtime.ids,
       streams: streams.provider,
       routes: [
-        ...reliabilityRoutes({ db, settings: config.reliability }),
-        ...performanceRoutes({ db, settings: config.reliability, performance: config.performance }),
+        ...reliabilityRoutes({ db, settings: config.reliability, ids: servedIds }),
+        ...performanceRoutes({ db, settings: config.reliability, performance: config.performance, ids: servedIds }),
         ...streams.routes,
         ...webhookRoutes(webhooks),
         ...statusRoutes(status),
@@ -194,7 +198,24 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
             'live state, until it returns'
           : null,
       );
+      // this node's broker link, and the edges as their heartbeats say
+      const nodeId = `${hostname()}:${server.port}`;
+      status.collector.setNode(() => ({
+        role: config.role,
+        nodeId,
+        broker: { state: broker.state, downSinceMs: broker.downSinceMs },
+      }));
+      const heartbeats = new HeartbeatReader(broker).start();
+      stops.push(() => heartbeats.close());
+      status.collector.setEdges(() => heartbeats.list());
     }
+    // a schedule version or the feeds changed: the served ids (logged when they change), then
+    // what lists routes by them
+    const reloadIds = async (): Promise<void> => {
+      await runtime.ids.reload();
+      await api.reloadDirectory();
+      await reliability.refresh();
+    };
     const schedules = await startScheduleRefresh(db, {
       schedules: config.schedules,
       timezone,
@@ -202,9 +223,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
       onSwap(id, index) {
         // the pipeline reads this map on every poll: the next poll matches against the new version
         runtime.schedules.set(id, index);
-        api
-          .reloadDirectory()
-          .catch((err: unknown) => log.error({ err }, 'reloading the route directory after a schedule swap failed'));
+        reloadIds().catch((err: unknown) =>
+          log.error({ err }, 'reloading the route directory after a schedule swap failed'),
+        );
       },
       log,
     });
@@ -225,6 +246,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         }),
       schedules,
       feedsChanged: (feeds: readonly FeedConfig[]) => status.collector.setFeeds(feeds),
+      ids: { current: servedIds, reload: reloadIds },
       log,
     });
     const socket = adminSocketPath(config);
@@ -241,8 +263,9 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
         // the import expanded its days; the pipeline, the route directory and the schedule's
         // health on /status take the new version
         await schedules.scheduleImported(scheduleId);
-        await api.reloadDirectory();
+        await reloadIds();
       },
+      servedIds,
       reload,
     };
     // operator commands run here, on this process's database, while it serves
@@ -270,7 +293,7 @@ export async function startService(config: Readonly<Config>, options: ServeOptio
 
     const retention = scheduleRetention(db, config, log);
     stops.push(() => retention.stop());
-    const finalize = await scheduleFinalize(db, bus, config, { log });
+    const finalize = await scheduleFinalize(db, bus, config, { log, ids: servedIds });
     stops.push(() => finalize.stop());
     const exportsJob = await scheduleExports(db, bus, config, { log });
     stops.push(() => exportsJob.stop());

@@ -251,9 +251,10 @@ async function tableFigures(): Promise<{
     'SELECT count(*) AS n, sum(length(payload)) AS b FROM event_log',
   );
   // history rows: what the three change-only tables hold (store/SCHEMA.md, Change-only history)
+  // and the stop events written beside them
   const [arr] = await db.all<{ n: bigint }>(
     `SELECT (SELECT count(*) FROM arrivals) + (SELECT count(*) FROM trip_observations)
-       + (SELECT count(*) FROM vehicle_positions) AS n`,
+       + (SELECT count(*) FROM vehicle_positions) + (SELECT count(*) FROM stop_events) AS n`,
   );
   // the blocks the history tables' checkpointed rows occupy (the file also holds the event log,
   // whose churn leaves free blocks behind, and rows still in the WAL)
@@ -261,7 +262,8 @@ async function tableFigures(): Promise<{
     `SELECT count(DISTINCT block_id) * (SELECT any_value(block_size) FROM pragma_database_size()) AS b FROM (
        SELECT block_id FROM pragma_storage_info('arrivals') UNION ALL
        SELECT block_id FROM pragma_storage_info('trip_observations') UNION ALL
-       SELECT block_id FROM pragma_storage_info('vehicle_positions')) WHERE block_id >= 0`,
+       SELECT block_id FROM pragma_storage_info('vehicle_positions') UNION ALL
+       SELECT block_id FROM pragma_storage_info('stop_events')) WHERE block_id >= 0`,
   );
   // DuckDB's buffer pool and other allocations: part of RSS, bounded by store.memory_limit
   const [mem] = await db.all<{ b: bigint | null }>('SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory()');
@@ -434,7 +436,7 @@ console.log(
   `history growth from poll ${warm.poll} to ${end.poll}: ${mb((end.db - warm.db) / Math.max(hours, 1e-9))} MiB ` +
     `per virtual hour, ` +
     `${((end.hist - warm.hist) / polls).toFixed(0)} history rows per poll (arrivals, trip_observations, ` +
-    `vehicle_positions), ` +
+    `vehicle_positions, stop_events), ` +
     `their checkpointed blocks ${mb((end.histBytes - warm.histBytes) / Math.max(hours, 1e-9))} MiB per virtual hour ` +
     `(${((end.histBytes - warm.histBytes) / Math.max(1, end.hist - warm.hist)).toFixed(1)} bytes per row); ` +
     `whole run: ${(end.hist / end.poll).toFixed(0)} rows per poll, ` +

@@ -4,7 +4,7 @@
 // as in one process. A revocation is published after the rows, and an edge reads the rows before
 // it drops the key from its cache, so the next request is refused on every node.
 import type { Db } from '../store/db.ts';
-import type { Broker } from './redis.ts';
+import { within, type Broker } from './redis.ts';
 
 interface KeyRow {
   id: string;
@@ -89,7 +89,7 @@ export class KeyPublisher {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
+    await within(this.running);
   }
 }
 
@@ -145,6 +145,6 @@ export class KeyReplica {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
+    await within(this.running);
   }
 }

@@ -13,7 +13,7 @@ import {
   type EventLog,
   type StoredEvent,
 } from '../stream/event-log.ts';
-import type { Broker } from './redis.ts';
+import { LoopStop, type Broker } from './redis.ts';
 
 /**
  * KEYS[1] stream, KEYS[2] id counter; ARGV: capacity, maxAgeMs (0: none), payload…
@@ -123,10 +123,26 @@ export class BrokerEventPublisher {
     }
   }
 
-  async close(timeoutMs = 5000): Promise<void> {
+  /**
+   * Waits for the broker to take what is queued (a broker that is down gets a second, not five),
+   * then stops; what it did not take is left in `pending()`.
+   */
+  async close(timeoutMs = this.broker.state === 'up' ? 5000 : 1000): Promise<void> {
     await Promise.race([this.flush(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+  }
+
+  /** The encoded events the broker has not taken (kept by the caller across a restart). */
+  pending(): readonly string[] {
+    return this.queue;
+  }
+
+  /** Events kept from before a restart, appended ahead of anything published since. */
+  restore(payloads: readonly string[]): void {
+    if (this.closed || payloads.length === 0) return;
+    this.queue.unshift(...payloads);
+    this.kick();
   }
 
   private kick(): void {
@@ -200,6 +216,7 @@ export class BrokerEventLog implements EventLog {
   private readonly reader: Redis;
   private running = false;
   private loop: Promise<void> | null = null;
+  private readonly stopping = new LoopStop();
   /** events read from the broker and adopted */
   followed = 0;
   rebuilds = 0;
@@ -264,6 +281,7 @@ export class BrokerEventLog implements EventLog {
 
   async close(): Promise<void> {
     this.running = false;
+    this.stopping.stop();
     this.reader.disconnect();
     await this.loop?.catch(() => undefined);
   }
@@ -313,7 +331,7 @@ export class BrokerEventLog implements EventLog {
       const after = this.mirror.latestId;
       let res: Array<[string, Entry[]]> | null;
       try {
-        res = (await this.reader.xread(
+        const read = this.reader.xread(
           'COUNT',
           1000,
           'BLOCK',
@@ -321,7 +339,9 @@ export class BrokerEventLog implements EventLog {
           'STREAMS',
           stream,
           after === null ? '0-0' : `${after}-0`,
-        )) as Array<[string, Entry[]]> | null;
+        ) as Promise<Array<[string, Entry[]]> | null>;
+        // with the broker down the read waits for its return; a close does not wait with it
+        res = await this.stopping.race(read);
       } catch (err) {
         if (!this.running) return;
         this.broker.log.debug({ err }, 'event log read failed; retrying');

@@ -2,7 +2,7 @@
 // machine"). The ingest node writes its base URL to one key with a short expiry and renews it, so
 // the key also says the node is alive: a node gone for longer than the expiry is no address, and
 // edges answer 503 at once instead of waiting on a connection that cannot succeed.
-import type { Broker } from './redis.ts';
+import { within, type Broker } from './redis.ts';
 
 const TTL_S = 15;
 const RENEW_MS = 5_000;
@@ -34,14 +34,14 @@ export class IngestAnnouncer {
     this.timer = null;
     // gone now rather than when the key expires: edges answer 503 without trying
     if (this.broker.state === 'up') {
-      await this.broker.redis
-        .eval(
+      await within(
+        this.broker.redis.eval(
           "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
           1,
           ingestAddressKey(this.broker),
           this.url,
-        )
-        .catch(() => undefined);
+        ),
+      );
     }
   }
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LIVE_USAGE_TABLE, TEST_USAGE_TABLE, type Meter, type UsageRecord } from '../accounts/meter.ts';
 import type { Db } from '../store/db.ts';
-import type { Broker } from './redis.ts';
+import { LoopStop, within, type Broker } from './redis.ts';
 import { timestamptzFromMs } from '../store/sql.ts';
 
 /**
@@ -116,7 +116,7 @@ export class BrokerMeter implements Meter {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.flush();
+    await within(this.flush());
     this.closed = true;
     for (const batch of this.unsent) for (const b of batch.rows) this.dropped += b[8];
     if (this.unsent.length)
@@ -161,6 +161,7 @@ export class BrokerUsageIngest {
   private readonly reader: Redis;
   private running = false;
   private loop: Promise<void> | null = null;
+  private readonly stopping = new LoopStop();
   /** calls persisted */
   persisted = 0;
   lastId = '0-0';
@@ -185,6 +186,7 @@ export class BrokerUsageIngest {
 
   async close(): Promise<void> {
     this.running = false;
+    this.stopping.stop();
     this.reader.disconnect();
     await this.loop?.catch(() => undefined);
   }
@@ -194,15 +196,18 @@ export class BrokerUsageIngest {
     while (this.running) {
       let res: Array<[string, Entry[]]> | null;
       try {
-        res = (await this.reader.xread(
-          'COUNT',
-          500,
-          'BLOCK',
-          this.options.blockMs ?? 1000,
-          'STREAMS',
-          stream,
-          this.lastId,
-        )) as Array<[string, Entry[]]> | null;
+        // with the broker down the read waits for its return; a close does not wait with it
+        res = await this.stopping.race(
+          this.reader.xread(
+            'COUNT',
+            500,
+            'BLOCK',
+            this.options.blockMs ?? 1000,
+            'STREAMS',
+            stream,
+            this.lastId,
+          ) as Promise<Array<[string, Entry[]]> | null>,
+        );
       } catch (err) {
         if (!this.running) return;
         this.broker.log.debug({ err }, 'usage read failed; retrying');
@@ -220,7 +225,7 @@ export class BrokerUsageIngest {
       }
       this.lastId = entries[entries.length - 1]![0];
       // persisted: the broker may forget them
-      await this.broker.redis.xtrim(stream, 'MINID', this.lastId).catch(() => undefined);
+      await this.stopping.race(this.broker.redis.xtrim(stream, 'MINID', this.lastId).catch(() => 0));
     }
   }
 

@@ -108,3 +108,40 @@ export class Broker {
 export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
+
+/**
+ * A loop's way out: a command sent while the broker is down waits in the client for its return
+ * (commands are never failed by retries), so a loop awaiting one would hold its close forever.
+ * `race(command)` settles with the command, or with null once `stop()` was called.
+ */
+export class LoopStop {
+  private resolve: (value: null) => void = () => undefined;
+  private readonly stopped = new Promise<null>((resolve) => {
+    this.resolve = resolve;
+  });
+
+  stop(): void {
+    this.resolve(null);
+  }
+
+  race<T>(command: Promise<T>): Promise<T | null> {
+    // settled later or never; its failure after a stop is nobody's concern
+    command.catch(() => undefined);
+    return Promise.race([command, this.stopped]);
+  }
+}
+
+/**
+ * For what a close sends to the broker (a last flush, a deletion): a broker that went down while
+ * the command was on its way keeps it waiting for its return, and a shutdown must not wait with
+ * it. Resolves with the command's answer, or undefined after `ms`.
+ */
+export function within<T>(command: Promise<T>, ms = 2_000): Promise<T | undefined> {
+  command.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  return Promise.race([command, late]).finally(() => clearTimeout(timer));
+}

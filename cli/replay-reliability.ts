@@ -1,7 +1,7 @@
 // After a replay: reliability for the service days the replayed snapshots observed. Scheduled
 // trips are expanded for those days (whatever the live window) and the days that are over are
 // finalized, through store/reliability's own entry points.
-import type { Config, FeedConfig } from '../core/config.ts';
+import { feedScheduleId, type Config, type FeedConfig } from '../core/config.ts';
 import type { Db } from '../store/db.ts';
 import { tsParam } from '../store/sql.ts';
 import { completeThrough, expandMissingDays, finalizeServiceDay, resolveTimezone } from '../store/reliability/index.ts';
@@ -17,11 +17,8 @@ export interface ReplayReliability {
   finalized: string[];
 }
 
-/** The feed's schedule as the runtime resolves it: its own schedule_id, or the only one configured. */
-export function feedScheduleId(config: Readonly<Config>, feed: FeedConfig): string | null {
-  if (feed.schedule_id) return feed.schedule_id;
-  return config.schedules.length === 1 ? config.schedules[0]!.id : null;
-}
+// the feed's schedule as the runtime resolves it
+export { feedScheduleId };
 
 export async function refreshReplayedDays(
   db: Db,

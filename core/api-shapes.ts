@@ -34,6 +34,20 @@ export const DelayStateSchema = z.enum(DELAY_STATES).meta({
 });
 export const TripRelationshipSchema = z.enum(TRIP_RELATIONSHIPS);
 
+/**
+ * What every served route, line, stop, station, trip and vehicle id says in the document: ids
+ * are unique across schedules (core/served-ids.ts).
+ */
+export const SERVED_ID =
+  'Unique across schedules: an id that two imported schedules share is served as `<prefix>:<id>` ' +
+  '(`schedules[].id_prefix`, else the schedule id); with one schedule, as the feed gives it.';
+const servedId = (what: string) => z.string().meta({ description: `${what} ${SERVED_ID}` });
+const servedIdOrNull = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .meta({ description: `${what} ${SERVED_ID}` });
+
 /** An alert's fields; REST's `Alert` adds `freshness` (how fresh its feed is at response time). */
 export const alertFields = {
   id: z
@@ -57,9 +71,11 @@ export const alertFields = {
   active_periods: z.array(
     z.object({ start: nullableTimestamp('Open start when null.'), end: nullableTimestamp('Open end when null.') }),
   ),
-  routes: z.array(z.string()).meta({ description: 'Bus and streetcar route ids and rail line ids it informs.' }),
-  stations: z.array(z.string()),
-  trips: z.array(z.string()),
+  routes: z
+    .array(z.string())
+    .meta({ description: `Bus and streetcar route ids and rail line ids it informs. ${SERVED_ID}` }),
+  stations: z.array(z.string()).meta({ description: `Stations and stops it informs. ${SERVED_ID}` }),
+  trips: z.array(z.string()).meta({ description: `Trips it informs. ${SERVED_ID}` }),
   version: z.number().int().meta({ description: 'Increments on every change of the alert.' }),
   first_seen_at: timestamp('When the service first saw the alert.'),
   updated_at: timestamp('Last change.'),
@@ -102,9 +118,9 @@ export const SourceFreshnessSchema = z
 export const vehicleFields = {
   id: z.string().meta({ description: 'source:vehicle_id.' }),
   source: z.string(),
-  vehicle_id: z.string(),
-  route_id: z.string().nullable(),
-  trip_id: z.string().nullable(),
+  vehicle_id: servedId('Vehicle id.'),
+  route_id: servedIdOrNull('Route (or rail line) id.'),
+  trip_id: servedIdOrNull('Trip id.'),
   feed_trip_id: z
     .string()
     .nullable()
@@ -124,7 +140,7 @@ export const vehicleFields = {
   }),
   bearing: z.number().nullable(),
   speed_mps: z.number().nullable(),
-  stop_id: z.string().nullable(),
+  stop_id: servedIdOrNull('Stop id.'),
   current_status: z.string().nullable(),
   timestamp: timestamp('When the vehicle reported this position.'),
   observed_at: timestamp('When the poll that saw it ran.'),
@@ -149,7 +165,7 @@ export const arrivalFields = {
     .string()
     .meta({ description: 'source:trip:stop_sequence (or stop id); source:trip~instance:… for a trip carried twice.' }),
   source: z.string(),
-  trip_id: z.string(),
+  trip_id: servedId('Trip id.'),
   feed_trip_id: z
     .string()
     .nullable()
@@ -167,9 +183,9 @@ export const arrivalFields = {
         'tells them apart (`vehicle:<id>`, `start:<start_time>`, `to:<last stop>`, `from:<first ' +
         'stop>`, `#<n>`).',
     }),
-  line: z.string().nullable().meta({ description: 'Rail line id; null when neither feed nor schedule names it.' }),
-  station_id: z.string().meta({ description: 'Parent station, or the stop when it has none.' }),
-  stop_id: z.string(),
+  line: servedIdOrNull('Rail line id; null when neither feed nor schedule names it.'),
+  station_id: servedId('Parent station, or the stop when it has none.'),
+  stop_id: servedId('Stop id.'),
   stop_sequence: z.number().int().nullable(),
   direction_id: z.number().int().nullable(),
   service_date: z.string().nullable().meta({ format: 'date' }),
@@ -179,7 +195,7 @@ export const arrivalFields = {
   delay_state: DelayStateSchema,
   trip_relationship: TripRelationshipSchema,
   in_schedule: z.boolean().meta({ description: 'false for added trips and trips missing from the static schedule.' }),
-  vehicle_id: z.string().nullable(),
+  vehicle_id: servedIdOrNull('Vehicle id.'),
   observed_at: timestamp('When the poll that produced it ran.'),
 };
 

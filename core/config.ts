@@ -82,6 +82,18 @@ export function isAlertFeed(feed: Pick<FeedConfig, 'kind' | 'id' | 'url' | 'aler
   return /alert/i.test(feed.id) || /alert/i.test(path);
 }
 
+/**
+ * The schedule a feed's trips, stops and routes are looked up in, and its ids belong to: its own
+ * `schedule_id`, or the only schedule when exactly one is configured; null without one.
+ */
+export function feedScheduleId(
+  config: { readonly schedules: readonly { readonly id: string }[] },
+  feed: { readonly schedule_id?: string | undefined },
+): string | null {
+  if (feed.schedule_id) return feed.schedule_id;
+  return config.schedules.length === 1 ? config.schedules[0]!.id : null;
+}
+
 const cronExpression = z
   .string()
   .refine((c) => cron.validate(c), 'not a valid cron expression (minute hour day month weekday)');
@@ -96,6 +108,14 @@ export const ScheduleSchema = z
      * content hash, so an unchanged file is not imported again; a changed one is swapped in
      */
     refresh_cron: cronExpression.default('41 3 * * *'),
+    /**
+     * what the schedule's ids are prefixed with where they collide with another schedule's
+     * (`<prefix>:<id>`, docs/guides/api.md "Ids across agencies"); default: the schedule id
+     */
+    id_prefix: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only')
+      .optional(),
   })
   .strict();
 
@@ -382,16 +402,26 @@ export const ConfigSchema = z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
           .optional(),
-        /**
-         * edge node: the ingest node's base URL for the paths edges forward; default: the address the ingest node
-         * announces
-         */
+        /** deprecated: the same as ingest.url (which wins when both are set) */
         ingest_url: z
           .string()
           .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
           .optional(),
         /** edge node: a forwarded request with no answer head within this is 503 ingest_unavailable */
         forward_timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
+      })
+      .strict()
+      .prefault({}),
+    ingest: z
+      .object({
+        /**
+         * edge node: the ingest node's base URL, used for the paths edges forward and to check it answers, with the
+         * broker up or down; unset: the address the ingest node announces in the broker
+         */
+        url: z
+          .string()
+          .regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port]')
+          .optional(),
       })
       .strict()
       .prefault({}),
@@ -414,6 +444,15 @@ export const ConfigSchema = z
   });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * The ingest node's base URL an edge is configured with (ingest.url, or the older broker.ingest_url), no trailing
+ * slash.
+ */
+export function configuredIngestUrl(config: Readonly<Pick<Config, 'ingest' | 'broker'>>): string | null {
+  const url = config.ingest.url ?? config.broker.ingest_url;
+  return url ? url.replace(/\/+$/, '') : null;
+}
 export type FeedConfig = z.infer<typeof FeedSchema>;
 export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
 
@@ -460,6 +499,18 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = {}): Readonly
     parsed.data.feeds.forEach((feed, i) => {
       if (ids.has(feed.id)) problems.push(`feeds.${i}.id: duplicate feed id ${JSON.stringify(feed.id)}`);
       ids.add(feed.id);
+    });
+    // a served id `p:x` must name one schedule: prefixes (an id_prefix, else the id) are unique
+    const prefixes = new Map<string, string>();
+    parsed.data.schedules.forEach((schedule, i) => {
+      const prefix = schedule.id_prefix ?? schedule.id;
+      const other = prefixes.get(prefix);
+      if (other !== undefined)
+        problems.push(
+          `schedules.${i}.${schedule.id_prefix ? 'id_prefix' : 'id'}: prefix ${JSON.stringify(prefix)} is schedule ` +
+            `${JSON.stringify(other)}'s already`,
+        );
+      else prefixes.set(prefix, schedule.id);
     });
     if (parsed.data.freshness.expired_after_s <= parsed.data.freshness.stale_after_s) {
       problems.push('freshness.expired_after_s: must be greater than stale_after_s');

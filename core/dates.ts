@@ -1,7 +1,8 @@
 // Calendar dates, wall clocks and service days: the one module for them. A service date is a
 // plain 'YYYY-MM-DD' string, a calendar day of the agency rather than an instant, so it never goes
 // through a JS Date in a local zone; zone arithmetic uses Intl alone, one formatter per zone kept
-// (building one costs far more than formatting with it).
+// (building one costs far more than formatting with it). The dashboard's browser code imports it
+// too, so it keeps to what ES2020 has.
 
 export const DAY_MS = 86_400_000;
 
@@ -128,7 +129,7 @@ export function isoDate(date: string): string {
 
 /** YYYYMMDD, as GTFS and GTFS-RT start_date write it. */
 export function gtfsDate(date: string): string {
-  return isoDate(date).replaceAll('-', '');
+  return isoDate(date).replace(/-/g, '');
 }
 
 export function addDays(date: string, days: number): string {

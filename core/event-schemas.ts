@@ -8,6 +8,7 @@ import {
   alertFields,
   arrivalFields,
   ModeSchema,
+  SERVED_ID,
   SourceFreshnessSchema,
   timestamp,
   TripRelationshipSchema,
@@ -39,8 +40,14 @@ export const EventArrivalSchema = z.object(arrivalFields).meta({
 
 const tripScope = {
   mode: ModeSchema.nullable().meta({ description: 'Null when neither the feed nor the schedule tells.' }),
-  route_id: z.string().nullable().meta({ description: 'Bus or streetcar route id; null on rail trips (see `line`).' }),
-  line: z.string().nullable().meta({ description: 'Rail line id; null on bus and streetcar trips (see `route_id`).' }),
+  route_id: z
+    .string()
+    .nullable()
+    .meta({ description: `Bus or streetcar route id; null on rail trips (see \`line\`). ${SERVED_ID}` }),
+  line: z
+    .string()
+    .nullable()
+    .meta({ description: `Rail line id; null on bus and streetcar trips (see \`route_id\`). ${SERVED_ID}` }),
 };
 
 export const ArrivalUpdateSchema = z

@@ -218,6 +218,11 @@ export interface LiveView {
   sliceVersion?(slice: LiveSlice): number;
   /** moves when this feed's health changes (every poll); absent: the `feeds` slice */
   feedVersion?(feedId: string): number;
+  /**
+   * Calls `listener` right after any slice moved (once per move: coalesce to read the state
+   * once); returns the unsubscribe. Absent: readers compare `version` on a timer.
+   */
+  onChange?(listener: () => void): () => void;
 }
 
 /**

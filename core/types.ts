@@ -32,6 +32,11 @@ export type TripRelationship = (typeof TRIP_RELATIONSHIPS)[number];
 
 export interface VehiclePosition {
   feed_id: string;
+  /**
+   * the schedule the row's ids belong to (its feed's, core/served-ids.ts); null for a feed without
+   * one. Absent: the feed's schedule as configured.
+   */
+  schedule_id?: string | null;
   vehicle_id: string;
   /** null when the feed gives no route and the trip is not in the schedule */
   route_id: string | null;
@@ -63,6 +68,11 @@ export interface VehiclePosition {
 
 export interface Arrival {
   feed_id: string;
+  /**
+   * the schedule the row's ids belong to (its feed's, core/served-ids.ts); null for a feed without
+   * one. Absent: the feed's schedule as configured.
+   */
+  schedule_id?: string | null;
   trip_id: string;
   /**
    * the feed's own trip id where trip matching gave the row another `trip_id` (a match by NYCT
@@ -107,6 +117,11 @@ export interface Arrival {
 /** A trip seen in one poll: the facts reliability is computed from. */
 export interface TripObservation {
   feed_id: string;
+  /**
+   * the schedule the row's ids belong to (its feed's, core/served-ids.ts); null for a feed without
+   * one. Absent: the feed's schedule as configured.
+   */
+  schedule_id?: string | null;
   service_date: string;
   trip_id: string;
   /**
@@ -133,6 +148,11 @@ export interface Alert {
   /** `${feed_id}:${entity_id}`: stable across polls */
   id: string;
   feed_id: string;
+  /**
+   * the schedule the row's ids belong to (its feed's, core/served-ids.ts); null for a feed without
+   * one. Absent: the feed's schedule as configured.
+   */
+  schedule_id?: string | null;
   entity_id: string;
   modes: Mode[];
   status: AlertStatus;

@@ -15,6 +15,8 @@ import { EXPORT_DATASETS, EXPORT_FORMATS } from '../core/types.ts';
 import { MANIFEST_STATES } from '../exports/manifests.ts';
 import * as filters from './client/export-filter.ts';
 import * as formats from './client/format.ts';
+import * as perf from './client/performance-query.ts';
+import { MODES } from '../core/types.ts';
 import * as scales from './client/scale.ts';
 import { dashboardCsp, dashboardScript, renderDashboardPage } from './page.ts';
 import { DASHBOARD_STYLE } from './style.ts';
@@ -329,3 +331,101 @@ t.test("the export filters: the API's values, native date inputs, the range chec
   t.ok(f.isDefaultFilter!({ dataset: '', format: '', state: 'ready', from: '', to: '' }));
   t.notOk(f.isDefaultFilter!({ dataset: '', format: '', state: 'failed', from: '', to: '' }));
 });
+
+t.test(
+  "the performance section: closed until opened, the API's values, its choices checked before any request",
+  async (t) => {
+    const page = renderDashboardPage();
+    const section = /<section id="performance"[^>]*>([\s\S]*?)<\/section>/.exec(page)?.[1] ?? '';
+    t.match(
+      section,
+      /^<h2 id="performance-h">Route performance<\/h2>\n<p class="error" role="alert" hidden><\/p>/,
+      'its error line',
+    );
+    const panel = /<details id="performance-panel"([^>]*)>/.exec(section);
+    t.ok(panel, 'a panel');
+    t.notMatch(panel?.[1], /\sopen\b/, 'closed: nothing metered loads with the page');
+    const form = /<form id="performance-form"([^>]*)>([\s\S]*?)<\/form>/.exec(section);
+    t.match(form?.[1], /\snovalidate\b/);
+    const html = form?.[2] ?? '';
+    const values = (id: string) =>
+      [
+        ...(new RegExp(`<select id="${id}"[^>]*>([\\s\\S]*?)</select>`).exec(html)?.[1] ?? '').matchAll(
+          /<option value="([^"]*)"/g,
+        ),
+      ].map((m) => m[1]);
+    t.same(values('performance-mode').sort(), [...MODES].sort(), 'every mode of the API');
+    t.same(values('performance-group'), [...perf.PERFORMANCE_GROUPS], 'day and week');
+    t.match(html, /<select id="performance-route" disabled/, 'no route until the list loads');
+    t.match(html, /<input id="performance-from" type="date"/);
+    t.match(html, /<input id="performance-to" type="date"/);
+    t.notMatch(html, /\sname=/, 'no named field');
+
+    const f = perf as unknown as Record<string, (...args: JsonBody[]) => JsonBody>;
+    const plain = (x: unknown) => JSON.parse(JSON.stringify(x));
+    t.same(f.defaultRange!(new Date('2024-05-01T23:59:00Z')), { from: '2024-04-18', to: '2024-05-01' }, '14 days');
+    t.same(plain(f.checkPerformanceQuery!({ mode: 'rail', route: '', group: 'day' })), {
+      error: 'Pick a line first.',
+      field: 'route',
+    });
+    const reversed = f.checkPerformanceQuery!({ mode: 'bus', route: '39', from: '2024-04-30', to: '2024-04-21' });
+    t.equal(reversed.field, 'from');
+    t.match(reversed.error, '"from" (2024-04-30) is after "to" (2024-04-21)');
+    t.equal(f.checkPerformanceQuery!({ route: '39', toBad: true }).field, 'to', 'a half-typed date is no date');
+    const q = f.checkPerformanceQuery!({
+      mode: 'streetcar',
+      route: 'E/1 x',
+      group: 'week',
+      from: '2024-04-20',
+      to: '',
+    }).query;
+    t.same(plain(q), { mode: 'streetcar', route: 'E/1 x', group: 'week', from: '2024-04-20', to: '' });
+    t.equal(
+      f.performancePath!(q),
+      'streetcar/E%2F1%20x/performance?group=week&from=2024-04-20',
+      'the id is one segment',
+    );
+    t.equal(
+      f.performancePath!({ ...q, to: '2024-05-01' }, 'period'),
+      'streetcar/E%2F1%20x/performance?group=period&from=2024-04-20&to=2024-05-01',
+    );
+    t.equal(f.checkPerformanceQuery!({ mode: 'ferry', route: '1' }).query.mode, 'bus', 'an unknown mode is not sent');
+
+    const window = { from: '2024-04-20', to: '2024-05-01' };
+    t.same(
+      f.retainedWindowOf!({ code: 'outside_retention', retained_window: { ...window, finalized_through: null } }),
+      window,
+    );
+    t.equal(f.retainedWindowOf!({ code: 'not_found', retained_window: window }), null, 'only that problem');
+    t.equal(f.retainedWindowOf!(null), null);
+    t.same(
+      f.fitRange!({ from: '2026-01-01', to: '2026-01-14' }, window),
+      window,
+      'after the window: its end, as long as fits',
+    );
+    t.same(
+      f.fitRange!({ from: '2024-04-01', to: '2024-04-14' }, window),
+      { from: '2024-04-20', to: '2024-04-20' },
+      'before it',
+    );
+    t.same(
+      f.fitRange!({ from: '2024-04-18', to: '2024-04-25' }, { from: '2024-04-01', to: '2024-04-22' }),
+      { from: '2024-04-15', to: '2024-04-22' },
+      'the length is kept when the window allows',
+    );
+
+    const notes = [
+      'on_time_pct, early_pct, late_pct: 6 arrival delays, fewer than the 10 needed (performance.min_observations)',
+      'prediction_accuracy 3-6: fewer than 10 predictions judged',
+    ];
+    t.same(f.notesFor!(notes, ['early_pct']), [notes[0]], "the notes naming the chart's figures");
+    t.same(f.notesFor!(notes, ['prediction_accuracy']), [notes[1]]);
+    t.same(f.notesFor!(notes, ['median_dwell_s']), notes, 'all of them when none names one');
+    t.same(f.routeChoice!({ line: 'Red', short_name: null, long_name: 'Red Line' }), {
+      id: 'Red',
+      label: 'Red · Red Line',
+    });
+    t.same(f.routeChoice!({ route_id: '741', short_name: 'SL1', long_name: null }), { id: '741', label: 'SL1 (741)' });
+    t.equal(f.routeChoice!({ short_name: 'x', long_name: null }), null, 'no id: no choice');
+  },
+);

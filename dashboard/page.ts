@@ -2,7 +2,7 @@
 // the client script (dashboard/client/, bundled: http/browser-script.ts) inlined and allowed by their
 // hashes. Everything a key may see is fetched by the script with the key in the Authorization
 // header and built as DOM nodes, never as HTML.
-import { EXPORT_DATASETS, EXPORT_FORMATS } from '../core/types.ts';
+import { EXPORT_DATASETS, EXPORT_FORMATS, MODES } from '../core/types.ts';
 import { MANIFEST_STATES } from '../exports/manifests.ts';
 import { browserScript } from '../http/browser-script.ts';
 import { cspHash, htmlPageHeaders, type HeaderList } from '../http/headers.ts';
@@ -59,6 +59,33 @@ ${options(MANIFEST_STATES, {}, 'ready')}</select></div>
 <button type="button" id="exports-clear">Clear</button></div>
 <p id="exports-filter-error" class="error" role="alert" hidden></p></form>`;
 
+/**
+ * The performance section, closed until asked for: opening it loads the mode's route list (one
+ * metered request), Show asks the performance endpoint. Handled by the script, like the filters.
+ */
+const PERFORMANCE_PANEL = `
+<details id="performance-panel"><summary>On-time arrivals, headways and prediction accuracy of one route,
+  by day or week</summary>
+<p class="hint">Opening this loads the route list (one metered request); each Show makes two (the periods, and the
+whole range for prediction accuracy).</p>
+<form id="performance-form" class="filters" novalidate aria-label="Route and service days">
+<div class="field"><label for="performance-mode">Mode</label><select id="performance-mode">
+${options(MODES, { bus: 'Bus', rail: 'Rail', streetcar: 'Streetcar' }, 'bus')}</select></div>
+<div class="field wide"><label for="performance-route">Route or line</label><select id="performance-route" disabled
+  aria-describedby="performance-form-error">
+<option value="">Open the section to load the list</option></select></div>
+<div class="field"><label for="performance-from">From service day</label><input id="performance-from" type="date"
+  aria-describedby="performance-form-error"></div>
+<div class="field"><label for="performance-to">To service day</label><input id="performance-to" type="date"
+  aria-describedby="performance-form-error"></div>
+<div class="field"><label for="performance-group">Group</label><select id="performance-group">
+${options(['day', 'week'], { day: 'Day', week: 'ISO week' }, 'day')}</select></div>
+<div class="field actions"><button type="submit" id="performance-show" class="primary">Show</button>
+<button type="button" id="performance-reload" hidden>Load the list again</button></div>
+<p id="performance-form-error" class="error" role="alert" hidden></p></form>
+<p class="totals" id="performance-summary" aria-live="polite"></p>
+<div id="performance-body"></div></details>`;
+
 const SECTIONS = `
 <div class="grid"><section id="plan" class="card" aria-labelledby="plan-h"><h2 id="plan-h">Plan and limits</h2>
 <p class="error" role="alert" hidden></p><div id="plan-body"></div>
@@ -78,7 +105,9 @@ const SECTIONS = `
 <section id="exports" class="card" aria-labelledby="exports-h"><h2 id="exports-h">History exports</h2>
 <p class="error" role="alert" hidden></p>${EXPORTS_FILTER}<p class="totals" id="exports-summary" aria-live="polite"></p>
 <div id="exports-body"></div>
-<p><button type="button" id="exports-more" hidden>Load more files</button></p></section>`;
+<p><button type="button" id="exports-more" hidden>Load more files</button></p></section>
+<section id="performance" class="card" aria-labelledby="performance-h"><h2 id="performance-h">Route performance</h2>
+<p class="error" role="alert" hidden></p>${PERFORMANCE_PANEL}</section>`;
 
 export function renderDashboardPage(): string {
   return `<!doctype html>

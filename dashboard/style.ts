@@ -58,11 +58,24 @@ figure.chart{margin:.4rem 0}
 .chart .line{fill:none;stroke:var(--min);stroke-width:2}.chart .point{fill:var(--min);stroke:var(--card);
 stroke-width:1.5}
 .chart .today{fill:var(--muted);opacity:.08}
+.chart .bar-ontime,.chart .bar-hw-ontime,.chart .bar-accurate{fill:var(--ok)}.chart .bar-early{fill:var(--warn)}
+.chart .bar-late,.chart .bar-bunched{fill:var(--bad)}
+.chart .line.median{stroke:var(--req)}.chart .point.median,.chart .point.abs-error{fill:var(--req)}
+.chart .line.scheduled{stroke:var(--muted);stroke-dasharray:5 4}.chart .point.scheduled{fill:var(--muted)}
+.chart .gap-box{fill:none;stroke:var(--muted);stroke-dasharray:3 3}.chart .gap text{fill:var(--muted);font-size:10px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.82rem;color:var(--muted);margin:.4rem 0 0;padding:0;
 list-style:none}
 .key{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:5px;vertical-align:-1px}
 .key.req{background:var(--req)}.key.err{background:var(--err)}.key.min{background:var(--min);height:4px;
 vertical-align:3px}
+.key.ontime,.key.hw,.key.accurate{background:var(--ok)}.key.early{background:var(--warn)}
+.key.late,.key.bunched{background:var(--bad)}
+.key.median,.key.scheduled{height:3px;vertical-align:4px;background:var(--req)}.key.scheduled{background:var(--muted)}
+.key.abs-error{background:var(--req);border-radius:50%}.key.gap{border:1px dashed var(--muted)}
+#performance-panel>summary{font-size:.95rem;margin-bottom:.4rem}.perf-figure{margin-top:1rem}
+.gaps{font-size:.82rem;color:var(--muted);margin:.4rem 0 0;padding-left:1.2rem}.sub.moved{display:block;
+font-size:.82rem;color:var(--warn)}
+.filters .wide{grid-column:span 2}
 .totals{font-size:.9rem;margin:.3rem 0 .6rem}
 details{margin-top:.6rem}summary{cursor:pointer;font-size:.88rem;color:var(--accent)}
 .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px 12px;align-items:end;
@@ -79,5 +92,6 @@ td .sub.failure{color:var(--bad)}
 footer{margin:2rem 0 1rem;font-size:.8rem;color:var(--muted)}
 [hidden]{display:none!important}
 @media (max-width:600px){main{padding:10px}.card{padding:12px}.grid{grid-template-columns:1fr}
+.filters .wide{grid-column:auto}
 .hide-narrow{display:none}table{font-size:.82rem}}
 `;

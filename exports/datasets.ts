@@ -95,6 +95,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         table: 'arrivals',
         columns: cols(
           'feed_id',
+          'schedule_id',
           'trip_id',
           'route_id',
           'mode',
@@ -124,6 +125,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
         table: 'vehicle_positions',
         columns: cols(
           'feed_id',
+          'schedule_id',
           'vehicle_id',
           'route_id',
           'trip_id',
@@ -157,6 +159,7 @@ export const DATASETS: Readonly<Record<ExportDataset, DatasetDefinition>> = {
           ...cols(
             'alert_id',
             'feed_id',
+            'schedule_id',
             'entity_id',
             'version',
             'status',

@@ -5,6 +5,7 @@ import t from 'tap';
 import { InMemoryEventBus, type DomainEvent } from '../core/events.ts';
 import { exportClaimed, runExport } from './job.ts';
 import { contentTypeFor, exportFilePath } from './files.ts';
+import { DATASETS, EXPORT_DATASETS } from './datasets.ts';
 import {
   claimManifests,
   enqueueManifests,
@@ -419,4 +420,14 @@ t.test('stop events: a file per finalized service day, the same rows in both for
   const fromNdjson = readNdjsonGz(join(exportsDir, ndjson.file_path)).rows.map((r) => normalizeRow(r, schema));
   t.same(sortRows(fromParquet), sortRows(fromDb), 'Parquet rows equal the database rows');
   t.same(sortRows(fromNdjson), sortRows(fromDb), 'NDJSON rows equal the database rows');
+});
+
+t.test('every dataset carries the schedule its ids belong to (ids across agencies)', async (t) => {
+  // two schedules' route `1` are told apart by (schedule_id, route_id): never the API's prefixed form
+  for (const dataset of EXPORT_DATASETS)
+    for (const part of DATASETS[dataset].parts)
+      t.ok(
+        part.columns.some((c) => c.name === 'schedule_id'),
+        `${dataset}/${part.part} has schedule_id`,
+      );
 });

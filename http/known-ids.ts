@@ -14,8 +14,9 @@ export const UNKNOWN_IDS_RULE =
   'must name something this server knows: a route, line or stop of an imported schedule, or a route, station or feed ' +
   'present in the live data. An unknown id is 404 `not_found` with the parameter in `errors`; a known id that ' +
   "matches nothing right now gives an empty list. `route` names bus and streetcar routes (on a mode's endpoint, " +
-  "that mode's) and `line` rail lines, so a rail line given as `route` is unknown there. Webhook endpoint filters " +
-  'are subscriptions and are stored as given.';
+  "that mode's) and `line` rail lines, so a rail line given as `route` is unknown there. Ids are the ones the API " +
+  'serves: an id two imported schedules share is `<prefix>:<id>`, and given bare it names no route or stop of ' +
+  'theirs. Webhook endpoint filters are subscriptions and are stored as given.';
 
 export interface KnownIds {
   route(modes: readonly Mode[], id: string): boolean;

@@ -78,10 +78,15 @@ export function idKindOf(schema: z.ZodType): IdKind | undefined {
   return idKinds.get(inner);
 }
 
+/** How a route, line, station or stop id in a request is written (core/served-ids.ts). */
+export const AS_SERVED = 'As the API serves it: `<prefix>:<id>` for an id two imported schedules share.';
+
 /** Comma-separated identifiers: `route=39,66`. With a kind, an id the server does not know is 404. */
 export function idListParam(description: string, example?: string, kind?: IdKind) {
+  const served = kind && kind.kind !== 'source' ? ` ${AS_SERVED}` : '';
   const unknown = kind
-    ? ' An id this server does not know (in no imported schedule and not in the live data) is 404 `not_found`.'
+    ? `${served} An id this server does not know (in no imported schedule and not in the live data) is ` +
+      `404 \`not_found\`.`
     : '';
   const schema = z
     .string()

@@ -189,6 +189,7 @@ function toContent(a: AlertsJsonAlert, ctx: NormalizeContext): AlertContent {
   return {
     id: `${ctx.feed_id}:${a.id}`,
     feed_id: ctx.feed_id,
+    schedule_id: ctx.schedule_id,
     entity_id: a.id,
     modes: scope.modes,
     impact: a.effect,

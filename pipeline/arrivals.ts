@@ -51,6 +51,7 @@ export function buildTripArrivals(input: TripArrivalsInput, ctx: NormalizeContex
   const canceled = trip.relationship === 'canceled' || trip.relationship === 'deleted';
   const base: RowBase = {
     feed_id: ctx.feed_id,
+    schedule_id: ctx.schedule_id,
     trip_id: trip.trip_id,
     feed_trip_id: trip.feed_trip_id,
     trip_instance: input.tripInstance,
@@ -225,6 +226,7 @@ function arrivalRow(
 ): Arrival {
   return {
     feed_id: base.feed_id,
+    schedule_id: base.schedule_id,
     trip_id: base.trip_id,
     feed_trip_id: base.feed_trip_id,
     trip_instance: base.trip_instance,

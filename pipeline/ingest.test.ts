@@ -251,3 +251,57 @@ t.test('alerts-json feeds: alerts with lifecycle; a broken file fails the poll',
     ['alert.created', 'alert.updated'],
   );
 });
+
+t.test('an old snapshot polled today passes the stops before its header, not every stop it predicts', async (t) => {
+  // Caltrain's 2023 trip updates ingested in 2026 with allow_old_snapshots wrote all 214 predicted
+  // stops as passed: the tracker judged them by the poll's clock instead of the feed's
+  const headerS = Date.parse('2023-11-08T01:05:34Z') / 1000;
+  const stop = (seq: number, id: string, atS: number) => ({
+    stop_sequence: seq,
+    stop_id: id,
+    arrival: { time: atS },
+    departure: { time: atS + 30 },
+  });
+  const body = encodeFeed({
+    header: header(headerS),
+    entity: [
+      {
+        id: 't1',
+        trip_update: {
+          trip: { trip_id: 'T1', route_id: 'R1', start_date: '20231107' },
+          timestamp: headerS,
+          stop_time_update: [
+            stop(1, 'A', headerS - 900),
+            stop(2, 'B', headerS - 300),
+            stop(3, 'C', headerS + 300),
+            stop(4, 'D', headerS + 900),
+          ],
+        },
+      },
+    ],
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'old-snapshot-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'tu.pb');
+  writeFileSync(file, body);
+  const config = testConfig({
+    feeds: [{ id: 'old', kind: 'gtfs-rt', url: pathToFileURL(file).href, allow_old_snapshots: true, mode: 'rail' }],
+  });
+  const history = new MemoryHistory();
+  const pipeline = createPipeline({
+    config,
+    bus: new InMemoryEventBus(),
+    history,
+    scheduleFor: () => undefined,
+    log: silentLogger,
+  });
+  const poll = await pipeline.pollOnce('old');
+  t.equal(poll.status, 'ok');
+  const written = history.batches.flatMap((b) => b.stopEvents ?? []);
+  t.same(
+    written.map((e) => e.stop_id),
+    ['A'],
+    'A is passed: B, the stop after it, had a time before the header (a stop is passed by a later one)',
+  );
+  t.equal(poll.stop_events?.written, 1);
+});

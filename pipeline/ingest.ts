@@ -1,8 +1,9 @@
 // The pipeline's wiring: fetch → decode → normalize → state + events + history, for every feed.
 import { performance } from 'node:perf_hooks';
 import { interval, type SchedulerLike, type Subscription, asyncScheduler } from 'rxjs';
-import type { Config, FeedConfig } from '../core/config.ts';
+import { feedScheduleId, type Config, type FeedConfig } from '../core/config.ts';
 import type { EventBus } from '../core/events.ts';
+import type { ServedIds } from '../core/served-ids.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord, WrittenTrip } from '../core/ports.ts';
 import { HistoryQueue, HISTORY_QUEUE_POLLS, type HistoryQueueFigures } from './history-queue.ts';
@@ -40,6 +41,8 @@ export interface PipelineOptions {
   history_queue_polls?: number;
   /** trips whose stop events are stored already (store/stop-events-writer.ts loadWrittenTrips) */
   written_trips?: readonly WrittenTrip[];
+  /** the ids events carry (core/served-ids.ts); default: as stored */
+  servedIds?: () => ServedIds;
 }
 
 export interface Pipeline {
@@ -126,6 +129,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     now,
     initialAlerts: options.initialAlerts,
     scheduleFor: options.scheduleFor,
+    servedIds: options.servedIds,
   });
   const feeds = new Map(config.feeds.map((f) => [f.id, f]));
   const fetchers = new Map(config.feeds.map((f) => [f.id, new FeedFetcher(f, options.fetch ?? fetchBody)]));
@@ -147,7 +151,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   });
   /** The feeds of one schedule follow the same trips; a feed without a schedule follows its own. */
   const groupOf = (feed: FeedConfig): { group: string; schedule_id: string | null } => {
-    const scheduleId = feed.schedule_id ?? (config.schedules.length === 1 ? config.schedules[0]!.id : null);
+    const scheduleId = feedScheduleId(config, feed);
     return scheduleId !== null && options.scheduleFor(feed)
       ? { group: scheduleId, schedule_id: scheduleId }
       : { group: `feed:${feed.id}`, schedule_id: null };
@@ -284,7 +288,9 @@ export function createPipeline(options: PipelineOptions): Pipeline {
           feed_id: feed.id,
           ...groupOf(feed),
           schedule: options.scheduleFor(feed),
-          observed_ms: poll.polled_ms,
+          // the feed's own clock: its predictions are as of its header, and an old snapshot polled
+          // today (allow_old_snapshots) would otherwise pass every stop it predicts
+          observed_ms: rows.header_timestamp_ms ?? poll.polled_ms,
           vehicles: rows.vehicles,
           arrivals: rows.arrivals,
         });
@@ -366,6 +372,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const schedule = options.scheduleFor(feed);
     const input = {
       feed_id: feed.id,
+      // rows carry it into history: a stored id is the id of that schedule (core/served-ids.ts)
+      schedule_id: groupOf(feed).schedule_id,
       observed_ms: polledMs,
       schedule,
       timezone: schedule?.timezone ?? feed.timezone ?? 'UTC',

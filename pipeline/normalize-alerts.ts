@@ -47,6 +47,7 @@ export function normalizeAlerts(entities: readonly FeedEntityMsg[], ctx: Normali
     out.push({
       id: `${ctx.feed_id}:${entity.id!}`,
       feed_id: ctx.feed_id,
+      schedule_id: ctx.schedule_id,
       entity_id: entity.id!,
       modes: scope.modes,
       impact: EFFECT_NAMES[a.effect ?? 8] ?? 'unknown_effect',

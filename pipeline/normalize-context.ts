@@ -14,6 +14,8 @@ export class RejectTally {
 
 export interface NormalizeContext {
   feed_id: string;
+  /** the schedule the feed's ids belong to, stamped on every row (null: none); absent: not stamped */
+  schedule_id?: string | null;
   /** when our poll received the body */
   observed_ms: number;
   /** the feed header's timestamp when it passed the checks, for rows that carry none */

@@ -92,6 +92,7 @@ export function normalizeTripUpdates(entities: readonly FeedEntityMsg[], ctx: No
     for (const u of updates) if (u.schedule_relationship === STOP_RELATIONSHIP.SKIPPED) skipped++;
     trips.push({
       feed_id: ctx.feed_id,
+      schedule_id: ctx.schedule_id,
       service_date: trip.service_date,
       trip_id: trip.trip_id,
       feed_trip_id: trip.feed_trip_id,

@@ -92,6 +92,7 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
         seenOnDate.add(tripId);
         trips.push({
           feed_id: ctx.feed_id,
+          schedule_id: ctx.schedule_id,
           service_date: trip.service_date,
           trip_id: tripId,
           feed_trip_id: trip.feed_trip_id,
@@ -112,6 +113,7 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
 
     vehicles.push({
       feed_id: ctx.feed_id,
+      schedule_id: ctx.schedule_id,
       vehicle_id: vehicleId,
       route_id: routeId,
       trip_id: tripId,

@@ -1,6 +1,8 @@
 // The current state held in memory for fast reads, and the change events it publishes.
 import type { Config, FeedConfig } from '../core/config.ts';
 import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
+import { ServedIds } from '../core/served-ids.ts';
+import { servedAlert, servedArrival, servedTrip, servedVehicle } from '../core/served-rows.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
 import {
   type StopEventAnomaly,
@@ -16,6 +18,7 @@ import {
 import { AlertBook, type AlertChange } from './alert-lifecycle.ts';
 import { diffTripArrivals } from './arrivals.ts';
 import { alertData, arrivalUpdate, feedChange, tripCancellation, vehicleData } from './event-data.ts';
+import { alertScope, scopeOfRows } from './event-scope.ts';
 import { freshnessAt } from './freshness.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 import { foldFindings, ruleChangeData } from './quality/health.ts';
@@ -50,6 +53,8 @@ export interface LiveStateOptions {
   initialAlerts?: readonly Alert[];
   /** the schedule of a feed: tells an alert's rail lines from its bus and streetcar routes in events */
   scheduleFor?: (feed: FeedConfig) => ScheduleIndex | undefined;
+  /** the ids events carry, as REST serves them (core/served-ids.ts); default: as stored */
+  servedIds?: () => ServedIds;
 }
 
 export class LiveState implements LiveView {
@@ -62,9 +67,13 @@ export class LiveState implements LiveView {
   private readonly sliceVersions = new Map<LiveSlice, number>();
   /** lists rebuilt when their slice moved, by slice, with the version they were built at */
   private readonly lists = new Map<LiveSlice, { version: number; list: readonly unknown[] }>();
+  private readonly changeListeners = new Set<() => void>();
+
+  private readonly ids: () => ServedIds;
 
   constructor(private readonly options: LiveStateOptions) {
     this.now = options.now ?? Date.now;
+    this.ids = options.servedIds ?? (() => ServedIds.NONE);
     for (const feed of options.config.feeds) this.slots.set(feed.id, newSlot(feed));
     if (options.initialAlerts?.length) this.book.restore(options.initialAlerts);
   }
@@ -79,6 +88,11 @@ export class LiveState implements LiveView {
 
   feedVersion(feedId: string): number {
     return this.slots.get(feedId)?.healthVersion ?? -1;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   vehicles(mode: Mode): readonly VehiclePosition[] {
@@ -178,7 +192,12 @@ export class LiveState implements LiveView {
         this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms),
         poll.polled_ms,
       );
-      slot.scope = this.scopeOfRows(slot.feed, rows);
+      slot.scope = scopeOfRows(
+        slot.feed,
+        rows,
+        rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined,
+        this.ids(),
+      );
     }
     if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
@@ -240,6 +259,7 @@ export class LiveState implements LiveView {
   private replaceVehicles(slot: FeedSlot, vehicles: VehiclePosition[], nowMs: number): void {
     const previous = slot.vehicleById;
     const next = new Map<string, VehiclePosition>();
+    const ids = this.ids();
     for (const v of vehicles) {
       next.set(v.vehicle_id, v);
       const before = previous.get(v.vehicle_id);
@@ -251,8 +271,9 @@ export class LiveState implements LiveView {
         before.trip_id === v.trip_id
       )
         continue;
+      const served = servedVehicle(ids, v);
       this.options.bus.publish(
-        domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: v.route_id }]), vehicleData(v)),
+        domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: served.route_id }]), vehicleData(served)),
       );
     }
     // every delivered body moves the modes it touches (observed_ms alone changes each row)
@@ -292,18 +313,26 @@ export class LiveState implements LiveView {
       }
       list!.push(a);
     }
+    const ids = this.ids();
     for (const [key, list] of byTrip) {
       const previous = slot.tripArrivals.get(key);
       const changes = diffTripArrivals(previous, list);
       if (!changes) continue;
-      const first = list[0]!;
+      const first = servedArrival(ids, list[0]!);
       const partial = previous !== undefined && changes.changed.length < list.length;
+      const scope = ids.scopeOf(first);
       this.options.bus.publish(
         domainEvent(
           'arrival.updated',
           nowMs,
           scopeOf([{ mode: first.mode, id: first.route_id }]),
-          arrivalUpdate(first, partial, list.length, changes.changed, changes.removed),
+          arrivalUpdate(
+            first,
+            partial,
+            list.length,
+            changes.changed.map((a) => servedArrival(ids, a)),
+            changes.removed.map((r) => ({ ...r, stop_id: ids.serve(scope, 'stop', r.stop_id) })),
+          ),
         ),
       );
     }
@@ -313,9 +342,11 @@ export class LiveState implements LiveView {
   }
 
   private announceCancellations(trips: readonly TripObservation[], nowMs: number): void {
-    for (const t of trips) {
-      const relationship = t.relationship;
+    const ids = this.ids();
+    for (const raw of trips) {
+      const relationship = raw.relationship;
       if (relationship !== 'canceled' && relationship !== 'deleted') continue;
+      const t = servedTrip(ids, raw);
       const key = `${t.service_date}|${t.feed_id}|${t.trip_id}`;
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
@@ -336,40 +367,24 @@ export class LiveState implements LiveView {
   }
 
   private publishAlertChanges(changes: AlertChange[], nowMs: number): Alert[] {
+    const ids = this.ids();
     for (const { kind, alert } of changes)
-      this.options.bus.publish(domainEvent(`alert.${kind}`, nowMs, this.alertScope(alert), alertData(alert)));
+      this.options.bus.publish(
+        domainEvent(`alert.${kind}`, nowMs, this.alertScope(alert, ids), alertData(servedAlert(ids, alert))),
+      );
     if (changes.length) this.bump('alerts');
     return changes.map((c) => c.alert);
   }
 
-  /** An alert's modes, and its route ids told apart as rail lines and bus or streetcar routes. */
-  private alertScope(alert: Alert): EventScope {
+  private alertScope(alert: Alert, ids: ServedIds): EventScope {
     const feed = this.slots.get(alert.feed_id)?.feed;
-    const schedule = feed && this.options.scheduleFor?.(feed);
-    // without the schedule's word, a single-mode alert's routes are of its mode
-    const fallback = alert.modes.length === 1 ? alert.modes[0]! : (feed?.mode ?? null);
-    const { routes, lines } = scopeOf(alert.routes.map((id) => ({ mode: schedule?.route(id)?.mode ?? fallback, id })));
-    return { modes: alert.modes, routes, lines };
-  }
-
-  private scopeOfRows(feed: FeedConfig, rows: NormalizedPoll): EventScope {
-    const entries: Array<{ mode: Mode | null; id: string | null }> = [];
-    for (const v of rows.vehicles) entries.push({ mode: v.mode, id: v.route_id });
-    for (const t of rows.trips) entries.push({ mode: t.mode, id: t.route_id });
-    const scope = scopeOf(entries);
-    if (rows.alerts.length === 0) return scope;
-    const schedule = this.options.scheduleFor?.(feed);
-    for (const a of rows.alerts) {
-      const fallback = a.modes.length === 1 ? a.modes[0]! : (feed.mode ?? null);
-      for (const m of a.modes) entries.push({ mode: m, id: null });
-      for (const id of a.routes) entries.push({ mode: schedule?.route(id)?.mode ?? fallback, id });
-    }
-    return scopeOf(entries);
+    return alertScope(alert, feed, feed && this.options.scheduleFor?.(feed), ids);
   }
 
   private bump(slice: LiveSlice): void {
     this.sliceVersions.set(slice, (this.sliceVersions.get(slice) ?? 0) + 1);
     this.versionCounter++;
+    for (const listener of this.changeListeners) listener();
   }
 
   private healthChanged(slot: FeedSlot): void {

@@ -32,7 +32,9 @@ import type { RequestStats } from './request-stats.ts';
 import type {
   AlertIngestion,
   ApiStatus,
+  EdgeHealth,
   FeedRuleFindings,
+  NodeStatus,
   FeedStatus,
   KnownState,
   ScheduleStatus,
@@ -40,6 +42,7 @@ import type {
   WebhookOutbox,
 } from './schema.ts';
 import type { OutboxFigures, StatusStore } from './status-store.ts';
+import { edgeHealth, edgeWeight, nodeStatus, type HeartbeatEntry, type NodeFacts } from './node-status.ts';
 import { DAY_MS, iso, utcDate } from '../core/dates.ts';
 
 const HOUR_MS = 3_600_000;
@@ -99,6 +102,8 @@ export class StatusCollector {
   private openStreams: () => number = () => 0;
   private scheduleHealth: () => readonly ScheduleHealth[] = () => [];
   private apiDegraded: () => string | null = () => null;
+  private nodeFacts: () => NodeFacts | null = () => null;
+  private heartbeats: () => readonly HeartbeatEntry[] = () => [];
   /** bumps whenever the document is rebuilt (every tick) */
   version = 0;
 
@@ -178,6 +183,17 @@ export class StatusCollector {
     this.apiDegraded = reason;
   }
 
+  /** This node's links in a multi-node deploy (broker, live state, ingest node); null: one process. */
+  setNode(facts: () => NodeFacts | null): void {
+    this.nodeFacts = facts;
+    this.tickSoon();
+  }
+
+  /** The edges' heartbeats as last read from the broker (the ingest node's page lists them). */
+  setEdges(entries: () => readonly HeartbeatEntry[]): void {
+    this.heartbeats = entries;
+  }
+
   /** The schedules' versions and last source checks, provided once the refresh job runs (in memory). */
   setSchedules(health: () => readonly ScheduleHealth[]): void {
     this.scheduleHealth = health;
@@ -214,17 +230,13 @@ export class StatusCollector {
     const alerts = this.alertIngestion(feeds, nowMs);
     const api = this.apiStatus(nowMs);
     const schedules = this.scheduleStatuses(nowMs);
+    const node = this.nodeSection(nowMs);
+    const edges = this.edgeSection(nowMs);
     this.record(
       feeds.map((f) => [`feed:${f.feed_id}`, f]),
       nowMs,
     );
-    this.record(
-      [
-        ['alerts', alerts],
-        ['api', api],
-      ],
-      nowMs,
-    );
+    this.record([['alerts', alerts], ['api', api], ...(node ? [['node', node] as [string, Verdict]] : [])], nowMs);
     if (nowMs - this.lastPruneMs > PRUNE_EVERY_MS) this.prune(nowMs);
     void this.flushWrites();
     this.maybeReadOutbox(nowMs, rules.outbox_refresh_s * 1000);
@@ -234,8 +246,10 @@ export class StatusCollector {
       alerts.state,
       api.state,
       ...schedules.map((s) => s.state),
+      ...(node ? [node.state] : []),
+      ...edges.map((e) => edgeWeight(e.state)),
     ]);
-    const components = [...feeds.map((f) => `feed:${f.feed_id}`), 'alerts', 'api'];
+    const components = [...feeds.map((f) => `feed:${f.feed_id}`), 'alerts', 'api', ...(node ? ['node'] : [])];
     const incidents = this.incidents.incidents(nowMs);
     const doc: StatusDocument = {
       generated_at: iso(nowMs)!,
@@ -246,6 +260,8 @@ export class StatusCollector {
       alerts,
       api,
       schedules,
+      node,
+      edges,
       history: {
         days: rules.history_days,
         components: this.incidents.days(components, nowMs),
@@ -265,6 +281,8 @@ export class StatusCollector {
       doc.alerts.state,
       doc.api.state,
       ...doc.schedules.map((s) => s.state),
+      doc.node?.state,
+      ...doc.edges.map((e) => `${e.node_id}:${e.state}`),
     ].join();
     const signature = signatureOf(doc);
     const stateChanged = states !== this.states;
@@ -427,6 +445,25 @@ export class StatusCollector {
       open_streams: openStreams,
       webhooks,
     };
+  }
+
+  private nodeSection(nowMs: number): NodeStatus | null {
+    try {
+      const facts = this.nodeFacts();
+      return facts ? nodeStatus(facts, nowMs) : null;
+    } catch (err) {
+      this.log('status: reading the node facts failed', err);
+      return null;
+    }
+  }
+
+  private edgeSection(nowMs: number): EdgeHealth[] {
+    try {
+      return edgeHealth(this.heartbeats(), nowMs);
+    } catch (err) {
+      this.log("status: reading the edges' heartbeats failed", err);
+      return [];
+    }
   }
 
   private scheduleStatuses(nowMs: number): ScheduleStatus[] {
@@ -605,6 +642,9 @@ function scheduleMatch(m: TripMatching | null | undefined): FeedStatus['schedule
 function signatureOf(doc: StatusDocument): string {
   return JSON.stringify(doc, (key, value: unknown) => {
     if (key === 'generated_at' || key === 'header_age_s' || key === 'oldest_pending_age_s') return undefined;
+    // what the node section's clocks move: beats, checks and heartbeats
+    if (key === 'age_s' || key === 'updated_at' || key === 'checked_at' || key === 'last_ok_at') return undefined;
+    if (key === 'heard_at' || key === 'heartbeat_age_s' || key === 'live_state_age_s') return undefined;
     if (key === 'minutes' || key === 'requests_per_minute' || key === 'degraded_s' || key === 'down_s')
       return undefined;
     return value;

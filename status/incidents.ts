@@ -21,6 +21,7 @@ const MAX_CHANGES = 50_000;
 export function componentName(component: string): string {
   if (component === 'api') return 'Public API';
   if (component === 'alerts') return 'Alert ingestion';
+  if (component === 'node') return 'This node';
   return component.startsWith('feed:') ? `Feed ${component.slice(5)}` : component;
 }
 

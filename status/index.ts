@@ -88,8 +88,11 @@ export async function createStatus(deps: StatusDeps): Promise<StatusService> {
   let pageCache: { version: number; html: string } | null = null;
 
   const message = (doc: StatusDocument): string => {
-    const sections = renderSections(doc, Date.parse(doc.generated_at));
-    const hashes = Object.fromEntries(SECTION_IDS.map((id) => [id, sectionHash(sections[id])]));
+    const all = renderSections(doc, Date.parse(doc.generated_at));
+    // one process has no node section: its page and stream stay as they were
+    const ids = doc.node ? SECTION_IDS : SECTION_IDS.filter((id) => id !== 'nodes');
+    const sections = Object.fromEntries(ids.map((id) => [id, all[id]]));
+    const hashes = Object.fromEntries(ids.map((id) => [id, sectionHash(all[id])]));
     return JSON.stringify({ generated_at: doc.generated_at, state: doc.state, sections, hashes });
   };
   // rendered once per update (only while someone watches) and written to every viewer

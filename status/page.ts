@@ -96,7 +96,9 @@ export function renderPage(doc: StatusDocument, sections: Record<SectionId, stri
     `<section id="${id}" data-html="${sectionHash(sections[id])}">${sections[id]}</section>`;
   const body =
     `${section('overall')}\n${section('feeds')}\n<h2>Alert ingestion and public API</h2>\n` +
-    `<div class="pair">${section('alerts')}\n${section('api')}</div>\n${section('history')}`;
+    `<div class="pair">${section('alerts')}\n${section('api')}</div>\n` +
+    // a deploy of several nodes: the one that answered, and on the ingest node the edges
+    `${doc.node ? `${section('nodes')}\n` : ''}${section('history')}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${TITLES[doc.state]} · Transit API status</title><link rel="icon" href="data:,"><style>${STYLE}</style></head>

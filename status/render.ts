@@ -9,7 +9,9 @@ import type {
   ApiWindow,
   ComponentHistory,
   ComponentState,
+  EdgeHealth,
   FeedRuleFindings,
+  NodeStatus,
   FeedStatus,
   Incident,
   ScheduleStatus,
@@ -18,7 +20,7 @@ import type {
 } from './schema.ts';
 import { isoRequired } from '../core/dates.ts';
 
-export const SECTION_IDS = ['overall', 'feeds', 'alerts', 'api', 'history'] as const;
+export const SECTION_IDS = ['overall', 'feeds', 'alerts', 'api', 'nodes', 'history'] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
 const LABEL: Record<ComponentState, string> = {
@@ -230,6 +232,76 @@ export function renderApi(api: ApiStatus, nowMs: number): string {
   return card('api', 'Public API', api.state, api.reason, body);
 }
 
+const yesNo = (v: boolean | null, yes: string, no: string) => (v === null ? 'not checked yet' : v ? yes : no);
+const seconds = (v: number | null) => (v === null ? '—' : `${v < 10 ? v.toFixed(1) : Math.round(v)} s`);
+
+export function renderNode(n: NodeStatus, nowMs: number): string {
+  const facts = [
+    fact(
+      'Broker',
+      n.broker.state === 'up' ? 'connected' : `unreachable ${age(n.broker.down_since, nowMs, '', '')}`.trim(),
+    ),
+  ];
+  if (n.live_state) {
+    const l = n.live_state;
+    facts.push(
+      fact('Live state', l.age_s === null ? 'not read yet' : `${seconds(l.age_s)} old`),
+      fact('Live changes applied', `${num(l.changes)} <small>(${num(l.snapshots)} whole reads)</small>`),
+    );
+  }
+  if (n.ingest) {
+    const i = n.ingest;
+    const where = i.url
+      ? `${esc(i.url)} <small>(${i.source === 'config' ? 'ingest.url' : 'announced'})</small>`
+      : 'unknown';
+    facts.push(
+      fact('Ingest node', where),
+      fact(
+        'Ingest node answers',
+        `${yesNo(i.reachable, 'yes', 'no')}${i.error ? ` <small>${esc(i.error)}</small>` : ''}`,
+      ),
+      fact('Forwarded requests', `${num(i.forwarded)} <small>(${num(i.forward_failures)} not answered)</small>`),
+    );
+  }
+  return card(
+    'node',
+    `This node: ${n.node_id} (${n.role})`,
+    n.state,
+    n.reason,
+    `<dl class="facts">${facts.join('')}</dl>`,
+  );
+}
+
+function edgeRow(e: EdgeHealth, nowMs: number): string {
+  return (
+    `<tr data-edge="${esc(e.node_id)}"><th scope="row">${esc(e.node_id)}</th><td>${badge(e.state)}</td>` +
+    `<td>${age(e.heard_at, nowMs)}</td><td>${seconds(e.live_state_age_s)}</td>` +
+    `<td>${yesNo(e.ingest_reachable, 'yes', 'no')}</td><td>${num(e.requests_per_minute)}</td>` +
+    `<td>${ms(e.p99_ms)}</td><td>${num(e.open_streams)}</td></tr>`
+  );
+}
+
+export function renderNodes(doc: StatusDocument, nowMs: number): string {
+  if (!doc.node) return '';
+  const edges = doc.edges.length
+    ? '<div class="table"><table><thead><tr><th scope="col">Edge</th><th scope="col">State</th>' +
+      '<th scope="col">Heartbeat</th><th scope="col">Live state age</th><th scope="col">Reaches ingest</th>' +
+      '<th scope="col">Requests/min</th><th scope="col">p99</th><th scope="col">Streams</th></tr></thead>' +
+      `<tbody>${doc.edges.map((e) => edgeRow(e, nowMs)).join('')}</tbody></table></div>` +
+      `<ul class="sources">${doc.edges
+        .filter((e) => e.state !== 'operational')
+        .map((e) => `<li>${badge(e.state)} <span>${esc(e.node_id)}</span> <small>${esc(e.reason)}</small></li>`)
+        .join('')}</ul>`
+    : doc.node.role === 'edge'
+      ? ''
+      : '<p class="empty">No edge has published a heartbeat.</p>';
+  return (
+    `<h2>Nodes</h2><div ` +
+    `class="grid">${renderNode(doc.node, nowMs)}` +
+    `</div>${doc.node.role === 'edge' ? '' : `<h3>Edges</h3>${edges}`}`
+  );
+}
+
 function dayCell(d: ComponentHistory['days'][number]): string {
   const state = d.state ?? 'none';
   const detail =
@@ -289,6 +361,7 @@ export function renderSections(doc: StatusDocument, nowMs: number): Record<Secti
     feeds: renderFeeds(doc, nowMs),
     alerts: renderAlerts(doc.alerts, nowMs),
     api: renderApi(doc.api, nowMs),
+    nodes: renderNodes(doc, nowMs),
     history: renderHistory(doc, nowMs),
   };
 }

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import { FRESHNESS, MODES, POLL_STATUSES, STOP_EVENT_ANOMALIES, type StopEventAnomaly } from '../core/types.ts';
+import { ComponentStateSchema, type ComponentState } from './component-state.ts';
+import { EdgeHealthSchema, NodeStatusSchema } from './node-schema.ts';
 
 const ANOMALY_HELP: Record<StopEventAnomaly, string> = {
   vehicle_backwards: 'A vehicle reported at or before a stop it had left.',
@@ -13,23 +15,18 @@ const ANOMALY_HELP: Record<StopEventAnomaly, string> = {
   times_out_of_order: 'Vehicle reports giving a negative dwell or travel time (left unknown).',
 };
 
-export const COMPONENT_STATES = ['operational', 'degraded', 'down', 'unknown'] as const;
-export type ComponentState = (typeof COMPONENT_STATES)[number];
-/** The states a component can be recorded in; `unknown` (nothing observed yet) is never stored. */
-export type KnownState = Exclude<ComponentState, 'unknown'>;
+export {
+  COMPONENT_STATES,
+  ComponentStateSchema,
+  type ComponentState,
+  type KnownState,
+} from './component-state.ts';
 
 const ts = (description: string) =>
   z.string().meta({ description, format: 'date-time', example: '2024-05-01T17:45:21.000Z' });
 const tsOrNull = (description: string) => z.string().nullable().meta({ description, format: 'date-time' });
 const count = (description: string) => z.number().int().nonnegative().meta({ description });
 const msOrNull = (description: string) => z.number().nonnegative().nullable().meta({ description });
-
-export const ComponentStateSchema = z.enum(COMPONENT_STATES).meta({
-  id: 'ComponentState',
-  description:
-    '`operational`; `degraded` (working with problems: a failed poll, stale data, some server errors); `down`; ' +
-    '`unknown` until the first observation after a start (at most two poll intervals for a feed).',
-});
 
 const reason = z.string().meta({
   description: 'Why the component is in this state, in words.',
@@ -296,6 +293,16 @@ export const StatusDocumentSchema = z
     schedules: z
       .array(ScheduleStatusSchema)
       .meta({ description: 'Static schedules, refreshed on their refresh_cron.' }),
+    node: NodeStatusSchema.nullable().meta({
+      description:
+        'The node that answered, in a deploy of several (broker.url set); null in one process. An edge ' +
+        'answers its own.',
+    }),
+    edges: z.array(EdgeHealthSchema).meta({
+      description:
+        "On the ingest node: every edge's health, from the heartbeats they publish through the broker (an edge that " +
+        'stopped cleanly leaves the list; one silent for 10 minutes too). Empty elsewhere.',
+    }),
     history: z.object({
       days: z.number().int().positive(),
       components: z.array(ComponentHistorySchema),
@@ -320,6 +327,7 @@ export type ScheduleStatus = z.infer<typeof ScheduleStatusSchema>;
 export type ComponentHistory = z.infer<typeof ComponentHistorySchema>;
 export type StatusDocument = z.infer<typeof StatusDocumentSchema>;
 export type Sparkline = z.infer<typeof SparklineSchema>;
+export type { EdgeHealth, NodeStatus } from './node-schema.ts';
 
 const RANK: Record<ComponentState, number> = { operational: 0, unknown: 1, degraded: 2, down: 3 };
 

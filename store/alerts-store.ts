@@ -7,6 +7,7 @@ import type { Db } from './db.ts';
 interface AlertRow {
   alert_id: string;
   feed_id: string;
+  schedule_id: string | null;
   entity_id: string;
   version: number;
   status: string;
@@ -33,6 +34,8 @@ function toAlert(r: AlertRow): Alert {
   return {
     id: r.alert_id,
     feed_id: r.feed_id,
+    // NULL: stored before migration 020 (or without a schedule): the feed's schedule tells
+    ...(r.schedule_id === null ? {} : { schedule_id: r.schedule_id }),
     entity_id: r.entity_id,
     modes: [...r.modes] as Mode[],
     status: r.status as AlertStatus,
@@ -54,7 +57,7 @@ function toAlert(r: AlertRow): Alert {
 }
 
 /** The columns of alert_versions as AlertRow reads them (times as epoch ms). */
-const ALERT_COLUMNS = `alert_id, feed_id, entity_id, version, status, modes, impact, cause, severity,
+const ALERT_COLUMNS = `alert_id, feed_id, schedule_id, entity_id, version, status, modes, impact, cause, severity,
   header, description, url,
   list_transform(active_periods, p -> {'start_ms': epoch_ms(p.start_at)::DOUBLE, 'end_ms': epoch_ms(p.end_at)::DOUBLE})
     AS active_periods,

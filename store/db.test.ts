@@ -1,9 +1,10 @@
 import t from 'tap';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../core/config.ts';
 import { captureLogs } from '../test/support/logs.ts';
+import { assetPath } from '../core/assets.ts';
 import { DatabaseMissingError, Db, dbOptions, duckdbMemoryLimit } from './db.ts';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -139,4 +140,27 @@ t.test('a share of RAM becomes a size DuckDB accepts', async (t) => {
   t.throws(() => parseConfig({ store: { memory_limit: 'lots' } }), /store\.memory_limit/);
   t.throws(() => parseConfig({ store: { memory_limit: '150%' } }), /store\.memory_limit/);
   t.equal(parseConfig({ store: { memory_limit: '10%' } }).store.memory_limit, '10%');
+});
+
+t.test('a file whose migrations are still in the WAL (a crash before any checkpoint) opens again', async (t) => {
+  // DuckDB replays DDL from the WAL: an ALTER whose DEFAULT calls a function (getvariable) made
+  // that replay fail with "no default database set", and the file no longer opened
+  const dir = mkdtempSync(join(tmpdir(), 'db-wal-replay-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'live.duckdb');
+  const db = await Db.open(path);
+  t.teardown(() => db.close().catch(() => undefined));
+  t.ok(existsSync(`${path}.wal`), 'the migrations are in the WAL, not checkpointed');
+  // the files as a crash leaves them: copied while the database is open
+  const crashed = join(dir, 'crashed.duckdb');
+  copyFileSync(path, crashed);
+  copyFileSync(`${path}.wal`, `${crashed}.wal`);
+  const reopened = await Db.open(crashed);
+  t.teardown(() => reopened.close());
+  const [row] = await reopened.all<{ n: bigint }>('SELECT count(*) AS n FROM schema_migrations');
+  t.equal(
+    Number(row!.n),
+    readdirSync(assetPath('store/migrations')).filter((f) => f.endsWith('.sql')).length,
+    'every migration replayed',
+  );
 });

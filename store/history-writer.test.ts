@@ -134,7 +134,7 @@ t.test('every table round-trips', async (t) => {
   t.equal(await writer.write(empty()), 0, 'an empty batch stores nothing');
   const stored = await writer.write({
     vehicles: [
-      vehicle(1),
+      vehicle(1, { schedule_id: 'metro' }),
       vehicle(2, {
         stop_id: 'Ünïcödé stop',
         current_status: null,
@@ -144,7 +144,7 @@ t.test('every table round-trips', async (t) => {
       }),
     ],
     arrivals: [
-      arrival,
+      { ...arrival, schedule_id: 'metro' },
       {
         ...arrival,
         service_date: null,
@@ -160,7 +160,7 @@ t.test('every table round-trips', async (t) => {
         trip_instance: 'to:P9',
       },
     ],
-    trips: [trip],
+    trips: [{ ...trip, schedule_id: null }],
     alertVersions: [alert(1)],
     polls: [
       poll,
@@ -196,6 +196,7 @@ t.test('every table round-trips', async (t) => {
       observed_at: '2024-05-01 12:00:01.251+00',
       position_source: 'gps',
       feed_trip_id: null,
+      schedule_id: 'metro',
     },
     {
       feed_id: 'f',
@@ -213,6 +214,7 @@ t.test('every table round-trips', async (t) => {
       observed_at: '2024-05-01 12:00:01.252+00',
       position_source: 'stop',
       feed_trip_id: null,
+      schedule_id: null,
     },
   ]);
 
@@ -237,6 +239,7 @@ t.test('every table round-trips', async (t) => {
     observed_at: '2024-05-01 12:00:00.255+00',
     trip_instance: null,
     feed_trip_id: '036050_1..N03R',
+    schedule_id: 'metro',
   });
   t.match(arrivals[1], {
     service_date: null,
@@ -261,6 +264,7 @@ t.test('every table round-trips', async (t) => {
       observed_at: '2024-05-01 12:00:00.25+00',
       polls: 1,
       feed_trip_id: null,
+      schedule_id: null,
     },
   ]);
 

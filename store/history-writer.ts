@@ -35,6 +35,8 @@ export const VEHICLE_COLUMNS: readonly ColumnDef<VehiclePosition>[] = [
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
   { name: 'position_source', kind: 'varchar', get: (r) => r.position_source },
   { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
+  // migration 020: the schedule the row's ids belong to
+  { name: 'schedule_id', kind: 'varchar', get: (r) => r.schedule_id ?? null },
 ];
 
 export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
@@ -57,6 +59,7 @@ export const ARRIVAL_COLUMNS: readonly ColumnDef<Arrival>[] = [
   { name: 'observed_at', kind: 'timestamptz', get: (r) => r.observed_ms },
   { name: 'trip_instance', kind: 'varchar', get: (r) => r.trip_instance },
   { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
+  { name: 'schedule_id', kind: 'varchar', get: (r) => r.schedule_id ?? null },
 ];
 
 export const TRIP_COLUMNS: readonly ColumnDef<StoredTripObservation>[] = [
@@ -73,6 +76,7 @@ export const TRIP_COLUMNS: readonly ColumnDef<StoredTripObservation>[] = [
   { name: 'polls', kind: 'integer', get: (r) => r.polls },
   // migration 018 adds it after 016's polls
   { name: 'feed_trip_id', kind: 'varchar', get: (r) => r.feed_trip_id ?? null },
+  { name: 'schedule_id', kind: 'varchar', get: (r) => r.schedule_id ?? null },
 ];
 
 export const ALERT_COLUMNS: readonly ColumnDef<Alert>[] = [
@@ -99,6 +103,7 @@ export const ALERT_COLUMNS: readonly ColumnDef<Alert>[] = [
   { name: 'first_seen_at', kind: 'timestamptz', get: (r) => r.first_seen_ms },
   { name: 'updated_at', kind: 'timestamptz', get: (r) => r.updated_ms },
   { name: 'resolved_at', kind: 'timestamptz', get: (r) => r.resolved_ms },
+  { name: 'schedule_id', kind: 'varchar', get: (r) => r.schedule_id ?? null },
 ];
 
 export const POLL_COLUMNS: readonly ColumnDef<FeedPoll>[] = [

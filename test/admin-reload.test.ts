@@ -117,6 +117,8 @@ t.test('reload while serving; commands through the socket read the same as on th
       (await feeds()).find((f) => f.feed_id === 'feed-b' && f.last_poll_at),
     );
     t.ok(added, 'the new feed is polled and on /status.json');
+    // the line comes once the served ids are re-read too, which may be after the first poll
+    await waitFor('the reload logged', async () => /reload applied/.test(service.output()));
     t.match(service.output(), /reload applied: feeds \+feed-b .*needs restart: port/);
   });
 

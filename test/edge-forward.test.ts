@@ -1,4 +1,4 @@
-// An edge forwards the paths it does not serve (history, account, status) to the ingest node it
+// An edge forwards the paths it does not serve (history, account, dashboard) to the ingest node it
 // finds through the broker, on a real redis-server on loopback: the same answers as the ingest
 // node's, a Regular key's window counted once per forwarded request, bodies both ways, and 503
 // ingest_unavailable with Retry-After once the ingest node is gone while realtime keeps answering.
@@ -52,7 +52,7 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     async () => (await fetch(`${edge.url}/api/v1/alerts`, { headers: auth(regular.key) })).status === 200,
   );
 
-  await t.test('history and status paths answer as on the ingest node, marked as forwarded', async (t) => {
+  await t.test('history paths and the dashboard answer as on the ingest node, marked as forwarded', async (t) => {
     const path = '/api/v1/history/exports';
     const direct = await fetch(`${ingest!.url}${path}`, { headers: auth(max.key) });
     const viaEdge = await fetch(`${edge.url}${path}`, { headers: auth(max.key) });
@@ -69,16 +69,22 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
     t.equal(direct.headers.get('via'), null, 'the ingest node answers itself');
     t.equal(viaEdge.headers.get('content-type'), direct.headers.get('content-type'));
 
-    const page = await fetch(`${edge.url}/status`);
-    t.equal(page.status, 200, "the status page (the ingest node's) through the edge");
+    const page = await fetch(`${edge.url}/dashboard`);
+    t.equal(page.status, 200, "the dashboard (the ingest node's) through the edge");
+    t.equal(page.headers.get('via'), '1.1 transit-api-edge');
     t.match(page.headers.get('content-type') ?? '', /text\/html/);
     t.match(await page.text(), /<html/i);
     const identity = { 'accept-encoding': 'identity' };
-    const head = await fetch(`${edge.url}/status.json`, { method: 'HEAD', headers: identity });
-    const got = await fetch(`${edge.url}/status.json`, { headers: identity });
+    const head = await fetch(`${edge.url}/dashboard`, { method: 'HEAD', headers: identity });
+    const got = await fetch(`${edge.url}/dashboard`, { headers: identity });
     const body = Buffer.from(await got.arrayBuffer());
     t.equal(head.status, 200);
     t.equal(Number(head.headers.get('content-length')), body.byteLength, 'HEAD says the length a GET sends');
+
+    const own = await fetch(`${edge.url}/status.json`);
+    t.equal(own.status, 200);
+    t.equal(own.headers.get('via'), null, "the status page is the edge's own");
+    t.equal(((await own.json()) as { node: { role: string } }).node.role, 'edge');
 
     const unknown = await fetch(`${edge.url}/api/v1/no/such/path`, { headers: auth(max.key) });
     t.equal(unknown.status, 404, "a path nobody serves is the ingest node's 404");
@@ -92,8 +98,10 @@ t.test('an edge forwards what it does not serve to the ingest node', { skip: mis
       ['own problem', await fetch(`${edge.url}/api/v1/alerts?mode=nope`, { headers: auth(regular.key) })],
       ['own docs', await fetch(`${edge.url}/docs`)],
       ['own YAML', await fetch(`${edge.url}/openapi.yaml`)],
-      ['forwarded page', await fetch(`${edge.url}/status`)],
-      ['forwarded JSON', await fetch(`${edge.url}/status.json`)],
+      ['own status page', await fetch(`${edge.url}/status`)],
+      ['own status JSON', await fetch(`${edge.url}/status.json`)],
+      ['forwarded page', await fetch(`${edge.url}/dashboard`)],
+      ['forwarded JSON', await fetch(`${edge.url}/api/v1/history/exports`, { headers: auth(max.key) })],
     ];
     for (const [what, res] of answers) {
       await res.arrayBuffer();

@@ -1,3 +1,5 @@
+import { formatIdChanges, idChanges } from '../../core/served-id-changes.ts';
+import { readServedIds } from '../../store/id-scope.ts';
 import { importScheduleVersion } from '../../store/schedule-refresh.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { progressReporter } from './progress.ts';
@@ -17,6 +19,9 @@ export const importGtfsOperation: Operation = {
     const id =
       (values.id as string | undefined) ?? (config.schedules.length === 1 ? config.schedules[0]!.id : 'default');
     const bar = progressReporter(`import ${id}`, progress ?? ({ isTTY: false } as NodeJS.WriteStream));
+    // what the API serves now, to say which ids the new schedule changes (never silently)
+    const servedIds = async () => service?.servedIds?.() ?? (await readServedIds(db, config));
+    const before = await servedIds();
     try {
       // a new version: recorded, today and later re-expanded with it, in the import's transaction
       const { summary, version, expanded } = await importScheduleVersion(db, id, source, {
@@ -27,8 +32,9 @@ export const importGtfsOperation: Operation = {
       bar.done();
       // the running pipeline resolves trips against the new copy from its next poll
       await service?.scheduleImported(id);
+      const ids = idChanges(before, await servedIds());
       if (values.json === true) {
-        io.out(JSON.stringify({ ...summary, version, expanded }));
+        io.out(JSON.stringify({ ...summary, version, expanded, ids }));
         return 0;
       }
       io.out(
@@ -46,6 +52,10 @@ export const importGtfsOperation: Operation = {
         io.out(`  ${table.padEnd(16)} ${String(load.rows).padStart(9)} rows${skipped}`);
       }
       for (const warning of summary.warnings) io.out(`  warning: ${warning}`);
+      if (ids.length) {
+        io.out('  served ids change: ids two schedules share are served as <prefix>:<id> (docs/guides/api.md)');
+        for (const line of formatIdChanges(ids)) io.out(`    ${line}`);
+      }
       return 0;
     } finally {
       bar.done();

@@ -12,6 +12,7 @@ import {
 } from '../../store/performance/index.ts';
 import { addDays, isKnownRoute, isServiceDate, resolveTimezone } from '../../store/reliability/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
+import type { ServedIds } from '../../core/served-ids.ts';
 import { DEFAULT_REPORT_DAYS, type ReportOutput } from './reliability-report.ts';
 
 export interface PerformanceReportOptions {
@@ -27,6 +28,8 @@ export interface PerformanceReportOptions {
   /** config.performance */
   performance: PerformanceSettings;
   now?: Date;
+  /** `route` as the API serves it (core/served-ids.ts); default: as stored */
+  ids?: ServedIds;
 }
 
 /** Prints the table; 1 for an unknown route, UsageError for a bad range. */
@@ -36,7 +39,8 @@ export async function printPerformanceReport(
   io: ReportOutput,
 ): Promise<number> {
   const { mode, route } = options;
-  if (!(await isKnownRoute(db, mode, route))) {
+  const stored = options.ids?.resolve('route', route) ?? { id: route, schedules: null };
+  if (!(await isKnownRoute(db, mode, stored.id, stored.schedules))) {
     io.err(
       `unknown ${mode} ${mode === 'rail' ? 'line' : 'route'} ${JSON.stringify(route)}: not in a schedule nor in the ` +
         `retained history`,
@@ -51,10 +55,12 @@ export async function printPerformanceReport(
   try {
     const result = await performanceRollup(
       db,
-      { mode, routeId: route, group: options.group, from, to, split: options.split },
+      { mode, routeId: stored.id, schedules: stored.schedules, group: options.group, from, to, split: options.split },
       options.performance,
       { timezone, serviceDayEnd: options.settings.service_day_end, now },
     );
+    result.route_id = route;
+    for (const row of result.rows) row.route_id = route;
     io.out(options.json ? `${JSON.stringify(result)}\n` : formatPerformanceTable(result));
     return 0;
   } catch (err) {

@@ -3,6 +3,7 @@ import { PERFORMANCE_GROUPS } from '../../store/performance/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { printPerformanceReport } from './performance-report.ts';
 import { oneOf, text } from './options.ts';
+import { readServedIds } from '../../store/id-scope.ts';
 import type { Operation } from './types.ts';
 
 export const performanceOperation: Operation = {
@@ -12,7 +13,7 @@ export const performanceOperation: Operation = {
     if (text(values.route) === undefined)
       throw new UsageError('performance needs --route <id> (a rail line with --mode rail)');
   },
-  async run({ db, config }, { values }, io) {
+  async run({ db, config, service }, { values }, io) {
     const from = text(values.from);
     const to = text(values.to);
     return printPerformanceReport(
@@ -24,6 +25,8 @@ export const performanceOperation: Operation = {
         split: values.split === true,
         json: values.json === true,
         settings: config.reliability,
+        // routes as the API names them
+        ids: service?.servedIds?.() ?? (await readServedIds(db, config)),
         performance: config.performance,
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),

@@ -14,9 +14,11 @@ import {
   RollupInputError,
   routeModes,
   type RollupGroup,
+  type RollupQuery,
   type RollupResult,
 } from '../../store/reliability/index.ts';
 import { UsageError } from '../../core/usage-error.ts';
+import { NO_SCHEDULE, type ServedIds } from '../../core/served-ids.ts';
 import { formatRollupTable } from './reliability-table.ts';
 
 export const DEFAULT_REPORT_DAYS = 28;
@@ -40,6 +42,8 @@ export interface ReportOptions {
   /** config.reliability */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   now?: Date;
+  /** `route` as the API serves it (core/served-ids.ts: `a:1` is route 1 of schedule a); default: as stored */
+  ids?: ServedIds;
 }
 
 export interface ReportOutput {
@@ -83,11 +87,41 @@ async function reportModes(db: Db, mode: Mode | undefined, route: string | undef
 }
 
 /**
+ * Every route of a mode when schedules share ids: each schedule's routes apart (one rollup per
+ * schedule, and one for rows without one), named as the API serves them.
+ */
+async function everyRoute(
+  ids: ServedIds,
+  run: (scope: Partial<RollupQuery>) => Promise<RollupResult>,
+): Promise<RollupResult> {
+  let all: RollupResult | null = null;
+  const rows: RollupResult['rows'] = [];
+  for (const schedule of [...ids.schedules(), NO_SCHEDULE]) {
+    const result = await run({ schedules: [schedule] });
+    all ??= result;
+    for (const row of result.rows)
+      rows.push({ ...row, route_id: ids.serve(schedule === NO_SCHEDULE ? null : schedule, 'route', row.route_id) });
+  }
+  // by route as served, each route's rows in their order
+  const order = new Map<string, number>();
+  for (const id of [...new Set(rows.map((r) => r.route_id))].sort()) order.set(id, order.size);
+  return {
+    ...all!,
+    rows: rows
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => order.get(a.r.route_id)! - order.get(b.r.route_id)! || a.i - b.i)
+      .map((x) => x.r),
+  };
+}
+
+/**
  * Prints the table (one per mode when no mode or route narrows it); 1 for an unknown route,
  * UsageError for a bad range or an id several modes share.
  */
 export async function printReliabilityReport(db: Db, options: ReportOptions, io: ReportOutput): Promise<number> {
-  const { route } = options;
+  const served = options.route;
+  const stored = served === undefined ? undefined : options.ids?.resolve('route', served);
+  const route = stored?.id ?? served;
   const modes = await reportModes(db, options.mode, route);
   if (typeof modes === 'string') {
     io.err(modes);
@@ -103,31 +137,32 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
     for (const mode of modes) {
       // as the API: the rolling figures do not reach into days before the mode's history began
       const history = (await retainedWindow(db, mode))?.earliest;
-      results.push(
-        await rollup(
+      const run = (scope: Partial<RollupQuery>) =>
+        rollup(
           db,
-          {
-            mode,
-            group: options.group,
-            from,
-            to,
-            split: options.split,
-            ...(route !== undefined ? { routeId: route } : {}),
-          },
+          { mode, group: options.group, from, to, split: options.split, ...scope },
           {
             timezone,
             serviceDayEnd: options.settings.service_day_end,
             now,
             ...(history !== undefined ? { historyFrom: history } : {}),
           },
-        ),
-      );
+        );
+      if (route !== undefined) results.push(await run({ routeId: route, schedules: stored?.schedules ?? null }));
+      else if (!options.ids?.scoped) results.push(await run({}));
+      else results.push(await everyRoute(options.ids, run));
     }
   } catch (err) {
     if (!(err instanceof RollupInputError)) throw err;
     const option = err.parameter === 'route_id' ? 'route' : err.parameter;
     throw new UsageError(`--${option}: ${err.message.slice(err.parameter.length + 2)}`);
   }
+  // the route as it was asked for, as the API names it
+  if (served !== undefined)
+    for (const r of results) {
+      r.route_id = served;
+      for (const row of r.rows) row.route_id = served;
+    }
   // every mode was asked for: the modes without a row in the range would only print "(no rows)"
   const shown =
     results.length > 1 && results.some((r) => r.rows.length > 0) ? results.filter((r) => r.rows.length > 0) : results;

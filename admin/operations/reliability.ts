@@ -1,6 +1,7 @@
 import { MODES, type Mode } from '../../core/types.ts';
 import { printReliabilityReport } from './reliability-report.ts';
 import { oneOf, text } from './options.ts';
+import { readServedIds } from '../../store/id-scope.ts';
 import type { Operation } from './types.ts';
 
 const GROUPS = ['day', 'week', 'period'] as const;
@@ -10,7 +11,7 @@ export const reliabilityOperation: Operation = {
     oneOf<Mode>('mode', values.mode, MODES);
     oneOf('group', values.group, GROUPS, 'day');
   },
-  async run({ db, config }, { values }, io) {
+  async run({ db, config, service }, { values }, io) {
     // absent: the route's own mode, or every mode (printReliabilityReport)
     const mode = oneOf<Mode>('mode', values.mode, MODES);
     const group = oneOf('group', values.group, GROUPS, 'day');
@@ -25,6 +26,8 @@ export const reliabilityOperation: Operation = {
         split: values.split === true,
         json: values.json === true,
         settings: config.reliability,
+        // routes as the API names them
+        ids: service?.servedIds?.() ?? (await readServedIds(db, config)),
         ...(route !== undefined ? { route } : {}),
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),

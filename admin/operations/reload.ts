@@ -1,3 +1,4 @@
+import { formatIdChanges } from '../../core/served-id-changes.ts';
 import type { CommandIO, Operation, ReloadOutcome } from './types.ts';
 
 // `transit-api reload`: the service re-reads its config file (as on SIGHUP) and answers with
@@ -19,6 +20,8 @@ export function formatReload(outcome: ReloadOutcome): string[] {
     lines.push(`  ${what.padEnd(9)} added ${list(d.added)}; changed ${list(d.changed)}; removed ${list(d.removed)}`);
   }
   if (outcome.failed.length) lines.push(...outcome.failed.map((f) => `  failed: ${f}`));
+  // never silent: a client's ids change here (docs/guides/api.md, Ids across agencies)
+  if (outcome.ids?.length) lines.push(...formatIdChanges(outcome.ids).map((l) => `  ids: ${l}`));
   if (outcome.needs_restart.length)
     lines.push(`  needs restart: ${outcome.needs_restart.join(', ')} (kept as running until then)`);
   return lines;

@@ -4,6 +4,8 @@
 import type { CommandIO, CommandRequest } from '../protocol.ts';
 import type { Config } from '../../core/config.ts';
 import type { Db } from '../../store/db.ts';
+import type { IdChange } from '../../core/served-id-changes.ts';
+import type { ServedIds } from '../../core/served-ids.ts';
 
 export interface ServiceInfo {
   pid: number;
@@ -21,6 +23,8 @@ export interface ServiceHooks {
   scheduleImported(scheduleId: string): Promise<void>;
   /** re-reads the config file and applies what can change live */
   reload(): Promise<ReloadOutcome>;
+  /** the served ids in force (core/served-ids.ts): what an import compares with */
+  servedIds?(): ServedIds;
 }
 
 export interface ReloadOutcome {
@@ -34,6 +38,8 @@ export interface ReloadOutcome {
   needs_restart: string[];
   /** feeds or schedules that could not be applied (a schedule whose import failed) */
   failed: string[];
+  /** served ids the reload changed (schedules sharing ids, prefixes, feeds' schedules) */
+  ids: IdChange[];
 }
 
 export interface OperationContext {

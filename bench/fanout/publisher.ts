@@ -85,13 +85,16 @@ export class WriteTrace {
   private firstDueUs = 0;
   private readonly warmupUs = Number(process.env.FANOUT_WARMUP_S ?? 3) * 1e6;
 
+  /** @param fileVar the environment variable naming the file written at exit (the broker hop: FANOUT_HOP_TRACE) */
+  constructor(private readonly fileVar = 'FANOUT_SERVER_TRACE') {}
+
   record(dueUs: number, writtenUs: number): void {
     if (this.firstDueUs === 0) this.firstDueUs = dueUs;
     if (dueUs - this.firstDueUs >= this.warmupUs) this.samplesMs.push((writtenUs - dueUs) / 1000);
   }
 
   save(): void {
-    const file = process.env.FANOUT_SERVER_TRACE;
+    const file = process.env[this.fileVar];
     if (!file || this.samplesMs.length === 0) return;
     const sorted = [...this.samplesMs].sort((a, b) => a - b);
     const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;

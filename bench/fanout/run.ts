@@ -138,6 +138,14 @@ interface Result {
   /** the server's own: due → written to the last socket (api and uws; null for the others) */
   serverP50: number | null;
   serverP99: number | null;
+  /** the broker hop: published on the ingest side's bus → handed to the serving side's hub (broker, edge1, edge2) */
+  hopP50: number | null;
+  hopP99: number | null;
+}
+
+/** p50/p99 a server process wrote at exit (publisher.ts WriteTrace), null when it wrote none. */
+function readTrace(file: string): { p50_ms: number; p99_ms: number } | null {
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { p50_ms: number; p99_ms: number }) : null;
 }
 
 const live = new Set<ChildProcess>();
@@ -202,7 +210,9 @@ async function runEdges(
     FANOUT_EVENT_BYTES: String(eventBytes),
     FANOUT_START_ON_SIGNAL: '1',
     FANOUT_BROKER_URL: redis.url,
+    FANOUT_WARMUP_S: String(warmupS),
   };
+  const hopFiles: string[] = [];
   const script = ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
   const children: ChildProcess[] = [];
   const deadline = setTimeout(
@@ -219,7 +229,13 @@ async function runEdges(
     const servers: ChildProcess[] = [];
     const targets: Array<{ port: number; path: string }> = [];
     for (let i = 0; i < edges; i++) {
-      const edge = launch(0, process.execPath, script, { ...env, FANOUT_BROKER_ROLE: 'edge' });
+      const hopFile = join(tmpdir(), `fanout-hop-${process.pid}-${++runNumber}.json`);
+      hopFiles.push(hopFile);
+      const edge = launch(0, process.execPath, script, {
+        ...env,
+        FANOUT_BROKER_ROLE: 'edge',
+        FANOUT_HOP_TRACE: hopFile,
+      });
       children.push(edge);
       servers.push(edge);
       const { port, path } = await waitReady(edge, 'an edge');
@@ -242,7 +258,10 @@ async function runEdges(
       ]),
     );
     children.push(...clients);
-    const clientCpu = () => clients.reduce((n, c) => n + cpuSeconds(c.pid!), 0);
+    // a client's CPU is read when it prints its result: it exits right after, and its /proc entry
+    // is gone by the time the last client of the run is done
+    const clientDone = new Map<ChildProcess, number>();
+    const clientCpu = () => clients.reduce((n, c) => n + (clientDone.get(c) ?? cpuSeconds(c.pid!)), 0);
     const outputs = await Promise.all(
       clients.map(
         (c) =>
@@ -261,6 +280,7 @@ async function runEdges(
                   at: performance.now(),
                 };
               } else if (line.startsWith('{')) {
+                clientDone.set(c, cpuSeconds(c.pid!));
                 resolve(JSON.parse(line) as Record<string, number>);
               }
             });
@@ -279,6 +299,12 @@ async function runEdges(
     const perEdge = serverCpus.map(
       (c, i) => `${fmt(c * 100)}% CPU, ${fmt((c * 1e6) / outputs[i]!.events_per_s!, 2)} µs/event`,
     );
+    const rss = Math.max(...servers.map((p) => rssMb(p.pid!)));
+    // each edge writes its hop figures as it exits
+    for (const edge of servers) await stopProcess(edge);
+    const hops = hopFiles.map(readTrace);
+    const hop = (pick: (h: { p50_ms: number; p99_ms: number }) => number) =>
+      hops.every((h) => h !== null) ? Math.max(...hops.map((h) => pick(h!))) : null;
     console.log(
       `  ${kind}: per edge ${perEdge.join('; ')}; ` +
         `ingest process ${fmt(ingestCpu * 100)}% CPU; p50 ${outputs.map((o) => fmt(o.p50_ms!, 1)).join(' / ')} ms, ` +
@@ -296,7 +322,7 @@ async function runEdges(
       p99: Math.max(...outputs.map((o) => o.p99_ms!)),
       serverCpuPct: serverCpu * 100,
       cpuUsPerEvent: eventsPerS > 0 ? (serverCpu * 1e6) / eventsPerS : Number.NaN,
-      rssMb: Math.max(...servers.map((p) => rssMb(p.pid!))),
+      rssMb: rss,
       clientCpuPct: clientsCpu * 100,
       otherCpuPct: Math.max(0, (machineCpu - serverCpu - clientsCpu - ingestCpu) * 100),
       dropped: outputs.reduce((n, o) => n + o.dropped_in_window!, 0),
@@ -304,6 +330,9 @@ async function runEdges(
       perConnMedian: Math.min(...outputs.map((o) => o.per_conn_median!)),
       serverP50: null,
       serverP99: null,
+      // the worse edge's
+      hopP50: hop((h) => h.p50_ms),
+      hopP99: hop((h) => h.p99_ms),
     };
   } catch (err) {
     console.error(`  ${kind} C=${connections} rate=${rate}: ${(err as Error).message}`);
@@ -312,6 +341,7 @@ async function runEdges(
     clearTimeout(deadline);
     for (const child of children.reverse()) await stopProcess(child);
     await redis.close();
+    for (const file of hopFiles) rmSync(file, { force: true });
   }
 }
 
@@ -325,6 +355,7 @@ async function runOne(
   if (kind === 'edge1' || kind === 'edge2') return runEdges(client, kind, connections, rate);
   const argv = kind === 'api-js' ? [await bundleServer()] : ['--import', 'tsx', join(HERE, SERVERS[kind].file)];
   const traceFile = join(dir, `trace-${runNumber + 1}.json`);
+  const hopFile = join(dir, `hop-${runNumber + 1}.json`);
   const server = launch(0, process.execPath, argv, {
     ...process.env,
     FANOUT_RATE: String(rate),
@@ -332,6 +363,7 @@ async function runOne(
     FANOUT_START_ON_SIGNAL: '1',
     FANOUT_DB_PATH: join(dir, `hub-${++runNumber}.duckdb`),
     FANOUT_SERVER_TRACE: traceFile,
+    FANOUT_HOP_TRACE: hopFile,
     FANOUT_WARMUP_S: String(warmupS),
   });
   live.add(server);
@@ -400,9 +432,8 @@ async function runOne(
     await stopProcess(loadClient);
     live.delete(loadClient);
     await stopProcess(server);
-    const serverSide = existsSync(traceFile)
-      ? (JSON.parse(readFileSync(traceFile, 'utf8')) as { p50_ms: number; p99_ms: number })
-      : null;
+    const serverSide = readTrace(traceFile);
+    const hop = readTrace(hopFile);
     const eventsPerS = json.events_per_s!;
     return {
       server: kind,
@@ -423,6 +454,8 @@ async function runOne(
       perConnMedian: json.per_conn_median!,
       serverP50: serverSide?.p50_ms ?? null,
       serverP99: serverSide?.p99_ms ?? null,
+      hopP50: hop?.p50_ms ?? null,
+      hopP99: hop?.p99_ms ?? null,
     };
   } catch (err) {
     console.error(`  ${kind} C=${connections} rate=${rate}: ${(err as Error).message}`);
@@ -451,6 +484,8 @@ function printTable(results: Result[]): void {
     'p99 ms',
     'srv p50',
     'srv p99',
+    'hop p50',
+    'hop p99',
     'srv CPU%',
     'µs/event',
     'RSS MB',
@@ -474,6 +509,8 @@ function printTable(results: Result[]): void {
       fmt(r.p99, 1),
       fmt(r.serverP50 ?? Number.NaN, 1),
       fmt(r.serverP99 ?? Number.NaN, 1),
+      fmt(r.hopP50 ?? Number.NaN, 1),
+      fmt(r.hopP99 ?? Number.NaN, 1),
       fmt(r.serverCpuPct),
       fmt(r.cpuUsPerEvent, 2),
       fmt(r.rssMb),
@@ -541,6 +578,18 @@ async function main(): Promise<void> {
         });
       }
     }
+    for (const r of results.filter((x) => x.hopP99 !== null)) {
+      report({
+        bench: 'fanout',
+        figure:
+          `broker hop (bus → Redis → the serving node's hub), ${r.server}, ` +
+          `${r.connections.toLocaleString('en')} streams × ${r.rate} events/s, p50 ` +
+          `${fmt(r.hopP50!, 2)} ms, p99`,
+        value: r.hopP99!,
+        unit: 'ms',
+        met: null,
+      });
+    }
     console.log(
       '\nratios: events/s ÷ raw uWS (higher is better), server CPU-µs per delivered event ÷ raw uWS (lower is better).',
     );
@@ -548,6 +597,10 @@ async function main(): Promise<void> {
     console.log(
       "srv p50/p99 = the server's own: from an event's due time until its write to the last socket returned (api, " +
         "uws); p50/p99 are the client's, which adds its own queueing.",
+    );
+    console.log(
+      "hop p50/p99 = the broker hop (broker, edge1, edge2): from an event's publication on the ingest side's bus " +
+        "until the serving node's XREAD loop handed it to the hub; edges: the worse edge's.",
     );
     console.log(`\nJSON ${JSON.stringify(results)}`);
   } finally {

@@ -8,6 +8,11 @@
 // The two-edge runs (run.ts `edge1`, `edge2`) start this file in two roles on a Redis the runner
 // starts (FANOUT_BROKER_URL): FANOUT_BROKER_ROLE=ingest publishes to the broker and serves
 // nothing; FANOUT_BROKER_ROLE=edge serves streams from the broker and publishes nothing.
+//
+// The broker hop itself: each event carries the time it was published on the ingest side's bus
+// (`pub`, epoch µs); the serving side notes when its XREAD loop handed the event to the hub
+// (bus → BrokerEventPublisher → Lua append → XREAD → mirror), and writes p50/p99 of the
+// difference to FANOUT_HOP_TRACE at exit, events of the warm-up left out.
 import { createKey } from '../../accounts/keys.ts';
 import { createApi } from '../../app/api.ts';
 import { openStreaming } from '../../app/fanout.ts';
@@ -22,7 +27,7 @@ import { Db } from '../../store/db.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { startBroker } from '../../test/support/broker-servers.ts';
-import { announce, benchEnv, padFor, startPublisher } from './publisher.ts';
+import { announce, benchEnv, epochMicros, padFor, startPublisher, WriteTrace } from './publisher.ts';
 import { BenchAllowance, BenchLimiter } from './unlimited.ts';
 
 const { rate, eventBytes } = benchEnv();
@@ -44,6 +49,18 @@ const db = await Db.open(':memory:');
 const bus = new InMemoryEventBus();
 if (role !== 'edge') new BrokerEventPublisher(broker, bounds).attach(bus);
 const eventLog = await BrokerEventLog.open(broker, bounds);
+const hops = new WriteTrace('FANOUT_HOP_TRACE');
+const PUB = /"pub":(\d+)/;
+const follow = eventLog.follow.bind(eventLog);
+eventLog.follow = (onEvents) =>
+  follow((events) => {
+    const now = epochMicros();
+    for (const e of events) {
+      const m = PUB.exec(e.payload);
+      if (m) hops.record(Number(m[1]), now);
+    }
+    onEvents(events);
+  });
 const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
 const streaming = await openStreaming({
   db,
@@ -73,7 +90,7 @@ const server = await startServer({
   log,
 });
 
-const event = (seq: number, ts: number, pad: string): DomainEvent =>
+const event = (seq: number, ts: number, pub: number, pad: string): DomainEvent =>
   ({
     id: `evt_${seq}`,
     type: 'vehicle.position',
@@ -81,13 +98,13 @@ const event = (seq: number, ts: number, pad: string): DomainEvent =>
     modes: ['bus'],
     routes: ['7'],
     lines: [],
-    data: { seq, ts, pad },
+    data: { seq, ts, pub, pad },
   }) as unknown as DomainEvent;
 const pad = padFor(eventBytes, (p) =>
   frame({
     id: 1_700_000_000_000_000,
     event: 'vehicle.position',
-    data: encodeEventPayload(event(0, Date.now() * 1000, p)),
+    data: encodeEventPayload(event(0, Date.now() * 1000, Date.now() * 1000, p)),
   }),
 );
 
@@ -95,13 +112,15 @@ const stop =
   role === 'edge'
     ? () => {}
     : startPublisher(rate, (batch) => {
-        for (const { seq, ts } of batch) bus.publish(event(seq, ts, pad));
+        const pub = epochMicros();
+        for (const { seq, ts } of batch) bus.publish(event(seq, ts, pub, pad));
       });
 announce(
   server.port,
   () => {
     stop();
     streaming.endStreams();
+    if (role !== 'ingest') hops.save();
     // the redis-server child is killed when this process exits (test/support/broker-servers.ts)
   },
   `/api/v1/events/stream?api_key=${key}`,

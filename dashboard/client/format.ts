@@ -24,6 +24,16 @@ export function fmtSeconds(value: unknown): string {
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
 
+/** A share that may be null (too few observations): "n/a", never 0. */
+export function fmtPct(v: number | null): string {
+  return v === null ? 'n/a' : `${v.toLocaleString('en-US', { maximumFractionDigits: 2 })}%`;
+}
+
+/** Seconds that may be null or negative (an excess wait shorter than scheduled). */
+export function fmtFigureSeconds(v: number | null): string {
+  return v === null ? 'n/a' : v < 0 ? `−${fmtSeconds(-v)}` : fmtSeconds(v);
+}
+
 /** ISO instant → "YYYY-MM-DD HH:MM UTC"; the server's clock and zone, not the browser's. */
 export function fmtTime(iso: string | null | undefined): string {
   if (!iso) return '—';

@@ -1,11 +1,13 @@
 // The dashboard's entry: the session (sign in, sign out, a 401 anywhere signs out) and loading.
 // The key lives in sessionStorage and the Authorization header only. Account and usage are not
 // metered and refresh every minute while the tab is visible; webhooks and exports are metered
-// (Free keys have 20 requests per 5 minutes), so they load at sign-in, on Refresh, and every 5 minutes.
+// (Free keys have 20 requests per 5 minutes), so they load at sign-in, on Refresh, and every 5 minutes;
+// route performance, metered too, loads only when asked for (performance.ts).
 import { API, forgetKey, request, storedKey, storeKey } from './api.ts';
 import { drawUsageChart } from './chart.ts';
 import { $, sectionError } from './dom.ts';
 import { loadExports, resetExports, wireExports } from './exports.ts';
+import { redrawPerformance, resetPerformance, wirePerformance } from './performance.ts';
 import { renderAccount, renderUsage, renderWebhooks } from './sections.ts';
 import { call, session } from './session.ts';
 import type { Account, Delivery, Endpoint, Page, Usage } from './types.ts';
@@ -56,6 +58,7 @@ function signOut(message: string | null, bad: boolean): void {
     line.hidden = true;
   });
   resetExports();
+  resetPerformance();
   showSignedIn(false);
   notice(message || 'Signed out. The key was removed from this tab.', bad);
   $('key').focus();
@@ -80,7 +83,7 @@ async function loadWebhooks(): Promise<void> {
   if (!endpoints || !deliveries) return;
   if (!endpoints.ok) return sectionError('webhooks', endpoints.message);
   if (!deliveries.ok) return sectionError('webhooks', deliveries.message);
-  renderWebhooks(endpoints.data, deliveries.data, session.account?.limits);
+  renderWebhooks(endpoints.data, deliveries.data, session.account?.limits ?? null);
 }
 
 async function loadAccount(): Promise<boolean> {
@@ -172,11 +175,13 @@ $('signin-form').addEventListener('submit', (event) => {
 $('signout').addEventListener('click', () => signOut(null, false));
 $('refresh').addEventListener('click', () => void refresh(true));
 wireExports();
+wirePerformance();
 let resizeTimer: ReturnType<typeof setTimeout> | undefined;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     if (session.usage) drawUsageChart($('usage-chart'), session.usage);
+    redrawPerformance();
   }, 150);
 });
 document.addEventListener('visibilitychange', () => {

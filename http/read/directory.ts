@@ -1,11 +1,15 @@
 // The route and station directory, read from the imported schedules into memory at start and
 // again on reload() (after a schedule import) or on a timer, so requests never query DuckDB.
 import { componentLogger, type Logger } from '../../core/logger.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 
 export interface DirectoryRoute {
   schedule: string;
+  /** the route's agency (agency.txt), or the schedule's when the route names none */
+  agency_name: string | null;
+  /** as served (core/served-ids.ts) */
   route_id: string;
   mode: Mode;
   short_name: string | null;
@@ -97,6 +101,7 @@ export class Directory implements RouteDirectory {
 interface RouteRow {
   schedule_id: string;
   route_id: string;
+  agency_name: string | null;
   mode: string;
   route_short_name: string | null;
   route_long_name: string | null;
@@ -105,34 +110,52 @@ interface RouteRow {
   route_type: number;
 }
 
-export async function readDirectory(db: Db): Promise<DirectorySnapshot> {
+/**
+ * The directory with ids as served: with schedules that share ids (`ids.scoped`), each schedule's
+ * stops and line stations apart; otherwise the first schedule (by id) names a shared stop.
+ */
+export async function readDirectory(db: Db, ids: ServedIds = ServedIds.NONE): Promise<DirectorySnapshot> {
+  // the route's own agency, else the schedule's first (a feed with one agency may name none)
   const rows = await db.all<RouteRow>(`
-    SELECT schedule_id, route_id, mode, route_short_name, route_long_name, route_color, route_text_color, route_type
-    FROM gtfs_routes WHERE mode IN ('rail', 'bus', 'streetcar')
-    ORDER BY mode, route_id, schedule_id`);
-  const stops = await db.all<{ stop_id: string; stop_name: string | null }>(
-    'SELECT DISTINCT ON (stop_id) stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id',
+    SELECT r.schedule_id, r.route_id, coalesce(
+        (SELECT min(a.agency_name) FROM gtfs_agency a WHERE a.schedule_id = r.schedule_id AND a.agency_id =
+          r.agency_id),
+        (SELECT min(a.agency_name) FROM gtfs_agency a WHERE a.schedule_id = r.schedule_id)) AS agency_name,
+      r.mode, r.route_short_name, r.route_long_name, r.route_color, r.route_text_color, r.route_type
+    FROM gtfs_routes r WHERE r.mode IN ('rail', 'bus', 'streetcar')
+    ORDER BY r.mode, r.route_id, r.schedule_id`);
+  const stops = await db.all<{ schedule_id: string; stop_id: string; stop_name: string | null }>(
+    ids.scoped
+      ? 'SELECT schedule_id, stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id'
+      : 'SELECT DISTINCT ON (stop_id) schedule_id, stop_id, stop_name FROM gtfs_stops ORDER BY stop_id, schedule_id',
   );
-  const stations = await db.all<{ route_id: string; station_id: string }>(`
-    SELECT t.route_id, coalesce(nullif(s.parent_station, ''), st.stop_id) AS station_id, min(st.stop_sequence) AS seq
+  const stations = await db.all<{ schedule_id: string; route_id: string; station_id: string }>(`
+    SELECT ${ids.scoped ? 't.schedule_id' : 'min(t.schedule_id) AS schedule_id'}, t.route_id,
+      coalesce(nullif(s.parent_station, ''), st.stop_id) AS station_id, min(st.stop_sequence) AS seq
     FROM gtfs_routes r
     JOIN gtfs_trips t ON t.schedule_id = r.schedule_id AND t.route_id = r.route_id
     JOIN gtfs_stop_times st ON st.schedule_id = t.schedule_id AND st.trip_id = t.trip_id
     LEFT JOIN gtfs_stops s ON s.schedule_id = st.schedule_id AND s.stop_id = st.stop_id
     WHERE r.mode = 'rail'
-    GROUP BY 1, 2
-    ORDER BY 1, 3, 2`);
-  const stopNames = new Map(stops.map((s) => [s.stop_id, s.stop_name]));
+    ${ids.scoped ? 'GROUP BY 1, 2, 3 ORDER BY 1, 2, 4, 3' : 'GROUP BY 2, 3 ORDER BY 2, 4, 3'}`);
+  const stopNames = new Map<string, string | null>();
+  for (const s of stops) {
+    const served = ids.serve(s.schedule_id, 'stop', s.stop_id);
+    if (!stopNames.has(served)) stopNames.set(served, s.stop_name);
+  }
   const lineStations = new Map<string, DirectoryStation[]>();
   for (const row of stations) {
-    const list = lineStations.get(row.route_id) ?? [];
-    list.push({ station_id: row.station_id, name: stopNames.get(row.station_id) ?? null });
-    lineStations.set(row.route_id, list);
+    const line = ids.serve(row.schedule_id, 'route', row.route_id);
+    const station = ids.serve(row.schedule_id, 'stop', row.station_id);
+    const list = lineStations.get(line) ?? [];
+    list.push({ station_id: station, name: stopNames.get(station) ?? null });
+    lineStations.set(line, list);
   }
   return {
     routes: rows.map((r) => ({
       schedule: r.schedule_id,
-      route_id: r.route_id,
+      agency_name: r.agency_name,
+      route_id: ids.serve(r.schedule_id, 'route', r.route_id),
       mode: r.mode as Mode,
       short_name: r.route_short_name,
       long_name: r.route_long_name,
@@ -145,6 +168,12 @@ export async function readDirectory(db: Db): Promise<DirectorySnapshot> {
   };
 }
 
+/** The served ids in force (store/id-scope.ts IdScopes): read again with the directory. */
+export interface ServedIdsSource {
+  readonly current: ServedIds;
+  reload?(): Promise<unknown>;
+}
+
 /** A Directory kept in step with the store: loaded now, reloaded on demand and on a timer. */
 export class StoreDirectory extends Directory {
   private timer: NodeJS.Timeout | null = null;
@@ -154,16 +183,33 @@ export class StoreDirectory extends Directory {
   constructor(
     private readonly db: Db,
     log?: Logger,
+    private readonly ids?: ServedIdsSource,
   ) {
     super();
     this.log = componentLogger(log, 'directory');
   }
 
   private reloading: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
 
-  /** One reload at a time; callers during a reload share it. */
+  /**
+   * One reload at a time; a call during one gets one more right after it (what changed meanwhile
+   * is read), which later callers share. The served ids are read again first.
+   */
   reload(): Promise<void> {
-    this.reloading ??= readDirectory(this.db)
+    if (this.reloading) {
+      this.queued ??= this.reloading
+        .catch(() => undefined)
+        .then(() => {
+          this.queued = null;
+          return this.reload();
+        });
+      return this.queued;
+    }
+    this.reloading = (async () => {
+      await this.ids?.reload?.();
+      return readDirectory(this.db, this.ids?.current);
+    })()
       .then((snapshot) => this.replace(snapshot))
       .finally(() => {
         this.reloading = null;

@@ -1,6 +1,9 @@
 // Sorted and indexed views of the LiveView, each computed once per version of the slices it reads
-// (core/ports.ts LIVE_SLICES) and shared by every request until one of them changes.
+// (core/ports.ts LIVE_SLICES) and shared by every request until one of them changes. Every row
+// here carries its ids as served (core/served-ids.ts): filters, summaries and bodies read them so.
 import type { FeedHealth, LiveSlice, LiveView } from '../../core/ports.ts';
+import { ServedIds } from '../../core/served-ids.ts';
+import { servedAlert, servedArrival, servedVehicle } from '../../core/served-rows.ts';
 import { MODES, type Alert, type Arrival, type Mode, type VehiclePosition } from '../../core/types.ts';
 import { compareKeys, type CursorValue } from '../cursor.ts';
 
@@ -32,16 +35,23 @@ export class LiveIndex {
   private readonly feedModes = new Map<string, Set<Mode>>();
   private alertsToken: { at: number; token: string } | null = null;
 
-  constructor(readonly live: LiveView) {}
+  constructor(
+    readonly live: LiveView,
+    /** the served ids in force; a new mapping moves every slice */
+    private readonly ids: () => ServedIds = () => ServedIds.NONE,
+  ) {}
 
   /** moves whenever anything in the live state moves */
   get version(): number {
-    return this.live.version;
+    return this.live.version + this.ids().generation;
   }
 
-  /** The slice's version; a view without slices moves them all with its one version. */
+  /**
+   * The slice's version; a view without slices moves them all with its one version. A new
+   * mapping of served ids moves every slice (its generation only grows, as versions do).
+   */
   sliceVersion(slice: LiveSlice): number {
-    return this.live.sliceVersion ? this.live.sliceVersion(slice) : this.live.version;
+    return (this.live.sliceVersion ? this.live.sliceVersion(slice) : this.live.version) + this.ids().generation;
   }
 
   /**
@@ -59,7 +69,7 @@ export class LiveIndex {
    * freshness, `freshness.sources`): a poll of a feed without alerts leaves it alone.
    */
   alertsVersion(): string {
-    const at = this.live.version;
+    const at = this.live.version + this.ids().generation;
     if (this.alertsToken?.at === at) return this.alertsToken.token;
     let health = 0;
     for (const feedId of this.alertFeeds())
@@ -80,7 +90,30 @@ export class LiveIndex {
   }
 
   alerts(): readonly Alert[] {
-    return this.memo('alerts', this.sliceVersion('alerts'), () => sortedBy(this.live.alerts(), alertKey));
+    return this.memo('alerts', this.sliceVersion('alerts'), () => sortedBy(this.servedAlerts(), alertKey));
+  }
+
+  private servedAlerts(): readonly Alert[] {
+    const ids = this.ids();
+    return this.memo('servedAlerts', this.sliceVersion('alerts'), () =>
+      ids.scoped ? this.live.alerts().map((a) => servedAlert(ids, a)) : this.live.alerts(),
+    );
+  }
+
+  /** Every arrival, of every mode, as served. */
+  private arrivals(): readonly Arrival[] {
+    const ids = this.ids();
+    return this.memo('servedArrivals', this.sliceVersion('arrivals'), () =>
+      ids.scoped ? this.live.arrivals().map((a) => servedArrival(ids, a)) : this.live.arrivals(),
+    );
+  }
+
+  private servedVehicles(mode: Mode): readonly VehiclePosition[] {
+    const ids = this.ids();
+    const slice: LiveSlice = `vehicles:${mode}`;
+    return this.memo(`served:${slice}`, this.sliceVersion(slice), () =>
+      ids.scoped ? this.live.vehicles(mode).map((v) => servedVehicle(ids, v)) : this.live.vehicles(mode),
+    );
   }
 
   /** Feed ids of the alerts held. */
@@ -88,13 +121,13 @@ export class LiveIndex {
     return this.memo(
       'alertFeeds',
       this.sliceVersion('alerts'),
-      () => new Set(this.live.alerts().map((a) => a.feed_id)),
+      () => new Set(this.servedAlerts().map((a) => a.feed_id)),
     );
   }
 
   railArrivals(): readonly Arrival[] {
     return this.memo('railArrivals', this.sliceVersion('arrivals'), () => {
-      const rail = this.live.arrivals().filter((a) => a.mode === 'rail');
+      const rail = this.arrivals().filter((a) => a.mode === 'rail');
       for (const a of rail) this.noteFeedMode(a.feed_id, 'rail');
       return sortedBy(rail, arrivalKey);
     });
@@ -103,7 +136,7 @@ export class LiveIndex {
   vehicles(mode: Mode): readonly VehiclePosition[] {
     const slice: LiveSlice = `vehicles:${mode}`;
     return this.memo(slice, this.sliceVersion(slice), () => {
-      const raw = this.live.vehicles(mode);
+      const raw = this.servedVehicles(mode);
       for (const v of raw) this.noteFeedMode(v.feed_id, mode);
       return sortedBy(raw, vehicleKey);
     });
@@ -134,7 +167,7 @@ export class LiveIndex {
         const prev = best.get(k);
         if (!prev || seq < prev.seq) best.set(k, { seq, delay });
       };
-      for (const a of this.live.arrivals()) {
+      for (const a of this.arrivals()) {
         if (a.delay_s === null || !Number.isFinite(a.delay_s)) continue;
         const k = `${a.feed_id}\u0000${a.trip_id}`;
         const seq = a.stop_sequence ?? Number.MAX_SAFE_INTEGER;
@@ -149,10 +182,10 @@ export class LiveIndex {
   routesSeen(mode: Mode): ReadonlySet<string> {
     return this.memo(`routesSeen:${mode}`, this.versionOf([`vehicles:${mode}`, 'arrivals', 'alerts']), () => {
       const seen = new Set<string>();
-      for (const v of this.live.vehicles(mode)) if (v.route_id) seen.add(v.route_id);
-      for (const a of this.live.arrivals()) if (a.mode === mode && a.route_id) seen.add(a.route_id);
+      for (const v of this.servedVehicles(mode)) if (v.route_id) seen.add(v.route_id);
+      for (const a of this.arrivals()) if (a.mode === mode && a.route_id) seen.add(a.route_id);
       // an alert of several modes does not say which of its routes is which mode's (Red and 39)
-      for (const al of this.live.alerts())
+      for (const al of this.servedAlerts())
         if (al.modes.length === 1 && al.modes[0] === mode) for (const r of al.routes) seen.add(r);
       return seen;
     });
@@ -162,8 +195,8 @@ export class LiveIndex {
   stationsSeen(): ReadonlySet<string> {
     return this.memo('stationsSeen', this.versionOf(['alerts', 'arrivals']), () => {
       const seen = new Set<string>();
-      for (const al of this.live.alerts()) for (const s of al.stations) seen.add(s);
-      for (const a of this.live.arrivals()) {
+      for (const al of this.servedAlerts()) for (const s of al.stations) seen.add(s);
+      for (const a of this.arrivals()) {
         seen.add(a.station_id);
         seen.add(a.stop_id);
       }
@@ -175,7 +208,7 @@ export class LiveIndex {
   sourcesSeen(): ReadonlySet<string> {
     return this.memo('sourcesSeen', this.versionOf(['freshness', 'alerts']), () => {
       const seen = new Set(this.feeds().keys());
-      for (const al of this.live.alerts()) seen.add(al.feed_id);
+      for (const al of this.servedAlerts()) seen.add(al.feed_id);
       return seen;
     });
   }

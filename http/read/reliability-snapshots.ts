@@ -2,6 +2,7 @@
 // queries DuckDB. Recomputed at start and whenever the finalize job announces a finished day.
 import type { EventBus, Unsubscribe } from '../../core/events.ts';
 import { componentLogger, type Logger } from '../../core/logger.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import type { Db } from '../../store/db.ts';
 import { reliabilityRouteIds, reliabilitySnapshot } from '../../store/reliability/index.ts';
 import type { ReliabilitySnapshots } from '../routes/deps.ts';
@@ -11,6 +12,8 @@ export interface SnapshotOptions {
   /** finalized days per snapshot; default 7 */
   days?: number;
   log?: Logger;
+  /** the served ids the directory lists routes by (core/served-ids.ts); default: as stored */
+  ids?: () => ServedIds;
 }
 
 export class BusReliabilitySnapshots implements ReliabilitySnapshots {
@@ -39,7 +42,7 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
     return snapshots;
   }
 
-  /** Null until a day is finalized: no figures rather than seven days of zeros. */
+  /** Null until a day is finalized: no figures rather than seven days of zeros. `routeId` as served. */
   snapshot(routeId: string): ApiReliabilitySnapshot | null {
     return this.byRoute.get(routeId) ?? null;
   }
@@ -83,8 +86,17 @@ export class BusReliabilitySnapshots implements ReliabilitySnapshots {
   }
 
   private async load(): Promise<void> {
-    const ids = await reliabilityRouteIds(this.db, 'bus');
-    const figures = await reliabilitySnapshot(this.db, 'bus', ids, this.options.days ?? 7);
+    const ids = (this.options.ids ?? (() => ServedIds.NONE))();
+    // by served id: a route two schedules share is two entries, a schedule's route and the same
+    // id seen by a feed without a schedule one
+    const routes = new Map<string, { key: string; route_id: string; schedules: string[] | null }>();
+    for (const r of await reliabilityRouteIds(this.db, 'bus')) {
+      const key = ids.serve(r.schedule_id, 'route', r.route_id);
+      const entry = routes.get(key) ?? { key, route_id: r.route_id, schedules: ids.scoped ? [] : null };
+      entry.schedules?.push(r.schedule_id ?? '');
+      routes.set(key, entry);
+    }
+    const figures = await reliabilitySnapshot(this.db, 'bus', [...routes.values()], this.options.days ?? 7);
     const next = new Map<string, ApiReliabilitySnapshot>();
     for (const [routeId, s] of figures) {
       if (s.from === null || s.to === null) continue;

@@ -91,6 +91,7 @@ export function routeFields(r: DirectoryRoute) {
     text_color: r.text_color,
     route_type: r.route_type,
     schedule: r.schedule,
+    agency_name: r.agency_name,
   };
 }
 

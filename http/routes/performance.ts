@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ApiError, invalidParameter } from '../../core/errors.ts';
 import { wallClock } from '../../core/dates.ts';
 import type { Mode } from '../../core/types.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import type { Db } from '../../store/db.ts';
 import {
   PERFORMANCE_GROUPS,
@@ -19,7 +20,7 @@ import {
   resolveTimezone,
   retainedWindow,
 } from '../../store/reliability/index.ts';
-import { dateParam, enumParam, idValue } from '../params.ts';
+import { AS_SERVED, dateParam, enumParam, idValue } from '../params.ts';
 import { RetainedWindows } from '../read/retained-windows.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
@@ -34,6 +35,8 @@ export interface PerformanceRouteDeps {
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   /** config.performance */
   performance: PerformanceSettings;
+  /** the served ids (core/served-ids.ts): a route id in the path is read back to the stored one; default: as stored */
+  ids?: () => ServedIds;
   /** how long a retained window, and an answer, are reused; default 10 s, 0 answers afresh */
   windowMaxAgeMs?: number;
 }
@@ -62,15 +65,17 @@ const query = z.object({
 
 type Query = z.output<typeof query>;
 
-function toApi(result: PerformanceResult, window: ApiRetainedWindow): ApiPerformanceRollup {
+/** `routeId` as served: the rows' stored id is replaced by it. */
+function toApi(result: PerformanceResult, routeId: string, window: ApiRetainedWindow): ApiPerformanceRollup {
   return {
     data: result.rows.map((r) => ({
-      id: r.service_day === 'all' ? `${r.route_id}:${r.period}` : `${r.route_id}:${r.period}:${r.service_day}`,
+      id: r.service_day === 'all' ? `${routeId}:${r.period}` : `${routeId}:${r.period}:${r.service_day}`,
       ...r,
+      route_id: routeId,
     })),
     meta: {
       mode: result.mode,
-      route_id: result.route_id,
+      route_id: routeId,
       group: result.group,
       from: result.from,
       to: result.to,
@@ -95,7 +100,9 @@ async function answer(
   ctx: RequestContext<Query>,
 ): Promise<ApiPerformanceRollup> {
   const what = mode === 'rail' ? 'line' : 'route';
-  if (!(await isKnownRoute(deps.db, mode, routeId))) {
+  // `a:1` is route 1 of schedule a; the rows of those schedules only
+  const stored = (deps.ids?.() ?? ServedIds.NONE).resolve('route', routeId);
+  if (!(await isKnownRoute(deps.db, mode, stored.id, stored.schedules))) {
     throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
       errors: [{ parameter, detail: `unknown ${what}` }],
     });
@@ -117,7 +124,8 @@ async function answer(
       deps.db,
       {
         mode,
-        routeId,
+        routeId: stored.id,
+        schedules: stored.schedules,
         group: ctx.query.group ?? 'day',
         from: range.from,
         to: range.to,
@@ -126,7 +134,7 @@ async function answer(
       deps.performance,
       { timezone, serviceDayEnd: deps.settings.service_day_end, now },
     );
-    return toApi(result, window);
+    return toApi(result, routeId, window);
   } catch (err) {
     if (!(err instanceof PerformanceInputError)) throw err;
     const detail = err.message.slice(err.parameter.length + 2);
@@ -138,7 +146,8 @@ function performanceRoute(deps: PerformanceRouteDeps, windows: RetainedWindows, 
   // cached until a day is finalized, and at most windowMaxAgeMs: days not finalized move with
   // every poll, and are recomputed from stop_events at most that often
   const maxAgeMs = deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS;
-  const cache = maxAgeMs > 0 ? { cache: { version: () => reliabilityReadVersion(deps.db), ttlMs: maxAgeMs } } : {};
+  const version = () => `${reliabilityReadVersion(deps.db)}.${deps.ids?.().generation ?? 0}`;
+  const cache = maxAgeMs > 0 ? { cache: { version, ttlMs: maxAgeMs } } : {};
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
   return defineRoute({
@@ -163,7 +172,7 @@ function performanceRoute(deps: PerformanceRouteDeps, windows: RetainedWindows, 
     errors: ERRORS,
     params: z.object({
       [parameter]: idValue(
-        mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`,
+        `${mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`} ${AS_SERVED}`,
         mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E',
       ),
     }),

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ApiError, invalidParameter } from '../../core/errors.ts';
 import type { Mode } from '../../core/types.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import type { Db } from '../../store/db.ts';
 import { wallClock } from '../../core/dates.ts';
 import {
@@ -15,7 +16,7 @@ import {
   RollupInputError,
   type RollupResult,
 } from '../../store/reliability/index.ts';
-import { dateParam, enumParam, idValue } from '../params.ts';
+import { AS_SERVED, dateParam, enumParam, idValue } from '../params.ts';
 import { RetainedWindows } from '../read/retained-windows.ts';
 import { defineRoute } from '../route.ts';
 import type { RequestContext, RouteDef } from '../types.ts';
@@ -27,6 +28,8 @@ export interface ReliabilityRouteDeps {
   db: Db;
   /** config.reliability: the agency time zone (absent: the newest schedule's) and when a service day ends */
   settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
+  /** the served ids (core/served-ids.ts): a route id in the path is read back to the stored one; default: as stored */
+  ids?: () => ServedIds;
   /**
    * how long a mode's retained window, and an answer, are reused; default 10 s, 0 reloads the
    * window and answers afresh on every request
@@ -62,9 +65,10 @@ function rowId(routeId: string, period: string, serviceDay: string): string {
   return serviceDay === 'all' ? `${routeId}:${period}` : `${routeId}:${period}:${serviceDay}`;
 }
 
+/** `routeId` as served: the rows' stored id is replaced by it. */
 function toApi(result: RollupResult, routeId: string, window: ApiRetainedWindow): ApiReliabilityRollup {
   return {
-    data: result.rows.map((r) => ({ id: rowId(r.route_id, r.period, r.service_day), ...r })),
+    data: result.rows.map((r) => ({ id: rowId(routeId, r.period, r.service_day), ...r, route_id: routeId })),
     meta: {
       mode: result.mode,
       route_id: routeId,
@@ -90,7 +94,9 @@ async function answer(
   ctx: RequestContext<Query>,
 ) {
   const what = mode === 'rail' ? 'line' : 'route';
-  if (!(await isKnownRoute(deps.db, mode, routeId))) {
+  // `a:1` is route 1 of schedule a; the rows of those schedules only
+  const stored = (deps.ids?.() ?? ServedIds.NONE).resolve('route', routeId);
+  if (!(await isKnownRoute(deps.db, mode, stored.id, stored.schedules))) {
     throw new ApiError('not_found', `Unknown ${what} ${JSON.stringify(routeId)} for ${mode}.`, {
       errors: [{ parameter, detail: `unknown ${what}` }],
     });
@@ -112,7 +118,8 @@ async function answer(
       deps.db,
       {
         mode,
-        routeId,
+        routeId: stored.id,
+        schedules: stored.schedules,
         group: ctx.query.group ?? 'day',
         from: range.from,
         to: range.to,
@@ -134,7 +141,8 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
   // most as long as the retained window is reused, so a new date or window shows within that.
   // A request after that bound also lets stale live counts start their recompute.
   const maxAgeMs = deps.windowMaxAgeMs ?? DEFAULT_WINDOW_MAX_AGE_MS;
-  const cache = maxAgeMs > 0 ? { cache: { version: () => reliabilityReadVersion(deps.db), ttlMs: maxAgeMs } } : {};
+  const version = () => `${reliabilityReadVersion(deps.db)}.${deps.ids?.().generation ?? 0}`;
+  const cache = maxAgeMs > 0 ? { cache: { version, ttlMs: maxAgeMs } } : {};
   const parameter = mode === 'rail' ? 'line' : 'route_id';
   const subject = mode === 'rail' ? 'rail line' : `${mode} route`;
   const retained =
@@ -170,7 +178,7 @@ function reliabilityRoute(deps: ReliabilityRouteDeps, windows: RetainedWindows, 
     errors: ERRORS,
     params: z.object({
       [parameter]: idValue(
-        mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`,
+        `${mode === 'rail' ? 'Rail line id.' : `${TITLES[mode]} route id.`} ${AS_SERVED}`,
         mode === 'rail' ? 'Red' : mode === 'bus' ? '39' : 'E',
       ),
     }),

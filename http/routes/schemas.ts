@@ -8,6 +8,7 @@ import {
   DelayStateSchema,
   FreshnessSchema,
   RailArrivalSchema,
+  SERVED_ID,
   SourceFreshnessSchema,
   timestamp,
   VehicleSchema,
@@ -187,14 +188,21 @@ const routeFields = {
   color: z.string().nullable().meta({ description: 'Hex colour without #, from the schedule.' }),
   text_color: z.string().nullable(),
   route_type: z.number().int().meta({ description: 'GTFS route_type.' }),
-  schedule: z.string().meta({ description: 'Schedule (GTFS feed) id the route comes from.' }),
+  schedule: z.string().meta({
+    description: 'Id of the schedule (`schedules[].id`, one GTFS feed) the route comes from: which agency it is.',
+  }),
+  agency_name: z.string().nullable().meta({
+    description: "The route's agency (agency.txt), or its schedule's when the route names none.",
+  }),
 };
 
 export const RailLineSchema = z
   .object({
-    line: z.string(),
+    line: z.string().meta({ description: `Rail line id. ${SERVED_ID}` }),
     ...routeFields,
-    stations: z.array(z.object({ station_id: z.string(), name: z.string().nullable() })),
+    stations: z.array(
+      z.object({ station_id: z.string().meta({ description: SERVED_ID }), name: z.string().nullable() }),
+    ),
     links: z.object({ realtime: z.string(), alerts: z.string(), reliability: z.string() }),
   })
   .meta({ id: 'RailLine' });
@@ -229,7 +237,7 @@ export const ReliabilitySnapshotSchema = z
 
 export const BusRouteSchema = z
   .object({
-    route_id: z.string(),
+    route_id: z.string().meta({ description: `Bus route id. ${SERVED_ID}` }),
     ...routeFields,
     reliability: ReliabilitySnapshotSchema.nullable().meta({
       description: 'Null until the route has finalized service days.',
@@ -240,7 +248,7 @@ export const BusRouteSchema = z
 
 export const StreetcarRouteSchema = z
   .object({
-    route_id: z.string(),
+    route_id: z.string().meta({ description: `Streetcar route id. ${SERVED_ID}` }),
     ...routeFields,
     active_alerts: z.number().int().meta({ description: 'Alerts currently active on the route.' }),
     links: z.object({ alerts: z.string(), realtime: z.string(), reliability: z.string() }),

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Mode, VehiclePosition } from '../../core/types.ts';
 import { paginate } from '../paginate.ts';
-import { idListParam, idValue } from '../params.ts';
+import { AS_SERVED, idListParam, idValue } from '../params.ts';
 import { vehicleKey } from '../read/live-index.ts';
 import { sourceToApi, vehicleToApi } from '../read/represent.ts';
 import { vehicleSummaries } from '../read/summaries.ts';
@@ -79,7 +79,7 @@ export function vehicleRoutes(deps: CoreRouteDeps, mode: VehicleMode): RouteDef[
     summary: `Vehicle positions on one ${mode} route`,
     description: `As /api/v1/${mode}/realtime for one route. 404 when no schedule or live feed knows the route.`,
     ...listing,
-    params: z.object({ route_id: idValue(`${title(mode)} route id.`, mode === 'bus' ? '39' : 'E') }),
+    params: z.object({ route_id: idValue(`${title(mode)} route id. ${AS_SERVED}`, mode === 'bus' ? '39' : 'E') }),
     response: VehicleRealtimeSchema,
     handler(ctx) {
       assertKnown(deps, [mode], [ctx.params.route_id], 'route', 'route_id');

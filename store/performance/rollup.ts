@@ -11,6 +11,7 @@ import {
   type Mode,
   type PredictionHorizon,
 } from '../../core/types.ts';
+import { listValue } from '@duckdb/node-api';
 import type { Db } from '../db.ts';
 import { resolveTimezone } from '../reliability/timezone.ts';
 import { performanceDayRows } from './day.ts';
@@ -25,6 +26,8 @@ export const MAX_PERFORMANCE_DAYS = 800;
 export interface PerformanceQuery {
   mode: Mode;
   routeId: string;
+  /** the schedules whose rows count (core/served-ids.ts resolve; '' for rows without one); absent or null: all */
+  schedules?: readonly string[] | null;
   group: PerformanceGroup;
   from: string;
   to: string;
@@ -127,9 +130,22 @@ function validate(q: PerformanceQuery): void {
     throw new PerformanceInputError('route_id', '1 to 255 characters');
 }
 
+/** the rows of the schedules a served route id stands for; $schedules NULL: every schedule's */
+const SCHEDULES_FILTER = `(CAST($schedules AS VARCHAR[]) IS NULL
+    OR list_contains(CAST($schedules AS VARCHAR[]), coalesce(schedule_id, '')))`;
+
 const BOUNDS_SQL = `CASE p.horizon ${PREDICTION_HORIZONS.map(
   (h) => `WHEN '${h}' THEN p.error_s BETWEEN -${PREDICTION_BOUNDS_S[h][0]} AND ${PREDICTION_BOUNDS_S[h][1]}`,
 ).join(' ')} ELSE false END`;
+
+/** The days not finalized, computed from stop events with the same parameters as the stored ones. */
+const LIVE_DAY_ROWS = performanceDayRows({
+  from: '$live_from',
+  to: '$live_to',
+  route: '$route_id',
+  mode: '$mode',
+  schedules: '$schedules',
+});
 
 /**
  * The figures SQL. `cal` is every date of from..to with its group and service day type; `g` the
@@ -152,9 +168,10 @@ keyed AS (
 stored AS (
   SELECT * FROM performance_days
   WHERE mode = $mode AND route_id = $route_id AND service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+    AND ${SCHEDULES_FILTER}
 ),
 live AS (
-  SELECT * FROM (${performanceDayRows({ from: '$live_from', to: '$live_to', route: '$route_id', mode: '$mode' })})
+  SELECT * FROM (${LIVE_DAY_ROWS})
   WHERE service_date NOT IN (SELECT service_date FROM performance_finalized)
 ),
 g AS (
@@ -287,9 +304,11 @@ export async function performanceRollup(
     { from: query.from, to: query.to },
   );
   const [early, late] = settings.on_time_window_s;
+  const schedules = query.schedules ? listValue([...query.schedules]) : null;
   const rows = await db.all<SqlRow>(ROLLUP_SQL, {
     mode: query.mode,
     route_id: query.routeId,
+    schedules,
     group: query.group,
     split: query.split === true,
     from: query.from,
@@ -395,12 +414,19 @@ async function daysWithoutStopEvents(db: Db, q: PerformanceQuery, today: string)
     `SELECT strftime(CAST(d AS DATE), '%Y-%m-%d') AS d
      FROM generate_series(CAST($from AS DATE), CAST($to AS DATE), INTERVAL 1 DAY) t(d)
      WHERE CAST(d AS DATE) NOT IN (
-       SELECT service_date FROM performance_days WHERE mode = $mode AND route_id = $route_id
+       SELECT service_date FROM performance_days WHERE mode = $mode AND route_id = $route_id AND ${SCHEDULES_FILTER}
        UNION ALL
        SELECT DISTINCT service_date FROM stop_events
-       WHERE mode = $mode AND route_id = $route_id AND service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE))
+       WHERE mode = $mode AND route_id = $route_id AND service_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+         AND ${SCHEDULES_FILTER})
      ORDER BY 1`,
-    { from: q.from, to, mode: q.mode, route_id: q.routeId },
+    {
+      from: q.from,
+      to,
+      mode: q.mode,
+      route_id: q.routeId,
+      schedules: q.schedules ? listValue([...q.schedules]) : null,
+    },
   );
   return rows.map((r) => r.d);
 }

@@ -143,6 +143,7 @@ t.test('finalize: one outcome per trip, by the documented rules', async (t) => {
     unobserved: 1,
     added: 3,
     restored: 1,
+    schedule_id: 's',
   });
   t.same(
     days.find((d) => d.route_id === 'Z'),
@@ -157,6 +158,7 @@ t.test('finalize: one outcome per trip, by the documented rules', async (t) => {
       unobserved: 0,
       added: 0,
       restored: 0,
+      schedule_id: 's',
     },
   );
   t.same(summary.modes, ['rail', 'bus']);

@@ -17,6 +17,8 @@ const SUMMARY = statement('finalize_summary');
 const DUE = statement('due_days');
 
 export interface FinalizedRoute {
+  /** the schedule of the route's trips (null: a feed without one) */
+  schedule_id: string | null;
   mode: Mode | null;
   /** null for trips seen without a route and absent from the schedule */
   route_id: string | null;

@@ -26,6 +26,6 @@ export type {
 } from './rollup.ts';
 export { retainedWindow, reliabilitySnapshot } from './window.ts';
 export { isKnownRoute, reliabilityModes, reliabilityRouteIds, routeModes } from './known-route.ts';
-export type { RetainedWindow, ReliabilitySnapshot } from './window.ts';
+export type { RetainedWindow, ReliabilitySnapshot, SnapshotRoute } from './window.ts';
 export { resolveTimezone } from './timezone.ts';
 export { liveInputsChanged, reliabilityReadVersion } from './live.ts';

@@ -4,7 +4,8 @@ import { componentLogger, type Logger } from '../../core/logger.ts';
 import type { Db } from '../db.ts';
 import { backfillServiceDays, pastObservedDays } from './backfill.ts';
 import { completeThrough, wallClock } from '../../core/dates.ts';
-import { finalizeDueDays, type FinalizeSummary } from './finalize.ts';
+import { finalizeDueDays, type FinalizedRoute, type FinalizeSummary } from './finalize.ts';
+import { ServedIds } from '../../core/served-ids.ts';
 import { extendScheduledTrips } from './scheduled-trips.ts';
 import { resolveTimezone } from './timezone.ts';
 import { assertCronExpression, startCronJob } from '../../core/cron-job.ts';
@@ -24,11 +25,41 @@ export interface FinalizeJobOptions {
   /** run a catch-up pass right away (default true), so days missed while stopped are finalized */
   runAtStart?: boolean;
   log?: Logger;
+  /** the route ids events carry (core/served-ids.ts); default: as stored */
+  ids?: () => ServedIds;
 }
 
-/** The reliability.updated event for one finalized day. */
-export function reliabilityEvent(summary: FinalizeSummary, atMs: number): DomainEvent<'reliability.updated'> {
-  const scope = scopeOf(summary.routes.map((r) => ({ mode: r.mode, id: r.route_id })));
+/**
+ * The reliability.updated event for one finalized day, its route ids as served (core/served-ids.ts):
+ * the rows of one served route (a schedule's, and the same id from a feed without one) are summed.
+ */
+export function reliabilityEvent(
+  summary: FinalizeSummary,
+  atMs: number,
+  ids: ServedIds = ServedIds.NONE,
+): DomainEvent<'reliability.updated'> {
+  const routes = new Map<string, Omit<FinalizedRoute, 'schedule_id'>>();
+  for (const r of summary.routes) {
+    const route_id = ids.serveNullable(r.schedule_id ?? null, 'route', r.route_id);
+    const key = `${r.mode}\u0000${route_id}`;
+    const seen = routes.get(key);
+    if (!seen)
+      routes.set(key, {
+        mode: r.mode,
+        route_id,
+        scheduled: r.scheduled,
+        delivered: r.delivered,
+        canceled: r.canceled,
+        unobserved: r.unobserved,
+      });
+    else {
+      seen.scheduled += r.scheduled;
+      seen.delivered += r.delivered;
+      seen.canceled += r.canceled;
+      seen.unobserved += r.unobserved;
+    }
+  }
+  const scope = scopeOf([...routes.values()].map((r) => ({ mode: r.mode, id: r.route_id })));
   return domainEvent(
     'reliability.updated',
     atMs,
@@ -37,7 +68,7 @@ export function reliabilityEvent(summary: FinalizeSummary, atMs: number): Domain
       service_date: summary.service_date,
       final: true,
       trips: summary.trips,
-      routes: summary.routes.map((r) => ({
+      routes: [...routes.values()].map((r) => ({
         mode: r.mode,
         route_id: r.route_id,
         scheduled: r.scheduled,
@@ -106,7 +137,7 @@ export async function scheduleFinalize(
         log.error({ err }, 'backfilling past service days failed');
       }
     }
-    for (const summary of done) bus.publish(reliabilityEvent(summary, now().getTime()));
+    for (const summary of done) bus.publish(reliabilityEvent(summary, now().getTime(), options.ids?.()));
     return done;
   };
 

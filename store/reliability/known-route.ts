@@ -1,3 +1,4 @@
+import { listValue } from '@duckdb/node-api';
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { bind, statement } from './sql.ts';
@@ -17,15 +18,26 @@ function knownModes(rows: readonly { mode: string }[]): Mode[] {
  * Whether a route (rail line) of `mode` exists for reliability: in a schedule, or in retained
  * history (a route dropped from the schedule keeps its figures). The API answers 404 otherwise.
  */
-export async function isKnownRoute(db: Db, mode: Mode, routeId: string): Promise<boolean> {
-  const [row] = await db.all<{ known: boolean }>(KNOWN.text, bind(KNOWN, { mode, route_id: routeId }));
+export async function isKnownRoute(
+  db: Db,
+  mode: Mode,
+  routeId: string,
+  /** the schedules whose rows count (core/served-ids.ts resolve); null: any */
+  schedules: readonly string[] | null = null,
+): Promise<boolean> {
+  const [row] = await db.all<{ known: boolean }>(
+    KNOWN.text,
+    bind(KNOWN, { mode, route_id: routeId, schedules: schedules === null ? null : listValue([...schedules]) }),
+  );
   return row?.known === true;
 }
 
-/** Every route id of `mode` in the schedules or the finalized days, sorted. */
-export async function reliabilityRouteIds(db: Db, mode: Mode): Promise<string[]> {
-  const rows = await db.all<{ route_id: string }>(ROUTE_IDS.text, bind(ROUTE_IDS, { mode }));
-  return rows.map((r) => r.route_id);
+/** Every route of `mode` in the schedules or the finalized days, with its schedule, by id. */
+export async function reliabilityRouteIds(
+  db: Db,
+  mode: Mode,
+): Promise<{ schedule_id: string | null; route_id: string }[]> {
+  return db.all<{ schedule_id: string | null; route_id: string }>(ROUTE_IDS.text, bind(ROUTE_IDS, { mode }));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { listValue } from '@duckdb/node-api';
 import { MODES, type Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { runPrepared } from '../sql.ts';
@@ -27,13 +28,14 @@ const ROLLUP_VARIANTS = new Map<string, SqlStatement>();
  * the live window are read from scheduled_trips only when there are some (the usual case has
  * none), the route filter or the route list, and the day series or the grouped sums.
  */
-function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean): SqlStatement {
-  const key = `${+open}${+allRoutes}${+byDay}`;
+function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean, scoped: boolean): SqlStatement {
+  const key = `${+open}${+allRoutes}${+byDay}${+scoped}`;
   let found = ROLLUP_VARIANTS.get(key);
   if (!found) {
     const omit = [byDay ? 'rollup_select_grouped' : 'rollup_select_days'];
     if (!open) omit.push('rollup_open_days');
     omit.push(allRoutes ? 'rollup_route_filter' : 'rollup_all_routes');
+    if (!scoped) omit.push('rollup_schedule_filter');
     found = statementWithout('rollup', omit);
     ROLLUP_VARIANTS.set(key, found);
   }
@@ -51,6 +53,11 @@ export interface RollupQuery {
   mode: Mode;
   /** one bus/streetcar route or rail line; absent: every route of the mode with rows in range */
   routeId?: string;
+  /**
+   * the schedules whose rows of `routeId` count (core/served-ids.ts resolve; '' for rows without
+   * a schedule); absent or null: every schedule's
+   */
+  schedules?: readonly string[] | null;
   group: RollupGroup;
   /** inclusive service dates, YYYY-MM-DD */
   from: string;
@@ -216,7 +223,8 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
   await ensureLiveDays(db, { today, completeThrough: through, lookbackDays, maxAgeMs: options.liveMaxAgeMs ?? 30_000 });
   const byDay = query.group === 'day';
   const calendar = await reliabilityCalendar(db, rollingFrom, query.to);
-  const sql = rollupStatement(open !== null, query.routeId === undefined, byDay);
+  const schedules = query.schedules ?? null;
+  const sql = rollupStatement(open !== null, query.routeId === undefined, byDay, schedules !== null);
   const split = query.split === true;
   const { names, columns } = await db.exclusive(async (c) => {
     const reader = await runPrepared(
@@ -225,6 +233,7 @@ export async function rollup(db: Db, query: RollupQuery, options: RollupOptions 
       bind(sql, {
         mode: query.mode,
         route_id: query.routeId ?? null,
+        schedules: schedules === null ? null : listValue([...schedules]),
         group: query.group,
         split,
         first: rollingFrom,

@@ -16,6 +16,7 @@ t.test('sql files are read once, includes inlined, parameters listed', async (t)
     'open_from',
     'open_to',
     'route_id',
+    'schedules',
     'split',
     'to',
   ]);

@@ -56,6 +56,21 @@ export interface ReliabilitySnapshot {
 }
 
 /**
+ * A route asked for: its id, the schedules whose rows count (core/served-ids.ts resolve; '' for
+ * rows without a schedule; absent or null: all), and the key of its entry (default: the id).
+ */
+export interface SnapshotRoute {
+  route_id: string;
+  schedules?: readonly string[] | null;
+  key?: string;
+}
+
+type Counts = Pick<
+  ReliabilitySnapshot,
+  'scheduled' | 'delivered' | 'canceled' | 'partially_canceled' | 'unobserved' | 'added'
+>;
+
+/**
  * Each route's figures over the last `days` finalized service days, for the route directory.
  * Finalized days only, so the directory never waits on live computation. Every requested route
  * gets an entry; routes without rows have zeros and a null delivered_pct.
@@ -63,37 +78,36 @@ export interface ReliabilitySnapshot {
 export async function reliabilitySnapshot(
   db: Db,
   mode: Mode,
-  routeIds: readonly string[],
+  routes: readonly (string | SnapshotRoute)[],
   days = 7,
 ): Promise<Map<string, ReliabilitySnapshot>> {
   if (!Number.isInteger(days) || days < 1 || days > 400) throw new RangeError('days must be an integer in 1..400');
+  const asked = routes.map((r) => (typeof r === 'string' ? { route_id: r } : r));
   const to = await lastFinalized(db);
   const from = to === null ? null : addDays(to, -(days - 1));
+  const routeIds = [...new Set(asked.map((r) => r.route_id))];
   const rows =
     to === null || from === null || routeIds.length === 0
       ? []
-      : await db.all<
-          { route_id: string } & Omit<
-            ReliabilitySnapshot,
-            'from' | 'to' | 'delivered_pct' | 'observed' | 'delivered_pct_of_observed'
-          >
-        >(SNAPSHOT.text, bind(SNAPSHOT, { mode, route_ids: listValue([...routeIds]), from, to }));
-  const byRoute = new Map(rows.map((r) => [r.route_id, r]));
+      : await db.all<{ schedule_id: string | null; route_id: string } & Counts>(
+          SNAPSHOT.text,
+          bind(SNAPSHOT, { mode, route_ids: listValue(routeIds), from, to }),
+        );
+  const byRoute = new Map<string, (typeof rows)[number][]>();
+  for (const r of rows) byRoute.set(r.route_id, [...(byRoute.get(r.route_id) ?? []), r]);
   const out = new Map<string, ReliabilitySnapshot>();
-  for (const id of routeIds) {
-    const r = byRoute.get(id);
-    const scheduled = r?.scheduled ?? 0;
-    const delivered = r?.delivered ?? 0;
-    const unobserved = r?.unobserved ?? 0;
-    out.set(id, {
+  for (const route of asked) {
+    const key = route.key ?? route.route_id;
+    const sum: Counts = { scheduled: 0, delivered: 0, canceled: 0, partially_canceled: 0, unobserved: 0, added: 0 };
+    for (const r of byRoute.get(route.route_id) ?? []) {
+      if (route.schedules && !route.schedules.includes(r.schedule_id ?? '')) continue;
+      for (const k of Object.keys(sum) as (keyof Counts)[]) sum[k] += r[k];
+    }
+    const { scheduled, delivered, unobserved } = sum;
+    out.set(key, {
       from,
       to,
-      scheduled,
-      delivered,
-      canceled: r?.canceled ?? 0,
-      partially_canceled: r?.partially_canceled ?? 0,
-      unobserved,
-      added: r?.added ?? 0,
+      ...sum,
       delivered_pct: scheduled > 0 ? Math.round((10_000 * delivered) / scheduled) / 100 : null,
       ...observedFigures({ scheduled, delivered, unobserved, pending: 0 }),
     });

@@ -9,6 +9,7 @@ export const NOW = 1_714_580_000_000;
 function route(mode: DirectoryRoute['mode'], route_id: string, long_name: string, route_type: number): DirectoryRoute {
   return {
     schedule: 'demo',
+    agency_name: 'Demo Transit',
     route_id,
     mode,
     short_name: route_id,

@@ -91,8 +91,13 @@ export async function insertSchedule(db: Db, spec: ScheduleSpec): Promise<void> 
   }
 }
 
-/** Appends observations through the DuckDB appender, in trip_observations column order. */
+/**
+ * Appends observations through the DuckDB appender, in trip_observations column order. A row
+ * without schedule_id is the only schedule's, as a feed resolves against the one configured.
+ */
 export async function appendObservations(db: Db, rows: readonly TripObservation[]): Promise<void> {
+  const schedules = await db.all<{ schedule_id: string }>('SELECT schedule_id FROM schedules');
+  const only = schedules.length === 1 ? schedules[0]!.schedule_id : null;
   await db.append('trip_observations', (a) => {
     const text = (v: string | null): void => (v === null ? a.appendNull() : a.appendVarchar(v));
     for (const r of rows) {
@@ -109,6 +114,7 @@ export async function appendObservations(db: Db, rows: readonly TripObservation[
       // one row per poll, as before change-only history (migration 016)
       a.appendInteger(1);
       text(r.feed_trip_id ?? null);
+      text(r.schedule_id === undefined ? only : r.schedule_id);
       a.endRow();
     }
   });

@@ -7,4 +7,4 @@ INSERT INTO trip_outcomes (
 SELECT service_date, mode, route_id, trip_id, schedule_id, in_schedule, outcome, restored, duplicated,
        skipped_stops, observations, first_seen_at, last_seen_at, scheduled_start_at
 FROM ({{trip_outcomes}})
-ORDER BY mode, route_id, trip_id, duplicated
+ORDER BY mode, route_id, trip_id, duplicated, schedule_id

@@ -3,4 +3,4 @@
 INSERT INTO reliability_live_days
 WITH outcomes AS ({{trip_outcomes}})
 SELECT * FROM ({{route_day_counts}})
-ORDER BY mode, route_id, service_date
+ORDER BY mode, route_id, schedule_id, service_date

@@ -13,14 +13,16 @@
 --
 -- rollup.ts runs one of the variants, leaving out with statementWithout the includes a query
 -- does not need: rollup_open_days (no day before the live window left open),
--- rollup_route_filter and rollup_all_routes (all routes or one), and one of rollup_select_days /
--- rollup_select_grouped.
+-- rollup_route_filter and rollup_all_routes (all routes or one), rollup_schedule_filter (ids not
+-- scoped), and one of rollup_select_days / rollup_select_grouped. Rows are per schedule too
+-- (two schedules' route `1`): the day series sums a route's rows of a day.
 WITH route_days AS (
   SELECT service_date, route_id, scheduled, delivered, canceled, canceled_unscheduled,
          partially_canceled, unobserved, 0 AS pending, added
   FROM reliability_days
   WHERE mode = $mode AND route_id IS NOT NULL
     {{rollup_route_filter}}
+    {{rollup_schedule_filter}}
     AND service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)
   UNION ALL
   SELECT service_date, route_id, scheduled, delivered, canceled, canceled_unscheduled,
@@ -28,6 +30,7 @@ WITH route_days AS (
   FROM reliability_live_days
   WHERE mode = $mode AND route_id IS NOT NULL
     {{rollup_route_filter}}
+    {{rollup_schedule_filter}}
     AND service_date BETWEEN CAST($first AS DATE) AND CAST($to AS DATE)
     AND service_date >= CAST($live_from AS DATE)
     -- a day finalized since the live counts were taken is read from reliability_days

@@ -8,6 +8,7 @@ UNION ALL
   FROM scheduled_trips
   WHERE mode = $mode
     {{rollup_route_filter}}
+    {{rollup_schedule_filter}}
     -- $open_from..$open_to: the days before the live window left open (preparePastDays), as
     -- constants so the scan reads only their row groups (none when there are none)
     AND service_date BETWEEN CAST($open_from AS DATE) AND CAST($open_to AS DATE)

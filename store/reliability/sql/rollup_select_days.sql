@@ -13,8 +13,8 @@ ranked AS (
   SELECT route_id, CAST(row_number() OVER (ORDER BY route_id) AS INTEGER) AS route_no FROM routes
 ),
 daily AS (
-  -- route_days holds at most one row per route and day (finalized, live and open days are
-  -- disjoint sets of days, and reliability_days one row per mode, route and day)
+  -- finalized, live and open days are disjoint sets of days; a route's rows of one day (one per
+  -- schedule, and rows without one) are summed first
   SELECT r.route_id, r.route_no, CAST(t.i AS INTEGER) AS day,
          coalesce(x.scheduled, 0) AS scheduled,
          coalesce(x.delivered, 0) AS delivered,
@@ -26,7 +26,13 @@ daily AS (
          coalesce(x.added, 0) AS added
   FROM ranked AS r
   CROSS JOIN range(CAST(CAST($to AS DATE) - CAST($first AS DATE) AS BIGINT) + 1) AS t(i)
-  LEFT JOIN route_days AS x
+  LEFT JOIN (
+    SELECT service_date, route_id, sum(scheduled) AS scheduled, sum(delivered) AS delivered,
+           sum(canceled) AS canceled, sum(canceled_unscheduled) AS canceled_unscheduled,
+           sum(partially_canceled) AS partially_canceled, sum(unobserved) AS unobserved,
+           sum(pending) AS pending, sum(added) AS added
+    FROM route_days GROUP BY service_date, route_id
+  ) AS x
     ON x.route_id = r.route_id AND x.service_date = CAST($first AS DATE) + CAST(t.i AS INTEGER)
 ),
 windowed AS (
