@@ -91,19 +91,19 @@ async function engineInsert(
     if (rows.vehicles) {
       await c.run(`INSERT INTO vehicle_positions SELECT 'engine', 'bus-' || i, 'r' || (i % 120), 't' || i, 'bus',
         42.2 + (i % 1000) / 5e3, -71.1 - (i % 997) / 5e3, i % 360, (i % 25) / 2, 's' || (i % 2000), 'IN_TRANSIT_TO',
-        ${ts(`(i % 30) * 1000000 + ${seed}`)}, ${ts('2000000')}, 'gps' FROM range(${rows.vehicles}) t(i)`);
+        ${ts(`(i % 30) * 1000000 + ${seed}`)}, ${ts('2000000')}, 'gps', NULL, NULL FROM range(${rows.vehicles}) t(i)`);
     }
     if (rows.arrivals) {
       await c.run(`INSERT INTO arrivals SELECT 'engine', 't' || (i // 20), 'r' || (i // 20 % 120), 'bus',
         'st' || (i % 1000), 's' || (i % 2000),
         6 + i % 20, NULL, DATE '2024-05-02', ${ts('i * 60000000')}, ${ts(`i * 60000000 + ${seed} * 1000000`)},
           (i * 13) % 600 - 120,
-        'late', 'scheduled', true, 'bus-' || (i // 20), ${ts('2000000')}, NULL FROM range(${rows.arrivals}) t(i)`);
+        'late', 'scheduled', true, 'bus-' || (i // 20), ${ts('2000000')}, NULL, NULL, NULL FROM range(${rows.arrivals}) t(i)`);
     }
     if (rows.trips) {
       await c.run(`INSERT INTO trip_observations SELECT 'engine', DATE '2024-05-02', 't' || i, 'r' || (i % 120), 'bus',
         'scheduled', 0,
-        'trip_update', true, ${ts(`${seed} * 1000000`)}, 1 FROM range(${rows.trips}) t(i)`);
+        'trip_update', true, ${ts(`${seed} * 1000000`)}, 1, NULL, NULL FROM range(${rows.trips}) t(i)`);
     }
   });
   return performance.now() - t0;
