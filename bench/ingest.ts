@@ -98,7 +98,8 @@ async function engineInsert(
         'st' || (i % 1000), 's' || (i % 2000),
         6 + i % 20, NULL, DATE '2024-05-02', ${ts('i * 60000000')}, ${ts(`i * 60000000 + ${seed} * 1000000`)},
           (i * 13) % 600 - 120,
-        'late', 'scheduled', true, 'bus-' || (i // 20), ${ts('2000000')}, NULL, NULL, NULL FROM range(${rows.arrivals}) t(i)`);
+        'late', 'scheduled', true, 'bus-' || (i // 20), ${ts('2000000')}, NULL, NULL, NULL
+        FROM range(${rows.arrivals}) t(i)`);
     }
     if (rows.trips) {
       await c.run(`INSERT INTO trip_observations SELECT 'engine', DATE '2024-05-02', 't' || i, 'r' || (i % 120), 'bus',
