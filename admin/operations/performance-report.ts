@@ -1,33 +1,20 @@
-// The operator's performance table (`transit-api performance`): the same measures the API
-// serves, printed with formatPerformanceTable.
-import { wallClock } from '../../core/dates.ts';
 import type { Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
 import { formatPerformanceTable } from './performance-table.ts';
-import {
-  PerformanceInputError,
-  performanceRollup,
-  type PerformanceGroup,
-  type PerformanceSettings,
-} from '../../store/performance/index.ts';
-import { addDays, isKnownRoute, isServiceDate, resolveTimezone } from '../../store/reliability/index.ts';
-import { UsageError } from '../../core/usage-error.ts';
+import { performanceRollup, type PerformanceSettings } from '../../store/performance/index.ts';
+import { isKnownRoute } from '../../store/reliability/index.ts';
 import type { ServedIds } from '../../core/served-ids.ts';
-import { DEFAULT_REPORT_DAYS, type ReportOutput } from './reliability-report.ts';
+import { asUsageError, reportRange, type ReportOutput, type ReportRangeOptions } from './rollup-report.ts';
+import type { RollupGroup } from '../../store/rollup-input.ts';
 
-export interface PerformanceReportOptions {
+export interface PerformanceReportOptions extends ReportRangeOptions {
   mode: Mode;
   route: string;
-  group: PerformanceGroup;
-  from?: string;
-  to?: string;
+  group: RollupGroup;
   split: boolean;
   json?: boolean;
-  /** config.reliability */
-  settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
   /** config.performance */
   performance: PerformanceSettings;
-  now?: Date;
   /** `route` as the API serves it (core/served-ids.ts); default: as stored */
   ids?: ServedIds;
 }
@@ -47,11 +34,7 @@ export async function printPerformanceReport(
     );
     return 1;
   }
-  const timezone = await resolveTimezone(db, options.settings.timezone);
-  const now = options.now ?? new Date();
-  const to = options.to ?? wallClock(now, timezone).date;
-  if (!isServiceDate(to)) throw new UsageError('--to must be a date as YYYY-MM-DD');
-  const from = options.from ?? addDays(to, -(DEFAULT_REPORT_DAYS - 1));
+  const { timezone, now, from, to } = await reportRange(db, options);
   try {
     const result = await performanceRollup(
       db,
@@ -64,8 +47,6 @@ export async function printPerformanceReport(
     io.out(options.json ? `${JSON.stringify(result)}\n` : formatPerformanceTable(result));
     return 0;
   } catch (err) {
-    if (!(err instanceof PerformanceInputError)) throw err;
-    const option = err.parameter === 'route_id' ? 'route' : err.parameter;
-    throw new UsageError(`--${option}: ${err.message.slice(err.parameter.length + 2)}`);
+    throw asUsageError(err);
   }
 }

@@ -1,5 +1,5 @@
 import { MODES, type Mode } from '../../core/types.ts';
-import { PERFORMANCE_GROUPS } from '../../store/performance/index.ts';
+import { ROLLUP_GROUPS } from '../../store/rollup-input.ts';
 import { UsageError } from '../../core/usage-error.ts';
 import { printPerformanceReport } from './performance-report.ts';
 import { oneOf, text } from './options.ts';
@@ -9,7 +9,7 @@ import type { Operation } from './types.ts';
 export const performanceOperation: Operation = {
   check({ values }) {
     oneOf<Mode>('mode', values.mode, MODES, 'bus');
-    oneOf('group', values.group, PERFORMANCE_GROUPS, 'day');
+    oneOf('group', values.group, ROLLUP_GROUPS, 'day');
     if (text(values.route) === undefined)
       throw new UsageError('performance needs --route <id> (a rail line with --mode rail)');
   },
@@ -21,7 +21,7 @@ export const performanceOperation: Operation = {
       {
         mode: oneOf<Mode>('mode', values.mode, MODES, 'bus'),
         route: text(values.route)!,
-        group: oneOf('group', values.group, PERFORMANCE_GROUPS, 'day'),
+        group: oneOf('group', values.group, ROLLUP_GROUPS, 'day'),
         split: values.split === true,
         json: values.json === true,
         settings: config.reliability,

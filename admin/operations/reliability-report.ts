@@ -3,15 +3,10 @@
 // rail agency asking for its line gets its line, not an empty bus table.
 import type { Mode } from '../../core/types.ts';
 import type { Db } from '../../store/db.ts';
-import { wallClock } from '../../core/dates.ts';
 import {
-  addDays,
-  isServiceDate,
   reliabilityModes,
-  resolveTimezone,
   retainedWindow,
   rollup,
-  RollupInputError,
   routeModes,
   type RollupGroup,
   type RollupQuery,
@@ -20,10 +15,9 @@ import {
 import { UsageError } from '../../core/usage-error.ts';
 import { NO_SCHEDULE, type ServedIds } from '../../core/served-ids.ts';
 import { formatRollupTable } from './reliability-table.ts';
+import { asUsageError, reportRange, type ReportOutput, type ReportRangeOptions } from './rollup-report.ts';
 
-export const DEFAULT_REPORT_DAYS = 28;
-
-export interface ReportOptions {
+export interface ReportOptions extends ReportRangeOptions {
   /**
    * absent: the mode of `route` (an id two modes share is refused: UsageError asking for --mode),
    * or without a route every mode that has routes
@@ -32,23 +26,11 @@ export interface ReportOptions {
   /** absent: every route of the mode with rows in the range */
   route?: string;
   group: RollupGroup;
-  /** default: DEFAULT_REPORT_DAYS - 1 days before `to` */
-  from?: string;
-  /** default: today in the agency time zone */
-  to?: string;
   split: boolean;
   /** the rollup as JSON instead of the table: one document per mode, one line each */
   json?: boolean;
-  /** config.reliability */
-  settings: { readonly timezone?: string | undefined; readonly service_day_end: string };
-  now?: Date;
   /** `route` as the API serves it (core/served-ids.ts: `a:1` is route 1 of schedule a); default: as stored */
   ids?: ServedIds;
-}
-
-export interface ReportOutput {
-  out(text: string): void;
-  err(line: string): void;
 }
 
 const what = (mode: Mode): string => (mode === 'rail' ? 'line' : 'route');
@@ -127,11 +109,7 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
     io.err(modes);
     return 1;
   }
-  const timezone = await resolveTimezone(db, options.settings.timezone);
-  const now = options.now ?? new Date();
-  const to = options.to ?? wallClock(now, timezone).date;
-  if (!isServiceDate(to)) throw new UsageError('--to must be a date as YYYY-MM-DD');
-  const from = options.from ?? addDays(to, -(DEFAULT_REPORT_DAYS - 1));
+  const { timezone, now, from, to } = await reportRange(db, options);
   const results: RollupResult[] = [];
   try {
     for (const mode of modes) {
@@ -153,9 +131,7 @@ export async function printReliabilityReport(db: Db, options: ReportOptions, io:
       else results.push(await everyRoute(options.ids, run));
     }
   } catch (err) {
-    if (!(err instanceof RollupInputError)) throw err;
-    const option = err.parameter === 'route_id' ? 'route' : err.parameter;
-    throw new UsageError(`--${option}: ${err.message.slice(err.parameter.length + 2)}`);
+    throw asUsageError(err);
   }
   // the route as it was asked for, as the API names it
   if (served !== undefined)

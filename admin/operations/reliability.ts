@@ -3,18 +3,17 @@ import { printReliabilityReport } from './reliability-report.ts';
 import { oneOf, text } from './options.ts';
 import { readServedIds } from '../../store/id-scope.ts';
 import type { Operation } from './types.ts';
-
-const GROUPS = ['day', 'week', 'period'] as const;
+import { ROLLUP_GROUPS } from '../../store/rollup-input.ts';
 
 export const reliabilityOperation: Operation = {
   check({ values }) {
     oneOf<Mode>('mode', values.mode, MODES);
-    oneOf('group', values.group, GROUPS, 'day');
+    oneOf('group', values.group, ROLLUP_GROUPS, 'day');
   },
   async run({ db, config, service }, { values }, io) {
     // absent: the route's own mode, or every mode (printReliabilityReport)
     const mode = oneOf<Mode>('mode', values.mode, MODES);
-    const group = oneOf('group', values.group, GROUPS, 'day');
+    const group = oneOf('group', values.group, ROLLUP_GROUPS, 'day');
     const route = text(values.route);
     const from = text(values.from);
     const to = text(values.to);

@@ -1,5 +1,8 @@
 // The API's answers as the dashboard reads them (the OpenAPI document is the authority; only the
 // fields used here are listed).
+import type { PerformanceRow } from '../../core/performance-row.ts';
+
+export type { PerformanceRow, PredictionAccuracy } from '../../core/performance-row.ts';
 
 export interface RateWindow {
   limit: number;
@@ -94,38 +97,6 @@ export interface DirectoryEntry {
   line?: string;
   short_name: string | null;
   long_name: string | null;
-}
-
-export interface PredictionAccuracy {
-  horizon: string;
-  predictions: number;
-  accurate_pct: number | null;
-  median_abs_error_s: number | null;
-}
-
-export interface PerformanceRow {
-  period: string;
-  period_start: string;
-  period_end: string;
-  days: number;
-  final: boolean;
-  observed_stop_events: number;
-  delays_observed: number;
-  on_time_pct: number | null;
-  early_pct: number | null;
-  late_pct: number | null;
-  headways_observed: number;
-  median_headway_s: number | null;
-  scheduled_median_headway_s: number | null;
-  headway_on_time_pct: number | null;
-  bunched_pct: number | null;
-  excess_wait_s: number | null;
-  complete_trips: number;
-  median_travel_time_s: number | null;
-  p90_travel_time_s: number | null;
-  median_dwell_s: number | null;
-  prediction_accuracy: PredictionAccuracy[];
-  notes: string[];
 }
 
 export interface PerformanceRollup {

@@ -2,12 +2,7 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import { PREDICTION_HORIZONS } from '../../core/types.ts';
-import { PERFORMANCE_GROUPS } from '../../store/performance/index.ts';
-import { RetainedWindowSchema } from './reliability-schemas.ts';
-import { ModeSchema } from './schemas.ts';
-
-const date = (description: string) => z.string().meta({ description, format: 'date', example: '2024-04-30' });
-const count = (description: string) => z.number().int().min(0).meta({ description });
+import { count, rollupMeta, rollupRowFields } from './rollup-schemas.ts';
 const pct = (description: string, example: number) =>
   z.number().min(0).max(100).nullable().meta({ description, example });
 const seconds = (description: string, example: number) => z.number().int().nullable().meta({ description, example });
@@ -32,27 +27,12 @@ export const PredictionAccuracySchema = z
 
 export const PerformanceRowSchema = z
   .object({
-    id: z.string().meta({
-      description: 'Stable id of the row within the resource: route, period and, with split, the service day type.',
-      example: '39:2024-04-30',
-    }),
-    route_id: z.string().meta({ description: 'Bus or streetcar route id, or rail line id.', example: '39' }),
-    period: z.string().meta({
-      description: 'The group: `YYYY-MM-DD` (day), ISO week `YYYY-Www` (week), or `from/to` (period).',
-      example: '2024-W18',
-    }),
-    period_start: date('First day of the group inside from..to.'),
-    period_end: date('Last day of the group inside from..to.'),
-    service_day: z.enum(['all', 'weekday', 'saturday', 'sunday']).meta({
-      description: '`all`, or with split=service_day the type of the service dates counted.',
-    }),
-    days: count('Service dates counted in the row.'),
-    final: z.boolean().meta({
-      description:
+    ...rollupRowFields({
+      final:
         'Every day of the row is finalized (with reliability): its figures no longer change. false while a day runs ' +
         'or waits for the job.',
+      days_observed: 'Days of the row with at least one stop event of the route.',
     }),
-    days_observed: count('Days of the row with at least one stop event of the route.'),
     observed_stop_events: count('Stop events of the route with an actual time (store/SCHEMA.md, stop_events).'),
     delays_observed: count('Stop events with an arrival delay (actual and scheduled arrival).'),
     on_time_pct: pct(
@@ -93,28 +73,18 @@ export const PerformanceRollupSchema = z
     data: z.array(PerformanceRowSchema).meta({
       description: 'One row per group (and service day type with split), in date order.',
     }),
-    meta: z.object({
-      mode: ModeSchema,
-      route_id: z.string(),
-      group: z.enum(PERFORMANCE_GROUPS),
-      from: date('First service date of the range.'),
-      to: date('Last service date of the range.'),
-      split: z.enum(['none', 'service_day']),
-      timezone: z.string().meta({ description: 'Agency time zone of the service dates.', example: 'America/Chicago' }),
-      complete_through: date('Last service date that is over; later days are still running.'),
-      retained_window: RetainedWindowSchema,
-      on_time_window_s: z
-        .tuple([z.number().int(), z.number().int()])
-        .meta({ description: 'Arrival delays counted on time, seconds: [early, late].', example: [-60, 300] }),
-      min_observations: count('Fewest observations a figure is computed from; fewer give null.'),
-      days_without_observations: z.array(z.string().meta({ format: 'date' })).meta({
-        description: 'Service dates of from..to, up to today, without any stop event of the route.',
-        example: ['2024-04-28'],
-      }),
-      notes: z.array(z.string()).meta({
-        description: 'Caveats about the figures in words (days without observations); empty when there are none.',
-      }),
-    }),
+    meta: rollupMeta(
+      {
+        days_without_observations: 'Service dates of from..to, up to today, without any stop event of the route.',
+        notes: 'Caveats about the figures in words (days without observations); empty when there are none.',
+      },
+      {
+        on_time_window_s: z
+          .tuple([z.number().int(), z.number().int()])
+          .meta({ description: 'Arrival delays counted on time, seconds: [early, late].', example: [-60, 300] }),
+        min_observations: count('Fewest observations a figure is computed from; fewer give null.'),
+      },
+    ),
   })
   .meta({ id: 'PerformanceRollup' });
 

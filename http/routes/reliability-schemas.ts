@@ -1,11 +1,7 @@
 // Response shape of the reliability rollups. Each named schema becomes an OpenAPI component.
 import { z } from 'zod';
 import 'zod-openapi';
-import { ROLLUP_GROUPS } from '../../store/reliability/index.ts';
-import { ModeSchema } from './schemas.ts';
-
-const date = (description: string) => z.string().meta({ description, format: 'date', example: '2024-04-30' });
-const count = (description: string) => z.number().int().min(0).meta({ description });
+import { count, date, rollupMeta, rollupRowFields } from './rollup-schemas.ts';
 const pct = (description: string) => z.number().min(0).nullable().meta({ description, example: 98.57 });
 
 export const RollingWindowSchema = z
@@ -29,33 +25,15 @@ export const RollingWindowSchema = z
 
 export const ReliabilityRowSchema = z
   .object({
-    id: z.string().meta({
-      description: 'Stable id of the row within the resource: route, period and, with split, the service day type.',
-      example: '39:2024-04-30',
-    }),
-    route_id: z.string().meta({ description: 'Bus or streetcar route id, or rail line id.', example: '39' }),
-    period: z.string().meta({
-      description: 'The group: `YYYY-MM-DD` (day), ISO week `YYYY-Www` (week), or `from/to` (period).',
-      example: '2024-W18',
-    }),
-    period_start: date('First day of the group inside from..to (a week cut by the range is shorter).'),
-    period_end: date('Last day of the group inside from..to.'),
-    service_day: z.enum(['all', 'weekday', 'saturday', 'sunday']).meta({
-      description:
-        '`all`, or with split=service_day the type of the service dates counted (by the calendar day of ' +
-        'the service date).',
-    }),
-    days: count('Service dates counted in the row.'),
-    final: z.boolean().meta({
-      description:
+    ...rollupRowFields({
+      final:
         'Every day of the row is finalized. false while a day is running or not finalized yet: its figures ' +
         'may still change.',
-    }),
-    days_observed: count(
-      'Days of the row on which any trip was seen by any feed. Fewer than `days`: the other days have no ' +
+      days_observed:
+        'Days of the row on which any trip was seen by any feed. Fewer than `days`: the other days have no ' +
         'observations (before history began, a feed outage, archives not replayed), and their scheduled trips ' +
         'count as unobserved.',
-    ),
+    }),
     scheduled: count('Denominator: trips in the static schedule for these service dates.'),
     delivered: count(
       'Numerator: scheduled trips seen running (trip updates or vehicle positions), partially canceled ones included.',
@@ -91,52 +69,25 @@ export const ReliabilityRowSchema = z
       'observed = scheduled - unobserved - pending.',
   });
 
-export const RetainedWindowSchema = z
-  .object({
-    from: date('First service date with retained rows for the mode.'),
-    to: date(
-      'Last service date that can be asked for: the last day with rows, or today in the agency time zone when later.',
-    ),
-    finalized_through: z
-      .string()
-      .nullable()
-      .meta({ format: 'date', description: 'Last finalized service date; null before the first.' }),
-  })
-  .meta({ id: 'RetainedWindow' });
-
 export const ReliabilityRollupSchema = z
   .object({
     data: z.array(ReliabilityRowSchema).meta({
       description:
         'One row per group (and service day type with split), in date order; days without trips are rows of zeros.',
     }),
-    meta: z.object({
-      mode: ModeSchema,
-      route_id: z.string(),
-      group: z.enum(ROLLUP_GROUPS),
-      from: date('First service date of the range.'),
-      to: date('Last service date of the range.'),
-      split: z.enum(['none', 'service_day']),
-      timezone: z
-        .string()
-        .meta({ description: 'Agency time zone the service dates are counted in.', example: 'America/Chicago' }),
-      complete_through: date('Last service date that is over; later days are still running.'),
-      retained_window: RetainedWindowSchema,
-      days_without_observations: z.array(z.string().meta({ format: 'date' })).meta({
-        description:
+    meta: rollupMeta(
+      {
+        days_without_observations:
           'Service dates of from..to, up to today, on which no trip was seen by any feed: their figures measure ' +
           'missing data, not service.',
-        example: ['2024-04-28'],
-      }),
-      notes: z.array(z.string()).meta({
-        description:
+        notes:
           'Caveats about the figures in words; empty when there are none: days without observations, and rows (or ' +
           'their 7-day figures) where more than half the scheduled trips were never observed, so `delivered_pct` ' +
           'measures missing data more than missing service (compare `delivered_pct_of_observed`).',
-      }),
-    }),
+      },
+      {},
+    ),
   })
   .meta({ id: 'ReliabilityRollup' });
 
 export type ApiReliabilityRollup = z.input<typeof ReliabilityRollupSchema>;
-export type ApiRetainedWindow = z.input<typeof RetainedWindowSchema>;

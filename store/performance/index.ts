@@ -2,14 +2,8 @@
 // travel and dwell times, prediction accuracy. Definitions: store/SCHEMA.md (`stop_events`,
 // `performance_days`) and the API's descriptions.
 export { performanceDayRows, storePerformanceDay } from './day.ts';
-export {
-  performanceRollup,
-  PerformanceInputError,
-  PERFORMANCE_GROUPS,
-  MAX_PERFORMANCE_DAYS,
-} from './rollup.ts';
+export { performanceRollup } from './rollup.ts';
 export type {
-  PerformanceGroup,
   PerformanceOptions,
   PerformanceQuery,
   PerformanceResult,

@@ -3,32 +3,24 @@
 // itself (day.ts). Every list of a group is unnested and aggregated once, so a week's median is
 // the median of its days' values, and the prediction error median is weighted by samples with a
 // window over the cumulative count.
-import { completeThrough, daysBetween, isServiceDate, isTimeZone, wallClock } from '../../core/dates.ts';
-import {
-  MODES,
-  PREDICTION_BOUNDS_S,
-  PREDICTION_HORIZONS,
-  type Mode,
-  type PredictionHorizon,
-} from '../../core/types.ts';
+import { completeThrough, isTimeZone, wallClock } from '../../core/dates.ts';
+import { PREDICTION_BOUNDS_S, PREDICTION_HORIZONS, type Mode } from '../../core/types.ts';
 import { listValue } from '@duckdb/node-api';
 import type { Db } from '../db.ts';
 import { resolveTimezone } from '../reliability/timezone.ts';
 import { performanceDayRows } from './day.ts';
 import { DEFAULT_CONFIG } from '../../core/config.ts';
+import type { PerformanceRow, PredictionAccuracy } from '../../core/performance-row.ts';
 
-export const PERFORMANCE_GROUPS = ['day', 'week', 'period'] as const;
-export type PerformanceGroup = (typeof PERFORMANCE_GROUPS)[number];
-
-/** Longest from..to a rollup accepts, as reliability's. */
-export const MAX_PERFORMANCE_DAYS = 800;
+export type { PerformanceRow, PredictionAccuracy };
+import { type RollupGroup, type RollupResultBase, validateRollupRange } from '../rollup-input.ts';
 
 export interface PerformanceQuery {
   mode: Mode;
   routeId: string;
   /** the schedules whose rows count (core/served-ids.ts resolve; '' for rows without one); absent or null: all */
   schedules?: readonly string[] | null;
-  group: PerformanceGroup;
+  group: RollupGroup;
   from: string;
   to: string;
   /** one row per service day type (weekday / saturday / sunday) inside each group */
@@ -48,86 +40,10 @@ export interface PerformanceOptions {
   now?: Date;
 }
 
-export interface PredictionAccuracy {
-  horizon: PredictionHorizon;
-  /** prediction samples judged (one per 30 s of polls per stop) */
-  predictions: number;
-  /** share within TransitMatters' bounds for the horizon, 0–100; null with too few */
-  accurate_pct: number | null;
-  median_abs_error_s: number | null;
-}
-
-export interface PerformanceRow {
+export interface PerformanceResult extends RollupResultBase<PerformanceRow> {
   route_id: string;
-  period: string;
-  period_start: string;
-  period_end: string;
-  service_day: 'all' | 'weekday' | 'saturday' | 'sunday';
-  days: number;
-  final: boolean;
-  /** days of the row with at least one stop event of the route */
-  days_observed: number;
-  observed_stop_events: number;
-  delays_observed: number;
-  on_time_pct: number | null;
-  early_pct: number | null;
-  late_pct: number | null;
-  headways_observed: number;
-  median_headway_s: number | null;
-  scheduled_median_headway_s: number | null;
-  headway_on_time_pct: number | null;
-  bunched_pct: number | null;
-  excess_wait_s: number | null;
-  complete_trips: number;
-  median_travel_time_s: number | null;
-  p90_travel_time_s: number | null;
-  dwells_observed: number;
-  median_dwell_s: number | null;
-  prediction_accuracy: PredictionAccuracy[];
-  /** why figures of this row are null */
-  notes: string[];
-}
-
-export interface PerformanceResult {
-  mode: Mode;
-  route_id: string;
-  group: PerformanceGroup;
-  from: string;
-  to: string;
-  split: boolean;
-  timezone: string;
-  complete_through: string;
   on_time_window_s: [number, number];
   min_observations: number;
-  rows: PerformanceRow[];
-  /** service dates of from..to, up to today, without any stop event of the route */
-  days_without_observations: string[];
-  notes: string[];
-}
-
-export class PerformanceInputError extends Error {
-  constructor(
-    readonly parameter: string,
-    detail: string,
-  ) {
-    super(`${parameter}: ${detail}`);
-    this.name = 'PerformanceInputError';
-  }
-}
-
-function validate(q: PerformanceQuery): void {
-  if (!(MODES as readonly string[]).includes(q.mode))
-    throw new PerformanceInputError('mode', `one of ${MODES.join(', ')}`);
-  if (!(PERFORMANCE_GROUPS as readonly string[]).includes(q.group))
-    throw new PerformanceInputError('group', `one of ${PERFORMANCE_GROUPS.join(', ')}`);
-  if (!isServiceDate(q.from)) throw new PerformanceInputError('from', 'a YYYY-MM-DD date');
-  if (!isServiceDate(q.to)) throw new PerformanceInputError('to', 'a YYYY-MM-DD date');
-  const span = daysBetween(q.from, q.to);
-  if (span < 0) throw new PerformanceInputError('to', 'must not be before from');
-  if (span >= MAX_PERFORMANCE_DAYS)
-    throw new PerformanceInputError('to', `range longer than ${MAX_PERFORMANCE_DAYS} days`);
-  if (q.routeId.length === 0 || q.routeId.length > 255)
-    throw new PerformanceInputError('route_id', '1 to 255 characters');
 }
 
 /** the rows of the schedules a served route id stands for; $schedules NULL: every schedule's */
@@ -288,7 +204,7 @@ export async function performanceRollup(
   settings: PerformanceSettings,
   options: PerformanceOptions = {},
 ): Promise<PerformanceResult> {
-  validate(query);
+  validateRollupRange(query);
   if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
     throw new RangeError(`unknown time zone: ${options.timezone}`);
   }

@@ -1,17 +1,8 @@
 import { listValue } from '@duckdb/node-api';
-import { MODES, type Mode } from '../../core/types.ts';
+import type { Mode } from '../../core/types.ts';
 import type { Db } from '../db.ts';
 import { runPrepared } from '../sql.ts';
-import {
-  addDays,
-  completeThrough,
-  daysBetween,
-  earlierDate,
-  isServiceDate,
-  isTimeZone,
-  laterDate,
-  wallClock,
-} from '../../core/dates.ts';
+import { addDays, completeThrough, earlierDate, isTimeZone, laterDate, wallClock } from '../../core/dates.ts';
 import { preparePastDays } from './backfill.ts';
 import { daysWithoutObservations, reliabilityCalendar } from './calendar.ts';
 import { ensureLiveDays } from './live.ts';
@@ -20,6 +11,16 @@ import { dayRows, groupedRows } from './rollup-rows.ts';
 import { bind, statementWithout, type SqlStatement } from './sql.ts';
 import { resolveTimezone } from './timezone.ts';
 import { DEFAULT_CONFIG } from '../../core/config.ts';
+import {
+  MAX_ROLLUP_DAYS,
+  ROLLUP_GROUPS,
+  RollupInputError,
+  type RollupGroup,
+  type RollupResultBase,
+  validateRollupRange,
+} from '../rollup-input.ts';
+
+export { MAX_ROLLUP_DAYS, ROLLUP_GROUPS, RollupInputError, type RollupGroup };
 
 const ROLLUP_VARIANTS = new Map<string, SqlStatement>();
 
@@ -42,12 +43,7 @@ function rollupStatement(open: boolean, allRoutes: boolean, byDay: boolean, scop
   return found;
 }
 
-export const ROLLUP_GROUPS = ['day', 'week', 'period'] as const;
-export type RollupGroup = (typeof ROLLUP_GROUPS)[number];
 export type ServiceDayType = 'all' | 'weekday' | 'saturday' | 'sunday';
-
-/** Longest from..to a rollup accepts (about two years of retained history). */
-export const MAX_ROLLUP_DAYS = 800;
 
 export interface RollupQuery {
   mode: Mode;
@@ -146,50 +142,13 @@ export interface RollupRow extends RollupCounts {
   rolling_7d: RollingWindow | null;
 }
 
-export interface RollupResult {
-  mode: Mode;
+/**
+ * `notes`: days without observations, rows (or their 7-day figures) where more than half the
+ * scheduled trips were never observed.
+ */
+export interface RollupResult extends RollupResultBase<RollupRow> {
+  /** null: every route of the mode */
   route_id: string | null;
-  group: RollupGroup;
-  from: string;
-  to: string;
-  split: boolean;
-  timezone: string;
-  /** last service date whose outcome is final (finalized or over); later days are live */
-  complete_through: string;
-  /** ordered by route, period, then weekday / saturday / sunday */
-  rows: RollupRow[];
-  /** service dates of from..to up to today on which no trip was seen by any feed */
-  days_without_observations: string[];
-  /**
-   * plain-language caveats about the figures: days without observations, rows (or their 7-day
-   * figures) where more than half the scheduled trips were never observed
-   */
-  notes: string[];
-}
-
-export class RollupInputError extends Error {
-  constructor(
-    readonly parameter: string,
-    detail: string,
-  ) {
-    super(`${parameter}: ${detail}`);
-    this.name = 'RollupInputError';
-  }
-}
-
-function validate(q: RollupQuery): void {
-  if (!(MODES as readonly string[]).includes(q.mode)) throw new RollupInputError('mode', `one of ${MODES.join(', ')}`);
-  if (!(ROLLUP_GROUPS as readonly string[]).includes(q.group)) {
-    throw new RollupInputError('group', `one of ${ROLLUP_GROUPS.join(', ')}`);
-  }
-  if (!isServiceDate(q.from)) throw new RollupInputError('from', 'a YYYY-MM-DD date');
-  if (!isServiceDate(q.to)) throw new RollupInputError('to', 'a YYYY-MM-DD date');
-  const span = daysBetween(q.from, q.to);
-  if (span < 0) throw new RollupInputError('to', 'must not be before from');
-  if (span >= MAX_ROLLUP_DAYS) throw new RollupInputError('to', `range longer than ${MAX_ROLLUP_DAYS} days`);
-  if (q.routeId !== undefined && (q.routeId.length === 0 || q.routeId.length > 255)) {
-    throw new RollupInputError('route_id', '1 to 255 characters');
-  }
 }
 
 /**
@@ -198,7 +157,7 @@ function validate(q: RollupQuery): void {
  * liveLookbackDays) from the live counts of scheduled_trips and trip_observations (live.ts).
  */
 export async function rollup(db: Db, query: RollupQuery, options: RollupOptions = {}): Promise<RollupResult> {
-  validate(query);
+  validateRollupRange(query);
   if (options.timezone !== undefined && !isTimeZone(options.timezone)) {
     throw new RangeError(`unknown time zone: ${options.timezone}`);
   }

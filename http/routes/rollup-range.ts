@@ -3,7 +3,7 @@
 import { ApiError } from '../../core/errors.ts';
 import type { Mode } from '../../core/types.ts';
 import { addDays, type RetainedWindow } from '../../store/reliability/index.ts';
-import type { ApiRetainedWindow } from './reliability-schemas.ts';
+import type { ApiRetainedWindow } from './rollup-schemas.ts';
 
 export const DEFAULT_RANGE_DAYS = 28;
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ApiError } from '../../core/errors.ts';
-import { requestWindow, resolveRange } from './reliability-range.ts';
+import { requestWindow, resolveRange } from './rollup-range.ts';
 
 const retained = { earliest: '2024-03-01', latest: '2024-04-30', finalized_through: '2024-04-29' };
 
