@@ -112,7 +112,8 @@ t.test(
     const overrides = {
       signing_secret: 'test-secret-0123456789abcdef',
       freshness: { stale_after_s: 15, expired_after_s: 40 },
-      webhooks: { allow_private_targets: true },
+      // every event of the minute is delivered: as many at once as the worker allows
+      webhooks: { allow_private_targets: true, max_concurrency_per_endpoint: 32 },
     };
     const config = parseConfig({ ...demoConfig(sim), ...overrides });
 
