@@ -106,32 +106,14 @@ export class IncidentLog {
           incident.endMs = null;
           incident.ended_at = null;
         } else {
-          incident = {
-            component: c.component,
-            name: componentName(c.component),
-            state: c.state,
-            started_at: iso(c.atMs)!,
-            ended_at: null,
-            reason: c.reason,
-            changes: 0,
-            endMs: null,
-          };
+          incident = begin(c);
           done.push(incident);
         }
         open.set(c.component, incident);
       }
       if (!incident) {
         // already away from operational when the window starts: the incident began earlier
-        incident = {
-          component: c.component,
-          name: componentName(c.component),
-          state: c.state,
-          started_at: iso(c.atMs)!,
-          ended_at: null,
-          reason: c.reason,
-          changes: 0,
-          endMs: null,
-        };
+        incident = begin(c);
         done.push(incident);
         open.set(c.component, incident);
       }
@@ -186,6 +168,20 @@ export class IncidentLog {
       return { component, name: componentName(component), days };
     });
   }
+}
+
+/** An incident opened by a change away from operational. */
+function begin(c: StateChange): Incident & { endMs: number | null } {
+  return {
+    component: c.component,
+    name: componentName(c.component),
+    state: c.state,
+    started_at: iso(c.atMs)!,
+    ended_at: null,
+    reason: c.reason,
+    changes: 0,
+    endMs: null,
+  };
 }
 
 function startOfDay(ms: number): number {
