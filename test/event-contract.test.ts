@@ -4,13 +4,7 @@
 // schemas: the stream's `x-sse-events` by event name, the `webhooks:` request body by type.
 // The minute is chosen so that one of the simulator's alerts changes within it: every type,
 // alert.updated included, comes out of the pipeline.
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import t from 'tap';
-import { parse } from 'yaml';
 import { parseConfig } from '../core/config.ts';
 import { domainEvent, EVENT_TYPES, type EventType } from '../core/events.ts';
 import { exportEvent } from '../exports/job.ts';
@@ -30,29 +24,9 @@ import { openSse } from './support/sse-client.ts';
 import { startStreamHarness } from './support/streaming.ts';
 import { startReceiver, verifyDelivery } from './support/webhooks.ts';
 import { silentLogger } from './support/logs.ts';
+import { closedOpenApi, type Json } from './support/closed-openapi.ts';
 
-type Json = Record<string, unknown>;
-
-const doc = parse(
-  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8'),
-) as Json;
-/**
- * The document's schemas, closed: an object schema listing its properties admits no others here,
- * so an event still carrying a field the contract dropped (feed_id, timestamp_ms …) fails.
- */
-function closed(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(closed);
-  if (!node || typeof node !== 'object') return node;
-  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, closed(v)])) as Json;
-  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined)
-    out.additionalProperties = false;
-  return out;
-}
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-(addFormats as unknown as (a: unknown) => void)(ajv);
-ajv.addSchema(
-  closed({ $id: 'openapi.json', components: doc.components, webhooks: doc.webhooks, paths: doc.paths }) as Json,
-);
+const { doc, validator: validatorFor } = closedOpenApi();
 
 const streamMedia = ((((doc.paths as Json)['/api/v1/events/stream'] as Json).get as Json).responses as Json)[
   '200'
@@ -61,16 +35,6 @@ const sseEvents = (((streamMedia.content as Json)['text/event-stream'] as Json)[
   string,
   { $ref: string }
 >;
-const validators = new Map<string, ValidateFunction>();
-function validatorFor(ref: string): ValidateFunction {
-  let v = validators.get(ref);
-  if (!v) {
-    v = ajv.compile({ $ref: `openapi.json${ref}` });
-    validators.set(ref, v);
-  }
-  return v;
-}
-
 // Tuesday 2025-06-17, 08:00 in America/Chicago: rush hour, trips running and canceled
 const RUSH_HOUR = Date.parse('2025-06-17T13:00:00Z');
 // the simulator's alerts feed changes once per 30 s snapshot

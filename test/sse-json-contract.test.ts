@@ -2,34 +2,15 @@
 // `reset`, `add`, `update` and `remove` an alert, vehicle and rail arrival stream sends validates
 // against the schema its operation's `x-sse-events` names for that event (closed, as in
 // test/event-contract.test.ts: a field the document does not list fails).
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import t from 'tap';
-import { parse } from 'yaml';
 import { makeAlert, makeArrival, makeVehicle } from './support/fake-live.ts';
 import { bearer } from './support/harness.ts';
 import { openSse } from './support/sse-client.ts';
 import { startStreamHarness } from './support/streaming.ts';
+import { closedOpenApi, type Json } from './support/closed-openapi.ts';
 
-type Json = Record<string, unknown>;
-
-const doc = parse(
-  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'openapi.yaml'), 'utf8'),
-) as Json;
-function closed(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(closed);
-  if (!node || typeof node !== 'object') return node;
-  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, closed(v)])) as Json;
-  if (out.properties && typeof out.properties === 'object' && out.additionalProperties === undefined)
-    out.additionalProperties = false;
-  return out;
-}
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-(addFormats as unknown as (a: unknown) => void)(ajv);
-ajv.addSchema(closed({ $id: 'openapi.json', components: doc.components, paths: doc.paths }) as Json);
+const { doc, validator } = closedOpenApi();
 
 const PATHS = ['/api/v1/alerts', '/api/v1/bus/realtime', '/api/v1/rail/realtime'];
 
@@ -37,7 +18,7 @@ function validatorsOf(path: string): Map<string, ValidateFunction> {
   const media = (((((doc.paths as Json)[path] as Json).get as Json).responses as Json)['200'] as Json).content as Json;
   const events = (media['text/event-stream'] as Json)['x-sse-events'] as Json;
   const pointer = `/paths/${path.replace(/\//g, '~1')}/get/responses/200/content/text~1event-stream/x-sse-events`;
-  return new Map(Object.keys(events).map((name) => [name, ajv.compile({ $ref: `openapi.json#${pointer}/${name}` })]));
+  return new Map(Object.keys(events).map((name) => [name, validator(`#${pointer}/${name}`)]));
 }
 
 t.test("every event of the JSON endpoints' streams validates against its x-sse-events schema", async (t) => {
