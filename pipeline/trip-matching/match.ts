@@ -95,7 +95,9 @@ export class TripMatcher {
     this.prepared.clear();
     this.given = new Map();
     if (!this.order.includes('nyct_loose')) return;
-    const byOwnId = new Set<string>(); // runs a train has by its own id (or any strategy but nyct_loose)
+    // runs a train has by its own id (or any strategy but nyct_loose), keyed only when some train
+    // was loosely matched: most feeds have none, and a key string per trip is most of the cost here
+    const own: TripMatch[] = [];
     const loose: { request: MatchRequest; run: string; train: string; late: number }[] = [];
     for (const request of requests) {
       if (this.prepared.has(request.td)) continue;
@@ -103,11 +105,17 @@ export class TripMatcher {
       this.prepared.set(request.td, decided);
       const m = decided.match;
       if (m.outcome !== 'matched') continue;
-      const run = runKey(m.trip!.trip_id, m.service_date!);
-      if (m.late_s === null) byOwnId.add(run);
-      else loose.push({ request, run, train: tripKey(queryKeys(request)), late: m.late_s });
+      if (m.late_s === null) own.push(m);
+      else
+        loose.push({
+          request,
+          run: runKey(m.trip!.trip_id, m.service_date!),
+          train: tripKey(queryKeys(request)),
+          late: m.late_s,
+        });
     }
     if (loose.length === 0) return;
+    const byOwnId = new Set(own.map((m) => runKey(m.trip!.trip_id, m.service_date!)));
     const given = new Map<string, string>([...byOwnId].map((run) => [run, '']));
     const least = new Map<string, number>();
     for (const l of loose) {
@@ -128,7 +136,8 @@ export class TripMatcher {
 
   match(r: MatchRequest): TripMatch {
     const decided = this.prepared.get(r.td) ?? this.decide(r);
-    for (const [strategy, outcome] of decided.steps) this.tally.decision(strategy, outcome);
+    const steps = decided.steps;
+    for (let i = 0; i < steps.length; i++) this.tally.decision(steps[i]![0], steps[i]![1]);
     const result = decided.match;
     this.tally.trip(result.outcome, result.previous_day);
     return result;
@@ -144,7 +153,8 @@ export class TripMatcher {
     const routeId = r.td.route_id ? this.route(r.td.route_id) : null;
     const q: MatchQuery = {
       td: r.td,
-      ...queryKeys(r),
+      trip_id: r.td.trip_id || null,
+      start_date: parseStartDate(r.td.start_date),
       route_id: routeId,
       alias: this.alias,
       given: this.given,
