@@ -5,6 +5,7 @@ import type { ScheduledTrip, ScheduleIndex } from '../../core/ports.ts';
 import type { MatchStrategy, TripMatching, TripRelationship } from '../../core/types.ts';
 import type { TripDescriptorMsg } from '../gtfs-rt-types.ts';
 import { parseGtfsTime, parseStartDate } from '../../core/dates.ts';
+import { parseNyctTripId } from '../../core/nyct-trip-id.ts';
 import { matchExact } from './exact.ts';
 import { matchNyct } from './nyct.ts';
 import { matchNyctLoose } from './nyct-loose.ts';
@@ -95,18 +96,22 @@ export class TripMatcher {
     this.prepared.clear();
     this.given = new Map();
     if (!this.order.includes('nyct_loose')) return;
-    // runs a train has by its own id (or any strategy but nyct_loose), keyed only when some train
-    // was loosely matched: most feeds have none, and a key string per trip is most of the cost here
-    const own: TripMatch[] = [];
+    // only an NYCT-shaped id can be matched loosely: those are decided first, and the others only
+    // when one was (their runs go to the trains naming them by their own ids). Until then nothing
+    // is given, so a trip is decided alike now or when looked up: most feeds have no such ids, and
+    // deciding and keeping every trip up front was a fifth of normalizing a 5,000-vehicle poll.
+    const others: MatchRequest[] = [];
     const loose: { request: MatchRequest; run: string; train: string; late: number }[] = [];
     for (const request of requests) {
+      if (!mayMatchLoosely(request)) {
+        others.push(request);
+        continue;
+      }
       if (this.prepared.has(request.td)) continue;
       const decided = this.decide(request);
       this.prepared.set(request.td, decided);
       const m = decided.match;
-      if (m.outcome !== 'matched') continue;
-      if (m.late_s === null) own.push(m);
-      else
+      if (m.outcome === 'matched' && m.late_s !== null)
         loose.push({
           request,
           run: runKey(m.trip!.trip_id, m.service_date!),
@@ -115,7 +120,14 @@ export class TripMatcher {
         });
     }
     if (loose.length === 0) return;
-    const byOwnId = new Set(own.map((m) => runKey(m.trip!.trip_id, m.service_date!)));
+    for (const request of others) {
+      if (!this.prepared.has(request.td)) this.prepared.set(request.td, this.decide(request));
+    }
+    // runs a train has by its own id (or any strategy but nyct_loose)
+    const byOwnId = new Set<string>();
+    for (const { match: m } of this.prepared.values()) {
+      if (m.outcome === 'matched' && m.late_s === null) byOwnId.add(runKey(m.trip!.trip_id, m.service_date!));
+    }
     const given = new Map<string, string>([...byOwnId].map((run) => [run, '']));
     const least = new Map<string, number>();
     for (const l of loose) {
@@ -191,6 +203,11 @@ export class TripMatcher {
     }
     return { match: last, steps };
   }
+}
+
+/** Whether nyct_loose could match the trip: its id is an NYCT realtime id, with an origin (nyct.ts). */
+function mayMatchLoosely(r: MatchRequest): boolean {
+  return r.td.trip_id ? (parseNyctTripId(r.td.trip_id)?.origin ?? null) !== null : false;
 }
 
 function queryKeys(r: MatchRequest): Pick<MatchQuery, 'trip_id' | 'start_date'> {
