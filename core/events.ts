@@ -62,14 +62,38 @@ export function domainEvent<K extends EventType>(
 
 /** Splits route ids by mode into the envelope's `routes` (bus, streetcar) and `lines` (rail). */
 export function scopeOf(entries: Iterable<{ mode: Mode | null; id: string | null }>): Required<EventScope> {
-  const modes = new Set<Mode>();
-  const routes = new Set<string>();
-  const lines = new Set<string>();
-  for (const { mode, id } of entries) {
-    if (mode) modes.add(mode);
-    if (id) (mode === 'rail' ? lines : routes).add(id);
+  const scope = new ScopeBuilder();
+  for (const { mode, id } of entries) scope.add(mode, id);
+  return scope.build();
+}
+
+/** scopeOf one at a time, without a list of entries (a poll's thousands of rows). */
+export class ScopeBuilder {
+  private readonly modes = new Set<Mode>();
+  private readonly routes = new Set<string>();
+  private readonly lines = new Set<string>();
+
+  add(mode: Mode | null, id: string | null): void {
+    if (mode) this.modes.add(mode);
+    if (id) (mode === 'rail' ? this.lines : this.routes).add(id);
   }
-  return { modes: MODES.filter((m) => modes.has(m)), routes: [...routes].sort(), lines: [...lines].sort() };
+
+  build(): Required<EventScope> {
+    return {
+      modes: MODES.filter((m) => this.modes.has(m)),
+      routes: [...this.routes].sort(),
+      lines: [...this.lines].sort(),
+    };
+  }
+}
+
+/** scopeOf of a single entry, without its sets: the scope of an event per vehicle or trip. */
+export function scopeOfOne(mode: Mode | null, id: string | null): Required<EventScope> {
+  return {
+    modes: mode && MODES.includes(mode) ? [mode] : [],
+    routes: id && mode !== 'rail' ? [id] : [],
+    lines: id && mode === 'rail' ? [id] : [],
+  };
 }
 
 /** The wire form: what the stream sends as `data:` and webhooks as the signed body. */

@@ -1,6 +1,6 @@
 // The current state held in memory for fast reads, and the change events it publishes.
 import type { Config, FeedConfig } from '../core/config.ts';
-import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
+import { domainEvent, scopeOfOne, type EventBus, type EventScope } from '../core/events.ts';
 import { ServedIds } from '../core/served-ids.ts';
 import { servedAlert, servedArrival, servedTrip, servedVehicle } from '../core/served-rows.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
@@ -34,6 +34,8 @@ interface FeedSlot {
   health: FeedHealth;
   vehicles: VehiclePosition[];
   vehicleById: Map<string, VehiclePosition>;
+  /** the modes of `vehicles`, in the order they first come */
+  vehicleModes: Set<Mode>;
   arrivals: Arrival[];
   /** the last poll's rows by service date and trip, to announce only what changed */
   tripArrivals: Map<string, Arrival[]>;
@@ -146,7 +148,7 @@ export class LiveState implements LiveView {
     const slot = this.slots.get(feedId);
     if (!slot || !this.slots.delete(feedId)) return [];
     const versions = this.publishAlertChanges(this.book.applyFeed(feedId, [], nowMs), nowMs);
-    for (const mode of vehicleModes(slot.vehicles)) this.bump(`vehicles:${mode}`);
+    for (const mode of slot.vehicleModes) this.bump(`vehicles:${mode}`);
     if (slot.arrivals.length) this.bump('arrivals');
     this.bump('feeds');
     this.bump('freshness');
@@ -259,9 +261,15 @@ export class LiveState implements LiveView {
   private replaceVehicles(slot: FeedSlot, vehicles: VehiclePosition[], nowMs: number): void {
     const previous = slot.vehicleById;
     const next = new Map<string, VehiclePosition>();
+    const nextModes = new Set<Mode>();
+    let lastMode: Mode | null = null;
     const ids = this.ids();
     for (const v of vehicles) {
       next.set(v.vehicle_id, v);
+      if (v.mode && v.mode !== lastMode) {
+        nextModes.add(v.mode);
+        lastMode = v.mode;
+      }
       const before = previous.get(v.vehicle_id);
       if (
         before &&
@@ -273,15 +281,16 @@ export class LiveState implements LiveView {
         continue;
       const served = servedVehicle(ids, v);
       this.options.bus.publish(
-        domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: served.route_id }]), vehicleData(served)),
+        domainEvent('vehicle.position', nowMs, scopeOfOne(v.mode, served.route_id), vehicleData(served)),
       );
     }
     // every delivered body moves the modes it touches (observed_ms alone changes each row)
-    const modes = vehicleModes(slot.vehicles);
-    for (const m of vehicleModes(vehicles)) modes.add(m);
+    const modes = new Set(slot.vehicleModes);
+    for (const m of nextModes) modes.add(m);
     for (const m of modes) this.bump(`vehicles:${m}`);
     slot.vehicles = vehicles;
     slot.vehicleById = next;
+    slot.vehicleModes = nextModes;
   }
 
   /**
@@ -325,7 +334,7 @@ export class LiveState implements LiveView {
         domainEvent(
           'arrival.updated',
           nowMs,
-          scopeOf([{ mode: first.mode, id: first.route_id }]),
+          scopeOfOne(first.mode, first.route_id),
           arrivalUpdate(
             first,
             partial,
@@ -351,12 +360,7 @@ export class LiveState implements LiveView {
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
       this.options.bus.publish(
-        domainEvent(
-          'trip.canceled',
-          nowMs,
-          scopeOf([{ mode: t.mode, id: t.route_id }]),
-          tripCancellation({ ...t, relationship }),
-        ),
+        domainEvent('trip.canceled', nowMs, scopeOfOne(t.mode, t.route_id), tripCancellation({ ...t, relationship })),
       );
     }
   }
@@ -404,12 +408,6 @@ export class LiveState implements LiveView {
   }
 }
 
-function vehicleModes(vehicles: readonly VehiclePosition[]): Set<Mode> {
-  const modes = new Set<Mode>();
-  for (const v of vehicles) if (v.mode) modes.add(v.mode);
-  return modes;
-}
-
 function newSlot(feed: FeedConfig): FeedSlot {
   return {
     feed,
@@ -430,6 +428,7 @@ function newSlot(feed: FeedConfig): FeedSlot {
     },
     vehicles: [],
     vehicleById: new Map(),
+    vehicleModes: new Set(),
     arrivals: [],
     tripArrivals: new Map(),
     changedMs: null,
