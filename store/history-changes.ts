@@ -503,26 +503,28 @@ export class ChangeOnlyHistory {
     const memory = this.feeds.get(feedId);
     if (!memory) return;
     const before = clockMs - this.rules.tripTimeoutMs;
-    for (const [key, run] of memory.trips) {
-      if (run.seenBy === id || run.lastMs >= before) continue;
+    // forEach rather than for…of over entries: no [key, value] pair allocated per trip and vehicle
+    // on the road, every poll
+    memory.trips.forEach((run, key) => {
+      if (run.seenBy === id || run.lastMs >= before) return;
       if (run.held) out.trips.push(...stored(run.held, run.heldPolls));
       changes.ops.push(() => {
         if (memory.trips.get(key) === run) memory.trips.delete(key);
       });
-    }
-    for (const [key, trip] of memory.stops) {
-      if (trip.seenBy === id || trip.lastMs >= before) continue;
+    });
+    memory.stops.forEach((trip, key) => {
+      if (trip.seenBy === id || trip.lastMs >= before) return;
       for (const seen of trip.stops.values()) if (seen.held) out.arrivals.push(seen.held);
       changes.ops.push(() => {
         if (memory.stops.get(key) === trip) memory.stops.delete(key);
       });
-    }
-    for (const [key, seen] of memory.vehicles) {
-      if (seen.seenBy === id || seen.lastMs >= before) continue;
+    });
+    memory.vehicles.forEach((seen, key) => {
+      if (seen.seenBy === id || seen.lastMs >= before) return;
       changes.ops.push(() => {
         if (memory.vehicles.get(key) === seen) memory.vehicles.delete(key);
       });
-    }
+    });
   }
 }
 
