@@ -313,9 +313,18 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
     if (isEmpty(batch)) return 0;
     let selection = NOTHING;
     const stored = await db.transaction(async (conn) => {
-      // a snapshot stored before (by this process or another) appends no row of its own again
-      const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
-      if (fresh) selection = changes.select(batch);
+      // a snapshot stored before (by this process or another) appends no row of its own again.
+      // The rows are chosen while DuckDB checks: a selection changes no memory until its commit(),
+      // so one made for a snapshot that turns out stored is simply dropped
+      const recording = batch.snapshot ? recordSnapshot(conn, batch.snapshot) : Promise.resolve(true);
+      let chosen: Selection;
+      try {
+        chosen = changes.select(batch);
+      } catch (err) {
+        await recording.catch(() => undefined);
+        throw err;
+      }
+      if (await recording) selection = chosen;
       const stopEvents = batch.stopEvents ?? [];
       const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls, stopEvents };
       // feed_polls.stored is what this poll added to history, counted once the changes are known
