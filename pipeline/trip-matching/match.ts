@@ -53,8 +53,13 @@ export interface MatchRequest {
 /** A trip's match and each strategy's decision on the way, counted when the trip is looked up. */
 interface Decided {
   match: TripMatch;
-  steps: [MatchStrategy, Outcome][];
+  steps: readonly (readonly [MatchStrategy, Outcome])[];
 }
+
+/** The steps of a trip matched by the first strategy tried, most trips: shared, not built per trip. */
+const MATCHED_FIRST = Object.fromEntries(
+  (Object.keys(STRATEGIES) as MatchStrategy[]).map((s) => [s, Object.freeze([Object.freeze([s, 'matched'] as const)])]),
+) as Record<MatchStrategy, Decided['steps']>;
 
 const NONE: TripMatch = Object.freeze({
   outcome: 'unmatched',
@@ -181,7 +186,6 @@ export class TripMatcher {
     for (const strategy of order) {
       const answer = STRATEGIES[strategy](q);
       if (answer === null) continue;
-      steps.push([strategy, answer.outcome]);
       if (answer.outcome === 'matched') {
         const match: TripMatch = {
           outcome: 'matched',
@@ -191,8 +195,11 @@ export class TripMatcher {
           previous_day: answer.previous_day,
           late_s: answer.late_s ?? null,
         };
+        if (steps.length === 0) return { match, steps: MATCHED_FIRST[strategy] };
+        steps.push([strategy, 'matched']);
         return { match, steps };
       }
+      steps.push([strategy, answer.outcome]);
       const known = answer.outcome === 'unmatched' ? answer.known : undefined;
       // "several fit" says more than a later "none fits", so it is what the trip ends as
       if (last.outcome !== 'ambiguous' || known) {
