@@ -42,8 +42,12 @@ interface FeedSlot {
   changedMs: number | null;
   /** freshness changes are announced once the feed has delivered a body since start */
   seenWorking: boolean;
-  /** what the feed's last data concerned: the scope of its feed.stale and feed.recovered events */
-  scope: EventScope;
+  /**
+   * what the feed's last data concerned: the scope of its feed.stale, feed.recovered and rule
+   * events. Worked out from the poll's rows when first asked (those events are rare, a poll's rows
+   * thousands), with the ids and schedule of that poll.
+   */
+  scope: () => EventScope;
   /** moves whenever `health` changes */
   healthVersion: number;
 }
@@ -194,12 +198,11 @@ export class LiveState implements LiveView {
         this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms),
         poll.polled_ms,
       );
-      slot.scope = scopeOfRows(
-        slot.feed,
-        rows,
-        rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined,
-        this.ids(),
-      );
+      const schedule = rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined;
+      const feed = slot.feed;
+      const ids = this.ids();
+      let scope: EventScope | undefined;
+      slot.scope = () => (scope ??= scopeOfRows(feed, rows, schedule, ids));
     }
     if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
@@ -214,7 +217,7 @@ export class LiveState implements LiveView {
     slot.health.rules = rules;
     for (const change of changes) {
       const type = change.firing ? 'feed.rule_firing' : 'feed.rule_cleared';
-      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope, ruleChangeData(slot.feed.id, change)));
+      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope(), ruleChangeData(slot.feed.id, change)));
     }
   }
 
@@ -255,7 +258,7 @@ export class LiveState implements LiveView {
     const rank: Record<Freshness, number> = { fresh: 0, stale: 1, expired: 2 };
     const type = next === 'fresh' ? 'feed.recovered' : 'feed.stale';
     if (type === 'feed.stale' && rank[next] < rank[previous]) return; // expired → stale is no recovery yet
-    this.options.bus.publish(domainEvent(type, nowMs, slot.scope, feedChange(h, previous)));
+    this.options.bus.publish(domainEvent(type, nowMs, slot.scope(), feedChange(h, previous)));
   }
 
   private replaceVehicles(slot: FeedSlot, vehicles: VehiclePosition[], nowMs: number): void {
@@ -433,7 +436,7 @@ function newSlot(feed: FeedConfig): FeedSlot {
     tripArrivals: new Map(),
     changedMs: null,
     seenWorking: false,
-    scope: { modes: [], routes: [], lines: [] },
+    scope: () => ({ modes: [], routes: [], lines: [] }),
     healthVersion: 0,
   };
 }
