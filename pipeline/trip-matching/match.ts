@@ -97,7 +97,7 @@ export class TripMatcher {
    * stay unmatched. Without it (a caller that looks trips up one by one) nyct_loose decides each
    * trip alone.
    */
-  prepare(requests: Iterable<MatchRequest>): void {
+  prepare(descriptors: readonly TripDescriptorMsg[], requestOf: (td: TripDescriptorMsg) => MatchRequest): void {
     this.prepared.clear();
     this.given = new Map();
     if (!this.order.includes('nyct_loose')) return;
@@ -105,14 +105,15 @@ export class TripMatcher {
     // when one was (their runs go to the trains naming them by their own ids). Until then nothing
     // is given, so a trip is decided alike now or when looked up: most feeds have no such ids, and
     // deciding and keeping every trip up front was a fifth of normalizing a 5,000-vehicle poll.
-    const others: MatchRequest[] = [];
+    const others: TripDescriptorMsg[] = [];
     const loose: { request: MatchRequest; run: string; train: string; late: number }[] = [];
-    for (const request of requests) {
-      if (!mayMatchLoosely(request)) {
-        others.push(request);
+    for (const td of descriptors) {
+      if (!mayMatchLoosely(td)) {
+        others.push(td);
         continue;
       }
-      if (this.prepared.has(request.td)) continue;
+      if (this.prepared.has(td)) continue;
+      const request = requestOf(td);
       const decided = this.decide(request);
       this.prepared.set(request.td, decided);
       const m = decided.match;
@@ -125,8 +126,8 @@ export class TripMatcher {
         });
     }
     if (loose.length === 0) return;
-    for (const request of others) {
-      if (!this.prepared.has(request.td)) this.prepared.set(request.td, this.decide(request));
+    for (const td of others) {
+      if (!this.prepared.has(td)) this.prepared.set(td, this.decide(requestOf(td)));
     }
     // runs a train has by its own id (or any strategy but nyct_loose)
     const byOwnId = new Set<string>();
@@ -213,8 +214,9 @@ export class TripMatcher {
 }
 
 /** Whether nyct_loose could match the trip: its id is an NYCT realtime id, with an origin (nyct.ts). */
-function mayMatchLoosely(r: MatchRequest): boolean {
-  return r.td.trip_id ? (parseNyctTripId(r.td.trip_id)?.origin ?? null) !== null : false;
+function mayMatchLoosely(td: TripDescriptorMsg): boolean {
+  // an NYCT id has a dot before its direction: most ids are told apart without the pattern
+  return td.trip_id?.includes('.') ? (parseNyctTripId(td.trip_id)?.origin ?? null) !== null : false;
 }
 
 function queryKeys(r: MatchRequest): Pick<MatchQuery, 'trip_id' | 'start_date'> {
