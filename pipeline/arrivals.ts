@@ -371,7 +371,9 @@ export function diffTripArrivals(
       const sequence = old.stop_sequence;
       if (sequence === null || sequence !== a.stop_sequence || old.stop_id !== a.stop_id) break;
       if (i > 0 && sequence <= previous[i - 1]!.stop_sequence!) break;
-      if (!sameArrival(old, a)) (changed ??= []).push(a);
+      if (sameArrival(old, a)) continue;
+      changed ??= [];
+      changed.push(a);
     }
     if (i === next.length) return changed ? { changed, removed: [] } : null;
     // not aligned: unchanged all the same when every row is as before, position by position
