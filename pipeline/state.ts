@@ -1,6 +1,6 @@
 // The current state held in memory for fast reads, and the change events it publishes.
 import type { Config, FeedConfig } from '../core/config.ts';
-import { domainEvent, scopeOfOne, type EventBus, type EventScope } from '../core/events.ts';
+import { domainEvent, rowEvent, type EventBus, type EventScope } from '../core/events.ts';
 import { ServedIds } from '../core/served-ids.ts';
 import { servedAlert, servedArrival, servedTrip, servedVehicle } from '../core/served-rows.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
@@ -283,9 +283,7 @@ export class LiveState implements LiveView {
       )
         continue;
       const served = servedVehicle(ids, v);
-      this.options.bus.publish(
-        domainEvent('vehicle.position', nowMs, scopeOfOne(v.mode, served.route_id), vehicleData(served)),
-      );
+      this.options.bus.publish(rowEvent('vehicle.position', nowMs, v.mode, served.route_id, vehicleData(served)));
     }
     // every delivered body moves the modes it touches (observed_ms alone changes each row)
     const modes = new Set(slot.vehicleModes);
@@ -334,10 +332,11 @@ export class LiveState implements LiveView {
       const partial = previous !== undefined && changes.changed.length < list.length;
       const scope = ids.scopeOf(first);
       this.options.bus.publish(
-        domainEvent(
+        rowEvent(
           'arrival.updated',
           nowMs,
-          scopeOfOne(first.mode, first.route_id),
+          first.mode,
+          first.route_id,
           arrivalUpdate(
             first,
             partial,
@@ -363,7 +362,7 @@ export class LiveState implements LiveView {
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
       this.options.bus.publish(
-        domainEvent('trip.canceled', nowMs, scopeOfOne(t.mode, t.route_id), tripCancellation({ ...t, relationship })),
+        rowEvent('trip.canceled', nowMs, t.mode, t.route_id, tripCancellation({ ...t, relationship })),
       );
     }
   }
