@@ -62,14 +62,51 @@ export function domainEvent<K extends EventType>(
 
 /** Splits route ids by mode into the envelope's `routes` (bus, streetcar) and `lines` (rail). */
 export function scopeOf(entries: Iterable<{ mode: Mode | null; id: string | null }>): Required<EventScope> {
-  const modes = new Set<Mode>();
-  const routes = new Set<string>();
-  const lines = new Set<string>();
-  for (const { mode, id } of entries) {
-    if (mode) modes.add(mode);
-    if (id) (mode === 'rail' ? lines : routes).add(id);
+  const scope = new ScopeBuilder();
+  for (const { mode, id } of entries) scope.add(mode, id);
+  return scope.build();
+}
+
+/** scopeOf one at a time, without a list of entries (a poll's thousands of rows). */
+export class ScopeBuilder {
+  private readonly modes = new Set<Mode>();
+  private readonly routes = new Set<string>();
+  private readonly lines = new Set<string>();
+
+  add(mode: Mode | null, id: string | null): void {
+    if (mode) this.modes.add(mode);
+    if (id) (mode === 'rail' ? this.lines : this.routes).add(id);
   }
-  return { modes: MODES.filter((m) => modes.has(m)), routes: [...routes].sort(), lines: [...lines].sort() };
+
+  build(): Required<EventScope> {
+    return {
+      modes: MODES.filter((m) => this.modes.has(m)),
+      routes: [...this.routes].sort(),
+      lines: [...this.lines].sort(),
+    };
+  }
+}
+
+/**
+ * domainEvent scoped as scopeOf scopes one row's mode and route, without its sets, and its lists
+ * built once rather than built and then copied: an event per vehicle or trip, thousands a poll.
+ */
+export function rowEvent<K extends EventType>(
+  type: K,
+  atMs: number,
+  mode: Mode | null,
+  routeId: string | null,
+  data: EventData<K>,
+): DomainEvent<K> {
+  return {
+    id: newEventId(),
+    type,
+    at_ms: atMs,
+    modes: mode && MODES.includes(mode) ? [mode] : [],
+    routes: routeId && mode !== 'rail' ? [routeId] : [],
+    lines: routeId && mode === 'rail' ? [routeId] : [],
+    data,
+  } as DomainEvent<K>;
 }
 
 /** The wire form: what the stream sends as `data:` and webhooks as the signed body. */

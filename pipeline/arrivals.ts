@@ -360,9 +360,27 @@ export function diffTripArrivals(
 ): TripArrivalChanges | null {
   if (!previous || previous.length === 0) return next.length ? { changed: [...next], removed: [] } : null;
   if (previous.length === next.length) {
+    // the usual update: the same stops in the same order, some predictions moved. Compared
+    // position by position while the stops match and their sequences rise (so each stop comes
+    // once, and by position is by stop), without a key per stop
+    let changed: Arrival[] | null = null;
     let i = 0;
-    while (i < next.length && sameArrival(previous[i]!, next[i]!)) i++;
-    if (i === next.length) return null;
+    for (; i < next.length; i++) {
+      const old = previous[i]!;
+      const a = next[i]!;
+      const sequence = old.stop_sequence;
+      if (sequence === null || sequence !== a.stop_sequence || old.stop_id !== a.stop_id) break;
+      if (i > 0 && sequence <= previous[i - 1]!.stop_sequence!) break;
+      if (sameArrival(old, a)) continue;
+      changed ??= [];
+      changed.push(a);
+    }
+    if (i === next.length) return changed ? { changed, removed: [] } : null;
+    // not aligned: unchanged all the same when every row is as before, position by position
+    if (!changed) {
+      while (i < next.length && sameArrival(previous[i]!, next[i]!)) i++;
+      if (i === next.length) return null;
+    }
   }
   const before = new Map<string, Arrival>();
   for (const a of previous) before.set(stopKey(a), a);

@@ -1,10 +1,10 @@
 // What an event concerns (its envelope's modes, routes and lines), with route ids as served
 // (core/served-ids.ts): the scope stream and webhook filters match.
 import type { FeedConfig } from '../core/config.ts';
-import { scopeOf, type EventScope } from '../core/events.ts';
+import { ScopeBuilder, scopeOf, type EventScope } from '../core/events.ts';
 import type { ScheduleIndex } from '../core/ports.ts';
 import type { ServedIds } from '../core/served-ids.ts';
-import type { Alert, Mode } from '../core/types.ts';
+import type { Alert } from '../core/types.ts';
 import type { NormalizedPoll } from './normalize-feed.ts';
 
 /** An alert's modes, and its route ids told apart as rail lines and bus or streetcar routes. */
@@ -32,15 +32,13 @@ export function scopeOfRows(
 ): EventScope {
   const route = (row: { feed_id: string; schedule_id?: string | null }, id: string | null) =>
     ids.serveNullable(ids.scopeOf(row), 'route', id);
-  const entries: Array<{ mode: Mode | null; id: string | null }> = [];
-  for (const v of rows.vehicles) entries.push({ mode: v.mode, id: route(v, v.route_id) });
-  for (const t of rows.trips) entries.push({ mode: t.mode, id: route(t, t.route_id) });
-  const scope = scopeOf(entries);
-  if (rows.alerts.length === 0) return scope;
+  const scope = new ScopeBuilder();
+  for (const v of rows.vehicles) scope.add(v.mode, route(v, v.route_id));
+  for (const t of rows.trips) scope.add(t.mode, route(t, t.route_id));
   for (const a of rows.alerts) {
     const fallback = a.modes.length === 1 ? a.modes[0]! : (feed.mode ?? null);
-    for (const m of a.modes) entries.push({ mode: m, id: null });
-    for (const id of a.routes) entries.push({ mode: schedule?.route(id)?.mode ?? fallback, id: route(a, id) });
+    for (const m of a.modes) scope.add(m, null);
+    for (const id of a.routes) scope.add(schedule?.route(id)?.mode ?? fallback, route(a, id));
   }
-  return scopeOf(entries);
+  return scope.build();
 }

@@ -8,7 +8,7 @@ import { judgeHeader, secondsToMs, type NormalizeContext, type SnapshotRejection
 import { normalizeTripUpdates } from './normalize-trip-updates.ts';
 import { normalizeVehicles } from './normalize-vehicles.ts';
 import { matchRequest } from './resolve-trip.ts';
-import { TripMatcher, type MatchRequest } from './trip-matching/match.ts';
+import { TripMatcher } from './trip-matching/match.ts';
 
 /** One poll's rows, whatever the feed kind. */
 export interface NormalizedPoll {
@@ -131,7 +131,7 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
 
   const vehicleEntities = unique(keep(vehicles), 'v');
   const tripUpdateEntities = unique(keep(tripUpdates), 't');
-  ctx.matcher.prepare(tripsToMatch(vehicleEntities, tripUpdateEntities, ctx));
+  ctx.matcher.prepare(tripsToMatch(vehicleEntities, tripUpdateEntities), (td) => matchRequest(td, ctx));
   const v = normalizeVehicles(vehicleEntities, ctx);
   const t = normalizeTripUpdates(tripUpdateEntities, ctx);
   const a = normalizeAlerts(unique(keep(alerts), 'a'), ctx);
@@ -150,15 +150,13 @@ export function normalizeFeedMessage(message: FeedMessageMsg, input: NormalizeIn
   };
 }
 
-/** The descriptors the normalizers will look up (one with an id, or a route and start time), lazily. */
-function* tripsToMatch(
-  vehicles: readonly FeedEntityMsg[],
-  tripUpdates: readonly FeedEntityMsg[],
-  ctx: NormalizeContext,
-): Generator<MatchRequest> {
+/** The descriptors the normalizers will look up (one with an id, or a route and start time). */
+function tripsToMatch(vehicles: readonly FeedEntityMsg[], tripUpdates: readonly FeedEntityMsg[]): TripDescriptorMsg[] {
   // protobufjs leaves an absent message null or undefined
   const looksUp = (td: TripDescriptorMsg | null | undefined): td is TripDescriptorMsg =>
     td != null && Boolean(td.trip_id || (td.route_id && td.start_time));
-  for (const e of tripUpdates) if (looksUp(e.trip_update!.trip)) yield matchRequest(e.trip_update!.trip, ctx);
-  for (const e of vehicles) if (looksUp(e.vehicle!.trip)) yield matchRequest(e.vehicle!.trip!, ctx);
+  const out: TripDescriptorMsg[] = [];
+  for (const e of tripUpdates) if (looksUp(e.trip_update!.trip)) out.push(e.trip_update!.trip);
+  for (const e of vehicles) if (looksUp(e.vehicle!.trip)) out.push(e.vehicle!.trip!);
+  return out;
 }

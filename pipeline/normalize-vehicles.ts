@@ -69,10 +69,9 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
     let routeId = td?.route_id ? ctx.matcher.route(td.route_id) : null;
     // without an id, a route and start time can still find the trip (trip matching, `start`)
     const trip = td && (tripId || (routeId && td.start_time)) ? resolveTrip(td, ctx, false) : null;
-    const placement: Placement | null = hasFix
-      ? { lat: position.latitude!, lon: position.longitude!, source: 'gps', stop_id: v.stop_id || null }
-      : placeAtStop(v, trip, ctx);
-    if (!placement) {
+    // a fix is read where it is, no placement object per vehicle: only a stop's place is looked up
+    const placement: Placement | null = hasFix ? null : placeAtStop(v, trip, ctx);
+    if (!hasFix && !placement) {
       ctx.rejects.add('no_position');
       continue;
     }
@@ -88,8 +87,9 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
         seenOnDate = new Set();
         seenTrips.set(trip.service_date, seenOnDate);
       }
-      if (!seenOnDate.has(tripId)) {
-        seenOnDate.add(tripId);
+      const seenBefore = seenOnDate.size;
+      seenOnDate.add(tripId);
+      if (seenOnDate.size > seenBefore) {
         trips.push({
           feed_id: ctx.feed_id,
           schedule_id: ctx.schedule_id,
@@ -119,12 +119,12 @@ export function normalizeVehicles(entities: readonly FeedEntityMsg[], ctx: Norma
       trip_id: tripId,
       feed_trip_id: trip ? trip.feed_trip_id : null,
       mode,
-      lat: placement.lat,
-      lon: placement.lon,
-      position_source: placement.source,
+      lat: placement ? placement.lat : position!.latitude!,
+      lon: placement ? placement.lon : position!.longitude!,
+      position_source: placement ? placement.source : 'gps',
       bearing: hasFix && has(position, 'bearing') ? (position.bearing ?? null) : null,
       speed_mps: hasFix && has(position, 'speed') ? (position.speed ?? null) : null,
-      stop_id: placement.stop_id,
+      stop_id: placement ? placement.stop_id : v.stop_id || null,
       current_status: has(v, 'current_status') ? (VEHICLE_STOP_STATUS_NAMES[v.current_status ?? -1] ?? null) : null,
       timestamp_ms: timestampMs,
       observed_ms: ctx.observed_ms,

@@ -26,6 +26,9 @@ export interface ResolvedTrip {
   origin_ms: number | null;
 }
 
+/** A vehicle's trip needs no stop times: one shared empty list rather than one per vehicle. */
+const NO_STOP_TIMES: readonly ScheduledStopTime[] = Object.freeze([]);
+
 // Trips the schedule does not run as published, even when their trip_id names a scheduled trip.
 const EXTRA_SERVICE: ReadonlySet<TripRelationship> = new Set(['added', 'new', 'duplicated']);
 
@@ -61,7 +64,7 @@ export function resolveTrip(td: TripDescriptorMsg, ctx: NormalizeContext, withTi
   const routeId = (td.route_id ? ctx.matcher.route(td.route_id) : null) ?? scheduled?.route_id ?? null;
   const route = routeId && schedule ? schedule.route(routeId) : undefined;
   const serviceDate = match.service_date ?? parseStartDate(td.start_date) ?? localDate(now, ctx.timezone);
-  const stopTimes = scheduled && withTimes ? schedule!.stopTimes(scheduled.trip_id) : [];
+  const stopTimes = scheduled && withTimes ? schedule!.stopTimes(scheduled.trip_id) : NO_STOP_TIMES;
 
   let origin: number | null = scheduled && withTimes ? serviceDayOriginMs(serviceDate, ctx.timezone) : null;
   if (origin !== null && relationship === 'duplicated') {

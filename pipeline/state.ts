@@ -1,6 +1,6 @@
 // The current state held in memory for fast reads, and the change events it publishes.
 import type { Config, FeedConfig } from '../core/config.ts';
-import { domainEvent, scopeOf, type EventBus, type EventScope } from '../core/events.ts';
+import { domainEvent, rowEvent, type EventBus, type EventScope } from '../core/events.ts';
 import { ServedIds } from '../core/served-ids.ts';
 import { servedAlert, servedArrival, servedTrip, servedVehicle } from '../core/served-rows.ts';
 import type { FeedHealth, LiveSlice, LiveView, ScheduleIndex } from '../core/ports.ts';
@@ -34,14 +34,20 @@ interface FeedSlot {
   health: FeedHealth;
   vehicles: VehiclePosition[];
   vehicleById: Map<string, VehiclePosition>;
+  /** the modes of `vehicles`, in the order they first come */
+  vehicleModes: Set<Mode>;
   arrivals: Arrival[];
   /** the last poll's rows by service date and trip, to announce only what changed */
   tripArrivals: Map<string, Arrival[]>;
   changedMs: number | null;
   /** freshness changes are announced once the feed has delivered a body since start */
   seenWorking: boolean;
-  /** what the feed's last data concerned: the scope of its feed.stale and feed.recovered events */
-  scope: EventScope;
+  /**
+   * what the feed's last data concerned: the scope of its feed.stale, feed.recovered and rule
+   * events. Worked out from the poll's rows when first asked (those events are rare, a poll's rows
+   * thousands), with the ids and schedule of that poll.
+   */
+  scope: () => EventScope;
   /** moves whenever `health` changes */
   healthVersion: number;
 }
@@ -146,7 +152,7 @@ export class LiveState implements LiveView {
     const slot = this.slots.get(feedId);
     if (!slot || !this.slots.delete(feedId)) return [];
     const versions = this.publishAlertChanges(this.book.applyFeed(feedId, [], nowMs), nowMs);
-    for (const mode of vehicleModes(slot.vehicles)) this.bump(`vehicles:${mode}`);
+    for (const mode of slot.vehicleModes) this.bump(`vehicles:${mode}`);
     if (slot.arrivals.length) this.bump('arrivals');
     this.bump('feeds');
     this.bump('freshness');
@@ -192,12 +198,11 @@ export class LiveState implements LiveView {
         this.book.applyFeed(slot.feed.id, rows.alerts, poll.polled_ms),
         poll.polled_ms,
       );
-      slot.scope = scopeOfRows(
-        slot.feed,
-        rows,
-        rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined,
-        this.ids(),
-      );
+      const schedule = rows.alerts.length ? this.options.scheduleFor?.(slot.feed) : undefined;
+      const feed = slot.feed;
+      const ids = this.ids();
+      let scope: EventScope | undefined;
+      slot.scope = () => (scope ??= scopeOfRows(feed, rows, schedule, ids));
     }
     if (poll.findings) this.foldRules(slot, poll);
     this.evaluateFreshness(slot, this.now());
@@ -212,7 +217,7 @@ export class LiveState implements LiveView {
     slot.health.rules = rules;
     for (const change of changes) {
       const type = change.firing ? 'feed.rule_firing' : 'feed.rule_cleared';
-      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope, ruleChangeData(slot.feed.id, change)));
+      this.options.bus.publish(domainEvent(type, poll.polled_ms, slot.scope(), ruleChangeData(slot.feed.id, change)));
     }
   }
 
@@ -253,15 +258,21 @@ export class LiveState implements LiveView {
     const rank: Record<Freshness, number> = { fresh: 0, stale: 1, expired: 2 };
     const type = next === 'fresh' ? 'feed.recovered' : 'feed.stale';
     if (type === 'feed.stale' && rank[next] < rank[previous]) return; // expired → stale is no recovery yet
-    this.options.bus.publish(domainEvent(type, nowMs, slot.scope, feedChange(h, previous)));
+    this.options.bus.publish(domainEvent(type, nowMs, slot.scope(), feedChange(h, previous)));
   }
 
   private replaceVehicles(slot: FeedSlot, vehicles: VehiclePosition[], nowMs: number): void {
     const previous = slot.vehicleById;
     const next = new Map<string, VehiclePosition>();
+    const nextModes = new Set<Mode>();
+    let lastMode: Mode | null = null;
     const ids = this.ids();
     for (const v of vehicles) {
       next.set(v.vehicle_id, v);
+      if (v.mode && v.mode !== lastMode) {
+        nextModes.add(v.mode);
+        lastMode = v.mode;
+      }
       const before = previous.get(v.vehicle_id);
       if (
         before &&
@@ -272,16 +283,15 @@ export class LiveState implements LiveView {
       )
         continue;
       const served = servedVehicle(ids, v);
-      this.options.bus.publish(
-        domainEvent('vehicle.position', nowMs, scopeOf([{ mode: v.mode, id: served.route_id }]), vehicleData(served)),
-      );
+      this.options.bus.publish(rowEvent('vehicle.position', nowMs, v.mode, served.route_id, vehicleData(served)));
     }
     // every delivered body moves the modes it touches (observed_ms alone changes each row)
-    const modes = vehicleModes(slot.vehicles);
-    for (const m of vehicleModes(vehicles)) modes.add(m);
+    const modes = new Set(slot.vehicleModes);
+    for (const m of nextModes) modes.add(m);
     for (const m of modes) this.bump(`vehicles:${m}`);
     slot.vehicles = vehicles;
     slot.vehicleById = next;
+    slot.vehicleModes = nextModes;
   }
 
   /**
@@ -322,10 +332,11 @@ export class LiveState implements LiveView {
       const partial = previous !== undefined && changes.changed.length < list.length;
       const scope = ids.scopeOf(first);
       this.options.bus.publish(
-        domainEvent(
+        rowEvent(
           'arrival.updated',
           nowMs,
-          scopeOf([{ mode: first.mode, id: first.route_id }]),
+          first.mode,
+          first.route_id,
           arrivalUpdate(
             first,
             partial,
@@ -351,12 +362,7 @@ export class LiveState implements LiveView {
       if (this.canceledSeen.has(key)) continue;
       this.canceledSeen.add(key);
       this.options.bus.publish(
-        domainEvent(
-          'trip.canceled',
-          nowMs,
-          scopeOf([{ mode: t.mode, id: t.route_id }]),
-          tripCancellation({ ...t, relationship }),
-        ),
+        rowEvent('trip.canceled', nowMs, t.mode, t.route_id, tripCancellation({ ...t, relationship })),
       );
     }
   }
@@ -404,12 +410,6 @@ export class LiveState implements LiveView {
   }
 }
 
-function vehicleModes(vehicles: readonly VehiclePosition[]): Set<Mode> {
-  const modes = new Set<Mode>();
-  for (const v of vehicles) if (v.mode) modes.add(v.mode);
-  return modes;
-}
-
 function newSlot(feed: FeedConfig): FeedSlot {
   return {
     feed,
@@ -430,11 +430,12 @@ function newSlot(feed: FeedConfig): FeedSlot {
     },
     vehicles: [],
     vehicleById: new Map(),
+    vehicleModes: new Set(),
     arrivals: [],
     tripArrivals: new Map(),
     changedMs: null,
     seenWorking: false,
-    scope: { modes: [], routes: [], lines: [] },
+    scope: () => ({ modes: [], routes: [], lines: [] }),
     healthVersion: 0,
   };
 }

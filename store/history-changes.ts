@@ -1,4 +1,5 @@
 import type { Arrival, TripObservation, VehiclePosition } from '../core/types.ts';
+import { TripIndex } from './trip-index.ts';
 
 // Change-only history: which of a poll's rows are worth a row in the history tables. A feed
 // repeats itself: between two polls most predictions, trips and vehicles are what they were.
@@ -36,6 +37,9 @@ export interface HeldFilter {
 }
 
 interface TripRun {
+  /** its key in FeedMemory.trips, and the trip id it is indexed by there with serviceDate */
+  key: string;
+  tripId: string;
   /** the run's content: its one row per poll, or (several rows a poll) their sorted contents */
   sample: TripObservation | null;
   signature: string | null;
@@ -78,8 +82,10 @@ interface VehicleSeen {
 }
 
 interface FeedMemory {
-  /** by service date and trip id */
+  /** by service date and trip id (tripKey), in the order first seen: what sweeps and flushes walk */
   trips: Map<string, TripRun>;
+  /** the same runs, looked up per row without a key string */
+  tripIndex: TripIndex<TripRun>;
   /** by service date, trip id and trip instance */
   stops: Map<string, TripStops>;
   vehicles: Map<string, VehicleSeen>;
@@ -135,6 +141,12 @@ class Changes {
 }
 
 type Out = Omit<Selection, 'commit'>;
+
+/** A feed's trip rows of one poll: each trip's rows together, trips in the order they first come. */
+interface TripGroups {
+  index: TripIndex<TripObservation[]>;
+  groups: TripObservation[][];
+}
 
 const tripKey = (o: TripObservation): string => `${o.service_date}\u0000${o.trip_id}`;
 const sameTrip = (a: TripObservation, b: TripObservation): boolean =>
@@ -195,27 +207,38 @@ export class ChangeOnlyHistory {
     const tick = (feedId: string, ms: number): void => {
       if (ms > (clocks.get(feedId) ?? Number.NEGATIVE_INFINITY)) clocks.set(feedId, ms);
     };
-    // a trip's rows of a poll are one content: grouped first (a trip id may come twice, apart)
-    const trips = new Map<string, Map<string, TripObservation[]>>();
+    // a trip's rows of a poll are one content: grouped first (a trip id may come twice, apart),
+    // per feed, in the order each trip first comes
+    const trips = new Map<string, TripGroups>();
+    let feedTrips: TripGroups | undefined;
+    let lastFeed: string | null = null;
     for (const o of batch.trips) {
-      let byKey = trips.get(o.feed_id);
-      if (!byKey) {
-        byKey = new Map();
-        trips.set(o.feed_id, byKey);
+      if (o.feed_id !== lastFeed) {
+        lastFeed = o.feed_id;
+        feedTrips = trips.get(o.feed_id);
+        if (!feedTrips) {
+          feedTrips = { index: new TripIndex(), groups: [] };
+          trips.set(o.feed_id, feedTrips);
+        }
       }
-      const k = tripKey(o);
-      const rows = byKey.get(k);
+      const rows = feedTrips!.index.get(o.service_date, o.trip_id);
       if (rows) rows.push(o);
-      else byKey.set(k, [o]);
+      else {
+        const group = [o];
+        feedTrips!.index.set(o.service_date, o.trip_id, group);
+        feedTrips!.groups.push(group);
+      }
     }
     for (const feedId of trips.keys()) this.memory(feedId);
-    for (const [feedId, groups] of trips) {
-      for (const [key, rows] of groups) {
+    for (const [feedId, { groups }] of trips) {
+      let clock = Number.NEGATIVE_INFINITY;
+      for (const rows of groups) {
         let at = rows[0]!.observed_ms;
         for (const r of rows) if (r.observed_ms > at) at = r.observed_ms;
-        tick(feedId, at);
-        this.selectTrip(id, feedId, key, rows, at, out.trips, changes);
+        if (at > clock) clock = at;
+        this.selectTrip(id, feedId, rows, at, out.trips, changes);
       }
+      tick(feedId, clock);
     }
     // a trip update's stops come together: one group per run of rows of the same trip instance
     const instances = new Set<string>();
@@ -271,7 +294,7 @@ export class ChangeOnlyHistory {
   private memory(feedId: string): FeedMemory {
     let m = this.feeds.get(feedId);
     if (!m) {
-      m = { trips: new Map(), stops: new Map(), vehicles: new Map() };
+      m = { trips: new Map(), tripIndex: new TripIndex(), stops: new Map(), vehicles: new Map() };
       this.feeds.set(feedId, m);
     }
     return m;
@@ -288,14 +311,14 @@ export class ChangeOnlyHistory {
   private selectTrip(
     id: number,
     feedId: string,
-    key: string,
     rows: readonly TripObservation[],
     at: number,
     out: StoredTripObservation[],
     changes: Changes,
   ): void {
     const memory = this.memory(feedId);
-    const run = memory.trips.get(key);
+    const { service_date: date, trip_id: tripId } = rows[0]!;
+    const run = memory.tripIndex.get(date, tripId);
     if (run && at < run.lastMs) {
       // a snapshot older than one stored already: its rows as they are, the run left alone
       out.push(...stored(rows, 1));
@@ -309,7 +332,9 @@ export class ChangeOnlyHistory {
       run !== undefined && (single ? run.sample !== null && sameTrip(run.sample, single) : run.signature === signature);
     if (same) {
       const write =
-        run.nudged || at - run.writtenMs >= this.rules.checkpointMs || this.disputed(feedId, key, relationships);
+        run.nudged ||
+        at - run.writtenMs >= this.rules.checkpointMs ||
+        this.disputed(feedId, date, tripId, relationships);
       if (write) out.push(...stored(rows, run.heldPolls + 1));
       changes.runs.push(run);
       changes.runRows.push(rows);
@@ -319,7 +344,11 @@ export class ChangeOnlyHistory {
     }
     if (run?.held) out.push(...stored(run.held, run.heldPolls));
     out.push(...stored(rows, 1));
+    // the key string is built for a trip first seen only (a run that changed keeps its own)
+    const key = run?.key ?? tripKey(rows[0]!);
     const next: TripRun = {
+      key,
+      tripId,
       sample: single,
       signature,
       relationships,
@@ -331,11 +360,14 @@ export class ChangeOnlyHistory {
       heldPolls: 0,
       seenBy: id,
     };
-    changes.ops.push(() => memory.trips.set(key, next));
+    changes.ops.push(() => {
+      memory.trips.set(key, next);
+      memory.tripIndex.set(date, tripId, next);
+    });
     // the same trip in another feed keeps its next poll: that it still said what it said after
     // this change is what orders the two (a trip update running after a cancellation restores)
     for (const [otherId, other] of this.feeds) {
-      const theirs = otherId === feedId ? undefined : other.trips.get(key);
+      const theirs = otherId === feedId ? undefined : other.tripIndex.get(date, tripId);
       if (theirs)
         changes.ops.push(() => {
           theirs.nudged = true;
@@ -344,11 +376,11 @@ export class ChangeOnlyHistory {
   }
 
   /** Does another feed, seeing the same trip, give it other relationships than `relationships`? */
-  private disputed(feedId: string, key: string, relationships: string): boolean {
+  private disputed(feedId: string, date: string, tripId: string, relationships: string): boolean {
     if (this.feeds.size < 2) return false;
     for (const [otherId, other] of this.feeds) {
       if (otherId === feedId) continue;
-      const theirs = other.trips.get(key);
+      const theirs = other.tripIndex.get(date, tripId);
       if (theirs && theirs.relationships !== relationships) return true;
     }
     return false;
@@ -503,26 +535,30 @@ export class ChangeOnlyHistory {
     const memory = this.feeds.get(feedId);
     if (!memory) return;
     const before = clockMs - this.rules.tripTimeoutMs;
-    for (const [key, run] of memory.trips) {
-      if (run.seenBy === id || run.lastMs >= before) continue;
+    // forEach rather than for…of over entries: no [key, value] pair allocated per trip and vehicle
+    // on the road, every poll
+    memory.trips.forEach((run, key) => {
+      if (run.seenBy === id || run.lastMs >= before) return;
       if (run.held) out.trips.push(...stored(run.held, run.heldPolls));
       changes.ops.push(() => {
-        if (memory.trips.get(key) === run) memory.trips.delete(key);
+        if (memory.trips.get(key) !== run) return;
+        memory.trips.delete(key);
+        memory.tripIndex.delete(run.serviceDate, run.tripId);
       });
-    }
-    for (const [key, trip] of memory.stops) {
-      if (trip.seenBy === id || trip.lastMs >= before) continue;
+    });
+    memory.stops.forEach((trip, key) => {
+      if (trip.seenBy === id || trip.lastMs >= before) return;
       for (const seen of trip.stops.values()) if (seen.held) out.arrivals.push(seen.held);
       changes.ops.push(() => {
         if (memory.stops.get(key) === trip) memory.stops.delete(key);
       });
-    }
-    for (const [key, seen] of memory.vehicles) {
-      if (seen.seenBy === id || seen.lastMs >= before) continue;
+    });
+    memory.vehicles.forEach((seen, key) => {
+      if (seen.seenBy === id || seen.lastMs >= before) return;
       changes.ops.push(() => {
         if (memory.vehicles.get(key) === seen) memory.vehicles.delete(key);
       });
-    }
+    });
   }
 }
 

@@ -7,7 +7,7 @@ import { appendColumnsInSlices, type ColumnDef } from './chunk-append.ts';
 import type { Db } from './db.ts';
 import { ChangeOnlyHistory, type HeldFilter, type Selection, type StoredTripObservation } from './history-changes.ts';
 import { holdHistory } from './held-history.ts';
-import { timestamptzValue, tsParam } from './sql.ts';
+import { runPrepared, timestamptzValue, tsParam } from './sql.ts';
 import { STOP_EVENT_COLUMNS } from './stop-events-writer.ts';
 
 // One poll's rows into the history tables through the DuckDB appender, all tables of a batch
@@ -203,6 +203,7 @@ async function checkSchema(db: Db): Promise<void> {
 }
 
 const SNAPSHOT_KNOWN = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $1 AND body_sha256 = $2';
+const SNAPSHOT_LOOKUP = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $feed_id AND body_sha256 = $body_sha256';
 
 /**
  * Records the snapshot unless it is there; false when it was (then its rows are stored already).
@@ -300,6 +301,9 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
       schemaChecked = null;
       throw err;
     }));
+  /** connections for snapshot lookups, idle between polls (as many as polls ever asked at once) */
+  const lookups: DuckDBConnection[] = [];
+  let lookupsClosed = false;
   // the change memory moves with each committed transaction, in order: writes and flushes take turns
   let lane: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -313,9 +317,18 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
     if (isEmpty(batch)) return 0;
     let selection = NOTHING;
     const stored = await db.transaction(async (conn) => {
-      // a snapshot stored before (by this process or another) appends no row of its own again
-      const fresh = batch.snapshot ? await recordSnapshot(conn, batch.snapshot) : true;
-      if (fresh) selection = changes.select(batch);
+      // a snapshot stored before (by this process or another) appends no row of its own again.
+      // The rows are chosen while DuckDB checks: a selection changes no memory until its commit(),
+      // so one made for a snapshot that turns out stored is simply dropped
+      const recording = batch.snapshot ? recordSnapshot(conn, batch.snapshot) : Promise.resolve(true);
+      let chosen: Selection;
+      try {
+        chosen = changes.select(batch);
+      } catch (err) {
+        await recording.catch(() => undefined);
+        throw err;
+      }
+      if (await recording) selection = chosen;
       const stopEvents = batch.stopEvents ?? [];
       const rows = { ...selection, alertVersions: batch.alertVersions, polls: batch.polls, stopEvents };
       // feed_polls.stored is what this poll added to history, counted once the changes are known
@@ -344,12 +357,15 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
   const writer: ChangeOnlyWriter = {
     async hasSnapshot(key) {
       // asked on the poll's critical path: a connection of its own, so the answer never waits
-      // behind the history queue's appends and commits on the shared one (MVCC reads committed rows)
-      const conn = await db.connect();
+      // behind the history queue's appends and commits on the shared one (MVCC reads committed
+      // rows). Opening one cost more than the lookup: they are kept for the next polls
+      const conn = lookups.pop() ?? (await db.connect());
       try {
-        return (await conn.runAndReadAll(SNAPSHOT_KNOWN, [key.feed_id, key.body_sha256])).currentRowCount > 0;
+        const known = await runPrepared(conn, SNAPSHOT_LOOKUP, { feed_id: key.feed_id, body_sha256: key.body_sha256 });
+        return known.currentRowCount > 0;
       } finally {
-        conn.closeSync();
+        if (lookupsClosed) conn.closeSync();
+        else lookups.push(conn);
       }
     },
     write: (batch) => inTurn(() => write(batch)),
@@ -365,5 +381,9 @@ export function createHistoryWriter(db: Db, options: HistoryWriterOptions = {}):
   // held rows are written before a service day is finalized and before the file closes
   holdHistory(db, writer.flush);
   db.beforeClose(() => writer.flush());
+  db.beforeClose(async () => {
+    lookupsClosed = true;
+    for (const conn of lookups.splice(0)) conn.closeSync();
+  });
   return writer;
 }

@@ -12,6 +12,7 @@
 import type { ScheduleIndex, WrittenTrip } from '../../core/ports.ts';
 import type { Arrival, StopEvent, StopEventAnomaly, StopEventCounts, VehiclePosition } from '../../core/types.ts';
 import { DepartureLog, ScheduledHeadways } from './headways.ts';
+import { TripInstances } from './instances.ts';
 import { PredictionSamples } from './predictions.ts';
 import { locateStop, newTripState, tripKey, type NewTrip, type TripState, type WrittenMark } from './trip-state.ts';
 import { hasEvidence, stopEventOf, type WriteContext } from './write-event.ts';
@@ -47,8 +48,8 @@ export class StopEventTracker {
   private readonly timeoutMs: number;
   /** group → trip key → state */
   private readonly groups = new Map<string, Map<string, TripState>>();
-  /** group, date and trip id → the keys of its instances (a vehicle names no instance) */
-  private readonly instances = new Map<string, Set<string>>();
+  /** group, date and trip id → its instances (a vehicle names no instance) */
+  private readonly instances = new TripInstances();
   private readonly marks = new Map<string, DayMarks>();
   private readonly departures = new DepartureLog();
   private readonly scheduledHeadways = new ScheduledHeadways();
@@ -132,7 +133,7 @@ export class StopEventTracker {
       scheduledHeadways: this.scheduledHeadways,
       anomaly,
     };
-    return { result, ctx, anomaly };
+    return { result, ctx, anomaly, stationOf: this.stationOf(input.schedule) };
   }
 
   private observeVehicle(v: VehiclePosition, input: TrackerInput, out: Output): void {
@@ -158,7 +159,7 @@ export class StopEventTracker {
     // a report no newer than one used says nothing new (feeds repeat the last one)
     if (v.timestamp_ms <= state.vp_report_ms) return;
     state.vp_report_ms = v.timestamp_ms;
-    const i = locateStop(state, v.stop_sequence ?? null, v.stop_id, this.stationOf(input.schedule), true);
+    const i = locateStop(state, v.stop_sequence ?? null, v.stop_id, out.stationOf, true);
     if (i === undefined) {
       out.anomaly('stop_not_on_trip');
       return;
@@ -184,12 +185,10 @@ export class StopEventTracker {
 
   /** The trip a vehicle reports: the instance it drives when the trip update names several. */
   private vehicleTrip(v: VehiclePosition, input: TrackerInput, out: Output): TripState | undefined {
-    const trips = this.tripsOf(input.group);
-    const keys = this.instances.get(instanceKey(input.group, v.service_date!, v.trip_id!));
-    if (keys && keys.size > 0) {
-      if (keys.size === 1) return trips.get(keys.values().next().value!);
-      for (const key of keys) {
-        const s = trips.get(key)!;
+    const instances = this.instances.of(input.group, v.service_date!, v.trip_id!);
+    if (instances) {
+      if (instances.length === 1) return instances[0];
+      for (const s of instances) {
         if (
           s.vp_vehicle === v.vehicle_id ||
           s.tu_vehicle === v.vehicle_id ||
@@ -260,7 +259,7 @@ export class StopEventTracker {
     state.tu_vehicle = a.vehicle_id ?? state.tu_vehicle;
     state.canceled = a.trip_relationship === 'canceled' || a.trip_relationship === 'deleted';
     if (state.canceled) return;
-    const stationOf = this.stationOf(input.schedule);
+    const stationOf = out.stationOf;
     let firstListed = -1;
     let reached = -1;
     for (let r = start; r < end; r++) {
@@ -335,23 +334,14 @@ export class StopEventTracker {
       this.passTo(state, lastKnown + 1, input, out);
     }
     this.groups.get(state.group)?.delete(state.key);
-    const ik = instanceKey(state.group, state.service_date, state.trip_id);
-    const keys = this.instances.get(ik);
-    keys?.delete(state.key);
-    if (keys?.size === 0) this.instances.delete(ik);
+    this.instances.remove(state);
   }
 
   private create(t: NewTrip, schedule: ScheduleIndex | undefined): TripState {
     const key = tripKey(t);
     const state = newTripState(t, schedule, this.marks.get(t.service_date)?.get(key) ?? null);
     this.tripsOf(t.group).set(key, state);
-    const ik = instanceKey(t.group, t.service_date, t.trip_id);
-    let keys = this.instances.get(ik);
-    if (!keys) {
-      keys = new Set();
-      this.instances.set(ik, keys);
-    }
-    keys.add(key);
+    this.instances.add(state);
     return state;
   }
 
@@ -401,6 +391,6 @@ interface Output {
   result: TrackerOutput;
   ctx: WriteContext;
   anomaly: (kind: StopEventAnomaly) => void;
+  /** the station of a stop in the poll's schedule (the stop itself without one) */
+  stationOf: (stopId: string) => string;
 }
-
-const instanceKey = (group: string, date: string, tripId: string): string => `${group}\n${date}\n${tripId}`;

@@ -123,8 +123,18 @@ export interface NewTrip extends TripIdentity {
 export function newTripState(t: NewTrip, schedule: ScheduleIndex | undefined, written: WrittenMark | null): TripState {
   const scheduled = schedule?.trip(t.trip_id);
   const stopTimes = scheduled ? schedule!.stopTimes(t.trip_id) : [];
+  // every field spelled out, never spread from `t`: objects built by spreading then widening
+  // get a map of their own whose stores take the slow path, and these are written every poll
   const state: TripState = {
-    ...t,
+    group: t.group,
+    schedule_id: t.schedule_id,
+    service_date: t.service_date,
+    trip_id: t.trip_id,
+    trip_instance: t.trip_instance,
+    feed_id: t.feed_id,
+    mode: t.mode,
+    relationship: t.relationship,
+    in_schedule: t.in_schedule,
     key: tripKey(t),
     route_id: t.route_id ?? scheduled?.route_id ?? null,
     direction_id: t.direction_id ?? scheduled?.direction_id ?? null,

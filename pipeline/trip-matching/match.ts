@@ -5,6 +5,7 @@ import type { ScheduledTrip, ScheduleIndex } from '../../core/ports.ts';
 import type { MatchStrategy, TripMatching, TripRelationship } from '../../core/types.ts';
 import type { TripDescriptorMsg } from '../gtfs-rt-types.ts';
 import { parseGtfsTime, parseStartDate } from '../../core/dates.ts';
+import { parseNyctTripId } from '../../core/nyct-trip-id.ts';
 import { matchExact } from './exact.ts';
 import { matchNyct } from './nyct.ts';
 import { matchNyctLoose } from './nyct-loose.ts';
@@ -52,8 +53,13 @@ export interface MatchRequest {
 /** A trip's match and each strategy's decision on the way, counted when the trip is looked up. */
 interface Decided {
   match: TripMatch;
-  steps: [MatchStrategy, Outcome][];
+  steps: readonly (readonly [MatchStrategy, Outcome])[];
 }
+
+/** The steps of a trip matched by the first strategy tried, most trips: shared, not built per trip. */
+const MATCHED_FIRST = Object.fromEntries(
+  (Object.keys(STRATEGIES) as MatchStrategy[]).map((s) => [s, Object.freeze([Object.freeze([s, 'matched'] as const)])]),
+) as Record<MatchStrategy, Decided['steps']>;
 
 const NONE: TripMatch = Object.freeze({
   outcome: 'unmatched',
@@ -91,23 +97,43 @@ export class TripMatcher {
    * stay unmatched. Without it (a caller that looks trips up one by one) nyct_loose decides each
    * trip alone.
    */
-  prepare(requests: Iterable<MatchRequest>): void {
+  prepare(descriptors: readonly TripDescriptorMsg[], requestOf: (td: TripDescriptorMsg) => MatchRequest): void {
     this.prepared.clear();
     this.given = new Map();
     if (!this.order.includes('nyct_loose')) return;
-    const byOwnId = new Set<string>(); // runs a train has by its own id (or any strategy but nyct_loose)
+    // only an NYCT-shaped id can be matched loosely: those are decided first, and the others only
+    // when one was (their runs go to the trains naming them by their own ids). Until then nothing
+    // is given, so a trip is decided alike now or when looked up: most feeds have no such ids, and
+    // deciding and keeping every trip up front was a fifth of normalizing a 5,000-vehicle poll.
+    const others: TripDescriptorMsg[] = [];
     const loose: { request: MatchRequest; run: string; train: string; late: number }[] = [];
-    for (const request of requests) {
-      if (this.prepared.has(request.td)) continue;
+    for (const td of descriptors) {
+      if (!mayMatchLoosely(td)) {
+        others.push(td);
+        continue;
+      }
+      if (this.prepared.has(td)) continue;
+      const request = requestOf(td);
       const decided = this.decide(request);
       this.prepared.set(request.td, decided);
       const m = decided.match;
-      if (m.outcome !== 'matched') continue;
-      const run = runKey(m.trip!.trip_id, m.service_date!);
-      if (m.late_s === null) byOwnId.add(run);
-      else loose.push({ request, run, train: tripKey(queryKeys(request)), late: m.late_s });
+      if (m.outcome === 'matched' && m.late_s !== null)
+        loose.push({
+          request,
+          run: runKey(m.trip!.trip_id, m.service_date!),
+          train: tripKey(queryKeys(request)),
+          late: m.late_s,
+        });
     }
     if (loose.length === 0) return;
+    for (const td of others) {
+      if (!this.prepared.has(td)) this.prepared.set(td, this.decide(requestOf(td)));
+    }
+    // runs a train has by its own id (or any strategy but nyct_loose)
+    const byOwnId = new Set<string>();
+    for (const { match: m } of this.prepared.values()) {
+      if (m.outcome === 'matched' && m.late_s === null) byOwnId.add(runKey(m.trip!.trip_id, m.service_date!));
+    }
     const given = new Map<string, string>([...byOwnId].map((run) => [run, '']));
     const least = new Map<string, number>();
     for (const l of loose) {
@@ -128,7 +154,8 @@ export class TripMatcher {
 
   match(r: MatchRequest): TripMatch {
     const decided = this.prepared.get(r.td) ?? this.decide(r);
-    for (const [strategy, outcome] of decided.steps) this.tally.decision(strategy, outcome);
+    const steps = decided.steps;
+    for (let i = 0; i < steps.length; i++) this.tally.decision(steps[i]![0], steps[i]![1]);
     const result = decided.match;
     this.tally.trip(result.outcome, result.previous_day);
     return result;
@@ -144,7 +171,8 @@ export class TripMatcher {
     const routeId = r.td.route_id ? this.route(r.td.route_id) : null;
     const q: MatchQuery = {
       td: r.td,
-      ...queryKeys(r),
+      trip_id: r.td.trip_id || null,
+      start_date: parseStartDate(r.td.start_date),
       route_id: routeId,
       alias: this.alias,
       given: this.given,
@@ -159,7 +187,6 @@ export class TripMatcher {
     for (const strategy of order) {
       const answer = STRATEGIES[strategy](q);
       if (answer === null) continue;
-      steps.push([strategy, answer.outcome]);
       if (answer.outcome === 'matched') {
         const match: TripMatch = {
           outcome: 'matched',
@@ -169,8 +196,11 @@ export class TripMatcher {
           previous_day: answer.previous_day,
           late_s: answer.late_s ?? null,
         };
+        if (steps.length === 0) return { match, steps: MATCHED_FIRST[strategy] };
+        steps.push([strategy, 'matched']);
         return { match, steps };
       }
+      steps.push([strategy, answer.outcome]);
       const known = answer.outcome === 'unmatched' ? answer.known : undefined;
       // "several fit" says more than a later "none fits", so it is what the trip ends as
       if (last.outcome !== 'ambiguous' || known) {
@@ -181,6 +211,12 @@ export class TripMatcher {
     }
     return { match: last, steps };
   }
+}
+
+/** Whether nyct_loose could match the trip: its id is an NYCT realtime id, with an origin (nyct.ts). */
+function mayMatchLoosely(td: TripDescriptorMsg): boolean {
+  // an NYCT id has a dot before its direction: most ids are told apart without the pattern
+  return td.trip_id?.includes('.') ? (parseNyctTripId(td.trip_id)?.origin ?? null) !== null : false;
 }
 
 function queryKeys(r: MatchRequest): Pick<MatchQuery, 'trip_id' | 'start_date'> {
