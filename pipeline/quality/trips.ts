@@ -51,7 +51,7 @@ export function checkTrip(td: TripDescriptorMsg, entity: string | null, ctx: Che
   if (startDate && !validStartDate(startDate)) {
     sink.add('E021', entity, (x) => `start_date ${JSON.stringify(x)} is not a YYYYMMDD date`, startDate);
   }
-  const schedule = ctx.schedule;
+  const schedule = ctx.lookups;
   if (!schedule) return;
   const scheduled = tripId ? schedule.trip(tripId) : undefined;
   // the usual case, a trip of the route it names: the route is the schedule's, no second lookup
