@@ -16,7 +16,6 @@ import { ListSink, type Finding } from '../pipeline/quality/findings.ts';
 import type { PreviousSnapshot } from '../pipeline/quality/header.ts';
 import { ruleSpec, RULES, type RuleId, type Severity } from '../pipeline/quality/rules.ts';
 import { describeBody } from './init/sniff.ts';
-import { readAhead } from './read-ahead.ts';
 import { iso } from '../core/dates.ts';
 
 /** A source that cannot be read: a missing path, a folder without access, a URL that fails. */
@@ -139,22 +138,11 @@ function contentOf({ vehicles, trip_updates: tripUpdates, alerts }: CheckedSnaps
   return parts.length ? parts.join(', ') : 'no entities';
 }
 
-type Ahead = Promise<Uint8Array | Error> | null;
-
-/** A file's read, started while the source before it is checked; null: read at its turn. */
-const startRead = (source: Source | undefined): Ahead => (source?.kind === 'file' ? readAhead(source.path) : null);
-
 async function readSource(
   source: Source,
-  ahead: Ahead,
   options: ValidateOptions,
 ): Promise<{ bytes: Uint8Array; at_ms: number | null }> {
   if (source.kind === 'file') {
-    if (ahead) {
-      const read = await ahead;
-      if (read instanceof Error) throw unreadable(source.path, read);
-      return { bytes: read, at_ms: null };
-    }
     try {
       return { bytes: readFileSync(source.path), at_ms: null };
     } catch (err) {
@@ -186,13 +174,8 @@ export async function validateSources(
   const summary: ValidateSummary = { snapshots: 0, with_findings: 0, errors: 0, warnings: 0, rules: [] };
   let previous: PreviousSnapshot | null = null;
   let gap = false;
-  let ahead = startRead(sources[0]);
-  for (let i = 0; i < sources.length; i++) {
-    const source = sources[i]!;
-    const read = readSource(source, ahead, options);
-    // a file's failure waits in its promise for its turn: the sources before it are reported first
-    ahead = startRead(sources[i + 1]);
-    const { bytes, at_ms } = await read;
+  for (const source of sources) {
+    const { bytes, at_ms } = await readSource(source, options);
     const name = nameOf(source);
     const sink = new ListSink();
     const found = inspectBody(bytes);
