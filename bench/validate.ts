@@ -102,10 +102,6 @@ try {
   console.log(`${line('validate (every rule, no schedule):', validateMs)}  <- the target's figure (≥ 0.8×)`);
   console.log(line('validate --schedule (the bench network):', withScheduleMs));
   console.log(line('validate --series (a hash per file):', seriesMs));
-  console.log(
-    '  (validate reads the next file on the thread pool while it checks one; the baseline reads each\n' +
-      '  file, then decodes it, as a plain loop does)',
-  );
   report({
     bench: 'validate',
     figure: `validate over ${SNAPSHOTS} snapshots of ${VEHICLES} vehicles (snapshots/s, ratio to the decode's speed)`,
