@@ -22,7 +22,7 @@ export class IdTable<V> {
   private slots = new Int32Array(MIN_SLOTS * 2);
   private mask = MIN_SLOTS - 1;
   /** key, value, key, value… in the order added */
-  private readonly entries: unknown[] = [];
+  private entries: unknown[] = [];
   private count = 0;
 
   get size(): number {
@@ -37,6 +37,10 @@ export class IdTable<V> {
     else this.slots.fill(0, 0, size * 2);
     this.mask = size - 1;
     this.count = 0;
+    // a new array rather than the old one overwritten: it holds this snapshot's strings, young like
+    // them (no old-to-young pointers for the garbage collector to track), and lets the last
+    // snapshot's ids go
+    this.entries = new Array(expected * 2);
   }
 
   /** The entry's index, or -1 when the key is not in the table. */
