@@ -1,7 +1,8 @@
 // The feed rules' cost, each figure beside a baseline measured in the same run:
 //  1. `transit-api validate` (its engine: read, decode, every rule, findings, summary) over a folder
 //     of SNAPSHOTS files of a VEHICLES-vehicle feed, against reading and decoding the same files
-//     alone (target: ≥ 0.8× the decode's speed);
+//     alone (target: ≥ 0.8× the decode's speed, judged on the run without a schedule, as the issue
+//     words it; --schedule, which adds the trip, route and stop lookups, is printed beside it);
 //  2. the per-poll rule check (pipeline/quality, as the pipeline runs it: the decoded message, the
 //     schedule, the snapshot before) against the poll's time to the live state through the real
 //     pipeline into a DuckDB file, as bench:ingest measures it (target: < 10 % of it); and, beside
@@ -48,7 +49,13 @@ try {
   const bytes = bodies[0]!.byteLength;
   console.log(`  ${(bytes / 1024).toFixed(0)} KB a snapshot, ${((bytes * SNAPSHOTS) / 2 ** 20).toFixed(0)} MB in all`);
 
-  // 1. the folder through validate against reading and decoding it; rounds alternate
+  // 1. the folder through validate against reading and decoding it. Which goes first alternates
+  // by round: the first pass over freshly written files may meet the page cache's writeback.
+  const readAll = (): number => {
+    const t0 = performance.now();
+    for (const name of readdirSync(folder).sort()) readFileSync(join(folder, name));
+    return performance.now() - t0;
+  };
   const decodeAll = (): number => {
     const t0 = performance.now();
     let entities = 0;
@@ -69,48 +76,52 @@ try {
       throw new Error(`the bench feed should be clean: ${JSON.stringify(summary.rules)}`);
     return elapsed;
   };
+  const readMs: number[] = [];
   const decodeMs: number[] = [];
   const validateMs: number[] = [];
   const withScheduleMs: number[] = [];
   const seriesMs: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    decodeMs.push(decodeAll());
+    if (r % 2 === 0) decodeMs.push(decodeAll());
     validateMs.push(await validateAll());
     withScheduleMs.push(await validateAll({ schedule }));
     seriesMs.push(await validateAll({ series: true }));
+    if (r % 2 === 1) decodeMs.push(decodeAll());
+    readMs.push(readAll());
   }
   const decodeRate = SNAPSHOTS / (median(decodeMs) / 1000);
-  const validateRate = SNAPSHOTS / (median(validateMs) / 1000);
+  const rate = (times: number[]) => SNAPSHOTS / (median(times) / 1000);
+  const line = (what: string, times: number[]) =>
+    `  ${what.padEnd(41)} ${rate(times).toFixed(1).padStart(7)} snapshots/s (${ms(median(times))}), ` +
+    `${(rate(times) / decodeRate).toFixed(2)}× the decode's speed`;
   console.log(`\nvalidate over the folder (median of ${ROUNDS} rounds):`);
   console.log(
-    `  baseline: read + decode each file:      ${decodeRate.toFixed(1).padStart(7)} snapshots/s ` +
-      `(${ms(median(decodeMs))})`,
+    `  ${'baseline: read + decode each file:'.padEnd(41)} ${decodeRate.toFixed(1).padStart(7)} snapshots/s ` +
+      `(${ms(median(decodeMs))}), of which reading the files ${ms(median(readMs))}`,
   );
-  console.log(
-    `  validate (every rule, no schedule):     ${validateRate.toFixed(1).padStart(7)} snapshots/s ` +
-      `(${ms(median(validateMs))}), ` +
-      `${(validateRate / decodeRate).toFixed(2)}× the decode's speed`,
-  );
-  console.log(
-    `  validate --schedule (the bench ` +
-      `network):${(SNAPSHOTS / (median(withScheduleMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
-      `${(median(decodeMs) / median(withScheduleMs)).toFixed(2)}×`,
-  );
-  console.log(
-    `  validate --series (a hash per file):    ` +
-      `${(SNAPSHOTS / (median(seriesMs) / 1000)).toFixed(1).padStart(7)} snapshots/s, ` +
-      `${(median(decodeMs) / median(seriesMs)).toFixed(2)}×`,
-  );
+  console.log(`${line('validate (every rule, no schedule):', validateMs)}  <- the target's figure (≥ 0.8×)`);
+  console.log(line('validate --schedule (the bench network):', withScheduleMs));
+  console.log(line('validate --series (a hash per file):', seriesMs));
   report({
     bench: 'validate',
     figure: `validate over ${SNAPSHOTS} snapshots of ${VEHICLES} vehicles (snapshots/s, ratio to the decode's speed)`,
-    value: validateRate,
+    value: rate(validateMs),
     unit: 'snapshots/s',
     baseline: 'reading and decoding the same files alone',
     baselineValue: decodeRate,
-    ratio: validateRate / decodeRate,
+    ratio: rate(validateMs) / decodeRate,
     target: '≥ 0.8×',
-    met: validateRate / decodeRate >= 0.8,
+    met: rate(validateMs) / decodeRate >= 0.8,
+  });
+  report({
+    bench: 'validate',
+    figure: `the same with --schedule (trip, route and stop lookups; snapshots/s, ratio to the decode's speed)`,
+    value: rate(withScheduleMs),
+    unit: 'snapshots/s',
+    baseline: 'reading and decoding the same files alone',
+    baselineValue: decodeRate,
+    ratio: rate(withScheduleMs) / decodeRate,
+    met: null,
   });
 
   // 2. the per-poll check: alone on each poll's message, against the poll's time to the live state

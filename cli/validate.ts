@@ -11,7 +11,7 @@ import type { ScheduleIndex } from '../core/ports.ts';
 import { decodeFeedMessage } from '../pipeline/decode.ts';
 import { fetchBody, type FetchFn } from '../pipeline/fetch-feed.ts';
 import type { FeedMessageMsg } from '../pipeline/gtfs-rt-types.ts';
-import { checkSnapshot } from '../pipeline/quality/check.ts';
+import { checkSnapshot, type CheckedSnapshot } from '../pipeline/quality/check.ts';
 import { ListSink, type Finding } from '../pipeline/quality/findings.ts';
 import type { PreviousSnapshot } from '../pipeline/quality/header.ts';
 import { ruleSpec, RULES, type RuleId, type Severity } from '../pipeline/quality/rules.ts';
@@ -128,15 +128,8 @@ export function inspectBody(bytes: Uint8Array): Inspected {
   return { ok: false, reason: `binary data that is not a FeedMessage: ${decoded.error}` };
 }
 
-function contentOf(message: FeedMessageMsg): string {
-  let vehicles = 0;
-  let tripUpdates = 0;
-  let alerts = 0;
-  for (const e of message.entity ?? []) {
-    if (e.vehicle) vehicles++;
-    if (e.trip_update) tripUpdates++;
-    if (e.alert) alerts++;
-  }
+/** What a snapshot carries, from the counts its check made on the way. */
+function contentOf({ vehicles, trip_updates: tripUpdates, alerts }: CheckedSnapshot): string {
   const parts = [
     tripUpdates ? `${tripUpdates} trip update${tripUpdates === 1 ? '' : 's'}` : '',
     vehicles ? `${vehicles} vehicle${vehicles === 1 ? '' : 's'}` : '',
@@ -209,7 +202,7 @@ export async function validateSources(
       gap = false;
       report = {
         source: name,
-        content: contentOf(message),
+        content: contentOf(current),
         entities: message.entity?.length ?? 0,
         header_timestamp: iso(current.header_ms),
         findings: sink.findings,

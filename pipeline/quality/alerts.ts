@@ -25,7 +25,7 @@ export function checkAlert(entity: FeedEntityMsg, ctx: CheckContext, sink: Findi
     sink.add('E032', id, () => 'alert without informed_entity');
     return;
   }
-  const schedule = ctx.schedule;
+  const schedule = ctx.lookups;
   for (const s of selectors) {
     if (!selects(s)) sink.add('E033', id, () => 'informed_entity names no agency, route, route type, trip or stop');
     if (s.stop_id && schedule && !schedule.stop(s.stop_id)) {

@@ -2,6 +2,7 @@
 import type { ScheduleIndex } from '../../core/ports.ts';
 import { has, int64, type FeedMessageMsg } from '../gtfs-rt-types.ts';
 import { scheduleArea, type GeoBox } from './geometry.ts';
+import { scheduleLookups, type ScheduleLookups } from './schedule-lookups.ts';
 
 /** 2005-01-01 and 2100-01-01: seconds outside are not POSIX seconds (E001), milliseconds mostly. */
 export const MIN_POSIX_S = 1_104_537_600;
@@ -24,6 +25,7 @@ export const FULL_DATASET = 0;
 export const DETOUR = 4;
 
 export interface CheckContext {
+  message: FeedMessageMsg;
   /** the header timestamp as sent (seconds, or milliseconds by mistake); null when absent or 0 */
   header_raw: number | null;
   /** the same as epoch ms, milliseconds read back; null when absent */
@@ -34,10 +36,16 @@ export interface CheckContext {
   /** this server's clock when the body was received; null: W008 and E050 are not evaluated */
   now_ms: number | null;
   schedule: ScheduleIndex | undefined;
+  /** the schedule's trips, routes, stops and shapes, answers kept between snapshots; null without one */
+  lookups: ScheduleLookups | null;
   /** the schedule's stops' box plus the buffer; null without a schedule or stop coordinates */
   area: GeoBox | null;
-  /** trips and routes a DETOUR alert of this snapshot names (E029 spares them); null without one */
-  detours: Set<string> | null;
+  /**
+   * Trips and routes a DETOUR alert of this snapshot names (E029 spares them): undefined until a
+   * vehicle is far from its shape (detoursOf reads them then, sparing every other snapshot a pass
+   * over its entities), null without any.
+   */
+  detours: Set<string> | null | undefined;
 }
 
 export function checkContext(
@@ -49,19 +57,26 @@ export function checkContext(
   const raw = has(header, 'timestamp') ? (int64(header.timestamp) ?? 0) : 0;
   const version = Number.parseFloat(header.gtfs_realtime_version);
   return {
+    message,
     header_raw: raw > 0 ? raw : null,
     header_ms: raw > 0 ? timestampMs(raw) : null,
     version2: !(version < 2),
     full_dataset: (header.incrementality ?? FULL_DATASET) === FULL_DATASET,
     now_ms: nowMs,
     schedule,
+    lookups: schedule ? scheduleLookups(schedule) : null,
     area: schedule ? scheduleArea(schedule) : null,
-    detours: detoursOf(message),
+    detours: undefined,
   };
 }
 
 /** Trip and route ids named by the snapshot's DETOUR alerts; null (the usual case) when there are none. */
-function detoursOf(message: FeedMessageMsg): Set<string> | null {
+export function detoursOf(ctx: CheckContext): Set<string> | null {
+  if (ctx.detours === undefined) ctx.detours = readDetours(ctx.message);
+  return ctx.detours;
+}
+
+function readDetours(message: FeedMessageMsg): Set<string> | null {
   let out: Set<string> | null = null;
   for (const entity of message.entity ?? []) {
     const alert = entity.alert;

@@ -45,6 +45,7 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
       sink.add('E041', id, () => 'trip update without stop_time_updates, not canceled, without a trip delay');
   }
   const schedule = ctx.schedule;
+  const lookups = ctx.lookups;
   const tripId = td?.trip_id;
   // the scheduled stops, only when an update names its stop by id alone (its place comes from them)
   let stopTimes: readonly ScheduledStopTime[] | null | undefined;
@@ -75,7 +76,7 @@ export function checkTripUpdate(entity: FeedEntityMsg, ctx: CheckContext, sink: 
     }
     prevSeq = hasSeq ? given : -1;
     prevStop = stopId;
-    if (stopId && schedule && !schedule.stop(stopId)) {
+    if (stopId && lookups && !lookups.stop(stopId)) {
       sink.add('E011', id, (x) => `stop_id ${JSON.stringify(x)} is not in the schedule`, stopId);
     }
 

@@ -5,7 +5,6 @@ import { TRIP_ADDED, TRIP_NEW, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
 
 const own = Object.prototype.hasOwnProperty;
-const START_TIME = /^[0-2]?[0-9]:[0-5][0-9]:[0-5][0-9]$/;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 // a snapshot's trips mostly share one or two dates: the last one checked is remembered
@@ -33,8 +32,32 @@ function isDate(text: string): boolean {
   return month !== 2 || day < 29 || (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
 }
 
-/** H:MM:SS or HH:MM:SS, hours up to 29 (service past midnight), as the validator reads GTFS times. */
-export const validStartTime = (text: string): boolean => START_TIME.test(text);
+const digit = (c: number): boolean => c >= 48 && c <= 57;
+/** 0 to 5: the tens of minutes and seconds */
+const sixty = (c: number): boolean => c >= 48 && c <= 53;
+
+/**
+ * H:MM:SS or HH:MM:SS, hours up to 29 (service past midnight), as the validator reads GTFS times:
+ * /^[0-2]?[0-9]:[0-5][0-9]:[0-5][0-9]$/ read character by character, a tenth of the regular
+ * expression's cost on a string fresh from the decoder (it runs on every trip that has one).
+ */
+export function validStartTime(text: string): boolean {
+  const at = text.length - 8; // 0: HH:MM:SS, -1: H:MM:SS
+  if (at !== 0 && at !== -1) return false;
+  if (at === 0) {
+    const c = text.charCodeAt(0);
+    if (c < 48 || c > 50) return false;
+  }
+  return (
+    digit(text.charCodeAt(at + 1)) &&
+    text.charCodeAt(at + 2) === 58 &&
+    sixty(text.charCodeAt(at + 3)) &&
+    digit(text.charCodeAt(at + 4)) &&
+    text.charCodeAt(at + 5) === 58 &&
+    sixty(text.charCodeAt(at + 6)) &&
+    digit(text.charCodeAt(at + 7))
+  );
+}
 
 export function checkTrip(td: TripDescriptorMsg, entity: string | null, ctx: CheckContext, sink: FindingSink): void {
   const tripId = td.trip_id;
@@ -51,7 +74,7 @@ export function checkTrip(td: TripDescriptorMsg, entity: string | null, ctx: Che
   if (startDate && !validStartDate(startDate)) {
     sink.add('E021', entity, (x) => `start_date ${JSON.stringify(x)} is not a YYYYMMDD date`, startDate);
   }
-  const schedule = ctx.schedule;
+  const schedule = ctx.lookups;
   if (!schedule) return;
   const scheduled = tripId ? schedule.trip(tripId) : undefined;
   // the usual case, a trip of the route it names: the route is the schedule's, no second lookup

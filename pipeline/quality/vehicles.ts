@@ -1,8 +1,9 @@
 // The VehiclePosition rules: its trip, its ids, its timestamp, and its position on Earth, in the
 // schedule's area and near its trip's shape.
 import { has, type FeedEntityMsg } from '../gtfs-rt-types.ts';
-import type { CheckContext } from './context.ts';
+import { detoursOf, type CheckContext } from './context.ts';
 import type { FindingSink } from './findings.ts';
+import type { IdTable } from './id-table.ts';
 import { AREA_BUFFER_M, inBox, nearShape, SHAPE_BUFFER_M, validPosition } from './geometry.ts';
 import { checkTimestamp } from './timestamps.ts';
 import { checkTrip } from './trips.ts';
@@ -17,7 +18,7 @@ export function checkVehicle(
   entity: FeedEntityMsg,
   ctx: CheckContext,
   sink: FindingSink,
-  vehicleIds: Set<string>,
+  vehicleIds: IdTable<null>,
 ): void {
   const v = entity.vehicle!;
   const vehicleId = v.vehicle?.id || '';
@@ -29,13 +30,10 @@ export function checkVehicle(
   }
   checkTimestamp(v, id, 'vehicle', ctx, sink);
   if (!vehicleId) sink.add('W002', id, () => 'vehicle without vehicle.id');
-  else {
-    const seen = vehicleIds.size;
-    if (vehicleIds.add(vehicleId).size === seen) {
-      sink.add('E052', id, (x) => `vehicle.id ${JSON.stringify(x)} again`, vehicleId);
-    }
+  else if (!vehicleIds.add(vehicleId, null)) {
+    sink.add('E052', id, (x) => `vehicle.id ${JSON.stringify(x)} again`, vehicleId);
   }
-  const schedule = ctx.schedule;
+  const schedule = ctx.lookups;
   if (v.stop_id && schedule && !schedule.stop(v.stop_id)) {
     sink.add('E011', id, (x) => `stop_id ${JSON.stringify(x)} is not in the schedule`, v.stop_id);
   }
@@ -70,9 +68,9 @@ export function checkVehicle(
     return;
   }
   const tripId = td?.trip_id;
-  const shape = tripId && schedule?.tripShape ? schedule.tripShape(tripId) : undefined;
+  const shape = tripId && schedule ? schedule.tripShape(tripId) : undefined;
   if (!shape || nearShape(shape, lat, lon)) return;
-  const detours = ctx.detours;
+  const detours = detoursOf(ctx);
   if (detours) {
     const routeId = td!.route_id || schedule!.trip(tripId!)?.route_id;
     if (detours.has(`t:${tripId}`) || (routeId && detours.has(`r:${routeId}`))) return;
