@@ -9,8 +9,9 @@
 // with the project's one esbuild configuration, the one `npm run build` makes dist/transit-api.cjs
 // with (binary/build/bundle.ts), into .bench-bundle/http.cjs and runs that with plain node. From
 // the sources, tsx would add its loader thread and wrap every named function in a `__name` call
-// (keepNames), work the served bundle does not do. Node options given to this script (e.g.
-// `--cpu-prof --cpu-prof-dir=/tmp/prof`) are passed on to the bundle's process.
+// (keepNames), work the served bundle does not do. The bundle runs with the young generation the
+// service is deployed with (`--max-semi-space-size=64`: npm start, docs/guides/deploying.md).
+// Node options given to this script (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) are passed on.
 import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,8 @@ for (let i = 0; i < process.execArgv.length; i++) {
   if (arg === '--import' || arg === '--loader') i++;
   else if (!arg.startsWith('--import=') && !arg.startsWith('--loader=')) nodeArgs.push(arg);
 }
+// as deployed, unless given otherwise
+if (!nodeArgs.some((arg) => arg.startsWith('--max-semi-space-size'))) nodeArgs.unshift('--max-semi-space-size=64');
 const child = spawn(process.execPath, [...nodeArgs, outfile], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => {

@@ -342,12 +342,9 @@ export class RequestChain {
         ],
       });
     }
+    // the directory changes, so ids are checked each time; which ones the query names, once
     const known = this.options.knownIds;
-    if (known)
-      for (const { name, kind } of compiled.idParams) {
-        const ids = query[name] as readonly string[] | undefined;
-        if (ids) assertKnownIds(known, name, kind, ids);
-      }
+    if (known) for (const { name, kind, ids } of entry.ids) assertKnownIds(known, name, kind, ids);
     if (compiled.def.body) {
       return this.parseBody(req, compiled).then((body) =>
         this.answer(req, state, compiled, entry, params, body, head, wantsStream),
