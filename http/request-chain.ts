@@ -331,7 +331,7 @@ export class RequestChain {
 
     const params = (def.params ? validate(def.params, match.params) : {}) as Record<string, string>;
     const entry = this.queries.get(compiled, req.query);
-    const { parsed, query } = entry;
+    const { parsed } = entry;
     if (!wantsStream && parsed.values.api_key !== undefined) {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
         errors: [
