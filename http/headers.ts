@@ -70,13 +70,10 @@ function policyHeaders(limit: number): readonly [string, string][] {
   return headers;
 }
 
-/** Appends the IETF RateLimit pair plus the X- headers older clients read to `headers`. */
-export function pushRateLimitHeaders(headers: HeaderList, decision: RateDecision, nowMs: number): HeaderList {
-  headers.push(...policyHeaders(decision.limit));
-  return pushWindowHeaders(headers, decision, nowMs);
-}
-
-/** The headers of a window's state now: what remains, when it resets, when to retry. */
+/**
+ * The IETF RateLimit header and the X- ones older clients read of a window's state now: what
+ * remains, when it resets, when to retry (the policy headers are in the response's run).
+ */
 function pushWindowHeaders(headers: HeaderList, decision: RateDecision, nowMs: number): HeaderList {
   const remaining = String(decision.remaining);
   headers.push(
