@@ -153,3 +153,47 @@ t.test('a key one character away from a cached key is refused; no self-compariso
   const source = readFileSync(new URL('./auth.ts', import.meta.url), 'utf8');
   t.notMatch(source, /timingSafeEqual\(/, 'no constant-time compare of a hash with itself');
 });
+
+// issue 28 pt 4: a token already matched is answered without hashing it again; what reaches
+// the entries by hash (a recheck's verdict, invalidate, going stale) reaches it too
+t.test('tokens remembered as they came follow every revocation path, within their bound', async (t) => {
+  const db = await Db.open(':memory:');
+  const clock = { now: 1_000_000 };
+  const store = new KeyStore(db, { recheckMs: 1_000, clock: () => clock.now, maxTokenEntries: 1 });
+  t.teardown(async () => {
+    await store.close();
+    await db.close();
+  });
+  const a = await createKey(db, { plan: 'free' });
+  const b = await createKey(db, { plan: 'max' });
+  t.ok(await store.authenticate(a.key, clock.now));
+  t.ok(await store.authenticate(b.key, clock.now));
+  for (let i = 0; i < 3; i++) {
+    // one token remembered at a time: the other is found by its hash, synchronously
+    t.equal((store.authenticate(a.key, clock.now) as { id: string }).id, a.id);
+    t.equal((store.authenticate(b.key, clock.now) as { id: string }).id, b.id);
+  }
+  await db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [b.id]);
+  await store.recheck();
+  t.equal(store.authenticate(b.key, clock.now), null, 'a recheck reaches the remembered token');
+  store.invalidate(a.id);
+  await revokeKey(db, a.id);
+  const again = store.authenticate(a.key, clock.now);
+  t.ok(again instanceof Promise, 'invalidate forgets the token too: the database is asked');
+  t.equal(await again, null);
+});
+
+t.test('a remembered token whose entry went stale is served by the fresh lookup, and revoked with it', async (t) => {
+  const { db, store, clock } = await setup(t);
+  const a = await createKey(db, { plan: 'regular' });
+  t.ok(await store.authenticate(a.key, clock.now));
+  t.ok(store.authenticate(a.key, clock.now), 'remembered');
+  clock.now += 3_001;
+  const fresh = store.authenticate(a.key, clock.now);
+  t.ok(fresh instanceof Promise, 'stale: looked up again');
+  t.ok(await fresh);
+  t.notOk(store.authenticate(a.key, clock.now) instanceof Promise, 'then answered from memory');
+  await db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [a.id]);
+  await store.recheck();
+  t.equal(store.authenticate(a.key, clock.now), null, 'the recheck of the new entry reaches the token');
+});

@@ -41,6 +41,8 @@ export interface KeyStoreOptions {
   /** unknown hashes are remembered this long, so floods of bad keys do not reach the database */
   negativeTtlMs?: number;
   maxNegativeEntries?: number;
+  /** keys remembered by their token, so a known token is not hashed again (default 10,000) */
+  maxTokenEntries?: number;
   log?: Logger;
 }
 
@@ -51,12 +53,20 @@ function toKey(record: ApiKeyRecord): AuthenticatedKey | null {
 
 export class KeyStore implements KeyAuthenticator {
   private readonly entries = new Map<string, CacheEntry>();
+  /**
+   * The same entries by token: SHA-256 of the token was the largest single cost of a cached
+   * request. An entry here is the object `entries` holds, so a recheck's verdict (revoked, new
+   * plan) shows through at once; invalidate() removes it here too; an entry replaced after
+   * going stale is found again by its hash and remembered anew. Bounded, oldest first out.
+   */
+  private readonly byToken = new Map<string, CacheEntry>();
   private readonly unknown = new Map<string, number>();
   private readonly lookups = new Map<string, Promise<AuthenticatedKey | null>>();
   private timer: NodeJS.Timeout | null = null;
   private rechecking: Promise<void> | null = null;
   private readonly negativeTtlMs: number;
   private readonly maxNegative: number;
+  private readonly maxTokens: number;
   /** cached answers older than this are not trusted even if the recheck fell behind */
   private readonly maxStaleMs: number;
   private readonly log: Logger;
@@ -68,6 +78,7 @@ export class KeyStore implements KeyAuthenticator {
   ) {
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxNegative = options.maxNegativeEntries ?? 10_000;
+    this.maxTokens = Math.max(1, options.maxTokenEntries ?? 10_000);
     this.maxStaleMs = options.recheckMs * 3;
     this.log = componentLogger(options.log, 'auth');
   }
@@ -82,6 +93,11 @@ export class KeyStore implements KeyAuthenticator {
   }
 
   authenticate(token: string, nowMs: number): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
+    // A token is looked up as it came only among tokens this process has already matched to a
+    // stored hash; the seeded string hash of a Map probe tells an attacker no more than the
+    // SHA-256 probe below does (see there). The tokens kept are those requests carry anyway.
+    const known = this.byToken.get(token);
+    if (known !== undefined && nowMs - known.validatedAtMs <= this.maxStaleMs) return known.key;
     if (!KEY_PATTERN.test(token)) return null;
     const hash = hashKey(token);
     // No constant-time compare here, on purpose: the token is looked up by its SHA-256, so what an
@@ -89,15 +105,26 @@ export class KeyStore implements KeyAuthenticator {
     // nothing about any stored key's bytes. Comparing the found entry with the same hash would
     // only ever compare a value with itself.
     const entry = this.entries.get(hash);
-    if (entry && nowMs - entry.validatedAtMs <= this.maxStaleMs) return entry.key;
+    if (entry && nowMs - entry.validatedAtMs <= this.maxStaleMs) {
+      this.remember(token, entry);
+      return entry.key;
+    }
     const unknownUntil = this.unknown.get(hash);
     if (unknownUntil !== undefined && unknownUntil > nowMs) return null;
     return this.lookup(hash, nowMs);
   }
 
+  private remember(token: string, entry: CacheEntry): void {
+    if (this.byToken.size >= this.maxTokens && !this.byToken.has(token)) {
+      this.byToken.delete(this.byToken.keys().next().value as string);
+    }
+    this.byToken.set(token, entry);
+  }
+
   /** Forgets a revoked key at once (after a revoke in this process or a broker notice) and tells the listeners. */
   invalidate(keyId: string): void {
     for (const [hash, entry] of this.entries) if (entry.key?.id === keyId) this.entries.delete(hash);
+    for (const [token, entry] of this.byToken) if (entry.key?.id === keyId) this.byToken.delete(token);
     this.revoked(keyId);
   }
 

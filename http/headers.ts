@@ -2,6 +2,7 @@
 // get exactly the same set as successes.
 import { createHash } from 'node:crypto';
 import type { RateDecision } from '../accounts/limiter.ts';
+import { headerBlock, headerLine } from './header-block.ts';
 import { WINDOW_MS, WINDOW_POLICY_NAME, type MeterUnit } from '../accounts/plans.ts';
 
 export type { MeterUnit };
@@ -28,15 +29,24 @@ export const EXPOSED_HEADERS = [
   'Last-Event-ID',
 ].join(', ');
 
-// shared tuples: every response lists them, none is ever modified
-const VERSION: [string, string] = ['X-API-Version', API_VERSION];
+/**
+ * A header tuple made once and listed by many responses: frozen, so nothing changes it, and
+ * carrying its line encoded for the socket layer (http/header-block.ts).
+ */
+export function sharedHeader(name: string, value: string): [string, string] {
+  // not enumerable: to everything but the socket layer it stays a plain [name, value] pair
+  const header = Object.defineProperty([name, value], 'line', { value: headerLine(name, value) });
+  return Object.freeze(header) as [string, string];
+}
+
+const VERSION = sharedHeader('X-API-Version', API_VERSION);
 /** every response: a browser never guesses a type (a JSON body or an error run as HTML or script) */
-const NOSNIFF: [string, string] = ['X-Content-Type-Options', 'nosniff'];
-const ALLOW_ORIGIN: [string, string] = ['Access-Control-Allow-Origin', '*'];
-const EXPOSE: [string, string] = ['Access-Control-Expose-Headers', EXPOSED_HEADERS];
+const NOSNIFF = sharedHeader('X-Content-Type-Options', 'nosniff');
+const ALLOW_ORIGIN = sharedHeader('Access-Control-Allow-Origin', '*');
+const EXPOSE = sharedHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
 const UNITS: Record<MeterUnit, [string, string]> = {
-  request: ['X-Meter-Unit', 'request'],
-  'connection-minute': ['X-Meter-Unit', 'connection-minute'],
+  request: sharedHeader('X-Meter-Unit', 'request'),
+  'connection-minute': sharedHeader('X-Meter-Unit', 'connection-minute'),
 };
 
 export function baseHeaders(requestId: string, unit: MeterUnit | null): HeaderList {
@@ -51,24 +61,23 @@ function policyHeaders(limit: number): readonly [string, string][] {
   let headers = POLICY_HEADERS.get(limit);
   if (!headers) {
     headers = [
-      ['X-RateLimit-Policy', `${limit};w=${WINDOW_S}`],
-      ['RateLimit-Policy', `"${WINDOW_POLICY_NAME}";q=${limit};w=${WINDOW_S}`],
-      ['X-RateLimit-Limit', String(limit)],
+      sharedHeader('X-RateLimit-Policy', `${limit};w=${WINDOW_S}`),
+      sharedHeader('RateLimit-Policy', `"${WINDOW_POLICY_NAME}";q=${limit};w=${WINDOW_S}`),
+      sharedHeader('X-RateLimit-Limit', String(limit)),
     ];
     POLICY_HEADERS.set(limit, headers);
   }
   return headers;
 }
 
-/** Appends the IETF RateLimit pair plus the X- headers older clients read to `headers`. */
-export function pushRateLimitHeaders(headers: HeaderList, decision: RateDecision, nowMs: number): HeaderList {
-  const [policy, ietfPolicy, limit] = policyHeaders(decision.limit);
+/**
+ * The IETF RateLimit header and the X- ones older clients read of a window's state now: what
+ * remains, when it resets, when to retry (the policy headers are in the response's run).
+ */
+function pushWindowHeaders(headers: HeaderList, decision: RateDecision, nowMs: number): HeaderList {
   const remaining = String(decision.remaining);
   headers.push(
-    policy!,
-    ietfPolicy!,
     ['RateLimit', `"${WINDOW_POLICY_NAME}";r=${remaining};t=${Math.ceil(decision.resetMs / 1000)}`],
-    limit!,
     ['X-RateLimit-Remaining', remaining],
     ['X-RateLimit-Reset', String(Math.ceil((nowMs + decision.resetMs) / 1000))],
   );
@@ -76,10 +85,76 @@ export function pushRateLimitHeaders(headers: HeaderList, decision: RateDecision
   return headers;
 }
 
+/**
+ * Shared headers that responses of one kind list first, their section joined once: the socket
+ * layer writes a run in one call and the response's own headers in a second (http/server.ts).
+ * Joining the whole section per response cost more than the calls it saved (a string of ~1 kB
+ * made and flattened each time); a run is a constant.
+ */
+export class HeaderRun {
+  /** what the socket layer writes under list[0]'s name (http/header-block.ts) */
+  readonly block: string;
+  private readonly longer = new Map<readonly [string, string][], HeaderRun>();
+
+  constructor(readonly list: readonly [string, string][]) {
+    if (!list.every((header) => Object.isFrozen(header))) throw new Error('a header run lists shared headers only');
+    this.block = list.length > 0 ? headerBlock(list) : '';
+  }
+
+  /** This run, then the shared headers of `more`: made once per `more`, a constant known by its identity. */
+  followedBy(more: readonly [string, string][]): HeaderRun {
+    let run = this.longer.get(more);
+    if (!run) {
+      run = new HeaderRun([...this.list, ...more]);
+      this.longer.set(more, run);
+    }
+    return run;
+  }
+
+  /** A response's headers: this run's, for the caller to add the response's own after. */
+  start(): HeaderList {
+    return this.list.slice();
+  }
+}
+
+const UNIT_INDEX = { none: 0, request: 1, 'connection-minute': 2 } as const;
+/** by unit (none, request, connection-minute), then by the window's limit (-1: no window) */
+const API_RUNS = [new Map<number, HeaderRun>(), new Map<number, HeaderRun>(), new Map<number, HeaderRun>()];
+
+/**
+ * The run every API response of a meter unit and window limit starts with: the base headers
+ * (version, CORS, nosniff), the meter unit, the window's policy. The response's own follow:
+ * pushRequestHeaders.
+ */
+export function apiRun(unit: MeterUnit | null, limit: number | null): HeaderRun {
+  const byLimit = API_RUNS[UNIT_INDEX[unit ?? 'none']]!;
+  const key = limit ?? -1;
+  let run = byLimit.get(key);
+  if (!run) {
+    const list = [VERSION, ALLOW_ORIGIN, EXPOSE, NOSNIFF];
+    if (unit) list.push(UNITS[unit]);
+    if (limit !== null) list.push(...policyHeaders(limit));
+    run = new HeaderRun(list);
+    byLimit.set(key, run);
+  }
+  return run;
+}
+
+/** What an API response says of its own request after its run: its id and its window's state. */
+export function pushRequestHeaders(
+  headers: HeaderList,
+  requestId: string,
+  decision: RateDecision | null,
+  nowMs: number,
+): HeaderList {
+  headers.push(['X-Request-Id', requestId]);
+  return decision ? pushWindowHeaders(headers, decision, nowMs) : headers;
+}
+
 export const PREFLIGHT_HEADERS: HeaderList = [
-  ['Access-Control-Allow-Methods', 'GET, POST, PATCH, PUT, DELETE, OPTIONS'],
-  ['Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'],
-  ['Access-Control-Max-Age', '86400'],
+  sharedHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, PUT, DELETE, OPTIONS'),
+  sharedHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match, Last-Event-ID, Accept'),
+  sharedHeader('Access-Control-Max-Age', '86400'),
 ];
 
 /** A CSP source allowing exactly this inline script or style: `'sha256-<base64>'`. */
@@ -104,4 +179,4 @@ export function htmlPageHeaders(csp: string): HeaderList {
 }
 
 /** For answers that carry signed links (capabilities that work without a key): kept by no cache. */
-export const NO_STORE: [string, string] = ['Cache-Control', 'no-store'];
+export const NO_STORE = sharedHeader('Cache-Control', 'no-store');

@@ -2,12 +2,15 @@
 // route's parsed queries are memoized, bounded: past the limit the oldest entry goes (the same
 // route's first, else another route's).
 import type { CompiledRoute } from './compile.ts';
+import type { IdKind } from './params.ts';
 import { parseQuery, validate, type ParsedQuery } from './validate.ts';
 
 /** A route's query string parsed and validated once, with the keys derived from it. */
 export interface QueryEntry {
   readonly parsed: ParsedQuery & { scope: string };
   readonly query: Record<string, unknown>;
+  /** the id filters the query gives (the route's idParams that are set), checked per request */
+  readonly ids: ReadonlyArray<{ readonly name: string; readonly kind: IdKind; readonly ids: readonly string[] }>;
   /** response-cache key on a path without parameters (the path is the route's), made on first use */
   cacheKey?: string;
 }
@@ -38,7 +41,12 @@ export class QueryMemo {
         scope: '',
       };
       parsed.scope = scopeQuery(parsed, compiled.pagingNames);
-      entry = { parsed, query: Object.freeze(validate(compiled.query, parsed.values) as Record<string, unknown>) };
+      const query = Object.freeze(validate(compiled.query, parsed.values) as Record<string, unknown>);
+      const ids = compiled.idParams.flatMap(({ name, kind }) => {
+        const given = query[name] as readonly string[] | undefined;
+        return given ? [{ name, kind, ids: given }] : [];
+      });
+      entry = { parsed, query, ids };
       if (this.count >= this.maxEntries) this.forgetOne(byQuery);
       byQuery.set(raw, entry);
       this.count++;

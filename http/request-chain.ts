@@ -12,11 +12,13 @@ import type { CursorCodec } from './cursor.ts';
 import { assertKnownIds, type KnownIds } from './known-ids.ts';
 import { negotiateEncoding } from './encoding.ts';
 import {
-  baseHeaders,
+  apiRun,
   NO_STORE,
   PREFLIGHT_HEADERS,
-  pushRateLimitHeaders,
+  pushRequestHeaders,
+  sharedHeader,
   type HeaderList,
+  type HeaderRun,
   type MeterUnit,
 } from './headers.ts';
 import type { RateDecision, RateLimiter } from '../accounts/limiter.ts';
@@ -70,14 +72,39 @@ export interface RequestChainOptions {
 const UNMATCHED = '(unmatched)';
 const QUERY_MEMO_ENTRIES = 5_000;
 const JSON_TYPE = 'application/json';
-// shared, never modified: allocated once instead of per response
-const JSON_CONTENT_TYPE: [string, string] = ['Content-Type', JSON_TYPE];
-const REVALIDATE: [string, string] = ['Cache-Control', 'private, no-cache'];
-const VARY: [string, string] = ['Vary', 'Accept-Encoding'];
+// shared, never modified: allocated (and encoded by the socket layer) once instead of per response
+const JSON_CONTENT_TYPE = sharedHeader('Content-Type', JSON_TYPE);
+const REVALIDATE = sharedHeader('Cache-Control', 'private, no-cache');
+const VARY = sharedHeader('Vary', 'Accept-Encoding');
 const CODED: Record<'br' | 'gzip', [string, string]> = {
-  br: ['Content-Encoding', 'br'],
-  gzip: ['Content-Encoding', 'gzip'],
+  br: sharedHeader('Content-Encoding', 'br'),
+  gzip: sharedHeader('Content-Encoding', 'gzip'),
 };
+const NOT_MODIFIED_TAILS = [[REVALIDATE], [REVALIDATE, VARY]] as const;
+const STREAM_TAIL = [
+  sharedHeader('Content-Type', 'text/event-stream'),
+  NO_STORE,
+  sharedHeader('X-Accel-Buffering', 'no'),
+] as const;
+/**
+ * The shared headers after the base run of a JSON answer: one constant list per coding, Vary and
+ * caching (0: none, 1: revalidated by its ETag, 2: kept by no cache), so an answer picks its run
+ * without building a list. Filled coding first, then Vary, then caching: jsonTail's index.
+ */
+const JSON_TAILS: ReadonlyArray<readonly [string, string][]> = (['identity', 'br', 'gzip'] as const).flatMap((coding) =>
+  [false, true].flatMap((vary) =>
+    [null, REVALIDATE, NO_STORE].map((caching) => {
+      const tail = [JSON_CONTENT_TYPE];
+      if (coding !== 'identity') tail.push(CODED[coding]);
+      if (vary) tail.push(VARY);
+      if (caching) tail.push(caching);
+      return tail;
+    }),
+  ),
+);
+function jsonTail(coding: 'identity' | 'br' | 'gzip', vary: boolean, caching: 0 | 1 | 2): readonly [string, string][] {
+  return JSON_TAILS[(coding === 'identity' ? 0 : coding === 'br' ? 6 : 12) + (vary ? 3 : 0) + caching]!;
+}
 const API_PREFIX = '/api/';
 
 /** Per-request facts the final metering and header steps need, whatever happened before. */
@@ -188,7 +215,8 @@ export class RequestChain {
   /** Synchronous as far as the steps are; the first one that waits continues in a Promise. */
   private process(req: ApiRequest, state: RequestState): ApiResponse | Promise<ApiResponse> {
     if (state.method === 'OPTIONS') {
-      return { status: 204, headers: [...baseHeaders(state.requestId, null), ...PREFLIGHT_HEADERS], body: '' };
+      const run = apiRun(null, null).followedBy(PREFLIGHT_HEADERS);
+      return { status: 204, headers: pushRequestHeaders(run.start(), state.requestId, null, 0), run, body: '' };
     }
     const head = state.method === 'HEAD';
     const match = this.router.match(head ? 'GET' : state.method, req.path);
@@ -236,19 +264,12 @@ export class RequestChain {
     key: AuthenticatedKey,
   ): ApiResponse | Promise<ApiResponse> {
     state.key = key;
-    const def = match.kind === 'found' ? match.route.def : undefined;
     if (state.unit !== null) {
       const taken = this.options.limiter.take(key.id, key.plan, state.startedMs);
-      const decide = (decision: RateDecision) => {
-        state.decision = decision;
-        if (!decision.allowed) {
-          const revalidation = !wantsStream && !!def?.cache && req.headers['if-none-match'] !== undefined;
-          if (!revalidation) throw rateLimited(key, decision);
-          state.limited = true;
-        }
-        return this.routed(req, state, match, head, wantsStream);
-      };
-      return taken instanceof Promise ? taken.then(decide) : decide(taken);
+      if (taken instanceof Promise) {
+        return taken.then((decision) => this.taken(req, state, match, head, wantsStream, decision));
+      }
+      return this.taken(req, state, match, head, wantsStream, taken);
     }
     const peeked = this.options.limiter.peek(key.id, key.plan, state.startedMs);
     if (peeked instanceof Promise) {
@@ -258,6 +279,25 @@ export class RequestChain {
       });
     }
     state.decision = peeked;
+    return this.routed(req, state, match, head, wantsStream);
+  }
+
+  /** The window's decision on a metered request (a method, not a closure made per request). */
+  private taken(
+    req: ApiRequest,
+    state: RequestState,
+    match: RouteMatch<CompiledRoute>,
+    head: boolean,
+    wantsStream: boolean,
+    decision: RateDecision,
+  ): ApiResponse | Promise<ApiResponse> {
+    state.decision = decision;
+    if (!decision.allowed) {
+      const def = match.kind === 'found' ? match.route.def : undefined;
+      const revalidation = !wantsStream && !!def?.cache && req.headers['if-none-match'] !== undefined;
+      if (!revalidation) throw rateLimited(state.key!, decision);
+      state.limited = true;
+    }
     return this.routed(req, state, match, head, wantsStream);
   }
 
@@ -291,7 +331,7 @@ export class RequestChain {
 
     const params = (def.params ? validate(def.params, match.params) : {}) as Record<string, string>;
     const entry = this.queries.get(compiled, req.query);
-    const { parsed, query } = entry;
+    const { parsed } = entry;
     if (!wantsStream && parsed.values.api_key !== undefined) {
       throw new ApiError('invalid_parameter', 'api_key: accepted only on event streams', {
         errors: [
@@ -302,12 +342,9 @@ export class RequestChain {
         ],
       });
     }
+    // the directory changes, so ids are checked each time; which ones the query names, once
     const known = this.options.knownIds;
-    if (known)
-      for (const { name, kind } of compiled.idParams) {
-        const ids = query[name] as readonly string[] | undefined;
-        if (ids) assertKnownIds(known, name, kind, ids);
-      }
+    if (known) for (const { name, kind, ids } of entry.ids) assertKnownIds(known, name, kind, ids);
     if (compiled.def.body) {
       return this.parseBody(req, compiled).then((body) =>
         this.answer(req, state, compiled, entry, params, body, head, wantsStream),
@@ -343,7 +380,7 @@ export class RequestChain {
 
     const cacheSpec = def.cache;
     let cacheKey = '';
-    let token = '';
+    let token: string | number = '';
     if (cacheSpec) {
       // a path without parameters is the route's own: its key is made once per query
       if (def.params) cacheKey = `${def.id}\n${req.path}\n${parsed.normalized}`;
@@ -351,7 +388,7 @@ export class RequestChain {
         entry.cacheKey ??= `${def.id}\n${def.path}\n${parsed.normalized}`;
         cacheKey = entry.cacheKey;
       }
-      token = String(cacheSpec.version());
+      token = cacheSpec.version();
       // a cursor is checked (and its signature computed) only on a miss: a cached page was made
       // from the same cursor, checked then, and a cursor's check never changes
       const hit = this.cache.get(cacheKey, token, state.startedMs);
@@ -376,27 +413,20 @@ export class RequestChain {
     ctx: RequestContext,
     head: boolean,
     cacheKey: string,
-    token: string,
+    token: string | number,
   ): Promise<ApiResponse> {
     const def = compiled.def;
     const cacheSpec = def.cache;
     const result = await def.handler(ctx);
     if (result instanceof Reply) {
-      return {
-        status: result.status,
-        headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers],
-        body: result.body,
-        omitBody: head,
-      };
+      const { run, headers } = this.head(state);
+      headers.push(['Content-Type', result.contentType], ...result.headers);
+      return { status: result.status, headers, run, body: result.body, omitBody: head };
     }
     if (result instanceof FileReply) {
-      return {
-        status: result.status,
-        headers: [...this.headers(state), ['Content-Type', result.contentType], ...result.headers],
-        body: '',
-        file: result.file,
-        omitBody: head,
-      };
+      const { run, headers } = this.head(state);
+      headers.push(['Content-Type', result.contentType], ...result.headers);
+      return { status: result.status, headers, run, body: '', file: result.file, omitBody: head };
     }
     if (result instanceof StreamReply) throw new Error(`${def.id} returned a stream to a JSON request`);
     const bytes = Buffer.from(JSON.stringify(result), 'utf8');
@@ -466,18 +496,16 @@ export class RequestChain {
         );
         state.decision = { ...decision, remaining: decision.remaining + 1, takenAtMs: null };
       }
-      const notModified = this.headers(state);
-      notModified.push(['ETag', etag], REVALIDATE);
-      if (vary) notModified.push(VARY);
-      return { status: 304, headers: notModified, body: '' };
+      const { run, headers } = this.head(state, NOT_MODIFIED_TAILS[vary ? 1 : 0]);
+      headers.push(['ETag', etag]);
+      return { status: 304, headers, run, body: '' };
     }
-    const headers = this.headers(state);
-    headers.push(JSON_CONTENT_TYPE);
-    if (rep && rep.coding !== 'identity') headers.push(CODED[rep.coding]);
-    if (vary) headers.push(VARY);
-    if (etag) headers.push(['ETag', etag], REVALIDATE);
-    else if (state.noStore) headers.push(NO_STORE);
-    return { status, headers, body, omitBody: head };
+    const { run, headers } = this.head(
+      state,
+      jsonTail(rep?.coding ?? 'identity', vary, etag ? 1 : state.noStore ? 2 : 0),
+    );
+    if (etag) headers.push(['ETag', etag]);
+    return { status, headers, run, body, omitBody: head };
   }
 
   private async parseBody(req: ApiRequest, compiled: CompiledRoute): Promise<unknown> {
@@ -565,30 +593,26 @@ export class RequestChain {
       throw new ApiError('not_acceptable', 'Event-stream output is not enabled on this server; request JSON instead.');
     }
     if (!(reply instanceof StreamReply)) throw new Error(`${def.id} did not answer with a StreamReply`);
-    const headers = this.headers(state);
-    headers.push(
-      ['Content-Type', 'text/event-stream'],
-      ['Cache-Control', 'no-store'],
-      ['X-Accel-Buffering', 'no'],
-      ...reply.headers,
-    );
-    return { status: 200, headers, body: '', stream: reply };
+    const { run, headers } = this.head(state, STREAM_TAIL);
+    headers.push(...reply.headers);
+    return { status: 200, headers, run, body: '', stream: reply };
   }
 
-  private headers(state: RequestState): HeaderList {
-    const headers = baseHeaders(state.requestId, state.unit);
-    if (state.decision) pushRateLimitHeaders(headers, state.decision, state.startedMs);
-    return headers;
+  /**
+   * A response's headers: the shared run of its kind (the base run, then `tail`), then the
+   * request's own (its id, its window's state), for the caller to add the response's own after.
+   */
+  private head(state: RequestState, tail?: readonly [string, string][]): { run: HeaderRun; headers: HeaderList } {
+    let run = apiRun(state.unit, state.decision ? state.decision.limit : null);
+    if (tail) run = run.followedBy(tail);
+    return { run, headers: pushRequestHeaders(run.start(), state.requestId, state.decision, state.startedMs) };
   }
 
   private problem(err: ApiError, req: ApiRequest, state: RequestState): ApiResponse {
     const rendered = renderProblem(err, state.requestId, safePath(req.path));
-    return {
-      status: rendered.status,
-      headers: [...this.headers(state), ...rendered.headers],
-      body: rendered.body,
-      omitBody: state.method === 'HEAD',
-    };
+    const { run, headers } = this.head(state);
+    headers.push(...rendered.headers);
+    return { status: rendered.status, headers, run, body: rendered.body, omitBody: state.method === 'HEAD' };
   }
 
   private record(state: RequestState, response: ApiResponse, latencyMs: number): void {

@@ -47,7 +47,8 @@ export function representation(entry: CachedBody, coding: ContentCoding): Repres
 }
 
 interface Entry extends CachedBody {
-  token: string;
+  /** the route's data version the body was made from (CacheSpec.version()) */
+  token: string | number;
   expiresAtMs: number;
   /** `inserts` when the entry last moved to the young end of the map */
   movedAt: number;
@@ -78,7 +79,7 @@ export class ResponseCache {
 
   constructor(private readonly maxEntries: number) {}
 
-  get(key: string, token: string, nowMs: number): CachedBody | undefined {
+  get(key: string, token: string | number, nowMs: number): CachedBody | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.token !== token || entry.expiresAtMs <= nowMs) {
       this.misses++;
@@ -96,7 +97,7 @@ export class ResponseCache {
     return entry;
   }
 
-  set(key: string, token: string, body: Buffer, ttlMs: number, nowMs: number): CachedBody {
+  set(key: string, token: string | number, body: Buffer, ttlMs: number, nowMs: number): CachedBody {
     const entry: Entry = {
       body,
       etag: etagOf(body),

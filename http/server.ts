@@ -6,7 +6,8 @@ import uWS from 'uWebSockets.js';
 import { ApiError } from '../core/errors.ts';
 import { componentLogger, defaultLogger, type Logger } from '../core/logger.ts';
 import type { SendBudget } from '../stream/send-budget.ts';
-import { baseHeaders, type HeaderList } from './headers.ts';
+import { headerBlock } from './header-block.ts';
+import { baseHeaders, type HeaderList, type HeaderRun } from './headers.ts';
 import { BODY_IDLE_TIMEOUT_MS, bodyTimeout, checkRequestHead } from './http-edge.ts';
 import { ListenError, whyListenFails } from './listen.ts';
 import { renderProblem } from './problem.ts';
@@ -120,9 +121,16 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     if (inFlight === 0 && drained) drained();
   };
 
-  const writeHead = (res: HttpResponse, status: number, headers: HeaderList) => {
+  const writeHead = (res: HttpResponse, status: number, headers: HeaderList, run?: HeaderRun) => {
     res.writeStatus(statusLine(status));
-    for (const [name, value] of headers) res.writeHeader(name, value);
+    // two calls for the whole section, the same bytes as one call per header (http/header-block.ts)
+    let from = 0;
+    const shared = run?.list;
+    if (shared?.length && headers[0] === shared[0] && headers[shared.length - 1] === shared[shared.length - 1]) {
+      res.writeHeader(shared[0]![0], run!.block);
+      from = shared.length;
+    }
+    if (from < headers.length) res.writeHeader(headers[from]![0], headerBlock(headers, from));
   };
 
   const sendBody = (res: HttpResponse, ex: Exchange, body: string | Uint8Array) => {
@@ -261,7 +269,11 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     }
   };
 
-  const respond = (res: HttpResponse, ex: Exchange, response: ApiResponse) => {
+  /**
+   * `corked`: called from inside uWS's request handler, where uWS has corked the response
+   * already; an answer given later is written in a cork of its own.
+   */
+  const respond = (res: HttpResponse, ex: Exchange, response: ApiResponse, corked: boolean) => {
     if (ex.aborted) {
       // the stream will never start: free what was reserved for it
       response.stream?.abandon?.();
@@ -269,46 +281,49 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       response.piped?.cancel();
       return finish(ex);
     }
-    res.cork(() => {
-      writeHead(res, response.status, response.headers);
-      if (response.stream) {
-        finish(ex);
-        startStream(res, response.stream);
-      } else if (response.status === 204 || response.status === 304) {
-        // no body and no Content-Length (RFC 9110 forbids it on 204)
+    if (corked) write(res, ex, response);
+    else res.cork(() => write(res, ex, response));
+  };
+
+  const write = (res: HttpResponse, ex: Exchange, response: ApiResponse) => {
+    writeHead(res, response.status, response.headers, response.run);
+    if (response.stream) {
+      finish(ex);
+      startStream(res, response.stream);
+    } else if (response.status === 204 || response.status === 304) {
+      // no body and no Content-Length (RFC 9110 forbids it on 204)
+      res.endWithoutBody();
+      finish(ex);
+    } else if (response.file) {
+      if (response.omitBody) {
+        res.writeHeader('Content-Length', String(response.file.length));
         res.endWithoutBody();
         finish(ex);
-      } else if (response.file) {
-        if (response.omitBody) {
-          res.writeHeader('Content-Length', String(response.file.length));
-          res.endWithoutBody();
-          finish(ex);
-          void response.file.handle.close().catch(() => undefined);
-        } else {
-          sendFile(res, ex, response.file);
-        }
-      } else if (response.piped) {
-        if (response.omitBody) {
-          res.writeHeader('Content-Length', String(response.piped.length));
-          res.endWithoutBody();
-          finish(ex);
-          response.piped.cancel();
-        } else {
-          sendPiped(res, ex, response.piped);
-        }
-      } else if (response.omitBody) {
-        // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it
-        // never serves another request (uWS 20.30); writing the header ourselves does not
-        res.writeHeader(
-          'Content-Length',
-          String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength),
-        );
-        res.endWithoutBody();
-        finish(ex);
+        void response.file.handle.close().catch(() => undefined);
       } else {
-        sendBody(res, ex, response.body);
+        sendFile(res, ex, response.file);
       }
-    });
+    } else if (response.piped) {
+      if (response.omitBody) {
+        res.writeHeader('Content-Length', String(response.piped.length));
+        res.endWithoutBody();
+        finish(ex);
+        response.piped.cancel();
+      } else {
+        sendPiped(res, ex, response.piped);
+      }
+    } else if (response.omitBody) {
+      // HEAD: endWithoutBody(length) leaves the connection waiting for that many bytes and it
+      // never serves another request (uWS 20.30); writing the header ourselves does not
+      res.writeHeader(
+        'Content-Length',
+        String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength),
+      );
+      res.endWithoutBody();
+      finish(ex);
+    } else {
+      sendBody(res, ex, response.body);
+    }
   };
 
   const unavailable = (res: HttpResponse, ex: Exchange) => {
@@ -345,7 +360,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
 
   // one function for every request: closures created per request cost an allocation each. An
   // answer the application has at once (a cached body) is written before uWS's handler returns.
-  const dispatch = (res: HttpResponse, ex: Exchange, request: ApiRequest) => {
+  /** `inHandler`: called from uWS's request handler itself (corked), not from a body's onData */
+  const dispatch = (res: HttpResponse, ex: Exchange, request: ApiRequest, inHandler: boolean) => {
     let answer: ApiResponse | Promise<ApiResponse>;
     try {
       answer = options.handler.handleNow ? options.handler.handleNow(request) : options.handler.handle(request);
@@ -356,11 +372,11 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       // answered later: uWS must be told, and a client gone meanwhile must not be written to
       if (!ex.watched) watchAbort(res, ex);
       answer.then(
-        (response) => respond(res, ex, response),
-        (err: unknown) => respond(res, ex, internalError(err)),
+        (response) => respond(res, ex, response, false),
+        (err: unknown) => respond(res, ex, internalError(err), false),
       );
     } else {
-      respond(res, ex, answer);
+      respond(res, ex, answer, inHandler);
     }
   };
 
@@ -408,7 +424,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     const hasBody =
       BODY_METHODS.has(request.method.toUpperCase()) &&
       (Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
-    if (!hasBody) return dispatch(res, ex, request);
+    if (!hasBody) return dispatch(res, ex, request, true);
     watchAbort(res, ex);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -433,7 +449,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         clearTimeout(idle);
         ex.onAbort = undefined;
         request.body = Buffer.concat(chunks);
-        void dispatch(res, ex, request);
+        dispatch(res, ex, request, false);
       }
     });
   });

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
 import type { AuthenticatedKey } from '../accounts/auth.ts';
 import type { CursorValue } from './cursor.ts';
-import type { HeaderList, MeterUnit } from './headers.ts';
+import type { HeaderList, HeaderRun, MeterUnit } from './headers.ts';
 import type { Plan } from '../accounts/plans.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,6 +25,8 @@ export interface ApiRequest {
 export interface ApiResponse {
   status: number;
   headers: HeaderList;
+  /** `headers` starts with this run's (HeaderRun.start()): the socket layer writes them in one call */
+  run?: HeaderRun;
   body: string | Uint8Array;
   /** HEAD: headers as for GET, no body */
   omitBody?: boolean;

@@ -1,9 +1,10 @@
 // The event log the server runs with: reads and id assignment from the in-memory ring (no I/O on
-// the fan-out path), persistence to DuckDB in batches through the appender, and the retained
+// the fan-out path), persistence to DuckDB in batches run off the event loop, and the retained
 // tail reloaded at start so Last-Event-ID resume keeps working across a restart.
 import type { Logger } from '../core/logger.ts';
 import type { DomainEvent } from '../core/events.ts';
 import { BatchedFlush } from '../store/batched-flush.ts';
+import type { DuckDBValue } from '@duckdb/node-api';
 import type { Db } from '../store/db.ts';
 import { timestamptzValue } from '../store/sql.ts';
 import {
@@ -15,6 +16,8 @@ import {
 } from './event-log.ts';
 
 export const EVENT_LOG_TABLE = 'event_log';
+/** rows per INSERT: 4 parameters each */
+const ROWS_PER_INSERT = 500;
 
 export interface DuckDbEventLogOptions {
   /** most events retained in memory and in the table (config sse.event_log_size) */
@@ -162,27 +165,38 @@ export class DuckDbEventLog implements EventLog {
     this.closed = true;
   }
 
+  /**
+   * An INSERT with parameters, which DuckDB runs (and commits, syncing its WAL) on its own
+   * thread: the appender commits on the calling thread, a stall of milliseconds on the thread
+   * that fans events out, several times a second.
+   */
   private async flushOnce(): Promise<void> {
     if (this.unpersisted.length === 0) return;
     const batch = this.unpersisted;
     this.unpersisted = [];
+    let done = 0;
     try {
-      await this.db.append(EVENT_LOG_TABLE, (appender) => {
-        for (const event of batch) {
-          appender.appendBigInt(BigInt(event.id));
-          appender.appendVarchar(event.type);
-          // when the log took the event (≈ its at_ms for live producers): the age bound at restart
-          appender.appendTimestampTZ(timestamptzValue(event.loggedMs));
-          appender.appendVarchar(event.payload);
-          appender.endRow();
-        }
-      });
+      while (done < batch.length) {
+        const rows = batch.slice(done, done + ROWS_PER_INSERT);
+        const params: DuckDBValue[] = [];
+        const values = rows.map((event, i) => {
+          // observed_at: when the log took the event (≈ its at_ms for live producers), the age bound at restart
+          params.push(BigInt(event.id), event.type, timestamptzValue(event.loggedMs), event.payload);
+          return `($${4 * i + 1}, $${4 * i + 2}, $${4 * i + 3}, $${4 * i + 4})`;
+        });
+        await this.db.run(
+          `INSERT INTO ${EVENT_LOG_TABLE} (id, type, observed_at, payload) VALUES ${values.join(', ')}`,
+          params,
+        );
+        done += rows.length;
+        this.persisted += rows.length;
+      }
     } catch (err) {
-      this.unpersisted = batch.concat(this.unpersisted);
+      // what was inserted stays; the rest goes first in the next flush, in id order
+      this.unpersisted = batch.slice(done).concat(this.unpersisted);
       this.options.log?.error({ err }, 'event log flush failed; events kept for the next flush');
       return;
     }
-    this.persisted += batch.length;
     await this.prune();
   }
 

@@ -11,6 +11,8 @@ import type { Subscriber } from './subscriber.ts';
 interface Group {
   readonly filter: NormalizedFilter;
   readonly subscribers: Set<Subscriber>;
+  /** when the group was last written to (events or a ping): a busy group needs no keep-alive */
+  lastWriteMs: number;
 }
 
 export interface EventFanoutOptions {
@@ -37,6 +39,7 @@ export class EventFanout {
   private deliveredThrough: number | null;
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
+  /** when the last flush started: flushes start at most once per coalescing window */
   private lastFlushMs = Number.NEGATIVE_INFINITY;
   flushes = 0;
   framesEncoded = 0;
@@ -99,7 +102,7 @@ export class EventFanout {
     }
     let group = this.groups.get(filter.key);
     if (!group) {
-      group = { filter, subscribers: new Set() };
+      group = { filter, subscribers: new Set(), lastWriteMs: this.options.nowMs() };
       this.groups.set(filter.key, group);
     }
     const owner = group;
@@ -119,6 +122,8 @@ export class EventFanout {
     this.pending = [];
     this.deliveredThrough = events[events.length - 1]!.id;
     this.flushes++;
+    const startedMs = this.options.nowMs();
+    this.lastFlushMs = startedMs;
     if (this.groups.size > 0) {
       const frames = new Array<Buffer | undefined>(events.length);
       for (const group of this.groups.values()) {
@@ -137,13 +142,13 @@ export class EventFanout {
         }
         if (parts.length === 0) continue;
         const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
+        group.lastWriteMs = startedMs;
         for (const subscriber of group.subscribers) {
           this.writes++;
           subscriber.write(chunk);
         }
       }
     }
-    this.lastFlushMs = this.options.nowMs();
   }
 
   /**
@@ -152,9 +157,21 @@ export class EventFanout {
    * a recent id instead of one the log has already dropped.
    */
   ping(): void {
+    this.pingIdle(this.options.nowMs(), Number.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * The keep-alive of groups written to neither by events nor by a ping for `idleMs`: a group
+   * that had events needs none, and its clients' Last-Event-ID is recent. A ping to every stream
+   * at once is one write per stream, a stall of the event loop as long as an event's fan-out.
+   */
+  pingIdle(nowMs: number, idleMs: number): void {
     if (this.groups.size === 0) return;
-    const chunk = frameBytes({ comment: 'ping', id: this.deliveredThrough ?? undefined });
+    let chunk: Buffer | null = null;
     for (const group of this.groups.values()) {
+      if (nowMs - group.lastWriteMs < idleMs) continue;
+      chunk ??= frameBytes({ comment: 'ping', id: this.deliveredThrough ?? undefined });
+      group.lastWriteMs = nowMs;
       for (const subscriber of group.subscribers) subscriber.write(chunk);
     }
   }
@@ -169,8 +186,10 @@ export class EventFanout {
   }
 
   /**
-   * Idle: flush on the next turn of the event loop (events of one tick share a write). Busy
-   * (flushed less than coalesceMs ago): wait for the window, so more frames share each write.
+   * Idle: flush on the next turn of the event loop (events of one tick share a write). Busy (a
+   * flush started less than coalesceMs ago): wait for the window, so more frames share each
+   * write. Counted from the start of a flush: a fan-out longer than the window (thousands of
+   * sockets) already let the next events gather, and waiting after it would only delay them.
    */
   private schedule(): void {
     if (this.timer || this.immediate) return;

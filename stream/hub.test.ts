@@ -513,3 +513,91 @@ t.test('a sink that throws or reports closed is removed, and the server can repo
   t.equal(hub.stats().subscribers, 0);
   hub.close();
 });
+
+// issue 28 pt 5: a ping to every stream is as long a stall as an event's fan-out; streams that
+// have events need none
+t.test('the keep-alive pings event groups only once idle for an interval; topics every interval', async (t) => {
+  let clock = 1_000;
+  const hub = new StreamHub(
+    options({ now: () => clock, pingIntervalMs: 10_000 }),
+    new MemoryEventLog({ capacity: 50 }),
+  );
+  const busy = new FakeSink();
+  const quiet = new FakeSink();
+  const query = new FakeSink();
+  hub.openEvents({ filter: { types: ['vehicle.position'] } }).start(busy);
+  hub.openEvents({ filter: { types: ['alert.created'] } }).start(quiet);
+  hub.openQuery({ key: 'q', compute: async () => vehicles([]) }).start(query);
+  await tick();
+  const pings = (sink: FakeSink) => (sink.text().match(/: ping/g) ?? []).length;
+  for (let i = 1; i <= 8; i++) {
+    clock += 2_500;
+    hub.publish([busEvent(i)]);
+    hub.flushEvents();
+    hub.keepAlive();
+  }
+  t.equal(pings(busy), 0, 'a group with events every 2.5 s is never pinged');
+  t.equal(pings(quiet), 2, 'an idle group once per interval (at most a quarter late)');
+  t.match(quiet.text(), /: ping\nid: \d+\n\n/, 'with the newest id, so its clients resume from a recent one');
+  t.equal(pings(query), 2, 'query topics every interval');
+  clock += 12_000;
+  hub.keepAlive();
+  t.equal(pings(busy), 1, 'the busy group, once idle for an interval, is pinged too');
+  hub.close();
+});
+
+t.test(
+  'the sweep looks at streams only once the earliest deadline passed, and still ends each at its own',
+  async (t) => {
+    let clock = 0;
+    let random = 0;
+    const hub = new StreamHub(
+      options({ now: () => clock, maxConnectionMs: 100_000, random: () => random }),
+      new MemoryEventLog({ capacity: 5 }),
+    );
+    const first = new FakeSink();
+    const second = new FakeSink();
+    hub.openEvents({ filter: {} }).start(first); // deadline 100 s
+    random = 1;
+    clock = 5_000;
+    hub.openEvents({ filter: {} }).start(second); // 5 s + 90 s = 95 s
+    clock = 94_999;
+    hub.sweep();
+    t.equal(second.closedWith, null);
+    clock = 95_000;
+    hub.sweep();
+    t.equal(second.closedWith, 'end', 'the earliest deadline');
+    t.equal(first.closedWith, null);
+    clock = 100_000;
+    hub.sweep();
+    t.equal(first.closedWith, 'end', 'then the next one, found while looking');
+    hub.close();
+  },
+);
+
+t.test('the coalescing window counts from the start of a flush: a long fan-out adds no wait', async (t) => {
+  let clock = 0;
+  const hub = new StreamHub(options({ now: () => clock, coalesceMs: 10 }), new MemoryEventLog({ capacity: 50 }));
+  const slow: SseSink = {
+    write: () => {
+      clock += 30; // writing to this stream takes longer than the window
+      return 'ok';
+    },
+    bufferedBytes: () => 0,
+    close: () => undefined,
+  };
+  const sink = new FakeSink();
+  hub.openEvents({ filter: {} }).start(slow);
+  hub.openEvents({ filter: {} }).start(sink);
+  hub.publish([busEvent(1)]);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(sink.events().length, 1, 'the first event, at once');
+  hub.publish([busEvent(2)]);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(sink.events().length, 2, 'the next one too: the flush before it took longer than the window');
+  hub.publish([busEvent(3)]);
+  hub.publish([busEvent(4)]);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(sink.events().length, 4);
+  hub.close();
+});

@@ -20,7 +20,7 @@ import { Subscriber, type CloseReason, type Subscription } from './subscriber.ts
 export interface HubOptions {
   /** bytes a client may fall behind before it is disconnected (sse.buffer_bytes) */
   readonly bufferBytes: number;
-  /** one `: ping` for every stream at this interval (sse.ping_interval_s) */
+  /** a `: ping` for every stream idle this long (sse.ping_interval_s); /events/stream groups with events get none */
   readonly pingIntervalMs: number;
   /** upper bound of a connection's life; each ends between 90% and 100% of it (sse.max_connection_s) */
   readonly maxConnectionMs: number;
@@ -97,6 +97,10 @@ export class StreamHub {
   private readonly broadcasts = new Map<string, BroadcastTopic>();
   private recomputeTimer: NodeJS.Timeout | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
+  /** when query topics and broadcasts were last pinged (they are pinged every interval) */
+  private lastPingMs: number;
+  /** no stream's lifetime ends before this: the sweep looks at streams only from then on */
+  private nextDeadlineMs = Number.POSITIVE_INFINITY;
   private sweepTimer: NodeJS.Timeout | null = null;
   private nextSubscriberId = 1;
   private readonly fanout: EventFanout;
@@ -120,6 +124,7 @@ export class StreamHub {
     readonly eventLog: EventLog,
   ) {
     this.now = options.now ?? Date.now;
+    this.lastPingMs = this.now();
     this.retryFrame = frameBytes({ retry: options.retryMs ?? 3000 });
     this.fanout = new EventFanout({
       log: eventLog,
@@ -133,7 +138,9 @@ export class StreamHub {
   /** Starts the shared ping and sweep timers. */
   start(): this {
     if (!this.pingTimer) {
-      this.pingTimer = setInterval(() => this.ping(), this.options.pingIntervalMs).unref();
+      // a quarter of the interval: an event group falls idle at any time, and its first ping comes
+      // at most a quarter interval late
+      this.pingTimer = setInterval(() => this.keepAlive(), this.options.pingIntervalMs / 4).unref();
       this.sweepTimer = setInterval(() => this.sweep(), this.options.sweepIntervalMs ?? 1000).unref();
     }
     return this;
@@ -240,7 +247,9 @@ export class StreamHub {
     this.fanout.flush();
   }
 
+  /** Pings every stream now. */
   ping(): void {
+    this.lastPingMs = this.now();
     for (const topic of this.topics.values()) {
       for (const subscriber of topic.subscribers) subscriber.write(PING);
     }
@@ -248,10 +257,31 @@ export class StreamHub {
     for (const topic of this.broadcasts.values()) topic.writeAll(PING);
   }
 
+  /**
+   * The shared keep-alive: /events/stream groups idle for an interval (one with events needs
+   * none), query topics and broadcasts every interval.
+   */
+  keepAlive(nowMs = this.now()): void {
+    const interval = this.options.pingIntervalMs;
+    this.fanout.pingIdle(nowMs, interval);
+    if (nowMs - this.lastPingMs < interval) return;
+    this.lastPingMs = nowMs;
+    for (const topic of this.topics.values()) {
+      for (const subscriber of topic.subscribers) subscriber.write(PING);
+    }
+    for (const topic of this.broadcasts.values()) topic.writeAll(PING);
+  }
+
   /** Ends streams past their lifetime and forgets idle topics. */
   sweep(nowMs = this.now()): void {
-    for (const subscriber of this.subscribers.values()) {
-      if (nowMs >= subscriber.deadlineMs) subscriber.close('lifetime');
+    // every stream is looked at only once the earliest deadline passed, not every second
+    if (nowMs >= this.nextDeadlineMs) {
+      let next = Number.POSITIVE_INFINITY;
+      for (const subscriber of this.subscribers.values()) {
+        if (nowMs >= subscriber.deadlineMs) subscriber.close('lifetime');
+        else if (subscriber.deadlineMs < next) next = subscriber.deadlineMs;
+      }
+      this.nextDeadlineMs = next;
     }
     const idleMs = this.options.topicIdleMs ?? 60_000;
     for (const topic of this.topics.values()) {
@@ -313,6 +343,7 @@ export class StreamHub {
       this.options.log,
     );
     this.subscribers.set(subscriber.id, subscriber);
+    if (subscriber.deadlineMs < this.nextDeadlineMs) this.nextDeadlineMs = subscriber.deadlineMs;
     if (this.closing) subscriber.close('shutdown');
     return subscriber;
   }
