@@ -265,10 +265,11 @@ export class BrokerLiveView implements LiveView {
     view.sub.on('message', (ch: string, text: string) => {
       if (ch === channel) view.receive(text);
     });
-    // changes may have been missed while the subscription was down: read the whole state again
-    view.sub.on('ready', () => void view.resync());
     await view.sub.subscribe(channel);
     await view.resync();
+    // changes may have been missed while the subscription was down: read the whole state again.
+    // Listened for only now: the first connection's ready could land after the read above and read it twice
+    view.sub.on('ready', () => void view.resync());
     return view;
   }
 
