@@ -12,8 +12,8 @@ import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
 import { EVENT_TYPES } from '../core/events.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
-import { DEMO_TIMEZONE, generateDemoNetwork } from '../fixtures/demo-network.ts';
-import { wallClock } from '../core/dates.ts';
+import { generateDemoNetwork } from '../fixtures/demo-network.ts';
+import { demoNoonClock } from './support/demo-clock.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
 import { createKey } from '../accounts/keys.ts';
 import { Db } from '../store/db.ts';
@@ -25,18 +25,14 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
   const dir = mkdtempSync(join(tmpdir(), 'sse-serve-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const network = generateDemoNetwork(join(dir, 'network'));
-  // the demo city sleeps from about 01:30 to 05:00 local time (later on holidays): its simulator
-  // runs on the last noon in the city's time zone, whenever the test runs, and the feeds' snapshots
-  // are as old as that (allow_old_snapshots)
-  const local = wallClock(new Date(), DEMO_TIMEZONE);
-  const shiftMs = ((local.minutes - 12 * 60 + 1440) % 1440) * 60_000;
+  // vehicles whatever the hour (test/support/demo-clock.ts)
   const sim = await startSimulator({
     network,
     host: '127.0.0.1',
     port: 0,
     badBodyEvery: 0,
     tickMs: 1_000,
-    now: () => Date.now() - shiftMs,
+    now: demoNoonClock().now,
   });
   t.teardown(() => sim.stop());
   const feed = (id: string, kind: 'gtfs-rt', url: string) => ({
