@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { parseConfig, type Config } from '../core/config.ts';
 import { demoConfig } from '../fixtures/demo-config.ts';
-import { generateDemoNetwork, loadDemoNetwork } from '../fixtures/demo-network.ts';
+import { demoNetworkDir, generateDemoNetwork, loadDemoNetwork } from '../fixtures/demo-network.ts';
 import { startSimulator, type Simulator } from '../fixtures/simulator.ts';
 import { createKey } from '../accounts/keys.ts';
 import { PLANS } from '../accounts/plans.ts';
@@ -25,7 +25,7 @@ export interface Demo {
  * given beside --demo, then flags) merged on top.
  */
 export async function startDemo(env: NodeJS.ProcessEnv, overrides: Record<string, unknown> = {}): Promise<Demo> {
-  const dir = join(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'), 'seed-1');
+  const dir = demoNetworkDir(env.TRANSIT_DEMO_DIR ?? join(tmpdir(), 'transit-api-demo'));
   const network = existsSync(join(dir, 'gtfs.zip')) ? await loadDemoNetwork(dir) : generateDemoNetwork(dir);
   const simulator = await startSimulator({ network, host: '127.0.0.1', port: 0 });
   const configWith = (more: Record<string, unknown>) => {

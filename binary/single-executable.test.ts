@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { type SseEvent, type SseParts, sseParser } from '../test/support/sse-parse.ts';
 import { feedMessageType } from '../fixtures/rt-codec.ts';
+import { demoNetworkDir } from '../fixtures/demo-network.ts';
 
 // Building is most of this file's time (about 15 s alone, up to a minute on a loaded 2-core machine).
 t.setTimeout(300_000);
@@ -189,7 +190,7 @@ t.test('serve --demo: REST, event stream, clean stop on SIGTERM', async (t) => {
 });
 
 t.test('import-gtfs, keys and ingest --once run from the binary', async (t) => {
-  const gtfs = join(run, 'transit-api-demo', 'seed-1', 'gtfs.zip');
+  const gtfs = join(demoNetworkDir(join(run, 'transit-api-demo')), 'gtfs.zip');
   t.ok(existsSync(gtfs), 'the demo network written by serve --demo');
   const db = { TRANSIT_DB: join(run, 'ops.duckdb') };
 

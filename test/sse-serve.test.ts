@@ -13,7 +13,6 @@ import { parseConfig } from '../core/config.ts';
 import { EVENT_TYPES } from '../core/events.ts';
 import { DEMO_SCHEDULE_ID } from '../fixtures/demo-config.ts';
 import { generateDemoNetwork } from '../fixtures/demo-network.ts';
-import { demoNoonClock } from './support/demo-clock.ts';
 import { startSimulator } from '../fixtures/simulator.ts';
 import { createKey } from '../accounts/keys.ts';
 import { Db } from '../store/db.ts';
@@ -25,15 +24,7 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
   const dir = mkdtempSync(join(tmpdir(), 'sse-serve-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const network = generateDemoNetwork(join(dir, 'network'));
-  // vehicles whatever the hour (test/support/demo-clock.ts)
-  const sim = await startSimulator({
-    network,
-    host: '127.0.0.1',
-    port: 0,
-    badBodyEvery: 0,
-    tickMs: 1_000,
-    now: demoNoonClock().now,
-  });
+  const sim = await startSimulator({ network, host: '127.0.0.1', port: 0, badBodyEvery: 0, tickMs: 1_000 });
   t.teardown(() => sim.stop());
   const feed = (id: string, kind: 'gtfs-rt', url: string) => ({
     id,
@@ -43,7 +34,6 @@ t.test('serve: streams on the live pipeline, resumed across a restart', async (t
     timeout_s: 0.8,
     backoff_max_s: 1,
     schedule_id: DEMO_SCHEDULE_ID,
-    allow_old_snapshots: true,
   });
   const config = parseConfig({
     host: '127.0.0.1',
