@@ -8,7 +8,7 @@ import { InMemoryEventBus } from '../core/events.ts';
 import { createLogger } from '../core/logger.ts';
 import { decodeFeedMessage } from '../pipeline/decode.ts';
 import { sha256 } from '../pipeline/fetch-feed.ts';
-import { newPoll } from '../pipeline/ingest.ts';
+import { newPoll } from '../core/types.ts';
 import { RejectTally } from '../pipeline/normalize-context.ts';
 import { normalizeFeedMessage } from '../pipeline/normalize-feed.ts';
 import { LiveState } from '../pipeline/state.ts';

@@ -368,6 +368,27 @@ export interface FeedPoll {
   findings?: FindingCounts;
 }
 
+/** A poll of `status` with nothing counted yet: what every poll starts as, failed ones included. */
+export function newPoll(feedId: string, polledMs: number, status: PollStatus = 'ok'): FeedPoll {
+  return {
+    feed_id: feedId,
+    polled_ms: polledMs,
+    status,
+    http_status: null,
+    bytes: 0,
+    duration_ms: 0,
+    header_timestamp_ms: null,
+    entities: 0,
+    vehicles: 0,
+    trip_updates: 0,
+    alerts: 0,
+    stored: 0,
+    rejected: {},
+    matching: null,
+    error: null,
+  };
+}
+
 /** One feed rule's findings in one snapshot: how many, and the entity the first was about (null: the header). */
 export interface RuleTally {
   count: number;

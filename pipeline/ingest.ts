@@ -7,7 +7,7 @@ import type { ServedIds } from '../core/served-ids.ts';
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { HistoryBatch, HistoryWriter, ScheduleIndex, SnapshotRecord, WrittenTrip } from '../core/ports.ts';
 import { HistoryQueue, HISTORY_QUEUE_POLLS, type HistoryQueueFigures } from './history-queue.ts';
-import type { Alert, FeedPoll, StopEvent, StopEventCounts } from '../core/types.ts';
+import { newPoll, type Alert, type FeedPoll, type StopEvent, type StopEventCounts } from '../core/types.ts';
 import { normalizeAlertsJson } from './alerts-json.ts';
 import { decodeFeedMessage } from './decode.ts';
 import { FeedFetcher, fetchBody, sha256, type FetchFn } from './fetch-feed.ts';
@@ -96,26 +96,6 @@ interface Delivered {
 /** The promise's value if it has settled by the next turn of the event loop, else undefined. */
 async function answeredYet<T>(p: Promise<T>): Promise<T | undefined> {
   return Promise.race([p, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
-}
-
-export function newPoll(feedId: string, polledMs: number): FeedPoll {
-  return {
-    feed_id: feedId,
-    polled_ms: polledMs,
-    status: 'ok',
-    http_status: null,
-    bytes: 0,
-    duration_ms: 0,
-    header_timestamp_ms: null,
-    entities: 0,
-    vehicles: 0,
-    trip_updates: 0,
-    alerts: 0,
-    stored: 0,
-    rejected: {},
-    matching: null,
-    error: null,
-  };
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {

@@ -1,29 +1,13 @@
 import t from 'tap';
 import { VirtualTimeScheduler } from 'rxjs';
 import { FeedSchema, type FeedConfig } from '../core/config.ts';
-import type { FeedPoll, PollStatus } from '../core/types.ts';
+import { newPoll, type FeedPoll, type PollStatus } from '../core/types.ts';
 import { nextDelayMs, pollFeeds } from './poller.ts';
 
 const feed = (id: string, interval_s: number, backoff_max_s = 60): FeedConfig =>
   FeedSchema.parse({ id, kind: 'gtfs-rt', url: `http://x/${id}`, interval_s, backoff_max_s });
 
-const result = (feedId: string, status: PollStatus, at: number): FeedPoll => ({
-  feed_id: feedId,
-  polled_ms: at,
-  status,
-  http_status: null,
-  bytes: 0,
-  duration_ms: 0,
-  header_timestamp_ms: null,
-  entities: 0,
-  vehicles: 0,
-  trip_updates: 0,
-  alerts: 0,
-  stored: 0,
-  rejected: {},
-  matching: null,
-  error: null,
-});
+const result = (feedId: string, status: PollStatus, at: number): FeedPoll => newPoll(feedId, at, status);
 
 /** Runs virtual time forward one scheduled action at a time, letting promises settle between. */
 async function advance(scheduler: VirtualTimeScheduler, untilMs: number): Promise<void> {

@@ -16,7 +16,7 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import type { FeedConfig } from '../core/config.ts';
-import { isSuccessfulPoll, type FeedPoll } from '../core/types.ts';
+import { isSuccessfulPoll, newPoll, type FeedPoll } from '../core/types.ts';
 
 export interface PollerOptions {
   scheduler?: SchedulerLike;
@@ -79,20 +79,7 @@ export function pollFeeds(
 
 function defaultErrorPoll(scheduler: SchedulerLike) {
   return (feed: FeedConfig, err: unknown): FeedPoll => ({
-    feed_id: feed.id,
-    polled_ms: scheduler.now(),
-    status: 'network_error',
-    http_status: null,
-    bytes: 0,
-    duration_ms: 0,
-    header_timestamp_ms: null,
-    entities: 0,
-    vehicles: 0,
-    trip_updates: 0,
-    alerts: 0,
-    stored: 0,
-    rejected: {},
-    matching: null,
+    ...newPoll(feed.id, scheduler.now(), 'network_error'),
     error: `poll failed: ${(err as Error)?.message ?? String(err)}`,
   });
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConfigSchema } from '../core/config.ts';
 import type { HistoryBatch } from '../core/ports.ts';
-import type { Alert } from '../core/types.ts';
+import { newPoll, type Alert } from '../core/types.ts';
 import { loadLatestAlerts } from './alerts-store.ts';
 import { Db } from './db.ts';
 import { createHistoryWriter } from './history-writer.ts';
@@ -93,25 +93,7 @@ function batchAt(ageDays: number): HistoryBatch {
       },
     ],
     alertVersions: [],
-    polls: [
-      {
-        feed_id: 'f',
-        polled_ms: at,
-        status: 'ok',
-        http_status: 200,
-        bytes: 1,
-        duration_ms: 1,
-        header_timestamp_ms: null,
-        entities: 0,
-        vehicles: 0,
-        trip_updates: 0,
-        alerts: 0,
-        stored: 0,
-        rejected: {},
-        matching: null,
-        error: null,
-      },
-    ],
+    polls: [{ ...newPoll('f', at), http_status: 200, bytes: 1, duration_ms: 1 }],
     snapshot: {
       feed_id: 'f',
       body_sha256: `hash-${ageDays}`,
