@@ -5,66 +5,25 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStreaming } from '../../app/fanout.ts';
-import { parseConfig } from '../../core/config.ts';
-import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
-import type { LiveView } from '../../core/ports.ts';
-import { createApi } from '../../app/api.ts';
-import { createKey } from '../../accounts/keys.ts';
-import { startServer } from '../../http/server.ts';
+import { InMemoryEventBus } from '../../core/events.ts';
 import { Db } from '../../store/db.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { EventFanout } from '../../stream/event-fanout.ts';
 import type { StoredEvent } from '../../stream/event-log.ts';
 import { announce, benchEnv, epochMicros, padFor, startPublisher, WriteTrace } from './publisher.ts';
-import { BenchAllowance, BenchLimiter } from './unlimited.ts';
+import { benchConfig, benchEvent as event, serveBenchApi } from './api-server.ts';
 import { createLogger } from '../../core/logger.ts';
 
-/** One key opens every connection: the bench measures the fan-out, not the plans' allowance. */
 const { rate, eventBytes } = benchEnv();
-const coalesce = process.env.FANOUT_COALESCE_MS;
-const config = parseConfig({
-  signing_secret: 'fanout-bench-secret-0123456789',
-  ...(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } }),
-});
+const config = benchConfig();
 const log = createLogger();
 
 const ownDir = process.env.FANOUT_DB_PATH ? null : mkdtempSync(join(tmpdir(), 'fanout-api-'));
 const db = await Db.open(process.env.FANOUT_DB_PATH ?? join(ownDir!, 'bench.duckdb'));
 const bus = new InMemoryEventBus();
-const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
-const streaming = await openStreaming({ db, bus, live, config, log, allowance: new BenchAllowance() });
-const api = await createApi({
-  db,
-  live,
-  config,
-  log,
-  limiter: new BenchLimiter(),
-  streams: streaming.provider,
-  routes: streaming.routes,
-});
-streaming.useMeter(api.meter);
-const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
-const server = await startServer({
-  handler: api.handler,
-  host: '127.0.0.1',
-  port: 0,
-  streamBufferBytes: config.sse.buffer_bytes,
-  log,
-});
+const { server, streaming, path } = await serveBenchApi({ db, bus, config, log });
 
-// synthetic data the bench client reads ("ts"); the hub and log never look inside `data`
-const event = (seq: number, ts: number, pad: string): DomainEvent =>
-  ({
-    id: `evt_${seq}`,
-    type: 'vehicle.position',
-    at_ms: Math.floor(ts / 1000),
-    modes: ['bus'],
-    routes: ['7'],
-    lines: [],
-    data: { seq, ts, pad },
-  }) as unknown as DomainEvent;
 // same frame size as the baselines: pad what the envelope does not already take
 const pad = padFor(eventBytes, (p) =>
   frame({
@@ -96,5 +55,5 @@ announce(
     streaming.endStreams();
     if (ownDir) rmSync(ownDir, { recursive: true, force: true });
   },
-  `/api/v1/events/stream?api_key=${key}`,
+  path,
 );

@@ -13,29 +13,19 @@
 // (`pub`, epoch µs); the serving side notes when its XREAD loop handed the event to the hub
 // (bus → BrokerEventPublisher → Lua append → XREAD → mirror), and writes p50/p99 of the
 // difference to FANOUT_HOP_TRACE at exit, events of the warm-up left out.
-import { createKey } from '../../accounts/keys.ts';
-import { createApi } from '../../app/api.ts';
-import { openStreaming } from '../../app/fanout.ts';
 import { BrokerEventLog, BrokerEventPublisher } from '../../broker/event-log.ts';
 import { Broker } from '../../broker/redis.ts';
-import { parseConfig } from '../../core/config.ts';
-import { InMemoryEventBus, type DomainEvent } from '../../core/events.ts';
+import { InMemoryEventBus } from '../../core/events.ts';
 import { createLogger } from '../../core/logger.ts';
-import type { LiveView } from '../../core/ports.ts';
-import { startServer } from '../../http/server.ts';
 import { Db } from '../../store/db.ts';
 import { encodeEventPayload } from '../../stream/event-log.ts';
 import { frame } from '../../stream/sse-frame.ts';
 import { startBroker } from '../../test/support/broker-servers.ts';
 import { announce, benchEnv, epochMicros, padFor, startPublisher, WriteTrace } from './publisher.ts';
-import { BenchAllowance, BenchLimiter } from './unlimited.ts';
+import { benchConfig, benchEvent, serveBenchApi } from './api-server.ts';
 
 const { rate, eventBytes } = benchEnv();
-const coalesce = process.env.FANOUT_COALESCE_MS;
-const config = parseConfig({
-  signing_secret: 'fanout-bench-secret-0123456789',
-  ...(coalesce === undefined ? {} : { sse: { coalesce_ms: Number(coalesce) } }),
-});
+const config = benchConfig();
 const log = createLogger();
 const role = process.env.FANOUT_BROKER_ROLE ?? 'both';
 const url = process.env.FANOUT_BROKER_URL ?? (await startBroker('redis')).url;
@@ -61,45 +51,9 @@ eventLog.follow = (onEvents) =>
     }
     onEvents(events);
   });
-const live: LiveView = { vehicles: () => [], arrivals: () => [], alerts: () => [], feeds: () => [], version: 0 };
-const streaming = await openStreaming({
-  db,
-  bus,
-  live,
-  config,
-  log,
-  allowance: new BenchAllowance(),
-  followedLog: eventLog,
-});
-const api = await createApi({
-  db,
-  live,
-  config,
-  log,
-  limiter: new BenchLimiter(),
-  streams: streaming.provider,
-  routes: streaming.routes,
-});
-streaming.useMeter(api.meter);
-const { key } = await createKey(db, { plan: 'max', name: 'fan-out bench' });
-const server = await startServer({
-  handler: api.handler,
-  host: '127.0.0.1',
-  port: 0,
-  streamBufferBytes: config.sse.buffer_bytes,
-  log,
-});
+const { server, streaming, path } = await serveBenchApi({ db, bus, config, log, followedLog: eventLog });
 
-const event = (seq: number, ts: number, pub: number, pad: string): DomainEvent =>
-  ({
-    id: `evt_${seq}`,
-    type: 'vehicle.position',
-    at_ms: Math.floor(ts / 1000),
-    modes: ['bus'],
-    routes: ['7'],
-    lines: [],
-    data: { seq, ts, pub, pad },
-  }) as unknown as DomainEvent;
+const event = (seq: number, ts: number, pub: number, pad: string) => benchEvent(seq, ts, pad, { pub });
 const pad = padFor(eventBytes, (p) =>
   frame({
     id: 1_700_000_000_000_000,
@@ -123,5 +77,5 @@ announce(
     if (role !== 'ingest') hops.save();
     // the redis-server child is killed when this process exits (test/support/broker-servers.ts)
   },
-  `/api/v1/events/stream?api_key=${key}`,
+  path,
 );
