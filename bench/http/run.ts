@@ -180,6 +180,20 @@ export async function main(): Promise<void> {
   const sampleHeaders = [...sample.headers].filter(
     ([name]) => !['content-length', 'date', 'uwebsockets'].includes(name),
   );
+  // our socket layer alone (http/server.ts: reading the request, writing status, header blocks and
+  // body) answering the real server's response as it was once made: against the baseline, what
+  // the socket layer costs; against the real server, what the request chain behind it costs
+  const answered = await api.handler.handle({
+    method: 'GET',
+    path: PATH.slice(0, PATH.indexOf('?')),
+    query: PATH.slice(PATH.indexOf('?') + 1),
+    headers: Object.assign(Object.create(null) as Record<string, string>, { authorization: `Bearer ${keys[0]}` }),
+  });
+  const fixedServer = await startServer({
+    handler: { handle: async () => answered, handleNow: () => answered, close: async () => {} },
+    host: '127.0.0.1',
+    port: 0,
+  });
   const baseline = uWS.App();
   baseline.get('/*', (res) => {
     res.cork(() => {
@@ -218,6 +232,7 @@ export async function main(): Promise<void> {
   // them alike; each round's ratio is against its own baseline, and the median of those is the figure.
   interface Round {
     base: WrkResult;
+    socketLayer: WrkResult;
     withoutMetrics: WrkResult;
     real: WrkResult;
     shared: WrkResult | null;
@@ -243,6 +258,8 @@ export async function main(): Promise<void> {
     const warm = i === 0 ? WARMUP_S : Math.min(WARMUP_S, 1);
     await runWrk(baselinePort, script, warm);
     const base = await runWrk(baselinePort, script, DURATION_S);
+    await runWrk(fixedServer.port, script, warm);
+    const socketLayer = await runWrk(fixedServer.port, script, DURATION_S);
     await runWrk(unmeasuredServer.port, script, warm);
     const withoutMetrics = await runWrk(unmeasuredServer.port, script, DURATION_S);
     await runWrk(server.port, script, warm);
@@ -255,10 +272,11 @@ export async function main(): Promise<void> {
       shared = await runWrk(sharedServer.port, script, DURATION_S);
       limiter = statsSince(before);
     }
-    const r: Round = { base, withoutMetrics, real, shared, limiter, load: loadAverage() };
+    const r: Round = { base, socketLayer, withoutMetrics, real, shared, limiter, load: loadAverage() };
     rounds.push(r);
     console.log(`round ${i + 1} of ${ROUNDS} (load average ${r.load}):`);
     console.log(row('baseline: uWS, same bytes', base));
+    console.log(row('our socket layer, a fixed answer', socketLayer));
     console.log(row('transit-api without metrics', withoutMetrics));
     console.log(row('transit-api (auth, limits, meter, metrics)', real));
     if (shared) console.log(row('… with the windows shared in Redis', shared));
@@ -285,6 +303,8 @@ export async function main(): Promise<void> {
   const ratio = median(rounds.map((r) => r.real.rps / r.base.rps));
   const efficiency = median(rounds.map((r) => r.base.cpuUsPerRequest / r.real.cpuUsPerRequest));
   const metricsRatio = median(rounds.map((r) => r.real.rps / r.withoutMetrics.rps));
+  const socketRatio = median(rounds.map((r) => r.socketLayer.rps / r.base.rps));
+  const chainCpu = median(rounds.map((r) => r.real.cpuUsPerRequest - r.socketLayer.cpuUsPerRequest));
   const metricsCpu = median(rounds.map((r) => r.real.cpuUsPerRequest - r.withoutMetrics.cpuUsPerRequest));
   const real = rounds.map((r) => r.real);
   console.log(
@@ -294,6 +314,8 @@ export async function main(): Promise<void> {
       `${median(real.map((r) => r.rps)).toFixed(0)} req/s, ` +
       `${median(real.map((r) => r.cpuUsPerRequest)).toFixed(1)} µs CPU/req against ` +
       `${median(rounds.map((r) => r.base.cpuUsPerRequest)).toFixed(1)}; ` +
+      `socket layer alone ${socketRatio.toFixed(2)}× baseline req/s, the request chain behind it ` +
+      `${chainCpu.toFixed(1)} µs CPU/req; ` +
       `metrics: ${metricsRatio.toFixed(2)}× req/s, ${metricsCpu.toFixed(1)} µs CPU/req; metered calls persisted: ` +
       `${Number(metered[0]!.n)}; ` +
       `load average ${loadAverage()} (figures below the bare tool's mean other processes share the CPUs)`,
@@ -368,6 +390,7 @@ export async function main(): Promise<void> {
 
   (baseline as unknown as { close(): void }).close();
   await server.close();
+  await fixedServer.close();
   await unmeasuredServer.close();
   await sharedServer?.close();
   await sharedLimiter?.close();
