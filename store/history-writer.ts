@@ -203,11 +203,13 @@ async function checkSchema(db: Db): Promise<void> {
 }
 
 const SNAPSHOT_LOOKUP = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $feed_id AND body_sha256 = $body_sha256';
-// one prepared statement rather than a lookup then an insert, each parsed and planned anew: the
-// transaction waited for both (~10 ms on a loaded machine) once the change selection was done
+// One prepared statement rather than a lookup then an insert, each parsed and planned anew: sent
+// at once, it runs while the change selection does (~10 ms of JS), where the two had to take
+// turns with it and the transaction waited for them after. NOT EXISTS rather than ON CONFLICT DO
+// NOTHING, which took DuckDB about twice as long (3 against 6 ms a snapshot, on a loaded machine).
 const SNAPSHOT_RECORD = `INSERT INTO feed_snapshots (feed_id, body_sha256, header_timestamp, observed_at, source)
-  VALUES ($feed_id, $body_sha256, ${tsParam('header_ms')}, ${tsParam('observed_ms')}, $source)
-  ON CONFLICT DO NOTHING`;
+  SELECT $feed_id, $body_sha256, ${tsParam('header_ms')}, ${tsParam('observed_ms')}, $source
+  WHERE NOT EXISTS (SELECT 1 FROM feed_snapshots WHERE feed_id = $feed_id AND body_sha256 = $body_sha256)`;
 
 /**
  * Records the snapshot unless it is there; false when it was (then its rows are stored already).
