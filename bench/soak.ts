@@ -440,7 +440,10 @@ const meanPoll = settled.reduce((a, r) => a + r.poll, 0) / settled.length;
 const meanDb = settled.reduce((a, r) => a + r.db, 0) / settled.length;
 const bytesPerPoll =
   settled.reduce((a, r) => a + (r.poll - meanPoll) * (r.db - meanDb), 0) /
-  Math.max(1e-9, settled.reduce((a, r) => a + (r.poll - meanPoll) ** 2, 0));
+  Math.max(
+    1e-9,
+    settled.reduce((a, r) => a + (r.poll - meanPoll) ** 2, 0),
+  );
 const pollsPerHour = 3_600_000 / INTERVAL_MS;
 console.log(
   `database file growth after warm-up: ${mb(bytesPerPoll * pollsPerHour)} MiB per virtual hour (least-squares ` +
