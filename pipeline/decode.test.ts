@@ -90,3 +90,40 @@ t.test(
     t.ok(decodeFeedMessage(read('latitude-out-of-range.pb')).ok, 'bad latitude decodes; the row is rejected later');
   },
 );
+
+t.test('a Buffer body decodes as its bytes do: non-ASCII and invalid UTF-8 strings alike', async (t) => {
+  // 3-byte vehicle ids: UTF-8 text, a lone Latin-1 byte, a BOM, a cut sequence, a surrogate half
+  const ids = [
+    [0xe2, 0x82, 0xac],
+    [0xe9, 0x61, 0x61],
+    [0xef, 0xbb, 0xbf],
+    [0xf0, 0x9f, 0x9a],
+    [0xed, 0xa0, 0x80],
+  ];
+  const body = Buffer.from(
+    encodeFeed({
+      header: header(1_700_000_000),
+      entity: ids.map((_, i) => ({
+        id: `e${i}`,
+        vehicle: { vehicle: { id: 'qqq' }, trip: { trip_id: 'x'.repeat(80) } },
+      })),
+    }),
+  );
+  let at = 0;
+  for (const bytes of ids) {
+    at = body.indexOf('qqq', at);
+    Buffer.from(bytes).copy(body, at);
+  }
+  const fromBuffer = decodeFeedMessage(body);
+  const fromBytes = decodeFeedMessage(new Uint8Array(body));
+  t.ok(fromBuffer.ok && fromBytes.ok);
+  if (!fromBuffer.ok || !fromBytes.ok) return;
+  const read = (m: typeof fromBuffer.message) => m.entity.map((e) => e.vehicle!.vehicle!.id);
+  // what Node's own UTF-8 decoding makes of each (U+FFFD for what is not UTF-8)
+  t.same(
+    read(fromBuffer.message),
+    ids.map((b) => Buffer.from(b).toString('utf8')),
+  );
+  t.same(read(fromBytes.message), read(fromBuffer.message));
+  t.equal(fromBuffer.message.entity[0]!.vehicle!.trip!.trip_id, 'x'.repeat(80));
+});

@@ -38,11 +38,22 @@ export function feedMessageCodec(): protobuf.Type {
   return feedMessage();
 }
 
+/**
+ * The bytes as a plain Uint8Array: given a Node Buffer (what fetch and readFile deliver),
+ * protobufjs reads each string through Buffer#utf8Slice, a native call per string; given a plain
+ * view of the same memory, through its own reader (an ASCII fast path, TextDecoder past it, with
+ * the same replacement of invalid UTF-8). A 5,000-vehicle feed carries ~30,000 short strings:
+ * decoding took ~40 % less (bench/ingest.ts). No copy is made.
+ */
+function plainBytes(bytes: Uint8Array): Uint8Array {
+  return Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
+}
+
 export function decodeFeedMessage(bytes: Uint8Array): DecodeResult {
   const type = feedMessage();
   let message: FeedMessageMsg;
   try {
-    message = type.decode(bytes) as unknown as FeedMessageMsg;
+    message = type.decode(plainBytes(bytes)) as unknown as FeedMessageMsg;
   } catch (err) {
     return classifyFailure(bytes, (err as Error).message);
   }

@@ -87,3 +87,32 @@ t.test('an empty list appends nothing and never pauses', async (t) => {
   });
   t.equal(slices, 0);
 });
+
+t.test('long and non-ASCII values repeated in a chunk are stored as given, row by row', async (t) => {
+  const db = await table(t);
+  // repeats near and far, across the chunk boundary (2,048), among nulls, short and inlined values
+  const values = [
+    'vehicles-reporting-feed',
+    'in_transit_to',
+    'café',
+    'Überlandbus nach Süden',
+    null,
+    'short',
+    'another long value: 42 bytes of it, or so.',
+  ];
+  const source: Row[] = Array.from({ length: 4_500 }, (_, i) => ({
+    id: i,
+    name: values[(i * 5 + (i >> 6)) % values.length]!,
+    at_ms: Date.UTC(2024, 0, 1),
+  }));
+  await db.transaction(async (conn) => {
+    const appender = await conn.createAppender('t');
+    appendColumns(appender, COLUMNS, source);
+    appender.closeSync();
+  });
+  const stored = await db.all<{ id: number; name: string | null }>('SELECT id, name FROM t ORDER BY id');
+  t.same(
+    stored,
+    source.map((r) => ({ id: r.id, name: r.name })),
+  );
+});

@@ -14,7 +14,8 @@ import { microsOfMs } from './sql.ts';
 // Column-at-a-time appends. Each column of a 2,048-row chunk is packed into one typed array
 // and copied into the DuckDB vector in one call; strings of up to 12 ASCII bytes are written
 // inline in DuckDB's public `duckdb_string_t` layout (uint32 length + 12 bytes), so the common
-// ids cost no native call each. Longer strings go through duckdb_vector_assign_string_element.
+// ids cost no native call each. Longer strings go through duckdb_vector_assign_string_element,
+// once per distinct value in a chunk (writeLong).
 // The per-value path of @duckdb/node-api makes one native call per string and allocates per
 // timestamp, which is several times slower (see bench/history-append.ts).
 
@@ -124,10 +125,45 @@ function writeVarchar<R>(
     }
   }
   bindings.copy_data_to_vector(vector, 0, bytes.buffer, 0, count * STRING_SLOT);
-  if (long) {
-    for (const i of long) bindings.vector_assign_string_element(vector, i, col.get(rows[offset + i]!) as string);
-  }
+  if (long) writeLong(vector, rows, offset, count, col, long);
   nulls.flush(vector, count);
+}
+
+/**
+ * The strings not inlined, each copied into the vector's string heap by DuckDB. A value that comes
+ * again in the chunk (a long feed id, a status such as `in_transit_to`: every row of a poll) is
+ * copied once; its later rows take the first one's `duckdb_string_t`, which points at the same
+ * bytes (the heap never moves what it holds). A native call per value rather than per row.
+ */
+function writeLong<R>(
+  vector: RawVector,
+  rows: readonly R[],
+  offset: number,
+  count: number,
+  col: ColumnDef<R>,
+  long: readonly number[],
+): void {
+  const firstRow = new Map<string, number>();
+  let again: number[] | null = null;
+  for (const i of long) {
+    const value = col.get(rows[offset + i]!) as string;
+    const first = firstRow.get(value);
+    if (first === undefined) {
+      bindings.vector_assign_string_element(vector, i, value);
+      firstRow.set(value, i);
+    } else {
+      again ??= [];
+      again.push(i, first);
+    }
+  }
+  if (!again) return;
+  // the vector's slots as they are now (a copy), the repeats filled in, written back at once
+  const slots = bindings.vector_get_data(vector, count * STRING_SLOT);
+  for (let k = 0; k < again.length; k += 2) {
+    const first = again[k + 1]! * STRING_SLOT;
+    slots.copyWithin(again[k]! * STRING_SLOT, first, first + STRING_SLOT);
+  }
+  bindings.copy_data_to_vector(vector, 0, slots.buffer, slots.byteOffset, count * STRING_SLOT);
 }
 
 /** Fixed-width columns: 4 or 8 bytes per row, packed by `put` into the scratch words. */

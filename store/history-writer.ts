@@ -202,22 +202,28 @@ async function checkSchema(db: Db): Promise<void> {
   }
 }
 
-const SNAPSHOT_KNOWN = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $1 AND body_sha256 = $2';
 const SNAPSHOT_LOOKUP = 'SELECT 1 FROM feed_snapshots WHERE feed_id = $feed_id AND body_sha256 = $body_sha256';
+// One prepared statement rather than a lookup then an insert, each parsed and planned anew: sent
+// at once, it runs while the change selection does (~10 ms of JS), where the two had to take
+// turns with it and the transaction waited for them after. NOT EXISTS rather than ON CONFLICT DO
+// NOTHING, which took DuckDB about twice as long (3 against 6 ms a snapshot, on a loaded machine).
+const SNAPSHOT_RECORD = `INSERT INTO feed_snapshots (feed_id, body_sha256, header_timestamp, observed_at, source)
+  SELECT $feed_id, $body_sha256, ${tsParam('header_ms')}, ${tsParam('observed_ms')}, $source
+  WHERE NOT EXISTS (SELECT 1 FROM feed_snapshots WHERE feed_id = $feed_id AND body_sha256 = $body_sha256)`;
 
 /**
  * Records the snapshot unless it is there; false when it was (then its rows are stored already).
  * Inside the batch's transaction, so a snapshot is marked stored exactly when its rows are.
  */
 async function recordSnapshot(conn: DuckDBConnection, s: SnapshotRecord): Promise<boolean> {
-  const known = await conn.runAndReadAll(SNAPSHOT_KNOWN, [s.feed_id, s.body_sha256]);
-  if (known.currentRowCount > 0) return false;
-  await conn.run(
-    `INSERT INTO feed_snapshots (feed_id, body_sha256, header_timestamp, observed_at, source)
-     VALUES ($1, $2, ${tsParam(3)}, ${tsParam(4)}, $5)`,
-    [s.feed_id, s.body_sha256, s.header_timestamp_ms, s.observed_ms, s.source],
-  );
-  return true;
+  const inserted = await runPrepared(conn, SNAPSHOT_RECORD, {
+    feed_id: s.feed_id,
+    body_sha256: s.body_sha256,
+    header_ms: s.header_timestamp_ms,
+    observed_ms: s.observed_ms,
+    source: s.source,
+  });
+  return inserted.rowsChanged > 0;
 }
 
 /** Appends every table's rows inside the caller's transaction; the number of rows stored. */
