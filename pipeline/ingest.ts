@@ -147,11 +147,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return poll;
   };
 
-  /** One poll per feed at a time, whoever asks: a pollOnce during a timed poll joins it. */
-  const pollExclusive = (feed: FeedConfig): Promise<Settled> => {
+  /**
+   * One poll per feed at a time, whoever asks: a pollOnce during a timed poll joins it. With
+   * `after`, the fetched body waits for that to settle before it is applied.
+   */
+  const pollExclusive = (feed: FeedConfig, after?: Promise<unknown>): Promise<Settled> => {
     const current = running.get(feed.id);
     if (current) return current;
-    const p = runPoll(feed);
+    const p = runPoll(feed, after);
     running.set(feed.id, p);
     inFlight.add(p);
     p.finally(() => {
@@ -175,7 +178,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     );
   }
 
-  async function runPoll(feed: FeedConfig): Promise<Settled> {
+  async function runPoll(feed: FeedConfig, after?: Promise<unknown>): Promise<Settled> {
     const started = performance.now();
     const poll = newPoll(feed.id, now());
     let delivered: Delivered | undefined;
@@ -201,6 +204,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       // a bug in one poll is recorded like any failure, and the feed keeps being polled
       Object.assign(poll, { status: 'decode_error', error: `internal: ${(err as Error).message}` });
     }
+    if (after) await after.catch(() => undefined);
     return settle(feed, poll, started, delivered, 'poll');
   }
 
@@ -444,7 +448,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       await queue.idle();
     },
     pollOnce: async (feedId) => (await pollExclusive(feedById(feedId))).stored,
-    pollAllOnce: () => Promise.all([...feeds.values()].map(async (feed) => (await pollExclusive(feed)).stored)),
+    pollAllOnce: () => {
+      // fetched at once, applied in the order configured: feeds of one schedule share a trip
+      // tracker, and the order their snapshots reach it decides the stop events it writes
+      let previous: Promise<unknown> | undefined;
+      return Promise.all(
+        [...feeds.values()].map(async (feed) => {
+          const settled = pollExclusive(feed, previous);
+          previous = settled;
+          return (await settled).stored;
+        }),
+      );
+    },
     historyQueue: () => queue.figures(),
     feeds: () => [...feeds.values()],
     upsertFeed(feed: FeedConfig): void {

@@ -163,7 +163,7 @@ function writeLong<R>(
     const first = again[k + 1]! * STRING_SLOT;
     slots.copyWithin(again[k]! * STRING_SLOT, first, first + STRING_SLOT);
   }
-  bindings.copy_data_to_vector(vector, 0, slots.buffer, slots.byteOffset, count * STRING_SLOT);
+  bindings.copy_data_to_vector(vector, 0, slots.buffer as ArrayBuffer, slots.byteOffset, count * STRING_SLOT);
 }
 
 /** Fixed-width columns: 4 or 8 bytes per row, packed by `put` into the scratch words. */
