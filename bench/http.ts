@@ -3,7 +3,7 @@
 // the same bytes, in the same run, with wrk; and the same API without metrics, for their cost.
 // Prints req/s, p50/p99 latency and the ratios of each round, then the median ratio of the rounds.
 //
-//   npm run bench:http        BENCH_ROUNDS=3 BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500
+//   npm run bench:http        BENCH_ROUNDS=3 BENCH_DURATION_S=10 BENCH_CONNECTIONS=50 BENCH_ALERTS=500 BENCH_KEYS=624
 //
 // What is measured is the app as production runs it: this script bundles the bench (bench/http/)
 // with the project's one esbuild configuration, the one `npm run build` makes dist/transit-api.cjs
