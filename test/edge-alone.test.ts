@@ -11,7 +11,7 @@ import { createKey } from '../accounts/keys.ts';
 import { startEdge, type EdgeService } from '../app/edge.ts';
 import { startService, type Service } from '../app/serve.ts';
 import { parseConfig } from '../core/config.ts';
-import type { FeedPoll, VehiclePosition } from '../core/types.ts';
+import { newPoll, type FeedPoll, type VehiclePosition } from '../core/types.ts';
 import type { NormalizedPoll } from '../pipeline/normalize-feed.ts';
 import type { StatusDocument } from '../status/schema.ts';
 import { brokerMissing, startBroker } from './support/broker-servers.ts';
@@ -25,21 +25,13 @@ const ANSWER_MS = 1_000;
 
 function poll(at: number): FeedPoll {
   return {
-    feed_id: 'vp',
-    polled_ms: at,
-    status: 'ok',
+    ...newPoll('vp', at),
     http_status: 200,
     bytes: 1,
     duration_ms: 1,
     header_timestamp_ms: at,
     entities: 1,
     vehicles: 1,
-    trip_updates: 0,
-    alerts: 0,
-    stored: 0,
-    rejected: {},
-    matching: null,
-    error: null,
   };
 }
 

@@ -5,7 +5,7 @@ import t from 'tap';
 import { parseConfig } from '../core/config.ts';
 import type { DomainEvent, EventBus } from '../core/events.ts';
 import { LIVE_SLICES } from '../core/ports.ts';
-import type { FeedPoll, VehiclePosition } from '../core/types.ts';
+import { newPoll, type FeedPoll, type VehiclePosition } from '../core/types.ts';
 import { createApi } from '../app/api.ts';
 import { createKey } from '../accounts/keys.ts';
 import { Directory } from '../http/read/directory.ts';
@@ -26,21 +26,12 @@ const config = parseConfig({
 });
 
 const poll = (feedId: string, at: number, status: FeedPoll['status'] = 'ok'): FeedPoll => ({
-  feed_id: feedId,
-  polled_ms: at,
-  status,
+  ...newPoll(feedId, at, status),
   http_status: status === 'unchanged' ? 304 : 200,
   bytes: 1,
   duration_ms: 1,
   header_timestamp_ms: at,
   entities: 1,
-  vehicles: 0,
-  trip_updates: 0,
-  alerts: 0,
-  stored: 0,
-  rejected: {},
-  matching: null,
-  error: null,
 });
 const rows = (at: number, extra: Partial<NormalizedPoll>): NormalizedPoll => ({
   header_timestamp_ms: at,
