@@ -11,6 +11,7 @@ import {
   keyRows,
   keyRowsByIdOrPrefix,
   keyRowsByIds,
+  keyTableFingerprint,
   revokeKeyRow,
   type KeyRow,
 } from './store.ts';
@@ -110,6 +111,11 @@ async function findKey(db: Db, id: string): Promise<ApiKeyRecord | null> {
 export async function findKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
   const row = await keyRowByHash(db, keyHash);
   return row ? toRecord(row) : null;
+}
+
+/** Changes whenever any key is added, removed, revoked or changes plan (the auth cache's recheck). */
+export function keysFingerprint(db: Db): Promise<string> {
+  return keyTableFingerprint(db);
 }
 
 /** Current plan and revocation of the given keys, in one query (the auth cache's recheck). */

@@ -116,3 +116,25 @@ t.test('long and non-ASCII values repeated in a chunk are stored as given, row b
     source.map((r) => ({ id: r.id, name: r.name })),
   );
 });
+
+t.test('smallint columns keep their sign and range, nulls included (the usage tables’ status)', async (t) => {
+  const db = await Db.open(':memory:', { migrate: false });
+  t.teardown(() => db.close());
+  await db.run('CREATE TABLE s (status SMALLINT, n INTEGER)');
+  const values = [200, 304, 429, -1, 32_767, -32_768, null, 503];
+  const appender = await (await db.connect()).createAppender('s');
+  appendColumns(
+    appender,
+    [
+      { name: 'status', kind: 'smallint', get: (v: number | null) => v },
+      { name: 'n', kind: 'integer', get: (v: number | null) => (v === null ? 0 : 1) },
+    ],
+    values,
+  );
+  appender.closeSync();
+  const stored = await db.all<{ status: number | null }>('SELECT status FROM s ORDER BY rowid');
+  t.same(
+    stored.map((r) => r.status),
+    values,
+  );
+});

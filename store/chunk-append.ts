@@ -24,6 +24,7 @@ if (endianness() !== 'LE') throw new Error('store/chunk-append.ts writes vectors
 export type ColumnKind =
   | 'varchar'
   | 'double'
+  | 'smallint'
   | 'integer'
   | 'bigint'
   | 'boolean'
@@ -46,6 +47,7 @@ export interface ColumnDef<R> {
 const TYPE_OF_KIND: Record<ColumnKind, DuckDBTypeId> = {
   varchar: DuckDBTypeId.VARCHAR,
   double: DuckDBTypeId.DOUBLE,
+  smallint: DuckDBTypeId.SMALLINT,
   integer: DuckDBTypeId.INTEGER,
   bigint: DuckDBTypeId.BIGINT,
   boolean: DuckDBTypeId.BOOLEAN,
@@ -71,6 +73,7 @@ const scratch = {
 const slotView = new DataView(scratch.bytes.buffer);
 const float64 = new Float64Array(scratch.words.buffer, 0, CHUNK_ROWS);
 const int32 = new Int32Array(scratch.words.buffer);
+const int16 = new Int16Array(scratch.words.buffer);
 
 class Nulls {
   any = false;
@@ -166,14 +169,14 @@ function writeLong<R>(
   bindings.copy_data_to_vector(vector, 0, slots.buffer as ArrayBuffer, slots.byteOffset, count * STRING_SLOT);
 }
 
-/** Fixed-width columns: 4 or 8 bytes per row, packed by `put` into the scratch words. */
+/** Fixed-width columns: 2, 4 or 8 bytes per row, packed by `put` into the scratch words. */
 function writeFixed<R>(
   vector: RawVector,
   rows: readonly R[],
   offset: number,
   count: number,
   col: ColumnDef<R>,
-  width: 4 | 8,
+  width: 2 | 4 | 8,
   put: (i: number, value: unknown) => void,
 ): void {
   const nulls = new Nulls();
@@ -214,6 +217,11 @@ function fillColumn<R>(
     case 'double':
       writeFixed(vector, rows, offset, count, col, 8, (i, v) => {
         float64[i] = number(name, v);
+      });
+      return;
+    case 'smallint':
+      writeFixed(vector, rows, offset, count, col, 2, (i, v) => {
+        int16[i] = number(name, v);
       });
       return;
     case 'integer':
