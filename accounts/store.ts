@@ -61,8 +61,9 @@ export async function keyRowByHash(db: Db, keyHash: string): Promise<KeyRow | nu
  */
 export async function keyTableFingerprint(db: Db): Promise<string> {
   const rows = await db.all<{ fingerprint: string }>(
-    `SELECT count(*)::VARCHAR || ':' || coalesce(bit_xor(hash(id, key_hash, prefix, plan, test, revoked_at)), 0)::VARCHAR
-       AS fingerprint FROM api_keys`,
+    `SELECT count(*)::VARCHAR || ':' ||
+            coalesce(bit_xor(hash(id, key_hash, prefix, plan, test, revoked_at)), 0)::VARCHAR AS fingerprint
+       FROM api_keys`,
   );
   return rows[0]!.fingerprint;
 }
