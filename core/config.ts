@@ -274,7 +274,11 @@ export const ConfigSchema = z
       .prefault({}),
     api: z
       .object({
-        /** how long a cached API key is trusted before the database is asked again (revocations) */
+        /**
+         * how long a cached API key is trusted before the database is asked again (revocations):
+         * each interval one query reads the key table's fingerprint, and the cached keys are read
+         * back only when it changed (a key created, revoked or moved to another plan)
+         */
         key_recheck_ms: z.number().int().positive().default(2_000),
         /** usage rows are buffered in memory and appended to DuckDB at this interval */
         meter_flush_ms: z.number().int().positive().default(1_000),
