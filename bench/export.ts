@@ -43,8 +43,8 @@ try {
     SELECT 'feed-1', 'veh-' || (i % 5000), 'R' || (i % 300), 'T' || (i % 20000), 'bus',
       40 + (i % 1000) / 1000.0, -74 + (i % 977) / 1000.0, (i % 360)::DOUBLE, (i % 30)::DOUBLE, 'S' || (i % 8000),
       'IN_TRANSIT_TO',
-      TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT) - INTERVAL 2 SECOND,
-      TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT)
+      TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT),
+      TIMESTAMPTZ '${startIso}' + to_microseconds((i * ${spanUs} // ${half})::BIGINT) + INTERVAL 2 SECOND
     FROM range(${half}) t(i)`);
   await db.run(`INSERT INTO arrivals (feed_id, trip_id, route_id, mode, station_id, stop_id, stop_sequence,
     direction_id,
@@ -66,11 +66,13 @@ try {
   );
 
   // the same rows, written by hand rather than taken from exports/datasets.ts
-  const between =
-    `TIMESTAMPTZ '${window.start.toISOString()}' AND observed_at < TIMESTAMPTZ ` + `'${window.end.toISOString()}'`;
+  // positions are exported by the feed's time (position_at), arrivals by service date
+  const between = (column: string) =>
+    `${column} >= TIMESTAMPTZ '${window.start.toISOString()}' AND ${column} < TIMESTAMPTZ ` +
+    `'${window.end.toISOString()}'`;
   const rawSelects = [
-    `SELECT * FROM arrivals WHERE service_date = DATE '${DAY}' OR (service_date IS NULL AND observed_at >= ${between})`,
-    `SELECT * FROM vehicle_positions WHERE observed_at >= ${between}`,
+    `SELECT * FROM arrivals WHERE service_date = DATE '${DAY}' OR (service_date IS NULL AND ${between('observed_at')})`,
+    `SELECT * FROM vehicle_positions WHERE ${between('position_at')}`,
   ];
   const rawOptions: Record<ExportFormat, string> = {
     parquet: 'FORMAT parquet, COMPRESSION zstd',

@@ -96,8 +96,10 @@ async function generate(db: Db): Promise<void> {
     ORDER BY service_date, mode, route_id, trip_id`,
     { yesterday: YESTERDAY },
   );
-  await db.run(`INSERT INTO reliability_days
-    SELECT service_date, mode, route_id,
+  // columns named: migrations add columns at the end (schedule_id, 020), and a positional list broke
+  await db.run(`INSERT INTO reliability_days (service_date, mode, route_id, schedule_id, scheduled, delivered,
+      canceled, canceled_unscheduled, partially_canceled, unobserved, added, restored)
+    SELECT service_date, mode, route_id, schedule_id,
       count(*), count(*) FILTER (WHERE outcome IN ('delivered', 'partially_canceled')),
       count(*) FILTER (WHERE outcome = 'canceled'), 0,
       count(*) FILTER (WHERE outcome = 'partially_canceled'), count(*) FILTER (WHERE outcome = 'unobserved'),
@@ -106,12 +108,13 @@ async function generate(db: Db): Promise<void> {
   await db.run(`INSERT INTO reliability_finalized
     SELECT service_date, now(), sum(scheduled), count(*) FROM reliability_days GROUP BY ALL`);
   // observations: every poll in which a trip is seen, yesterday in full and today until 18:00
-  const observe = `INSERT INTO trip_observations
+  const observe = `INSERT INTO trip_observations (feed_id, service_date, trip_id, route_id, mode, relationship,
+      skipped_stops, source, in_schedule, observed_at, polls, schedule_id)
     SELECT 'bench', service_date, trip_id, route_id, mode,
            CASE WHEN h < 20 AND p >= $obs / 2 THEN 'canceled' ELSE 'scheduled' END,
            CASE WHEN h BETWEEN 20 AND 29 THEN 2 ELSE 0 END,
            CASE WHEN p % 2 = 0 THEN 'trip_update' ELSE 'vehicle_position' END, true,
-           scheduled_start_at + to_seconds(p * 15), 1
+           scheduled_start_at + to_seconds(p * 15), 1, schedule_id
     FROM (SELECT *, hash(service_date, trip_id) % 1000 AS h FROM scheduled_trips WHERE service_date =
       CAST($day AS DATE)),
          range($obs) AS pp(p)
