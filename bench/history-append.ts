@@ -36,6 +36,10 @@ function vehicles(n: number): VehiclePosition[] {
   }));
 }
 
+/** the columns the engine baselines fill, in the order their SELECTs give them */
+const POSITION_COLUMNS = `(feed_id, vehicle_id, route_id, trip_id, mode, lat, lon, bearing, speed_mps, stop_id,
+  current_status, position_at, observed_at, position_source)`;
+
 const rows = vehicles(ROWS);
 if (DB !== ':memory:') rmSync(DB, { force: true });
 const db = await Db.open(DB);
@@ -90,6 +94,10 @@ for (let i = 0; i < rows.length; i += BATCH) {
       a.appendTimestampTZ(ts(r.timestamp_ms));
       a.appendTimestampTZ(ts(r.observed_ms));
       a.appendVarchar(r.position_source);
+      if (r.feed_trip_id == null) a.appendNull();
+      else a.appendVarchar(r.feed_trip_id);
+      if (r.schedule_id == null) a.appendNull();
+      else a.appendVarchar(r.schedule_id);
       a.endRow();
     }
   });
@@ -100,7 +108,8 @@ const baselineCpu = cpuMs();
 t0 = performance.now();
 c0 = process.cpuUsage();
 for (let i = 0; i < ROWS; i += BATCH) {
-  await db.run(`INSERT INTO vehicle_positions SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120),
+  // columns named: migrations add columns at the end of the table (feed_trip_id, schedule_id)
+  await db.run(`INSERT INTO vehicle_positions ${POSITION_COLUMNS} SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120),
     't' || (i % 9000), 'bus',
     40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2, CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
     'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000),
@@ -129,7 +138,8 @@ for (const table of ['bench_plain', 'bench_enum', 'bench_plain', 'bench_enum']) 
   await db.run('CHECKPOINT');
   const t = performance.now();
   for (let i = 0; i < Math.min(ROWS, 20 * BATCH); i += BATCH) {
-    await db.run(`INSERT INTO ${table} SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
+    await db.run(`INSERT INTO ${table} ${POSITION_COLUMNS}
+      SELECT 'bench', 'v' || (i % 5000), 'r' || (i % 120), 't' || (i % 9000), 'bus',
       40 + (i % 1000) / 1e4, -73 - (i % 997) / 1e4, i % 360, (i % 30) / 2,
         CASE WHEN i % 3 > 0 THEN 's' || (i % 800) END,
       'IN_TRANSIT_TO', make_timestamptz(1704067200000000 + i * 3000),

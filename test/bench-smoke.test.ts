@@ -1,6 +1,7 @@
 // Benches that fill our tables with their own SQL run here at a toy size, so a migration that
-// changes a table breaks this test rather than the next person's `npm run bench` (the rollup and
-// export benches both failed for weeks after migrations added columns). The figures are not read.
+// changes a table breaks this test rather than the next person's `npm run bench`: the rollup and
+// export benches, and history-append's baselines, failed for weeks after migrations added
+// columns. The figures are not read.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -36,6 +37,11 @@ const BENCHES: { script: string; env: Record<string, string>; prints: RegExp }[]
     script: 'bench/export.ts',
     env: { ROWS: '2000', RUNS: '1', WARMUP: '0' },
     prints: /ndjson\.gz +raw COPY/,
+  },
+  {
+    script: 'bench/history-append.ts',
+    env: { ROWS: '20000', BATCH: '5000', TXN_GROUPS: '1' },
+    prints: /rows stored 60000/,
   },
 ];
 
