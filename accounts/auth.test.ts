@@ -1,17 +1,21 @@
 import t, { type Test } from 'tap';
 import { Db } from '../store/db.ts';
 import { KeyStore } from './auth.ts';
-import { createKey, generateKey, revokeKey } from './keys.ts';
+import { createKey, generateKey, keyPartition, revokeKey } from './keys.ts';
 import { logInto } from '../test/support/logs.ts';
 
 async function setup(t: Test) {
   const db = await Db.open(':memory:');
   let queries = 0;
   const sqls: string[] = [];
+  /** how many key ids each statement asked about (a list parameter), else 0 */
+  const idsAsked: number[] = [];
   const all = db.all.bind(db);
   db.all = ((sql: string, params?: never) => {
     queries++;
     sqls.push(sql);
+    const list = Array.isArray(params) ? (params[0] as { items?: unknown[] } | undefined) : undefined;
+    idsAsked.push(list?.items?.length ?? 0);
     return all(sql, params);
   }) as typeof db.all;
   const clock = { now: 1_000_000 };
@@ -26,7 +30,13 @@ async function setup(t: Test) {
     await during();
     return sqls.slice(from);
   };
-  return { db, store, clock, queries: () => queries, statements };
+  /** the key ids read back while `during` runs */
+  const idsReadBack = async (during: () => Promise<unknown>): Promise<number> => {
+    const from = idsAsked.length;
+    await during();
+    return idsAsked.slice(from).reduce((a, b) => a + b, 0);
+  };
+  return { db, store, clock, queries: () => queries, statements, idsReadBack };
 }
 
 t.test('a known key is looked up once, then served from memory', async (t) => {
@@ -76,16 +86,16 @@ t.test('revocations reach the cache through the recheck, or at once with invalid
 });
 
 // A recheck read every cached key back (~25 µs of main-thread time each): with 1,200 keys a 30 ms
-// stall every two seconds. Now it asks the table's fingerprint and reads keys only when it moved.
+// stall every two seconds. Now it asks the table's fingerprints, one per sixteenth of the keys, and
+// reads back the cached keys of a sixteenth only when it moved.
 const readsKeyRows = (sql: string) => /\bSELECT\s+id, key_hash/.test(sql);
 
 t.test('a recheck of an unchanged key table reads no key row, and keeps every cached key fresh', async (t) => {
-  const { db, store, clock, statements } = await setup(t);
-  const created = [];
+  const { db, store, clock, statements, idsReadBack } = await setup(t);
+  const created: Awaited<ReturnType<typeof createKey>>[] = [];
   for (let i = 0; i < 30; i++) created.push(await createKey(db, { plan: i % 2 ? 'regular' : 'max' }));
   for (const c of created) t.ok(await store.authenticate(c.key, clock.now));
-  const first = await statements(() => store.recheck());
-  t.ok(first.some(readsKeyRows), 'the first recheck reads the cached keys back');
+  t.equal(await idsReadBack(() => store.recheck()), 30, 'the first recheck reads every cached key back');
   for (let round = 0; round < 5; round++) {
     clock.now += 1_000;
     const run = await statements(() => store.recheck());
@@ -95,33 +105,43 @@ t.test('a recheck of an unchanged key table reads no key row, and keeps every ca
   // five intervals on, past three recheck intervals: the entries would be stale had the rechecks not vouched for them
   for (const c of created) t.notOk(store.authenticate(c.key, clock.now) instanceof Promise, 'answered from memory');
 
+  const samePartition = (id: string) => created.filter((c) => keyPartition(c.id) === keyPartition(id)).length;
   await db.run("UPDATE api_keys SET plan = 'free' WHERE id = $1", [created[0]!.id]);
-  const moved = await statements(() => store.recheck());
-  t.ok(moved.some(readsKeyRows), 'a plan changed by SQL moves the fingerprint: the keys are read back');
+  t.equal(
+    await idsReadBack(() => store.recheck()),
+    samePartition(created[0]!.id),
+    'a plan changed by SQL reads back the cached keys of its partition, and only those',
+  );
   t.equal((store.authenticate(created[0]!.key, clock.now) as { plan: string }).plan, 'free');
   await db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [created[1]!.id]);
   await store.recheck();
   t.equal(store.authenticate(created[1]!.key, clock.now), null, 'a revocation by SQL too');
-  await createKey(db, { plan: 'free' });
-  t.ok((await statements(() => store.recheck())).some(readsKeyRows), 'so does a key created');
+  const added = await createKey(db, { plan: 'free' });
+  const cachedThere = created.filter((c, i) => i !== 1 && keyPartition(c.id) === keyPartition(added.id)).length;
+  t.equal(await idsReadBack(() => store.recheck()), cachedThere, 'a key created: the cached keys of its partition');
 });
 
-t.test('a key looked up while a recheck reads a changed table is read back by the next one', async (t) => {
-  const { db, store, clock, statements } = await setup(t);
+t.test('a key looked up while a recheck reads its changed partition is read back by the next one', async (t) => {
+  const { db, store, clock, statements, idsReadBack } = await setup(t);
   const a = await createKey(db, { plan: 'free' });
-  const b = await createKey(db, { plan: 'free' });
+  // keys of a's partition, so that each change below moves the fingerprint that b depends on
+  const inPartitionOfA = async () => {
+    for (;;) {
+      const k = await createKey(db, { plan: 'free' });
+      if (keyPartition(k.id) === keyPartition(a.id)) return k;
+    }
+  };
+  const b = await inPartitionOfA();
   t.ok(await store.authenticate(a.key, clock.now));
   await store.recheck();
-  await createKey(db, { plan: 'max' });
+  await inPartitionOfA();
   // b's lookup may read the table before the running recheck's fingerprint, which then stands
   // for a table b's state may predate (a revocation in between): it cannot vouch for b
   const running = store.recheck();
   t.ok(await store.authenticate(b.key, clock.now));
   await running;
-  const next = await statements(() => store.recheck());
-  t.equal(next.length, 2, 'the fingerprint, then b alone');
-  t.ok(next.some(readsKeyRows));
-  t.equal((await statements(() => store.recheck())).length, 1, 'after which the fingerprint suffices');
+  t.equal(await idsReadBack(() => store.recheck()), 1, 'the next recheck reads b back, alone');
+  t.equal((await statements(() => store.recheck())).length, 1, 'after which the fingerprints suffice');
 });
 
 t.test('revocation listeners hear of invalidate and of a recheck that finds a revoked key, once', async (t) => {

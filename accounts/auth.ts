@@ -2,7 +2,15 @@
 // background recheck makes revocations (by this process, the CLI or SQL) take effect in seconds.
 import { componentLogger, type Logger } from '../core/logger.ts';
 import type { Db } from '../store/db.ts';
-import { findKeyByHash, hashKey, KEY_PATTERN, keysFingerprint, keyStates, type ApiKeyRecord } from './keys.ts';
+import {
+  findKeyByHash,
+  hashKey,
+  KEY_PATTERN,
+  keyPartition,
+  keysFingerprints,
+  keyStates,
+  type ApiKeyRecord,
+} from './keys.ts';
 import type { Plan } from './plans.ts';
 
 export interface AuthenticatedKey {
@@ -34,6 +42,8 @@ interface CacheEntry {
   validatedAtMs: number;
   /** the latest recheck round whose fingerprint was surely taken before this state was read (runRecheck) */
   readAfterRound: number;
+  /** the partition of the key table its key falls in (keyPartition) */
+  part: string;
 }
 
 export interface KeyStoreOptions {
@@ -75,8 +85,8 @@ export class KeyStore implements KeyAuthenticator {
   private readonly revokedListeners = new Set<(keyId: string) => void>();
   /** incremented as each recheck starts: a read started after that sees the table as of then or later */
   private round = 0;
-  /** the key table's fingerprint taken as the last full read began, and that read's round */
-  private lastRead: { fingerprint: string; round: number } | null = null;
+  /** per partition of the key table, its fingerprint when its keys were last read back, and that round */
+  private readonly lastRead = new Map<string, { fingerprint: string; round: number }>();
 
   constructor(
     private readonly db: Db,
@@ -156,12 +166,13 @@ export class KeyStore implements KeyAuthenticator {
 
   /**
    * Reading every cached key back cost ~25 µs of main-thread time per key (30 ms every interval
-   * with 1,200 keys: a stall every request behind it waited out), so the table's fingerprint is
-   * asked first. Unchanged since the last full read, it vouches for every entry whose state was
-   * read after that fingerprint was taken (rechecks run one at a time, so a lookup begun during a
-   * later round qualifies); only entries read before then (a lookup that raced a recheck) are read
-   * again. Any change to the table (a key created, revoked by SQL, moved to
-   * another plan) reads every cached key, as before.
+   * with 1,200 keys: a stall every request behind it waited out), so the key table's fingerprints
+   * are asked first, one per sixteenth of the keys (accounts/store.ts). A partition whose
+   * fingerprint has not moved since its keys were last read vouches for every entry of it whose
+   * state was read after that fingerprint was taken (rechecks run one at a time, so a lookup begun
+   * during a later round qualifies). What is read back: the entries of partitions that changed (a
+   * key created, revoked by SQL, moved to another plan), and entries read before their partition's
+   * fingerprint (a lookup that raced a recheck).
    */
   private async runRecheck(): Promise<void> {
     const started = this.options.clock();
@@ -170,14 +181,21 @@ export class KeyStore implements KeyAuthenticator {
     const asked = [...this.entries.values()].filter((e) => e.key !== null);
     if (asked.length === 0) return;
     try {
-      const fingerprint = await keysFingerprint(this.db);
-      const last = this.lastRead;
-      const unchanged = last !== null && last.fingerprint === fingerprint;
-      const toRead = unchanged ? asked.filter((e) => e.readAfterRound < last.round) : asked;
-      if (unchanged) {
-        for (const entry of asked) if (entry.readAfterRound >= last.round) entry.validatedAtMs = started;
-      } else {
-        this.lastRead = { fingerprint, round };
+      const fingerprints = await keysFingerprints(this.db);
+      const moved = new Set<string>();
+      for (const entry of asked) {
+        const fingerprint = fingerprints.get(entry.part) ?? 'none';
+        if (this.lastRead.get(entry.part)?.fingerprint !== fingerprint) moved.add(entry.part);
+      }
+      // a partition that moved is read back whole below, so its new fingerprint stands from this round
+      for (const part of moved) this.lastRead.set(part, { fingerprint: fingerprints.get(part) ?? 'none', round });
+      const toRead: CacheEntry[] = [];
+      for (const entry of asked) {
+        if (entry.readAfterRound >= this.lastRead.get(entry.part)!.round && !moved.has(entry.part)) {
+          entry.validatedAtMs = started;
+        } else {
+          toRead.push(entry);
+        }
       }
       if (toRead.length > 0) await this.readBack(toRead, started, round);
     } catch (err) {
@@ -229,7 +247,7 @@ export class KeyStore implements KeyAuthenticator {
             return null;
           }
           const key = toKey(record);
-          this.entries.set(hash, { key, validatedAtMs: nowMs, readAfterRound });
+          this.entries.set(hash, { key, validatedAtMs: nowMs, readAfterRound, part: keyPartition(record.id) });
           return key;
         })
         .finally(() => this.lookups.delete(hash));

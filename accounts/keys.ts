@@ -11,7 +11,8 @@ import {
   keyRows,
   keyRowsByIdOrPrefix,
   keyRowsByIds,
-  keyTableFingerprint,
+  keyPartition,
+  keyPartitionFingerprints,
   revokeKeyRow,
   type KeyRow,
 } from './store.ts';
@@ -113,10 +114,12 @@ export async function findKeyByHash(db: Db, keyHash: string): Promise<ApiKeyReco
   return row ? toRecord(row) : null;
 }
 
-/** Changes whenever any key is added, removed, revoked or changes plan (the auth cache's recheck). */
-export function keysFingerprint(db: Db): Promise<string> {
-  return keyTableFingerprint(db);
+/** Per partition of the keys: a value that moves whenever a key of it is added, removed, revoked or changes plan. */
+export function keysFingerprints(db: Db): Promise<Map<string, string>> {
+  return keyPartitionFingerprints(db);
 }
+
+export { keyPartition };
 
 /** Current plan and revocation of the given keys, in one query (the auth cache's recheck). */
 export async function keyStates(db: Db, ids: readonly string[]): Promise<Map<string, ApiKeyRecord>> {

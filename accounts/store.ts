@@ -1,6 +1,7 @@
 // The accounts' SQL, in one place: API key rows (api_keys), the per-second usage buckets the
 // meter appends (api_usage, api_usage_test) and the per-day read-back of one key's usage. The
 // other accounts modules hold no SQL: they generate, validate, shape and cache.
+import { createHash } from 'node:crypto';
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../core/dates.ts';
 import { appendColumns, type ColumnDef } from '../store/chunk-append.ts';
@@ -55,17 +56,25 @@ export async function keyRowByHash(db: Db, keyHash: string): Promise<KeyRow | nu
 }
 
 /**
- * The state of every key in one short value: their count and an XOR of each row's hash. Equal
- * fingerprints mean that no key was added, removed, revoked or moved to another plan in between
- * (short of a 64-bit hash collision). DuckDB computes it; one row comes back.
+ * The state of the keys, per partition: each key falls in the partition named by the first hex
+ * digit of the MD5 of its id (16 partitions; `keyPartition` gives the same in JS), whose
+ * fingerprint is its count and an XOR of its rows' hashes. A partition's fingerprint unchanged
+ * means no key of it was added, removed, revoked or moved to another plan (short of a 64-bit hash
+ * collision). DuckDB computes them; at most 16 short rows come back.
  */
-export async function keyTableFingerprint(db: Db): Promise<string> {
-  const rows = await db.all<{ fingerprint: string }>(
-    `SELECT count(*)::VARCHAR || ':' ||
-            coalesce(bit_xor(hash(id, key_hash, prefix, plan, test, revoked_at)), 0)::VARCHAR AS fingerprint
-       FROM api_keys`,
+export async function keyPartitionFingerprints(db: Db): Promise<Map<string, string>> {
+  const rows = await db.all<{ part: string; fingerprint: string }>(
+    `SELECT left(md5(id), 1) AS part,
+            count(*)::VARCHAR || ':' ||
+              bit_xor(hash(id, key_hash, prefix, plan, test, revoked_at))::VARCHAR AS fingerprint
+       FROM api_keys GROUP BY part`,
   );
-  return rows[0]!.fingerprint;
+  return new Map(rows.map((r) => [r.part, r.fingerprint]));
+}
+
+/** The partition of keyPartitionFingerprints a key id falls in. */
+export function keyPartition(id: string): string {
+  return createHash('md5').update(id, 'utf8').digest('hex').charAt(0);
 }
 
 /** The rows of these ids, in one query. */

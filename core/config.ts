@@ -276,8 +276,9 @@ export const ConfigSchema = z
       .object({
         /**
          * how long a cached API key is trusted before the database is asked again (revocations):
-         * each interval one query reads the key table's fingerprint, and the cached keys are read
-         * back only when it changed (a key created, revoked or moved to another plan)
+         * each interval one query reads the key table's fingerprints, one per sixteenth of the
+         * keys, and the cached keys of a sixteenth are read back only when its fingerprint moved
+         * (a key of it created, revoked or moved to another plan)
          */
         key_recheck_ms: z.number().int().positive().default(2_000),
         /** usage rows are buffered in memory and appended to DuckDB at this interval */
