@@ -3,6 +3,7 @@ import { Db } from '../store/db.ts';
 import { KeyStore } from './auth.ts';
 import { createKey, generateKey, keyPartition, revokeKey } from './keys.ts';
 import { logInto } from '../test/support/logs.ts';
+import { appendUsageBuckets } from './store.ts';
 
 async function setup(t: Test) {
   const db = await Db.open(':memory:');
@@ -273,4 +274,77 @@ t.test('a remembered token whose entry went stale is served by the fresh lookup,
   await db.run('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [a.id]);
   await store.recheck();
   t.equal(store.authenticate(a.key, clock.now), null, 'the recheck of the new entry reaches the token');
+});
+
+t.test('start() loads the keys used in the last day, so their first request answers from memory', async (t) => {
+  const db = await Db.open(':memory:');
+  t.teardown(() => db.close());
+  const now = Date.now();
+  const used = await createKey(db, { plan: 'regular' });
+  const usedTest = await createKey(db, { plan: 'free', test: true });
+  const usedLongAgo = await createKey(db, { plan: 'max' });
+  const usedRevoked = await createKey(db, { plan: 'max' });
+  const unused = await createKey(db, { plan: 'max' });
+  const bucket = (keyId: string, atMs: number) => ({
+    keyId,
+    plan: 'max',
+    unit: 'request',
+    method: 'GET',
+    endpoint: '/api/v1/alerts',
+    status: 200,
+    second: Math.floor(atMs / 1000),
+    calls: 1,
+    quantity: 1,
+    latencyTotal: 1,
+    latencyMax: 1,
+  });
+  await appendUsageBuckets(db, false, [
+    bucket(used.id, now - 60_000),
+    bucket(usedRevoked.id, now - 60_000),
+    bucket(usedLongAgo.id, now - 3 * 86_400_000),
+  ]);
+  await appendUsageBuckets(db, true, [bucket(usedTest.id, now - 1_000)]);
+  await revokeKey(db, usedRevoked.id);
+
+  const store = new KeyStore(db, { recheckMs: 60_000, clock: () => now });
+  t.teardown(() => store.close());
+  t.equal(await store.warm(), 2, 'the live and the test key used today');
+  for (const k of [used, usedTest]) {
+    const answer = store.authenticate(k.key, now);
+    t.notOk(answer instanceof Promise, 'answered from memory');
+    t.equal((answer as { id: string }).id, k.id);
+  }
+  for (const k of [usedLongAgo, unused]) {
+    const answer = store.authenticate(k.key, now);
+    t.ok(answer instanceof Promise, 'looked up');
+    t.equal(((await answer) as { id: string }).id, k.id);
+  }
+  t.equal(await store.authenticate(usedRevoked.key, now), null, 'a revoked key is not loaded, and stays refused');
+  t.equal(await store.warm(1), 0, 'keys already cached are not loaded again');
+
+  const started = new KeyStore(db, { recheckMs: 60_000, clock: () => now, warmKeys: 1 }).start();
+  await started.close();
+  t.notOk(started.authenticate(usedTest.key, now) instanceof Promise, 'start() loads the most recently used first');
+  const beyond = started.authenticate(used.key, now);
+  t.ok(beyond instanceof Promise, 'within warmKeys');
+  await beyond;
+});
+
+t.test('first uses of many keys at once are read in a few batched queries, not one query each', async (t) => {
+  const { db, store, clock, queries } = await setup(t);
+  const created: Awaited<ReturnType<typeof createKey>>[] = [];
+  for (let i = 0; i < 50; i++) created.push(await createKey(db, { plan: i % 2 ? 'max' : 'free' }));
+  const unknownKey = generateKey(false);
+  const before = queries();
+  const answers = await Promise.all([
+    ...created.map((c) => store.authenticate(c.key, clock.now)),
+    store.authenticate(unknownKey, clock.now),
+  ]);
+  t.equal(queries() - before, 1, '51 first uses in one turn: one query');
+  t.same(
+    answers.map((a) => (a as { id: string } | null)?.id ?? null),
+    [...created.map((c) => c.id), null],
+    'each gets its own key, the unknown one null',
+  );
+  for (const c of created) t.notOk(store.authenticate(c.key, clock.now) instanceof Promise, 'then cached');
 });

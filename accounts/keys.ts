@@ -7,10 +7,12 @@ import { isPlan, type Plan } from './plans.ts';
 import {
   insertKeyRow,
   keyRowByHash,
+  keyRowsByHashes,
   keyRowById,
   keyRows,
   keyRowsByIdOrPrefix,
   keyRowsByIds,
+  recentlyUsedKeyRows,
   keyPartition,
   keyPartitionFingerprints,
   revokeKeyRow,
@@ -109,6 +111,11 @@ async function findKey(db: Db, id: string): Promise<ApiKeyRecord | null> {
   return row ? toRecord(row) : null;
 }
 
+/** The keys of these hashes, by hash, in one query. */
+export async function findKeysByHashes(db: Db, hashes: readonly string[]): Promise<Map<string, ApiKeyRecord>> {
+  return new Map((await keyRowsByHashes(db, hashes)).map((row) => [row.key_hash, toRecord(row)]));
+}
+
 export async function findKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
   const row = await keyRowByHash(db, keyHash);
   return row ? toRecord(row) : null;
@@ -120,6 +127,11 @@ export function keysFingerprints(db: Db): Promise<Map<string, string>> {
 }
 
 export { keyPartition };
+
+/** The unrevoked keys used since `sinceMs`, most recent first, at most `limit` (the auth cache's warm start). */
+export async function recentlyUsedKeys(db: Db, sinceMs: number, limit: number): Promise<ApiKeyRecord[]> {
+  return (await recentlyUsedKeyRows(db, sinceMs, limit)).map(toRecord);
+}
 
 /** Current plan and revocation of the given keys, in one query (the auth cache's recheck). */
 export async function keyStates(db: Db, ids: readonly string[]): Promise<Map<string, ApiKeyRecord>> {

@@ -77,6 +77,32 @@ export function keyPartition(id: string): string {
   return createHash('md5').update(id, 'utf8').digest('hex').charAt(0);
 }
 
+/**
+ * The unrevoked keys with requests metered since `sinceMs` (live or test), the most recently
+ * used first, at most `limit`: what the auth cache loads at start.
+ */
+export function recentlyUsedKeyRows(db: Db, sinceMs: number, limit: number): Promise<KeyRow[]> {
+  return db.all<KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys JOIN (
+       SELECT key_id, max(bucket_at) AS last_used FROM (
+         SELECT key_id, bucket_at FROM ${LIVE_USAGE_TABLE} WHERE bucket_at >= ${tsParam('since_ms')}
+         UNION ALL
+         SELECT key_id, bucket_at FROM ${TEST_USAGE_TABLE} WHERE bucket_at >= ${tsParam('since_ms')}
+       ) GROUP BY key_id
+     ) AS used ON used.key_id = api_keys.id
+     WHERE revoked_at IS NULL ORDER BY last_used DESC, id LIMIT $limit`,
+    { since_ms: sinceMs, limit },
+  );
+}
+
+/** The rows of these key hashes, in one query (first uses of keys, batched). */
+export function keyRowsByHashes(db: Db, hashes: readonly string[]): Promise<KeyRow[]> {
+  if (hashes.length === 0) return Promise.resolve([]);
+  return db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE list_contains($1, key_hash)`, [
+    listValue([...hashes]),
+  ]);
+}
+
 /** The rows of these ids, in one query. */
 export function keyRowsByIds(db: Db, ids: readonly string[]): Promise<KeyRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
