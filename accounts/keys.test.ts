@@ -1,6 +1,15 @@
 import t from 'tap';
 import { Db } from '../store/db.ts';
-import { createKey, findKeyByHash, generateKey, hashKey, KEY_PATTERN, keyStates, listKeys, revokeKey } from './keys.ts';
+import {
+  createKey,
+  findKeysByHashes,
+  generateKey,
+  hashKey,
+  KEY_PATTERN,
+  keyStates,
+  listKeys,
+  revokeKey,
+} from './keys.ts';
 
 t.test('keys are random, well-formed and stored only as hashes', async (t) => {
   const db = await Db.open(':memory:');
@@ -15,8 +24,10 @@ t.test('keys are random, well-formed and stored only as hashes', async (t) => {
   t.match(a, { plan: 'regular', test: false, name: 'app one', revoked_at: null });
   const stored = await db.all<{ key_hash: string }>('SELECT key_hash FROM api_keys');
   t.notOk(JSON.stringify(stored).includes(a.key), 'the key itself is not stored');
-  t.equal((await findKeyByHash(db, hashKey(a.key)))!.id, a.id);
-  t.equal(await findKeyByHash(db, hashKey(generateKey(false))), null);
+  const unknown = hashKey(generateKey(false));
+  const found = await findKeysByHashes(db, [hashKey(a.key), unknown]);
+  t.equal(found.get(hashKey(a.key))!.id, a.id);
+  t.equal(found.has(unknown), false);
   const listed = await listKeys(db);
   t.same(listed.map((k) => k.id).sort(), [a.id, b.id].sort());
   t.notOk('key' in listed[0]!, 'listing never shows keys');

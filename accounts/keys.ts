@@ -116,11 +116,6 @@ export async function findKeysByHashes(db: Db, hashes: readonly string[]): Promi
   return new Map((await keyRowsByHashes(db, hashes)).map((row) => [row.key_hash, toRecord(row)]));
 }
 
-export async function findKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
-  const row = await keyRowByHash(db, keyHash);
-  return row ? toRecord(row) : null;
-}
-
 /** Per partition of the keys: a value that moves whenever a key of it is added, removed, revoked or changes plan. */
 export function keysFingerprints(db: Db): Promise<Map<string, string>> {
   return keyPartitionFingerprints(db);

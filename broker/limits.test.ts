@@ -33,7 +33,14 @@ t.test('limits shared by two nodes', { skip: missing }, async (t) => {
       Array.from({ length: 700 }, (_, i) => (i % 2 ? la : lb).take('key_r', 'regular', now)),
     );
     t.equal(decisions.filter((d) => d.allowed).length, 600);
-    t.equal(la.stats.calls + lb.stats.calls, 2, 'one call per node for the requests of one turn');
+    // one call per node asks for the turn's requests; a node whose reply came first may also have
+    // sent its background finalize of the lease it spent (10 ms on) before the other's reply came
+    // (CI, loaded, once)
+    const calls = la.stats.calls + lb.stats.calls;
+    t.ok(
+      calls >= 2 && calls <= 4,
+      `one call per node for the requests of one turn, plus its finalize at most (${calls})`,
+    );
     const refused = decisions.find((d) => !d.allowed)!;
     t.equal(refused.remaining, 0);
     // a live lease counts at its expiry (1 s after its grant) until its node says when it was spent

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { findKeyByHash, hashKey, listKeys } from '../../accounts/keys.ts';
+import { findKeysByHashes, hashKey, listKeys } from '../../accounts/keys.ts';
 import { loadConfig } from '../../core/config.ts';
 import { Db } from '../../store/db.ts';
 import { listSchedules } from '../../store/schedule-index.ts';
@@ -189,7 +189,12 @@ t.test('checks each feed once, imports, writes a private commented config and pr
   );
   const db = await Db.open(config.db_path);
   try {
-    t.equal((await findKeyByHash(db, hashKey(keys[0]!)))?.plan, 'max', 'the printed key is a Max key in the database');
+    const printed = hashKey(keys[0]!);
+    t.equal(
+      (await findKeysByHashes(db, [printed])).get(printed)?.plan,
+      'max',
+      'the printed key is a Max key in the database',
+    );
     t.same(
       (await listSchedules(db)).map((x) => x.schedule_id),
       ['small'],
