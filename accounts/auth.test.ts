@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
 import { Db } from '../store/db.ts';
 import { KeyStore } from './auth.ts';
-import { createKey, generateKey, keyPartition, revokeKey } from './keys.ts';
+import { createKey, generateKey, revokeKey } from './keys.ts';
 import { logInto } from '../test/support/logs.ts';
-import { appendUsageBuckets } from './store.ts';
+import { appendUsageBuckets, keyPartition } from './store.ts';
 
 async function setup(t: Test) {
   const db = await Db.open(':memory:');

@@ -3,16 +3,8 @@
 import { componentLogger, type Logger } from '../core/logger.ts';
 import { DAY_MS } from '../core/dates.ts';
 import type { Db } from '../store/db.ts';
-import {
-  findKeysByHashes,
-  hashKey,
-  KEY_PATTERN,
-  keyPartition,
-  keysFingerprints,
-  keyStates,
-  recentlyUsedKeys,
-  type ApiKeyRecord,
-} from './keys.ts';
+import { keyPartition, keyPartitionFingerprints } from './store.ts';
+import { findKeysByHashes, hashKey, KEY_PATTERN, keyStates, recentlyUsedKeys, type ApiKeyRecord } from './keys.ts';
 import type { Plan } from './plans.ts';
 
 export interface AuthenticatedKey {
@@ -142,8 +134,7 @@ export class KeyStore implements KeyAuthenticator {
     let added = 0;
     for (const record of records) {
       if (this.entries.has(record.key_hash)) continue;
-      const key = toKey(record);
-      this.entries.set(record.key_hash, { key, validatedAtMs: now, readAfterRound, part: keyPartition(record.id) });
+      this.cache(record, now, readAfterRound);
       added++;
     }
     return added;
@@ -224,7 +215,7 @@ export class KeyStore implements KeyAuthenticator {
     const asked = [...this.entries.values()].filter((e) => e.key !== null);
     if (asked.length === 0) return;
     try {
-      const fingerprints = await keysFingerprints(this.db);
+      const fingerprints = await keyPartitionFingerprints(this.db);
       const moved = new Set<string>();
       for (const entry of asked) {
         const fingerprint = fingerprints.get(entry.part) ?? 'none';
@@ -265,6 +256,13 @@ export class KeyStore implements KeyAuthenticator {
       entry.readAfterRound = round;
     }
     for (const keyId of revoked) this.revoked(keyId);
+  }
+
+  /** A key read from the store, cached under its hash. */
+  private cache(record: ApiKeyRecord, nowMs: number, readAfterRound: number): AuthenticatedKey | null {
+    const key = toKey(record);
+    this.entries.set(record.key_hash, { key, validatedAtMs: nowMs, readAfterRound, part: keyPartition(record.id) });
+    return key;
   }
 
   private revoked(keyId: string): void {
@@ -336,9 +334,7 @@ export class KeyStore implements KeyAuthenticator {
         waiter.resolve(null);
         continue;
       }
-      const key = toKey(record);
-      this.entries.set(hash, { key, validatedAtMs: waiter.nowMs, readAfterRound, part: keyPartition(record.id) });
-      waiter.resolve(key);
+      waiter.resolve(this.cache(record, waiter.nowMs, readAfterRound));
     }
   }
 }

@@ -13,8 +13,6 @@ import {
   keyRowsByIdOrPrefix,
   keyRowsByIds,
   recentlyUsedKeyRows,
-  keyPartition,
-  keyPartitionFingerprints,
   revokeKeyRow,
   type KeyRow,
 } from './store.ts';
@@ -115,13 +113,6 @@ async function findKey(db: Db, id: string): Promise<ApiKeyRecord | null> {
 export async function findKeysByHashes(db: Db, hashes: readonly string[]): Promise<Map<string, ApiKeyRecord>> {
   return new Map((await keyRowsByHashes(db, hashes)).map((row) => [row.key_hash, toRecord(row)]));
 }
-
-/** Per partition of the keys: a value that moves whenever a key of it is added, removed, revoked or changes plan. */
-export function keysFingerprints(db: Db): Promise<Map<string, string>> {
-  return keyPartitionFingerprints(db);
-}
-
-export { keyPartition };
 
 /** The unrevoked keys used since `sinceMs`, most recent first, at most `limit` (the auth cache's warm start). */
 export async function recentlyUsedKeys(db: Db, sinceMs: number, limit: number): Promise<ApiKeyRecord[]> {
