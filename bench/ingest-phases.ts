@@ -1,6 +1,10 @@
-// Where one poll's time goes, phase by phase, on the bench's generated feeds: hash, decode,
-// normalize, live state + events, history append (each phase run alone, in the pipeline's order).
-//   node --import tsx bench/ingest-phases.ts   (KIND=trip_updates|vehicles POLLS=20 DB=memory)
+// Where one poll's time goes, stage by stage, on the bench's generated feeds, in the order
+// pipeline/ingest.ts runs them: hash, decode, the feed rules (pipeline/quality), normalize, the
+// snapshot lookup, stop events (pipeline/stop-events), live state + events, the history write
+// (change selection, append and commit in one transaction). Each stage is timed alone.
+//   node --max-semi-space-size=64 --import tsx bench/ingest-phases.ts
+//   KIND=vehicles|trip_updates (default vehicles) SHARE=0.45 (vehicles with a new report each poll,
+//   bench/ingest.ts's judged case) POLLS=30 DB=memory
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,15 +20,18 @@ import { TripMatcher } from '../pipeline/trip-matching/match.ts';
 import { Db } from '../store/db.ts';
 import { createHistoryWriter } from '../store/history-writer.ts';
 import { testConfig } from '../test/support/pipeline-fakes.ts';
-import { NOW_S, schedule, tripUpdateFeed, vehicleFeed } from './ingest-feeds.ts';
+import { FeedQualityChecker } from '../pipeline/quality/checker.ts';
+import { StopEventTracker } from '../pipeline/stop-events/tracker.ts';
+import { NOW_S, REPORTING_SHARE, schedule, tripUpdateFeed, vehicleFeed } from './ingest-feeds.ts';
 
-const KIND = (process.env.KIND ?? 'trip_updates') as 'vehicles' | 'trip_updates';
-const POLLS = Number(process.env.POLLS ?? 20);
+const KIND = (process.env.KIND ?? 'vehicles') as 'vehicles' | 'trip_updates';
+const SHARE = Number(process.env.SHARE ?? REPORTING_SHARE);
+const POLLS = Number(process.env.POLLS ?? 30);
 const WARMUP = 5;
 const config = testConfig({ feeds: [{ id: KIND, kind: 'gtfs-rt', url: 'http://bench.invalid/' }] });
 const feed = config.feeds[0]!;
 const bodies = Array.from({ length: WARMUP + POLLS }, (_, i) =>
-  KIND === 'vehicles' ? vehicleFeed(i) : tripUpdateFeed(i),
+  KIND === 'vehicles' ? vehicleFeed(i, SHARE) : tripUpdateFeed(i),
 );
 const dir = mkdtempSync(join(tmpdir(), 'bench-phases-'));
 const db = await Db.open(process.env.DB === 'memory' ? ':memory:' : join(dir, 'bench.duckdb'));
@@ -35,7 +42,20 @@ bus.subscribe((b) => {
   events += b.length;
 });
 const state = new LiveState({ config, bus, now: () => NOW_S * 1000 + 2_000, scheduleFor: () => schedule });
-const phases = ['hash', 'decode', 'normalize', 'hasSnapshot', 'state+events', 'events delivered', 'append'] as const;
+const quality = new FeedQualityChecker();
+const tracker = new StopEventTracker({ trip_timeout_s: config.history.trip_timeout_s });
+const matcher = new TripMatcher(feed.trip_matching, feed.route_aliases);
+const phases = [
+  'hash',
+  'decode',
+  'feed rules',
+  'normalize',
+  'snapshot lookup',
+  'stop events',
+  'state+events',
+  'events delivered',
+  'history write',
+] as const;
 const times: Record<string, number[]> = Object.fromEntries(phases.map((p) => [p, []]));
 try {
   for (let i = 0; i < WARMUP + POLLS; i++) {
@@ -47,6 +67,13 @@ try {
     if (!decoded.ok) throw new Error(decoded.error);
     t.push(performance.now());
     const polled = NOW_S * 1000 + 2_000 + i * 1000;
+    const findings = quality.check(KIND, decoded.message, {
+      sha256: hash,
+      now_ms: polled,
+      schedule,
+      interval_s: feed.interval_s,
+    });
+    t.push(performance.now());
     const rows = normalizeFeedMessage(decoded.message, {
       feed_id: KIND,
       observed_ms: polled,
@@ -56,12 +83,22 @@ try {
       freshness: config.freshness,
       delay: config.delay,
       rejects: new RejectTally(),
-      matcher: new TripMatcher(feed.trip_matching, feed.route_aliases),
+      matcher,
     });
     t.push(performance.now());
     await history.hasSnapshot({ feed_id: KIND, body_sha256: hash });
     t.push(performance.now());
-    const poll = { ...newPoll(KIND, polled), entities: rows.entities };
+    const tracked = tracker.observe({
+      feed_id: KIND,
+      group: `feed:${KIND}`,
+      schedule_id: null,
+      schedule,
+      observed_ms: rows.header_timestamp_ms ?? polled,
+      vehicles: rows.vehicles,
+      arrivals: rows.arrivals,
+    });
+    t.push(performance.now());
+    const poll = { ...newPoll(KIND, polled), entities: rows.entities, findings };
     const versions = state.applyPoll(poll, rows);
     t.push(performance.now());
     await new Promise<void>((resolve) => queueMicrotask(resolve));
@@ -72,6 +109,7 @@ try {
       trips: rows.trips,
       alertVersions: versions,
       polls: [poll],
+      stopEvents: tracked.events,
       snapshot: {
         feed_id: KIND,
         body_sha256: hash,
@@ -91,13 +129,16 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const q = (xs: number[], f: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * f)]!;
+const total = (f: number) => phases.reduce((sum, p) => sum + q(times[p]!, f), 0);
 console.log(
-  `${KIND}: ${POLLS} polls, ${events} events, load ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}`,
+  `${KIND}${KIND === 'vehicles' ? ` (${Math.round(SHARE * 100)}% with a new report each poll)` : ''}: ` +
+    `${POLLS} polls after ${WARMUP} warm-up, ${events} events, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
 );
 for (const p of phases)
   console.log(
     `  ${p.padEnd(18)} median ${q(times[p]!, 0.5).toFixed(1).padStart(6)} ms  p90 ` +
       `${q(times[p]!, 0.9).toFixed(1).padStart(6)} ms`,
   );
+console.log(`  ${'sum of stages'.padEnd(18)} median ${total(0.5).toFixed(1).padStart(6)} ms`);
