@@ -1,7 +1,8 @@
-// Benches that fill our tables with their own SQL run here at a toy size, so a migration that
-// changes a table breaks this test rather than the next person's `npm run bench`: the rollup and
-// export benches, and history-append's baselines, failed for weeks after migrations added
-// columns. The figures are not read.
+// Benches that fill our tables with their own SQL, or call the pipeline's stages themselves, run
+// here at a toy size, so a migration that changes a table or a stage whose interface moves breaks
+// this test rather than the next person's `npm run bench`: the rollup and export benches, and
+// history-append's baselines, failed for weeks after migrations added columns. The figures are
+// not read.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -42,6 +43,12 @@ const BENCHES: { script: string; env: Record<string, string>; prints: RegExp }[]
     script: 'bench/history-append.ts',
     env: { ROWS: '20000', BATCH: '5000', TXN_GROUPS: '1' },
     prints: /rows stored 60000/,
+  },
+  {
+    // the pipeline's stages one by one: it calls each stage's module itself
+    script: 'bench/ingest-phases.ts',
+    env: { VEHICLES: '200', TRIPS: '60', STOPS: '5', POLLS: '2', DB: 'memory' },
+    prints: /history write +median/,
   },
 ];
 
