@@ -216,13 +216,13 @@ export class KeyStore implements KeyAuthenticator {
     if (asked.length === 0) return;
     try {
       const fingerprints = await keyPartitionFingerprints(this.db);
+      const fingerprintOf = (part: string): string => fingerprints.get(part) ?? 'none';
       const moved = new Set<string>();
       for (const entry of asked) {
-        const fingerprint = fingerprints.get(entry.part) ?? 'none';
-        if (this.lastRead.get(entry.part)?.fingerprint !== fingerprint) moved.add(entry.part);
+        if (this.lastRead.get(entry.part)?.fingerprint !== fingerprintOf(entry.part)) moved.add(entry.part);
       }
       // a partition that moved is read back whole below, so its new fingerprint stands from this round
-      for (const part of moved) this.lastRead.set(part, { fingerprint: fingerprints.get(part) ?? 'none', round });
+      for (const part of moved) this.lastRead.set(part, { fingerprint: fingerprintOf(part), round });
       const toRead: CacheEntry[] = [];
       for (const entry of asked) {
         if (entry.readAfterRound >= this.lastRead.get(entry.part)!.round && !moved.has(entry.part)) {

@@ -6,7 +6,6 @@ import type { Db } from '../store/db.ts';
 import { isPlan, type Plan } from './plans.ts';
 import {
   insertKeyRow,
-  keyRowByHash,
   keyRowsByHashes,
   keyRowById,
   keyRows,
@@ -137,7 +136,7 @@ export class KeyNotFoundError extends Error {
 export async function resolveKey(db: Db, idOrPrefix: string): Promise<ApiKeyInfo> {
   // a full key is found by its hash; anything else is an id or the start of a shown prefix
   const matches: KeyRow[] = KEY_PATTERN.test(idOrPrefix)
-    ? [await keyRowByHash(db, hashKey(idOrPrefix))].filter((row) => row !== null)
+    ? await keyRowsByHashes(db, [hashKey(idOrPrefix)])
     : await keyRowsByIdOrPrefix(db, idOrPrefix);
   const exact = matches.find((row) => row.id === idOrPrefix);
   const target = exact ?? (matches.length === 1 ? matches[0] : undefined);

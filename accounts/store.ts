@@ -51,10 +51,6 @@ export async function keyRowById(db: Db, id: string): Promise<KeyRow | null> {
   return (await db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]))[0] ?? null;
 }
 
-export async function keyRowByHash(db: Db, keyHash: string): Promise<KeyRow | null> {
-  return (await db.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]))[0] ?? null;
-}
-
 /**
  * The state of the keys, per partition: each key falls in the partition named by the first hex
  * digit of the MD5 of its id (16 partitions; `keyPartition` gives the same in JS), whose
