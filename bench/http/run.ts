@@ -72,7 +72,8 @@ function benchLive(): LiveView {
 
 interface WrkResult {
   rps: number;
-  /** this process's CPU time (user + system, all threads) per request during the run */
+  /** this process's CPU time (user + system, all threads) per request during the run, and appending
+   * the metered calls it left in memory at its end */
   cpuUsPerRequest: number;
   p50: string;
   p99: string;
@@ -257,24 +258,43 @@ export async function main(): Promise<void> {
       fallback: now.fallback - before.fallback,
     };
   }
+  // Every run starts from a settled process: the runs before it leave work behind (metered calls
+  // to append, a WAL to fold in) that would otherwise land in whichever server is measured next.
+  // Without this, the API measured fourth in a round came out 4–5 µs a request dearer than the one
+  // measured third, whichever of the two it was (3 rounds of 3 each way); with it, the two differ
+  // by −1.6 to +3.1 µs. A forced full GC here as well made it worse: the server measured third
+  // then came out 5–13 µs dearer, as if the heap shrunk by it had to grow again during its run.
+  const meters = [api.meter, unmeasured.meter, ...(sharedApi ? [sharedApi.meter] : [])];
+  const flushMeters = () => Promise.all(meters.map((meter) => meter.flush()));
+  const settled = async (port: number, seconds: number): Promise<WrkResult> => {
+    await flushMeters();
+    await db.run('CHECKPOINT');
+    const result = await runWrk(port, script, seconds);
+    // the run's own metered calls still in memory are its cost: appending them is charged to it
+    const before = process.cpuUsage();
+    await flushMeters();
+    const flushed = process.cpuUsage(before);
+    if (result.requests) result.cpuUsPerRequest += (flushed.user + flushed.system) / result.requests;
+    return result;
+  };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     // the first round warms each server up longer (JIT, caches); later ones only re-open connections
     const warm = i === 0 ? WARMUP_S : Math.min(WARMUP_S, 1);
-    await runWrk(baselinePort, script, warm);
-    const base = await runWrk(baselinePort, script, DURATION_S);
-    await runWrk(fixedServer.port, script, warm);
-    const socketLayer = await runWrk(fixedServer.port, script, DURATION_S);
-    await runWrk(unmeasuredServer.port, script, warm);
-    const withoutMetrics = await runWrk(unmeasuredServer.port, script, DURATION_S);
-    await runWrk(server.port, script, warm);
-    const real = await runWrk(server.port, script, DURATION_S);
+    await settled(baselinePort, warm);
+    const base = await settled(baselinePort, DURATION_S);
+    await settled(fixedServer.port, warm);
+    const socketLayer = await settled(fixedServer.port, DURATION_S);
+    await settled(unmeasuredServer.port, warm);
+    const withoutMetrics = await settled(unmeasuredServer.port, DURATION_S);
+    await settled(server.port, warm);
+    const real = await settled(server.port, DURATION_S);
     let shared: WrkResult | null = null;
     let limiter: LimiterStats | null = null;
     if (sharedServer) {
-      await runWrk(sharedServer.port, script, warm);
+      await settled(sharedServer.port, warm);
       const before = statsNow();
-      shared = await runWrk(sharedServer.port, script, DURATION_S);
+      shared = await settled(sharedServer.port, DURATION_S);
       limiter = statsSince(before);
     }
     const r: Round = { base, socketLayer, withoutMetrics, real, shared, limiter, load: loadAverage() };
