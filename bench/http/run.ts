@@ -261,9 +261,9 @@ export async function main(): Promise<void> {
   // Every run starts from a settled process: the runs before it leave work behind (metered calls
   // to append, a WAL to fold in) that would otherwise land in whichever server is measured next.
   // Without this, the API measured fourth in a round came out 4–5 µs a request dearer than the one
-  // measured third, whichever of the two it was (3 rounds of 3 each way); with it, the two differ
-  // by −1.6 to +3.1 µs. A forced full GC here as well made it worse: the server measured third
-  // then came out 5–13 µs dearer, as if the heap shrunk by it had to grow again during its run.
+  // measured third, whichever of the two it was (3 rounds in each order); with it, the two differ
+  // by −1.6 to +3.1 µs (one run of 3 rounds). A forced full GC here as well made it worse: the third
+  // server then came out 5–13 µs dearer, as if the heap shrunk by it had to grow again in its run.
   const meters = [api.meter, unmeasured.meter, ...(sharedApi ? [sharedApi.meter] : [])];
   const flushMeters = () => Promise.all(meters.map((meter) => meter.flush()));
   const settled = async (port: number, seconds: number): Promise<WrkResult> => {
