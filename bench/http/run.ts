@@ -267,7 +267,6 @@ export async function main(): Promise<void> {
   const meters = [api.meter, unmeasured.meter, ...(sharedApi ? [sharedApi.meter] : [])];
   const flushMeters = () => Promise.all(meters.map((meter) => meter.flush()));
   const settled = async (port: number, seconds: number): Promise<WrkResult> => {
-    await flushMeters();
     await db.run('CHECKPOINT');
     const result = await runWrk(port, script, seconds);
     // the run's own metered calls still in memory are its cost: appending them is charged to it
@@ -277,6 +276,8 @@ export async function main(): Promise<void> {
     if (result.requests) result.cpuUsPerRequest += (flushed.user + flushed.system) / result.requests;
     return result;
   };
+  // what the setup metered (the sample request); from here each run appends its own at its end
+  await flushMeters();
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     // the first round warms each server up longer (JIT, caches); later ones only re-open connections
